@@ -1,0 +1,29 @@
+# fuseflowc: every target creates/updates the virtual environment it needs.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+FFC    := $(VENV)/bin/fuseflowc
+STAMP  := $(VENV)/.installed
+DATA   ?= ../shared/data
+
+.PHONY: demo test venv clean bench-sim
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+# The main job on a built-in example: evaluate GCN on KarateClub with the reference evaluator.
+demo: $(STAMP)
+	@rm -rf out/demo && mkdir -p out/demo
+	$(FFC) gen-data ir_examples/models/gcn/gcn_full.ff --graph karate -o out/demo/data --seed 1
+	$(FFC) run ir_examples/models/gcn/gcn_full.ff --data out/demo/data -o out/demo/result
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+clean:
+	rm -rf $(VENV) out results .pytest_cache

@@ -1,0 +1,1 @@
+"""Subcommands of the fuseflowc CLI, one module each, exporting a click command `cmd`."""

@@ -1,0 +1,172 @@
+"""Fiber-tree storage of a tensor in a given format: the arrays a SAM level scanner reads.
+
+A `FiberTensor` holds one `Level` per storage level (dense: a size; compressed: seg and crd arrays)
+and a values array with one entry per position of the last level (or one b x b block per position
+for blocked formats). Positions of a level: level k's dense positions are parent * size + crd;
+compressed positions index its crd array. The root has the single position 0.
+
+Stored entries are exactly the positions of the last level: a dense level stores every coordinate
+(explicit zeros included), a compressed level only those written. This is the "pattern" the
+sparsity semantics of the language talk about.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..formats import Format
+
+
+@dataclass
+class Level:
+    """One storage level: `kind` dense or compressed, `size` the extent of its mode (in blocks for
+    blocked tensors); compressed levels carry `seg` (len parents+1) and `crd` (int64)."""
+
+    kind: str
+    size: int
+    seg: np.ndarray | None = None
+    crd: np.ndarray | None = None
+
+    def positions(self, parents: int) -> int:
+        """Number of positions of this level given the number of parent positions."""
+        if self.kind == "dense":
+            return parents * self.size
+        return int(self.crd.shape[0])
+
+
+@dataclass
+class FiberTensor:
+    """A tensor of logical `shape` stored in `format` (see module docstring)."""
+
+    shape: tuple[int, ...]
+    format: Format
+    levels: list[Level]
+    vals: np.ndarray
+    block: int | None = None
+
+    @property
+    def order(self) -> int:
+        return len(self.shape)
+
+    @property
+    def nnz(self) -> int:
+        """Number of stored entries (positions of the last level; blocks count as one)."""
+        return int(self.vals.shape[0])
+
+    # ---- construction -------------------------------------------------------------------
+    @classmethod
+    def from_coo(cls, shape, coords, values, fmt: Format, block: int | None = None) -> "FiberTensor":
+        """Build from stored entries: `coords` (nnz, order) in logical mode order, `values` (nnz,)
+        or (nnz, b, b) when `block` is set (then shape and coords count blocks... see below).
+
+        For blocked tensors `shape` is the full element shape and `coords` are block coordinates.
+        Duplicate coordinates are summed. Entries under dense levels that are not given are 0.
+        """
+        shape = tuple(int(s) for s in shape)
+        order = len(shape)
+        coords = np.asarray(coords, dtype=np.int64).reshape(-1, order)
+        values = np.asarray(values, dtype=np.float64)
+        bshape = shape if block is None else tuple(s // block for s in shape)
+        perm = list(fmt.mode_order)
+        scoords = coords[:, perm] if order else coords
+        if scoords.shape[0]:
+            keys = np.lexsort(scoords.T[::-1]) if order else np.arange(scoords.shape[0])
+            scoords = scoords[keys]
+            values = values[keys]
+        levels: list[Level] = []
+        pos = np.zeros(scoords.shape[0], dtype=np.int64)
+        npos = 1
+        for k, kind in enumerate(fmt.levels):
+            size = bshape[perm[k]]
+            c = scoords[:, k]
+            if kind == "dense":
+                pos = pos * size + c
+                npos = npos * size
+                levels.append(Level("dense", size))
+            elif kind == "compressed":
+                if c.shape[0]:
+                    new = np.ones(c.shape[0], dtype=bool)
+                    new[1:] = (pos[1:] != pos[:-1]) | (c[1:] != c[:-1])
+                    crd = c[new]
+                    parent = pos[new]
+                    pos = np.cumsum(new) - 1
+                else:
+                    crd = np.zeros(0, dtype=np.int64)
+                    parent = crd
+                counts = np.bincount(parent, minlength=npos) if npos else np.zeros(0, np.int64)
+                seg = np.zeros(npos + 1, dtype=np.int64)
+                np.cumsum(counts, out=seg[1:])
+                levels.append(Level("compressed", size, seg, crd.astype(np.int64)))
+                npos = int(crd.shape[0])
+            else:
+                raise ValueError(f"level format {kind} is not supported")
+        vshape = (npos,) if block is None else (npos, block, block)
+        vals = np.zeros(vshape, dtype=np.float64)
+        if pos.shape[0]:
+            np.add.at(vals, pos, values)
+        return cls(shape, fmt, levels, vals, block)
+
+    @classmethod
+    def from_dense(cls, array, fmt: Format, block: int | None = None) -> "FiberTensor":
+        """Store a dense array: compressed levels keep the non-zero entries (blocks: non-zero
+        blocks), dense levels keep everything under them."""
+        a = np.asarray(array, dtype=np.float64)
+        if block is None:
+            coords = np.argwhere(a != 0) if a.ndim else np.zeros((1 if a != 0 else 0, 0), np.int64)
+            values = a[tuple(coords.T)] if a.ndim else a.reshape(-1)[: coords.shape[0]]
+            return cls.from_coo(a.shape, coords, values, fmt)
+        m, n = a.shape
+        b = block
+        blocks = a.reshape(m // b, b, n // b, b).transpose(0, 2, 1, 3)
+        nz = np.argwhere(np.abs(blocks).sum(axis=(2, 3)) != 0)
+        return cls.from_coo(a.shape, nz, blocks[nz[:, 0], nz[:, 1]], fmt, block)
+
+    # ---- reading ------------------------------------------------------------------------
+    def storage_coords(self) -> np.ndarray:
+        """Coordinates (positions, order) of every stored entry, in storage level order."""
+        coords = np.zeros((1, 0), dtype=np.int64)
+        for lvl in self.levels:
+            npar = coords.shape[0]
+            if lvl.kind == "dense":
+                rep = np.repeat(coords, lvl.size, axis=0)
+                c = np.tile(np.arange(lvl.size, dtype=np.int64), npar)
+            else:
+                counts = np.diff(lvl.seg)
+                rep = np.repeat(coords, counts, axis=0)
+                c = lvl.crd
+            coords = np.concatenate([rep, c[:, None]], axis=1)
+        return coords
+
+    def to_coo(self) -> tuple[np.ndarray, np.ndarray]:
+        """Stored entries: (coords (nnz, order) in logical mode order, values)."""
+        sc = self.storage_coords()
+        coords = np.empty_like(sc)
+        for k, mode in enumerate(self.format.mode_order):
+            coords[:, mode] = sc[:, k]
+        return coords, self.vals
+
+    def to_dense(self) -> np.ndarray:
+        """The dense array (absent entries are 0)."""
+        coords, vals = self.to_coo()
+        out = np.zeros(self.shape, dtype=np.float64)
+        if self.block is None:
+            if coords.shape[0]:
+                out[tuple(coords.T)] = vals
+            return out
+        b = self.block
+        for (bi, bj), blk in zip(coords, vals):
+            out[bi * b:(bi + 1) * b, bj * b:(bj + 1) * b] = blk
+        return out
+
+    def pattern(self) -> np.ndarray:
+        """Boolean array, True where an entry is stored (element granularity)."""
+        coords, _ = self.to_coo()
+        out = np.zeros(self.shape if self.block is None else
+                       tuple(s // self.block for s in self.shape), dtype=bool)
+        if coords.shape[0]:
+            out[tuple(coords.T)] = True
+        if self.block is not None:
+            out = np.kron(out, np.ones((self.block, self.block), dtype=bool))
+        return out

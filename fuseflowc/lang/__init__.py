@@ -1,0 +1,1 @@
+"""The program language: grammar loading, AST, parser, semantic checker, printer."""

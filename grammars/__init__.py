@@ -1,0 +1,1 @@
+"""The grammars of fuseflowc's three languages, one .lark file each (installed as fuseflowc.grammars)."""
