@@ -1,0 +1,676 @@
+"""Tensor files: find, read, check and convert the inputs of a program; write tensors back.
+
+A data directory holds one file (or one set of level files) per tensor, found by the tensor's name:
+
+  <name>.npy                       a dense numpy array (`numpy.save`)
+  <name>.npz                       a scipy.sparse matrix (`scipy.sparse.save_npz`), or a numpy
+                                   archive of a dense array under key `arr_0` or `<name>`, or a
+                                   COO archive with keys `coords` (nnz x order ints), `values`
+                                   (nnz floats) and `shape` (order ints)
+  <name>.mtx                       Matrix Market (`scipy.io.mmread`); pattern files give 1.0,
+                                   symmetric ones are expanded
+  tensor_<name>_mode_*             SAM fiber-tree level files (see `read_level_files`)
+
+Whatever the file holds is converted on load to the format a program declares, through the
+coordinates of the file's *stored entries*:
+  - dense sources (.npy, dense .npz, array .mtx, level files whose levels are all dense): the
+    non-zero entries;
+  - sparse sources (scipy .npz, COO .npz, coordinate .mtx, level files with a compressed level):
+    the entries the file stores, after summing duplicate coordinates; explicit zeros stay stored.
+A blocked format (b x b blocks) stores every block that holds a stored entry; the matrix shape must
+be divisible by b. docs/data.md describes all of this with examples.
+
+Every problem with a file is a `UserError` that names the file.
+"""
+
+from __future__ import annotations
+
+import math
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..diagnostics import UserError
+from ..files import output_dir
+from ..formats import Format
+from .fibertree import FiberTensor
+from .spec import TensorSpec
+
+SINGLE_FILE_SUFFIXES = (".npy", ".npz", ".mtx")
+LEVEL_PREFIX = "tensor_"
+LEVEL_MARK = "_mode_"
+SAVE_STYLES = ("auto", "npy", "npz", "sam")
+
+
+# ---- the neutral form every file is read into -------------------------------------------------
+@dataclass
+class RawTensor:
+    """What a file holds, before conversion: logical `shape`, stored entries as `coords`
+    (nnz, order) in logical mode order with `values` (nnz,), and whether the source was dense
+    (then only its non-zeros count as stored when converting to a compressed format)."""
+
+    shape: tuple[int, ...]
+    coords: np.ndarray
+    values: np.ndarray
+    dense: bool
+
+    @classmethod
+    def from_array(cls, a: np.ndarray) -> "RawTensor":
+        a = np.asarray(a, dtype=np.float64)
+        coords = np.argwhere(a != 0).astype(np.int64).reshape(-1, a.ndim)
+        values = a[tuple(coords.T)] if a.ndim else a.reshape(-1)[: coords.shape[0]]
+        return cls(tuple(int(s) for s in a.shape), coords, np.asarray(values, np.float64), True)
+
+    @classmethod
+    def from_fiber(cls, t: FiberTensor) -> "RawTensor":
+        """Stored entries of a fiber tensor (element granularity, blocks expanded)."""
+        coords, vals = t.to_coo()
+        if t.block is not None:
+            b = t.block
+            n = coords.shape[0]
+            ii, jj = np.meshgrid(np.arange(b), np.arange(b), indexing="ij")
+            rows = (coords[:, 0, None] * b + ii.reshape(1, -1)).reshape(-1)
+            cols = (coords[:, 1, None] * b + jj.reshape(1, -1)).reshape(-1)
+            coords = np.stack([rows, cols], axis=1) if n else np.zeros((0, 2), np.int64)
+            vals = vals.reshape(-1)
+        dense = t.format.is_dense
+        if dense:
+            nz = vals != 0
+            coords, vals = coords[nz], vals[nz]
+        return cls(t.shape, coords.astype(np.int64), np.asarray(vals, np.float64), dense)
+
+
+def _err(path: Path | str, msg: str) -> UserError:
+    return UserError(f"{path}: {msg}")
+
+
+def _shape_text(shape) -> str:
+    shape = tuple(shape)
+    if len(shape) == 1:
+        return f"({shape[0]},)"
+    return "(" + ", ".join(str(s) for s in shape) + ")"
+
+
+def _check_values(path: Path, values: np.ndarray) -> np.ndarray:
+    """Values must be real and finite; returned as float64."""
+    if values.dtype.kind == "c":
+        raise _err(path, "complex values are not supported")
+    if values.dtype.kind not in "biuf":
+        raise _err(path, f"values of type {values.dtype} are not numbers")
+    v = np.asarray(values, dtype=np.float64)
+    bad = ~np.isfinite(v)
+    if bad.any():
+        what = "NaN" if np.isnan(v[bad]).any() else "infinite"
+        raise _err(path, f"holds {int(bad.sum())} {what} value(s); inputs must be finite")
+    return v
+
+
+def _sum_duplicates(shape, coords: np.ndarray, values: np.ndarray):
+    """Sort stored entries row-major and sum duplicates (the result stays stored even if 0)."""
+    order = len(shape)
+    if coords.shape[0] == 0 or order == 0:
+        if order == 0 and coords.shape[0] > 1:
+            return coords[:1], np.array([values.sum()])
+        return coords, values
+    keys = np.ravel_multi_index(tuple(coords.T), shape) if math.prod(shape) < 2**62 else None
+    if keys is None:
+        idx = np.lexsort(coords.T[::-1])
+        coords, values = coords[idx], values[idx]
+        new = np.ones(coords.shape[0], bool)
+        new[1:] = (coords[1:] != coords[:-1]).any(axis=1)
+    else:
+        idx = np.argsort(keys, kind="stable")
+        coords, values, keys = coords[idx], values[idx], keys[idx]
+        new = np.ones(coords.shape[0], bool)
+        new[1:] = keys[1:] != keys[:-1]
+    if new.all():
+        return coords, values
+    group = np.cumsum(new) - 1
+    summed = np.zeros(int(group[-1]) + 1)
+    np.add.at(summed, group, values)
+    return coords[new], summed
+
+
+# ---- readers ------------------------------------------------------------------------------------
+def _read_npy(path: Path) -> RawTensor:
+    try:
+        a = np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as e:
+        raise _err(path, f"unreadable or corrupt .npy file ({e})") from None
+    if not isinstance(a, np.ndarray):
+        raise _err(path, "not a .npy array")
+    _check_values(path, a)
+    return RawTensor.from_array(a)
+
+
+_SCIPY_KEYS = {"format", "shape"}
+
+
+def _read_npz(path: Path, name: str) -> RawTensor:
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            keys = set(z.files)
+            if _SCIPY_KEYS <= keys and ("data" in keys or "indptr" in keys):
+                return _read_scipy_npz(path)
+            if {"coords", "values", "shape"} <= keys:
+                return _read_coo_npz(path, z["coords"], z["values"], z["shape"])
+            for key in ("arr_0", name):
+                if key in keys:
+                    a = z[key]
+                    _check_values(path, a)
+                    return RawTensor.from_array(a)
+    except UserError:
+        raise
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as e:
+        raise _err(path, f"unreadable or corrupt .npz file ({e})") from None
+    raise _err(path, "no tensor in this .npz archive: expected a scipy.sparse matrix "
+                     f"(scipy.sparse.save_npz), a dense array under key 'arr_0' or '{name}', or "
+                     f"a COO archive with keys coords, values, shape; it has keys "
+                     f"{', '.join(sorted(keys)) or '(none)'}")
+
+
+def _read_scipy_npz(path: Path) -> RawTensor:
+    import scipy.sparse as sp
+
+    try:
+        m = sp.load_npz(path)
+    except Exception as e:  # scipy raises a variety of errors for broken archives
+        raise _err(path, f"unreadable or corrupt scipy.sparse .npz file ({e})") from None
+    coo = m.tocoo()
+    values = _check_values(path, np.asarray(coo.data))
+    shape = tuple(int(s) for s in coo.shape)
+    coords = np.stack([np.asarray(coo.row, np.int64), np.asarray(coo.col, np.int64)], axis=1)
+    if coords.shape[0] and ((coords < 0).any() or (coords >= np.array(shape)).any()):
+        raise _err(path, "has indices outside its shape")
+    coords, values = _sum_duplicates(shape, coords, values)
+    return RawTensor(shape, coords, values, False)
+
+
+def _read_coo_npz(path: Path, coords, values, shape) -> RawTensor:
+    shape = np.asarray(shape)
+    if shape.ndim != 1 or shape.dtype.kind not in "iu" or (shape < 0).any():
+        raise _err(path, "key 'shape' must be a 1-D array of non-negative integers")
+    order = int(shape.shape[0])
+    shape_t = tuple(int(s) for s in shape)
+    coords = np.asarray(coords)
+    values = np.asarray(values)
+    if values.ndim != 1:
+        raise _err(path, "key 'values' must be a 1-D array")
+    nnz = values.shape[0]
+    if coords.dtype.kind not in "iu":
+        raise _err(path, f"key 'coords' must hold integers, not {coords.dtype}")
+    if coords.size == 0 and nnz == 0:
+        coords = np.zeros((0, order), np.int64)
+    if coords.ndim != 2 or coords.shape != (nnz, order):
+        raise _err(path, f"key 'coords' must have shape (nnz, order) = ({nnz}, {order}), "
+                         f"not {_shape_text(coords.shape)}")
+    coords = coords.astype(np.int64)
+    values = _check_values(path, values)
+    if nnz:
+        bad = (coords < 0) | (coords >= np.array(shape_t, np.int64))
+        if bad.any():
+            row = int(np.argwhere(bad.any(axis=1))[0, 0])
+            raise _err(path, f"entry {row} has coordinates {tuple(int(c) for c in coords[row])} "
+                             f"outside shape {_shape_text(shape_t)}")
+    coords, values = _sum_duplicates(shape_t, coords, values)
+    return RawTensor(shape_t, coords, values, False)
+
+
+def _read_mtx(path: Path) -> RawTensor:
+    import scipy.io
+
+    try:
+        m = scipy.io.mmread(str(path))
+    except Exception as e:  # the Matrix Market reader raises many kinds of errors
+        raise _err(path, f"unreadable or corrupt Matrix Market file ({e})") from None
+    if isinstance(m, np.ndarray):
+        _check_values(path, m)
+        return RawTensor.from_array(m)
+    coo = m.tocoo()
+    values = _check_values(path, np.asarray(coo.data))
+    shape = tuple(int(s) for s in coo.shape)
+    coords = np.stack([np.asarray(coo.row, np.int64), np.asarray(coo.col, np.int64)], axis=1)
+    coords, values = _sum_duplicates(shape, coords, values)
+    return RawTensor(shape, coords, values, False)
+
+
+# ---- SAM level files ---------------------------------------------------------------------------
+def level_file(directory: Path, name: str, what: str) -> Path:
+    """Path of one level file: `what` is `<k>_seg`, `<k>_crd`, `vals`, `shape`, `order`, `block`."""
+    return Path(directory) / f"{LEVEL_PREFIX}{name}{LEVEL_MARK}{what}"
+
+
+def _read_numbers(path: Path, integer: bool) -> np.ndarray:
+    """One number per line (blank lines ignored)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise _err(path, "not a text file") from None
+    except OSError as e:
+        raise _err(path, f"cannot read: {e.strerror}") from None
+    out = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        s = line.strip()
+        if not s:
+            continue
+        try:
+            if integer:
+                out.append(int(s))
+            else:
+                out.append(float(s))
+        except ValueError:
+            want = "an integer" if integer else "a number"
+            raise _err(path, f"line {lineno}: expected {want}, found {s[:40]!r}") from None
+    if integer:
+        return np.array(out, dtype=np.int64) if out else np.zeros(0, np.int64)
+    v = np.array(out, dtype=np.float64)
+    bad = ~np.isfinite(v)
+    if bad.any():
+        lineno = [i for i, x in enumerate(text.splitlines(), 1) if x.strip()][int(np.argmax(bad))]
+        raise _err(path, f"line {lineno}: value {v[bad][0]} is not finite; inputs must be finite")
+    return v
+
+
+def _level_files_present(directory: Path, name: str) -> list[Path]:
+    prefix = f"{LEVEL_PREFIX}{name}{LEVEL_MARK}"
+    return sorted(p for p in Path(directory).iterdir() if p.name.startswith(prefix)
+                  and _level_suffix_ok(p.name[len(prefix):]))
+
+
+def _level_suffix_ok(rest: str) -> bool:
+    if rest in ("vals", "shape", "order", "block"):
+        return True
+    k, _, kind = rest.partition("_")
+    return k.isdigit() and kind in ("seg", "crd")
+
+
+def read_level_files(directory: Path, name: str, block: int | None = None) -> FiberTensor:
+    """Read SAM level files `tensor_<name>_mode_*` from `directory` into a FiberTensor.
+
+    Files (one number per line):
+      tensor_<name>_mode_shape    the size of each storage level's mode, in storage order
+                                  (element extents, also for blocked tensors); required
+      tensor_<name>_mode_<k>_seg  and `..._<k>_crd`: storage level k is compressed; a level with
+                                  neither file is dense (a dense level stores every coordinate)
+      tensor_<name>_mode_vals     the values of the last level's positions (blocked: b*b each,
+                                  row-major within a block); required
+      tensor_<name>_mode_order    optional: the logical mode stored by each level (default
+                                  0, 1, ..., i.e. row-major)
+      tensor_<name>_mode_block    optional: the block size b of a blocked tensor
+    `block` is unused unless the block file is absent (then the files are element level).
+    """
+    del block  # the files say whether they are blocked; the declared format decides the result
+    d = Path(directory)
+    shape_p, vals_p = level_file(d, name, "shape"), level_file(d, name, "vals")
+    for p in (shape_p, vals_p):
+        if not p.is_file():
+            raise _err(p, f"missing: level files of '{name}' need {shape_p.name} and "
+                          f"{vals_p.name}")
+    sshape = _read_numbers(shape_p, integer=True)
+    order = int(sshape.shape[0])
+    if (sshape < 0).any():
+        raise _err(shape_p, "sizes must be non-negative")
+    order_p = level_file(d, name, "order")
+    if order_p.is_file():
+        mode_order = _read_numbers(order_p, integer=True)
+        if sorted(mode_order.tolist()) != list(range(order)):
+            raise _err(order_p, f"must list the modes 0..{order - 1} once each, in storage "
+                                f"order; found {' '.join(map(str, mode_order.tolist()))}")
+        mode_order = tuple(int(m) for m in mode_order)
+    else:
+        mode_order = tuple(range(order))
+    block_p = level_file(d, name, "block")
+    b = None
+    if block_p.is_file():
+        bv = _read_numbers(block_p, integer=True)
+        if bv.shape != (1,) or bv[0] < 1:
+            raise _err(block_p, "must hold one positive block size")
+        b = int(bv[0])
+        if order != 2:
+            raise _err(block_p, f"blocked level files need a matrix; the shape file has "
+                                f"{order} sizes")
+        if b > 1 and (sshape % b).any():
+            raise _err(shape_p, f"shape {_shape_text(sshape.tolist())} is not divisible by the "
+                                f"block size {b}")
+        if b == 1:
+            b = None
+    # Any level index beyond the order is a stray file: say so rather than ignore it.
+    for p in _level_files_present(d, name):
+        rest = p.name[len(f"{LEVEL_PREFIX}{name}{LEVEL_MARK}"):]
+        k, _, kind = rest.partition("_")
+        if kind in ("seg", "crd") and int(k) >= order:
+            raise _err(p, f"level {k} does not exist: {shape_p.name} gives {order} level(s)")
+    sizes = [int(s) // (b or 1) for s in sshape]
+    levels_kinds = []
+    from .fibertree import Level
+
+    levels = []
+    npos = 1
+    for k in range(order):
+        seg_p, crd_p = level_file(d, name, f"{k}_seg"), level_file(d, name, f"{k}_crd")
+        has_seg, has_crd = seg_p.is_file(), crd_p.is_file()
+        if has_seg != has_crd:
+            present, absent = (seg_p, crd_p) if has_seg else (crd_p, seg_p)
+            raise _err(present, f"{absent.name} is missing (a compressed level needs both)")
+        if not has_seg:
+            levels_kinds.append("dense")
+            levels.append(Level("dense", sizes[k]))
+            npos *= sizes[k]
+            continue
+        seg = _read_numbers(seg_p, integer=True)
+        crd = _read_numbers(crd_p, integer=True)
+        if seg.shape[0] != npos + 1:
+            raise _err(seg_p, f"has {seg.shape[0]} entries; level {k} has {npos} parent "
+                              f"position(s), so it needs {npos + 1}")
+        if seg[0] != 0:
+            raise _err(seg_p, f"must start at 0, not {seg[0]}")
+        steps = np.diff(seg)
+        if (steps < 0).any():
+            i = int(np.argmax(steps < 0))
+            raise _err(seg_p, f"is not monotone: entry {i + 1} ({seg[i + 1]}) < entry {i} "
+                              f"({seg[i]})")
+        if seg[-1] != crd.shape[0]:
+            raise _err(seg_p, f"ends at {seg[-1]} but {crd_p.name} has {crd.shape[0]} entries")
+        bad = (crd < 0) | (crd >= sizes[k])
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise _err(crd_p, f"entry {i} is {crd[i]}, outside level {k}'s size {sizes[k]}")
+        # Within a fiber, coordinates must be strictly increasing (SAM scanners rely on it).
+        if crd.shape[0] > 1:
+            inc = crd[1:] > crd[:-1]
+            starts = np.zeros(crd.shape[0], bool)
+            starts[seg[:-1][seg[:-1] < crd.shape[0]]] = True
+            ok = inc | starts[1:]
+            if not ok.all():
+                i = int(np.argmax(~ok)) + 1
+                raise _err(crd_p, f"entries {i - 1} and {i} ({crd[i - 1]}, {crd[i]}) are not "
+                                  f"strictly increasing within their fiber")
+        levels_kinds.append("compressed")
+        levels.append(Level("compressed", sizes[k], seg, crd))
+        npos = int(crd.shape[0])
+    vals = _read_numbers(vals_p, integer=False)
+    per = (b or 1) ** 2
+    if vals.shape[0] != npos * per:
+        extra = f" ({npos} blocks of {b} x {b})" if b else ""
+        raise _err(vals_p, f"has {vals.shape[0]} values; the levels have {npos} position(s)"
+                           f"{extra}, so it needs {npos * per}")
+    if b:
+        vals = vals.reshape(npos, b, b)
+    fmt = Format(tuple(levels_kinds), mode_order, blocked=b is not None)
+    shape = [0] * order
+    for k, m in enumerate(mode_order):
+        shape[m] = int(sshape[k])
+    return FiberTensor(tuple(shape), fmt, levels, vals, b)
+
+
+def write_level_files(directory: Path, name: str, t: FiberTensor) -> list[Path]:
+    """Write `t` as SAM level files (see `read_level_files`); returns the paths written."""
+    d = Path(directory)
+    written = []
+
+    def put(what: str, numbers) -> None:
+        p = level_file(d, name, what)
+        p.write_text("".join(f"{x}\n" for x in numbers), encoding="utf-8")
+        written.append(p)
+
+    mo = t.format.mode_order
+    put("shape", [t.shape[m] for m in mo])
+    if t.order >= 2:
+        put("order", list(mo))
+    if t.block is not None:
+        put("block", [t.block])
+    for k, lvl in enumerate(t.levels):
+        if lvl.kind == "compressed":
+            put(f"{k}_seg", [int(x) for x in lvl.seg])
+            put(f"{k}_crd", [int(x) for x in lvl.crd])
+    put("vals", [repr(float(x)) for x in np.asarray(t.vals).reshape(-1)])
+    return written
+
+
+# ---- finding files -------------------------------------------------------------------------------
+def tensor_files(data_dir: Path) -> dict[str, list[str]]:
+    """Tensors a directory seems to hold: name -> the file styles found for it."""
+    out: dict[str, list[str]] = {}
+    for p in sorted(Path(data_dir).iterdir()):
+        if not p.is_file():
+            continue
+        if p.suffix in SINGLE_FILE_SUFFIXES:
+            out.setdefault(p.stem, []).append(p.name)
+        elif p.name.startswith(LEVEL_PREFIX) and p.name.endswith(LEVEL_MARK + "vals"):
+            nm = p.name[len(LEVEL_PREFIX):-len(LEVEL_MARK + "vals")]
+            out.setdefault(nm, []).append(f"{LEVEL_PREFIX}{nm}{LEVEL_MARK}*")
+    return out
+
+
+def find_tensor_file(data_dir: Path, name: str) -> Path:
+    """The one file holding tensor `name` (for level files: the vals file)."""
+    d = Path(data_dir)
+    if not d.exists():
+        raise UserError(f"{d}: data directory does not exist")
+    if not d.is_dir():
+        raise UserError(f"{d}: is not a directory")
+    found = [d / f"{name}{suf}" for suf in SINGLE_FILE_SUFFIXES if (d / f"{name}{suf}").is_file()]
+    levels = _level_files_present(d, name)
+    if levels:
+        found.append(level_file(d, name, "vals"))
+    if len(found) > 1:
+        shown = [p.name if p.suffix in SINGLE_FILE_SUFFIXES else
+                 f"{LEVEL_PREFIX}{name}{LEVEL_MARK}*" for p in found]
+        raise UserError(f"{d}: tensor '{name}' is ambiguous: found {', '.join(shown)}; keep one")
+    if not found:
+        others = sorted(n for n in tensor_files(d) if n != name)
+        held = ", ".join(others) if others else "no tensor files"
+        raise UserError(f"{d}: no file for tensor '{name}' (looked for {name}.npy, {name}.npz, "
+                        f"{name}.mtx, {LEVEL_PREFIX}{name}{LEVEL_MARK}*); the directory holds: "
+                        f"{held}")
+    return found[0]
+
+
+def read_raw(path: Path, name: str) -> RawTensor:
+    """Read one tensor file (or the level files named by their vals file) into a RawTensor."""
+    path = Path(path)
+    if path.suffix == ".npy":
+        return _read_npy(path)
+    if path.suffix == ".npz":
+        return _read_npz(path, name)
+    if path.suffix == ".mtx":
+        return _read_mtx(path)
+    return RawTensor.from_fiber(read_level_files(path.parent, name))
+
+
+# ---- conversion ----------------------------------------------------------------------------------
+def convert(raw: RawTensor, spec: TensorSpec, where: Path | str) -> FiberTensor:
+    """Store `raw` in the spec's declared format (and block size); `where` names the file."""
+    fmt = spec.format
+    if len(raw.shape) != fmt.order:
+        raise _err(where, f"holds a tensor of order {len(raw.shape)} {_shape_text(raw.shape)}, "
+                          f"but '{spec.name}' is declared with {fmt.order} dim(s)")
+    if not fmt.blocked:
+        return FiberTensor.from_coo(raw.shape, raw.coords, raw.values, fmt)
+    b = spec.block
+    if b is None or b < 1:
+        raise UserError(f"'{spec.name}' has blocked format {fmt.name()} but no block size")
+    if len(raw.shape) != 2:
+        raise _err(where, f"blocked format needs a matrix, found order {len(raw.shape)}")
+    if raw.shape[0] % b or raw.shape[1] % b:
+        raise _err(where, f"shape {_shape_text(raw.shape)} is not divisible by block size {b} "
+                          f"of '{spec.name}'")
+    bshape = (raw.shape[0] // b, raw.shape[1] // b)
+    bc = raw.coords // b
+    inner = raw.coords % b
+    if bc.shape[0]:
+        key = bc[:, 0] * max(bshape[1], 1) + bc[:, 1]
+        uniq, inv = np.unique(key, return_inverse=True)
+        blocks = np.zeros((uniq.shape[0], b, b))
+        np.add.at(blocks, (inv, inner[:, 0], inner[:, 1]), raw.values)
+        bcoords = np.stack([uniq // max(bshape[1], 1), uniq % max(bshape[1], 1)], axis=1)
+    else:
+        blocks = np.zeros((0, b, b))
+        bcoords = np.zeros((0, 2), np.int64)
+    return FiberTensor.from_coo(raw.shape, bcoords, blocks, fmt, b)
+
+
+def _check_against(raw: RawTensor, spec: TensorSpec, shape, where) -> None:
+    if len(raw.shape) != spec.order:
+        raise _err(where, f"holds a tensor of order {len(raw.shape)} {_shape_text(raw.shape)}, "
+                          f"but '{spec.name}' is declared with {spec.order} dim(s)")
+    for k, (got, want) in enumerate(zip(raw.shape, shape)):
+        if want is not None and got != want:
+            raise _err(where, f"has shape {_shape_text(raw.shape)} but '{spec.name}' expects "
+                              f"size {want} in dim {k}")
+
+
+def load_tensor(path: Path, spec: TensorSpec, shape: tuple[int | None, ...] | None = None
+                ) -> FiberTensor:
+    """Read one tensor file and store it in the spec's declared format.
+
+    `path` is a .npy/.npz/.mtx file or a level file of the tensor (any `tensor_<name>_mode_*`);
+    `shape` gives the expected size of each dim, None where any size is fine.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise _err(path, "no such file")
+    raw = read_raw(path, spec.name)
+    _check_against(raw, spec, shape or (None,) * spec.order, path)
+    return convert(raw, spec, path)
+
+
+def _dims_text(spec: TensorSpec) -> str:
+    return "[" + ", ".join(str(d) for d in spec.dims) + "]"
+
+
+def load_inputs(data_dir, specs: list[TensorSpec], sizes: dict[str, int] | None = None
+                ) -> tuple[dict[str, FiberTensor], dict[str, int]]:
+    """Load every spec'd tensor from `data_dir`, binding named dims consistently.
+
+    Returns the tensors in their declared formats and the size of every named dim. A dim given as
+    an int must match the file; a named dim takes its size from the first file that has it (or
+    from `sizes`) and every later file must agree.
+    """
+    d = Path(data_dir)
+    bound: dict[str, int] = {}
+    origin: dict[str, str] = {}
+    for k, v in (sizes or {}).items():
+        bound[k] = int(v)
+        origin[k] = "given"
+    out: dict[str, FiberTensor] = {}
+    for spec in specs:
+        path = find_tensor_file(d, spec.name)
+        shown = path.name if path.suffix in SINGLE_FILE_SUFFIXES else \
+            f"{LEVEL_PREFIX}{spec.name}{LEVEL_MARK}*"
+        where = d / shown
+        raw = read_raw(path, spec.name)
+        if len(raw.shape) != spec.order:
+            kinds = {0: "a scalar", 1: "a vector", 2: "a matrix"}
+            got = kinds.get(len(raw.shape), f"an order-{len(raw.shape)} tensor")
+            want = kinds.get(spec.order, f"an order-{spec.order} tensor")
+            raise _err(where, f"holds {got} of shape {_shape_text(raw.shape)}, but "
+                              f"'{spec.name}' is declared {_dims_text(spec)}, {want}")
+        local: dict[str, int] = {}
+        for k, (dim, got) in enumerate(zip(spec.dims, raw.shape)):
+            if isinstance(dim, int):
+                if got != dim:
+                    raise _err(where, f"has shape {_shape_text(raw.shape)} but '{spec.name}' is "
+                                      f"declared {_dims_text(spec)}: dim {k} must be {dim}")
+                continue
+            if dim in bound and bound[dim] != got:
+                src = "given" if origin[dim] == "given" else f"from {origin[dim]}"
+                raise _err(where, f"has shape {_shape_text(raw.shape)} but '{spec.name}' is "
+                                  f"declared {_dims_text(spec)} and {dim} = {bound[dim]} {src}")
+            if dim in local and local[dim] != got:
+                raise _err(where, f"has shape {_shape_text(raw.shape)} but '{spec.name}' is "
+                                  f"declared {_dims_text(spec)}: both uses of {dim} must have "
+                                  f"the same size")
+            local[dim] = got
+        for dim, got in local.items():
+            if dim not in bound:
+                bound[dim] = got
+                origin[dim] = shown
+        out[spec.name] = convert(raw, spec, where)
+    return out, bound
+
+
+# ---- writing -------------------------------------------------------------------------------------
+def tensor_to_scipy(t: FiberTensor):
+    """A 2-D tensor as a scipy.sparse matrix keeping its stored entries (explicit zeros too):
+    CSC when its mode order is column-major, BSR when blocked, else CSR."""
+    import scipy.sparse as sp
+
+    if t.block is not None:
+        coords, blocks = t.to_coo()
+        b = t.block
+        nbr = t.shape[0] // b
+        order = np.lexsort((coords[:, 1], coords[:, 0])) if coords.shape[0] else np.zeros(0, int)
+        coords, blocks = coords[order], np.asarray(blocks)[order]
+        indptr = np.zeros(nbr + 1, np.int64)
+        np.cumsum(np.bincount(coords[:, 0], minlength=nbr), out=indptr[1:])
+        return sp.bsr_matrix((blocks.reshape(-1, b, b), coords[:, 1].astype(np.int64), indptr),
+                             shape=t.shape, blocksize=(b, b))
+    coords, vals = t.to_coo()
+    coo = sp.coo_matrix((vals, (coords[:, 0], coords[:, 1])), shape=t.shape)
+    # coo -> csr/csc sums duplicates (there are none) and keeps explicit zeros.
+    return coo.tocsc() if t.format.mode_order == (1, 0) else coo.tocsr()
+
+
+def _sparse_like(fmt: Format) -> Format:
+    return Format(("compressed",) * fmt.order, fmt.mode_order, False)
+
+
+def _save_one(d: Path, name: str, t: FiberTensor, style: str) -> Path:
+    dense_fmt = t.format.is_dense
+    if style == "auto":
+        style = "npy" if dense_fmt or t.order == 0 else "npz"
+    if style == "npy":
+        p = d / f"{name}.npy"
+        np.save(p, t.to_dense())
+        return p
+    if style == "npz":
+        p = d / f"{name}.npz"
+        if dense_fmt and t.order:
+            # A dense tensor's file means the same in every style: its non-zeros are what a
+            # compressed format will store (as for .npy and all-dense level files).
+            t = FiberTensor.from_dense(t.to_dense(), _sparse_like(t.format))
+        if t.order == 2:
+            import scipy.sparse as sp
+
+            sp.save_npz(p, tensor_to_scipy(t), compressed=True)
+        else:
+            # Every stored entry is written, explicit zeros included, so the pattern survives.
+            coords, vals = t.to_coo()
+            np.savez_compressed(p, coords=np.asarray(coords, np.int64).reshape(-1, t.order),
+                                values=np.asarray(vals, np.float64),
+                                shape=np.array(t.shape, dtype=np.int64))
+        return p
+    if style == "sam":
+        return write_level_files(d, name, t)[-1]
+    raise ValueError(f"unknown save style {style!r}; expected one of {', '.join(SAVE_STYLES)}")
+
+
+def save_tensors(out_dir, tensors: dict[str, FiberTensor], style: str = "auto",
+                 atomic: bool = False) -> list[Path]:
+    """Write each tensor into `out_dir`, one file (or level-file set) per tensor, in sorted name
+    order; returns the paths written (for level files: the vals file).
+
+    style: `auto` (dense formats and scalars -> .npy, matrices -> scipy .npz (CSR, CSC, or BSR
+    for blocked formats), other sparse orders -> COO .npz), `npy`, `npz`, or `sam` (level files).
+    With `atomic`, `out_dir` is written as a whole: it appears (replacing any old directory) only
+    once every tensor is written. Without it `out_dir` must exist.
+    """
+    if style not in SAVE_STYLES:
+        raise UserError(f"unknown data file style '{style}'; expected one of "
+                        f"{', '.join(SAVE_STYLES)}")
+    if atomic:
+        with output_dir(str(out_dir)) as tmp:
+            written = [_save_one(tmp, n, tensors[n], style) for n in sorted(tensors)]
+        return [Path(out_dir) / p.name for p in written]
+    d = Path(out_dir)
+    if not d.is_dir():
+        raise UserError(f"{d}: output directory does not exist")
+    return [_save_one(d, n, tensors[n], style) for n in sorted(tensors)]
+
+
+def write_data_dir(out_dir, tensors: dict[str, FiberTensor], style: str = "auto") -> list[Path]:
+    """Write a whole data directory atomically (see `save_tensors`)."""
+    return save_tensors(out_dir, tensors, style, atomic=True)

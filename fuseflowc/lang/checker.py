@@ -1,0 +1,378 @@
+"""Semantic checks of a parsed program, and normalization (implicit sums made explicit).
+
+`check(program)` reports every problem it finds as a located error and returns a program whose
+statements carry `expr` (the right side with implicit summations as explicit `sum[...]` nodes) and
+`index_dims` (the dimension every index variable ranges over).
+
+Implicit summation (einsum): an index on the right that is not on the left is summed over the
+smallest subexpression containing all its uses, so `y[i] = A[i,j]*x[j] + b[i]` is A x + b. Where
+that subexpression sits inside a non-linear context (a function argument other than mask's first,
+a denominator, a max reduction) the placement would change the result, so it is an error asking
+for an explicit `sum[j](...)`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import replace
+
+from ..diagnostics import DiagnosticSink, Loc
+from . import ast
+
+
+def _suggest(name: str, known) -> str:
+    close = difflib.get_close_matches(name, sorted(known), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def check(program: ast.Program) -> ast.Program:
+    """Check `program`; raise UserError listing every error; return the normalized program."""
+    return _Checker(program).run()
+
+
+class _Checker:
+    def __init__(self, program: ast.Program):
+        self.p = program
+        self.sink = DiagnosticSink()
+        self.dims: dict[str, ast.DimDecl] = {}
+        self.tensors: dict[str, ast.TensorDecl] = {}
+
+    def err(self, msg: str, loc: Loc | None) -> None:
+        self.sink.error(msg, loc)
+
+    def note(self, msg: str, loc: Loc | None) -> None:
+        self.sink.note(msg, loc)
+
+    def run(self) -> ast.Program:
+        self.declarations()
+        statements = self.statements()
+        self.directives(statements)
+        self.sink.raise_if_any()
+        return replace(self.p, statements=statements)
+
+    # ---- declarations -----------------------------------------------------------------------
+    def declarations(self) -> None:
+        for d in self.p.dims:
+            if d.name in self.dims:
+                self.err(f"dimension {d.name} is declared twice", d.loc)
+                self.note("first declared here", self.dims[d.name].loc)
+            else:
+                self.dims[d.name] = d
+        for t in self.p.tensors:
+            if t.name in self.tensors:
+                self.err(f"tensor {t.name} is declared twice", t.loc)
+                self.note("first declared here", self.tensors[t.name].loc)
+                continue
+            self.tensors[t.name] = t
+            if t.order == 0:
+                self.err(f"tensor {t.name} has no dimensions; scalars are not supported, "
+                         f"use a tensor of size [1]", t.loc)
+            for dim, loc in zip(t.dims, t.dim_locs):
+                if isinstance(dim, str) and dim not in self.dims:
+                    self.err(f"undefined dimension {dim}; declare it with `dim {dim}` (size bound "
+                             f"from data) or `dim {dim} = <size>`{_suggest(dim, self.dims)}", loc)
+
+    def dim_size(self, dim: str | int) -> int | None:
+        if isinstance(dim, int):
+            return dim
+        d = self.dims.get(dim)
+        return d.size if d else None
+
+    def same_dim(self, a: str | int, b: str | int) -> bool:
+        if a == b:
+            return True
+        sa, sb = self.dim_size(a), self.dim_size(b)
+        return sa is not None and sa == sb
+
+    # ---- statements -------------------------------------------------------------------------
+    def statements(self) -> list[ast.Assignment]:
+        assigned: dict[str, ast.Assignment] = {}
+        out = []
+        for s in self.p.statements:
+            ok = self.statement(s, assigned)
+            if s.name in assigned:
+                self.err(f"tensor {s.name} is assigned twice; each tensor is computed by one "
+                         f"statement", s.lhs.loc)
+                self.note("first assigned here", assigned[s.name].lhs.loc)
+            assigned.setdefault(s.name, s)
+            out.append(ok if ok is not None else s)
+        return out
+
+    def statement(self, s: ast.Assignment, assigned) -> ast.Assignment | None:
+        before = len(self.sink.errors)
+        index_dims: dict[str, tuple[str | int, Loc, str]] = {}
+        for acc in [s.lhs, *[a for a in s.rhs.walk() if isinstance(a, ast.Access)]]:
+            self.access(acc, index_dims, s, assigned, acc is s.lhs)
+        for e in s.rhs.walk():
+            if isinstance(e, ast.Call):
+                self.call(e)
+            elif isinstance(e, ast.Reduce):
+                self.reduce(e, s)
+        lhs_idx = set(s.lhs.indices)
+        free = ast.indices_of(s.rhs)
+        for i, loc in zip(s.lhs.indices, s.lhs.index_locs):
+            if i not in free:
+                self.err(f"index {i} of {s.name} is bound nowhere on the right side; every "
+                         f"left-side index must index some tensor on the right", loc)
+        if len(self.sink.errors) > before:
+            return None
+        expr = self.make_sums_explicit(s, [i for i in free if i not in lhs_idx])
+        if expr is None:
+            return None
+        dims = tuple((i, index_dims[i][0]) for i in sorted(index_dims))
+        return replace(s, expr=expr, index_dims=dims)
+
+    def access(self, a: ast.Access, index_dims, s: ast.Assignment, assigned, is_lhs) -> None:
+        t = self.tensors.get(a.tensor)
+        if t is None:
+            hint = (f"; declare it with `tensor {a.tensor}[...] : <format>`"
+                    + _suggest(a.tensor, self.tensors))
+            self.err(f"undefined tensor {a.tensor}{hint}", a.loc)
+            return
+        if not is_lhs:
+            if a.tensor == s.name:
+                self.err(f"{a.tensor} is read in its own definition", a.loc)
+            elif a.tensor not in assigned and any(x.name == a.tensor for x in self.p.statements):
+                later = next(x for x in self.p.statements if x.name == a.tensor)
+                self.err(f"{a.tensor} is used before it is assigned", a.loc)
+                self.note(f"{a.tensor} is assigned here", later.lhs.loc)
+        if len(a.indices) != t.order:
+            self.err(f"{a.tensor} has {t.order} dimension(s) [{', '.join(map(str, t.dims))}] "
+                     f"but is indexed with {len(a.indices)}", a.loc)
+            return
+        seen = set()
+        for i, loc, dim in zip(a.indices, a.index_locs, t.dims):
+            if i in seen:
+                self.err(f"index {i} appears twice in {a.tensor}[{','.join(a.indices)}]; "
+                         f"diagonal access is not supported", loc)
+                continue
+            seen.add(i)
+            if i in index_dims:
+                prev, ploc, ptensor = index_dims[i]
+                if not self.same_dim(prev, dim):
+                    self.err(f"index {i} ranges over dimension {dim} in {a.tensor} but over "
+                             f"{prev} in {ptensor}", loc)
+                    self.note(f"{i} first bound to {prev} here", ploc)
+            else:
+                index_dims[i] = (dim, loc, a.tensor)
+
+    def call(self, c: ast.Call) -> None:
+        arity = ast.FUNC_ARITY.get(c.func)
+        if arity is None:
+            self.err(f"unknown function {c.func}; functions are "
+                     f"{', '.join(sorted(ast.FUNC_ARITY))}{_suggest(c.func, ast.FUNC_ARITY)}",
+                     c.loc)
+        elif len(c.args) != arity:
+            self.err(f"{c.func} takes {arity} argument(s), not {len(c.args)}", c.loc)
+
+    def reduce(self, r: ast.Reduce, s: ast.Assignment) -> None:
+        body_idx = ast.indices_of(r.body)
+        for i in dict.fromkeys(r.indices):
+            if r.indices.count(i) > 1:
+                self.err(f"index {i} is listed twice in {r.op}[...]", r.loc)
+            if i not in body_idx:
+                self.err(f"{r.op}[{i}] reduces over {i}, which its argument does not use", r.loc)
+            if i in s.lhs.indices:
+                self.err(f"{r.op}[{i}] reduces over {i}, which is also an index of the result "
+                         f"{s.name}", r.loc)
+        # An index reduced here must not also be used freely elsewhere in the statement.
+        outside = _free_outside(s.rhs, r)
+        for i in r.indices:
+            if i in outside:
+                self.err(f"index {i} is reduced by {r.op}[{i}] but also used outside it; "
+                         f"rename one of them", r.loc)
+
+    # ---- implicit sums ----------------------------------------------------------------------
+    def make_sums_explicit(self, s: ast.Assignment, implicit: list[str]) -> ast.Expr | None:
+        if not implicit:
+            return s.rhs
+        placement: dict[tuple[int, ...], list[str]] = {}
+        for i in implicit:
+            paths = list(_uses(s.rhs, i))
+            lca = _common_prefix(paths)
+            bad = _nonlinear_context(s.rhs, lca)
+            if bad is not None:
+                what, loc = bad
+                self.err(f"index {i} is summed implicitly (it is not on the left side) but its "
+                         f"uses lie inside {what}, where the sum's place changes the result; "
+                         f"write sum[{i}](...) explicitly", loc)
+                return None
+            placement.setdefault(lca, []).append(i)
+        return _wrap(s.rhs, (), placement)
+
+    # ---- directives -------------------------------------------------------------------------
+    def directives(self, statements: list[ast.Assignment]) -> None:
+        stmts = {s.name: s for s in statements}
+        regions: dict[str, ast.Fuse] = {}
+        region_of: dict[str, tuple[str, Loc]] = {}
+        orders: dict[str, ast.Order] = {}
+        pars: dict[tuple[str, str], ast.Parallelize] = {}
+        blocks: dict[str, ast.Block] = {}
+        for d in self.p.directives:
+            if isinstance(d, ast.Fuse):
+                if d.name in regions:
+                    self.err(f"fusion region {d.name} is defined twice", d.loc)
+                regions.setdefault(d.name, d)
+                for name, loc in zip(d.statements, d.item_locs):
+                    if name not in stmts:
+                        self.err(self._no_statement(name, stmts, "fusion region"), loc)
+                    elif name in region_of:
+                        prev, ploc = region_of[name]
+                        same = "twice in this region" if prev == d.name else f"also in region {prev}"
+                        self.err(f"statement {name} is listed {same}; a statement belongs to "
+                                 f"at most one fusion region", loc)
+                    else:
+                        region_of[name] = (d.name, loc)
+            elif isinstance(d, ast.Order):
+                self.order(d, stmts, orders)
+            elif isinstance(d, ast.Parallelize):
+                s = stmts.get(d.statement)
+                if s is None:
+                    self.err(self._no_statement(d.statement, stmts, "parallelize"), d.loc)
+                elif d.index not in _all_indices(s):
+                    self.err(f"statement {d.statement} has no index {d.index}; its indices are "
+                             f"{', '.join(_all_indices(s))}", d.loc)
+                elif (d.statement, d.index) in pars:
+                    self.err(f"index {d.index} of {d.statement} is parallelized twice", d.loc)
+                pars.setdefault((d.statement, d.index), d)
+            elif isinstance(d, ast.Block):
+                self.block(d, blocks)
+            elif isinstance(d, ast.Output):
+                for name, loc in zip(d.tensors, d.item_locs):
+                    if name not in self.tensors:
+                        self.err(f"undefined tensor {name}{_suggest(name, self.tensors)}", loc)
+                    elif name not in stmts:
+                        self.err(f"{name} is an input (no statement assigns it); only computed "
+                                 f"tensors can be outputs", loc)
+        for t in self.tensors.values():
+            if t.format.blocked and t.name not in blocks:
+                self.err(f"tensor {t.name} has a blocked format but no block size; add "
+                         f"`block {t.name}: <size>`", t.format_loc or t.loc)
+
+    def _no_statement(self, name: str, stmts, where: str) -> str:
+        if name in self.tensors:
+            return (f"{where} names {name}, but no statement assigns {name} (statements are "
+                    f"named by the tensor they assign)")
+        return f"{where} names undefined statement {name}{_suggest(name, stmts)}"
+
+    def order(self, d: ast.Order, stmts, orders) -> None:
+        s = stmts.get(d.statement)
+        if s is None:
+            self.err(self._no_statement(d.statement, stmts, "order"), d.loc)
+            return
+        if d.statement in orders:
+            self.err(f"statement {d.statement} has two dataflow orders", d.loc)
+            self.note("the first is here", orders[d.statement].loc)
+            return
+        orders[d.statement] = d
+        want = _all_indices(s)
+        for i, loc in zip(d.indices, d.item_locs):
+            if i not in want:
+                self.err(f"order of {d.statement} names {i}, which is not an index of the "
+                         f"statement (its indices: {', '.join(want)})", loc)
+            elif d.indices.count(i) > 1:
+                self.err(f"order of {d.statement} names {i} twice", loc)
+                return
+        missing = [i for i in want if i not in d.indices]
+        if missing and all(i in want for i in d.indices):
+            self.err(f"order of {d.statement} is not a permutation of its indices "
+                     f"{', '.join(want)}: missing {', '.join(missing)}", d.loc)
+
+    def block(self, d: ast.Block, blocks) -> None:
+        t = self.tensors.get(d.tensor)
+        if t is None:
+            self.err(f"block names undefined tensor {d.tensor}{_suggest(d.tensor, self.tensors)}",
+                     d.loc)
+            return
+        if d.tensor in blocks:
+            self.err(f"tensor {d.tensor} has two block sizes", d.loc)
+            return
+        blocks[d.tensor] = d
+        if not t.format.blocked:
+            self.err(f"block size given for {d.tensor}, but its format {t.format.name()} is not "
+                     f"blocked (use bcsr, bdcsr, bdense or add `blocked`)", d.loc)
+            return
+        for dim in t.dims:
+            size = self.dim_size(dim)
+            if size is not None and size % d.size:
+                self.err(f"block size {d.size} does not divide dimension {dim} = {size} of "
+                         f"{d.tensor}", d.loc)
+
+
+def _all_indices(s: ast.Assignment) -> list[str]:
+    """Every index variable of a statement: left side first, then the right side's (incl. reduced)."""
+    out = list(s.lhs.indices)
+    for a in s.rhs.walk():
+        if isinstance(a, ast.Access):
+            out.extend(i for i in a.indices if i not in out)
+    return out
+
+
+def _free_outside(root: ast.Expr, r: ast.Reduce) -> set[str]:
+    """Index variables used in `root` outside the subtree `r`."""
+    out: set[str] = set()
+
+    def visit(x: ast.Expr) -> None:
+        if x is r:
+            return
+        if isinstance(x, ast.Access):
+            out.update(x.indices)
+        for c in x.children():
+            visit(c)
+
+    visit(root)
+    return out
+
+
+def _uses(e: ast.Expr, index: str, path: tuple[int, ...] = ()):
+    """Paths (child positions from `e`) of the accesses that use `index` freely."""
+    if isinstance(e, ast.Access):
+        if index in e.indices:
+            yield path
+        return
+    if isinstance(e, ast.Reduce) and index in e.indices:
+        return
+    for k, c in enumerate(e.children()):
+        yield from _uses(c, index, path + (k,))
+
+
+def _common_prefix(paths: list[tuple[int, ...]]) -> tuple[int, ...]:
+    first = paths[0]
+    n = len(first)
+    for p in paths[1:]:
+        n = min(n, len(p))
+        for k in range(n):
+            if p[k] != first[k]:
+                n = k
+                break
+    return first[:n]
+
+
+def _nonlinear_context(root: ast.Expr, path: tuple[int, ...]):
+    """The first non-linear ancestor on the way to `path` (strict ancestors only), if any."""
+    node = root
+    for k in path:
+        if isinstance(node, ast.Call) and not (node.func == "mask" and k == 0):
+            return f"a call to {node.func}", node.loc
+        if isinstance(node, ast.Binary) and node.op == "/" and k == 1:
+            return "a denominator", node.loc
+        if isinstance(node, ast.Reduce) and node.op != "sum":
+            return f"{node.op}[{','.join(node.indices)}]", node.loc
+        node = node.children()[k]
+    return None
+
+
+def _wrap(e: ast.Expr, path: tuple[int, ...], placement) -> ast.Expr:
+    """Rebuild `e`, wrapping the subexpression at each placement path in an explicit sum."""
+    kids = e.children()
+    if kids:
+        new = tuple(_wrap(c, path + (k,), placement) for k, c in enumerate(kids))
+        if isinstance(e, ast.Binary):
+            e = replace(e, lhs=new[0], rhs=new[1])
+        elif isinstance(e, ast.Call):
+            e = replace(e, args=new)
+        elif isinstance(e, ast.Reduce):
+            e = replace(e, body=new[0])
+    if path in placement:
+        e = ast.Reduce("sum", tuple(placement[path]), e, e.loc, implicit=True)
+    return e

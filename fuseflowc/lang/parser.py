@@ -1,0 +1,242 @@
+"""Parsing program text into the AST (fuseflowc.lang.ast), with a location on every node."""
+
+from __future__ import annotations
+
+from lark import Token, Transformer, Tree, v_args
+from lark.exceptions import UnexpectedInput, VisitError
+
+from ..diagnostics import Loc, Source, UserError
+from ..formats import LEVEL_KINDS, SHORTHAND_NAMES, Format, shorthand, shorthand_orders
+from . import ast
+from .grammar import parser
+from .syntax_errors import syntax_error
+
+
+def parse_program(source: Source) -> ast.Program:
+    """Parse a whole program. Raises UserError on syntax errors and malformed formats."""
+    return _parse(source, "start", "program")
+
+
+def parse_directives(source: Source) -> list[ast.Directive]:
+    """Parse schedule directives only (the text of a --schedule command-line override)."""
+    return _parse(source, "directives", "schedule").directives
+
+
+def _parse(source: Source, start: str, what: str) -> ast.Program:
+    try:
+        tree = parser("program.lark", start).parse(source.text)
+    except UnexpectedInput as e:
+        raise syntax_error(e, source, what) from None
+    try:
+        items = _Build(source).transform(tree)
+    except VisitError as e:
+        if isinstance(e.orig_exc, UserError):
+            raise e.orig_exc from None
+        raise
+    prog = ast.Program(source)
+    for item in items.children if isinstance(items, Tree) else items:
+        if isinstance(item, ast.DimDecl):
+            prog.dims.append(item)
+        elif isinstance(item, list):  # a dim declaration declares several dims
+            prog.dims.extend(item)
+        elif isinstance(item, ast.TensorDecl):
+            prog.tensors.append(item)
+        elif isinstance(item, ast.Assignment):
+            prog.statements.append(item)
+        else:
+            prog.directives.append(item)
+    return prog
+
+
+class _Build(Transformer):
+    """Lark tree -> AST. Every node gets a Loc from its token or meta."""
+
+    def __init__(self, source: Source):
+        super().__init__()
+        self.source = source
+
+    # ---- locations ------------------------------------------------------------------------
+    def _tok(self, t: Token) -> Loc:
+        return Loc(self.source, t.line, t.column, max(len(str(t)), 1))
+
+    def _meta(self, meta) -> Loc:
+        if getattr(meta, "empty", True):
+            return Loc(self.source, 1, 1)
+        length = meta.end_pos - meta.start_pos if meta.line == meta.end_line else 1
+        return Loc(self.source, meta.line, meta.column, max(length, 1))
+
+    def _int(self, t: Token, what: str, minimum: int = 0) -> int:
+        text = str(t)
+        if not text.isdigit():
+            raise UserError(f"{what} must be a whole number, not {text}", self._tok(t))
+        value = int(text)
+        if value < minimum:
+            raise UserError(f"{what} must be at least {minimum}, not {value}", self._tok(t))
+        return value
+
+    # ---- declarations -------------------------------------------------------------------
+    def start(self, items):
+        return items
+
+    def directives(self, items):
+        return items
+
+    @v_args(inline=True)
+    def dim_item(self, name, size):
+        return ast.DimDecl(str(name), None if size is None else self._int(size, "a dimension size", 1),
+                           self._tok(name))
+
+    def dim_decl(self, items):
+        return list(items)
+
+    @v_args(inline=True)
+    def dim_ref(self, tok):
+        if tok.type == "NUMBER":
+            return self._int(tok, "a dimension size", 1), self._tok(tok)
+        return str(tok), self._tok(tok)
+
+    @v_args(meta=True)
+    def tensor_decl(self, meta, items):
+        name, *dims, fmt = items
+        dims = [d for d in dims if d is not None]
+        fmt_value, fmt_loc, fmt_check = fmt
+        order = len(dims)
+        fmt_value = fmt_check(order)
+        return ast.TensorDecl(str(name), tuple(d for d, _ in dims), fmt_value, self._tok(name),
+                              tuple(l for _, l in dims), fmt_loc)
+
+    @v_args(meta=True)
+    def fmt_short(self, meta, items):
+        (tok,) = items
+        loc = self._tok(tok)
+        name = str(tok)
+
+        def resolve(order: int) -> Format:
+            if name not in SHORTHAND_NAMES:
+                raise UserError(f"unknown format {name!r}; known formats: "
+                                f"{', '.join(SHORTHAND_NAMES)}, or the general form "
+                                f"(dense, compressed, ...) order (...)", loc)
+            f = shorthand(name, order)
+            if f is None:
+                raise UserError(f"format {name} is for tensors of {shorthand_orders(name)}, "
+                                f"but this tensor has {order} dimension(s)", loc)
+            return f
+
+        return None, loc, resolve
+
+    @v_args(meta=True)
+    def fmt_general(self, meta, items):
+        levels = [t for t in items if isinstance(t, Token) and t.type == "NAME"]
+        order_spec = next((x for x in items if isinstance(x, tuple)), None)
+        blocked = any(isinstance(t, Token) and t.type == "BLOCKED" for t in items)
+        loc = self._meta(meta)
+        for t in levels:
+            if str(t) not in LEVEL_KINDS:
+                raise UserError(f"unknown level format {str(t)!r}; level formats are "
+                                f"{', '.join(LEVEL_KINDS)}", self._tok(t))
+            if str(t) == "singleton":
+                raise UserError("singleton levels are not supported yet (use compressed)",
+                                self._tok(t))
+
+        def resolve(order: int) -> Format:
+            if len(levels) != order:
+                raise UserError(f"format has {len(levels)} level(s) but the tensor has {order} "
+                                f"dimension(s); give one level format per dimension", loc)
+            mode_order = tuple(range(order))
+            if order_spec is not None:
+                mode_order, oloc = order_spec
+                if sorted(mode_order) != list(range(order)):
+                    raise UserError(f"mode order ({', '.join(map(str, mode_order))}) is not a "
+                                    f"permutation of 0..{order - 1}", oloc)
+            if blocked and order != 2:
+                raise UserError("blocked formats are supported for matrices only", loc)
+            return Format(tuple(str(t) for t in levels), mode_order, blocked)
+
+        return None, loc, resolve
+
+    @v_args(meta=True)
+    def fmt_order(self, meta, items):
+        return tuple(self._int(t, "a mode number") for t in items), self._meta(meta)
+
+    # ---- statements ---------------------------------------------------------------------
+    @v_args(meta=True)
+    def assignment(self, meta, items):
+        lhs, rhs = items
+        return ast.Assignment(lhs, rhs, lhs.loc)
+
+    @v_args(meta=True)
+    def access(self, meta, items):
+        name, *idx = items
+        idx = [t for t in idx if t is not None]
+        loc = self._tok(name)
+        return ast.Access(str(name), tuple(str(t) for t in idx), loc,
+                          tuple(self._tok(t) for t in idx))
+
+    def _binary(op):
+        @v_args(meta=True)
+        def build(self, meta, items):
+            lhs, rhs = items
+            return ast.Binary(op, lhs, rhs, self._op_loc(meta, lhs, rhs))
+        return build
+
+    add = _binary("+")
+    sub = _binary("-")
+    mul = _binary("*")
+    div = _binary("/")
+
+    def _op_loc(self, meta, lhs, rhs) -> Loc:
+        return self._meta(meta)
+
+    @v_args(meta=True)
+    def neg(self, meta, items):
+        (x,) = items
+        if isinstance(x, ast.Const):
+            return ast.Const(-x.value, self._meta(meta))
+        return ast.Call("neg", (x,), self._meta(meta))
+
+    @v_args(inline=True)
+    def const(self, tok):
+        return ast.Const(float(str(tok)), self._tok(tok))
+
+    def fname(self, items):
+        return items[0]
+
+    @v_args(meta=True)
+    def call(self, meta, items):
+        name, *args = items
+        return ast.Call(str(name), tuple(args), self._tok(name))
+
+    @v_args(meta=True)
+    def reduce(self, meta, items):
+        op, *rest = items
+        *idx, body = rest
+        return ast.Reduce(str(op), tuple(str(t) for t in idx), body, self._tok(op))
+
+    # ---- directives -----------------------------------------------------------------------
+    @v_args(meta=True)
+    def fuse(self, meta, items):
+        name, *stmts = items
+        return ast.Fuse(str(name), tuple(str(t) for t in stmts), self._tok(name),
+                        tuple(self._tok(t) for t in stmts))
+
+    @v_args(meta=True)
+    def order(self, meta, items):
+        stmt, *idx = items
+        return ast.Order(str(stmt), tuple(str(t) for t in idx), self._tok(stmt),
+                         tuple(self._tok(t) for t in idx))
+
+    @v_args(meta=True)
+    def parallelize(self, meta, items):
+        stmt, idx, factor = items
+        return ast.Parallelize(str(stmt), str(idx), self._int(factor, "a parallel factor", 1),
+                               self._tok(stmt))
+
+    @v_args(meta=True)
+    def block(self, meta, items):
+        tensor, size = items
+        return ast.Block(str(tensor), self._int(size, "a block size", 1), self._tok(tensor))
+
+    @v_args(meta=True)
+    def output(self, meta, items):
+        return ast.Output(tuple(str(t) for t in items), self._tok(items[0]),
+                          tuple(self._tok(t) for t in items))

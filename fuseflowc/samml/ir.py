@@ -1,0 +1,585 @@
+"""The SAMML dataflow graph IR: streams, one node class per primitive kind, graphs and modules.
+
+A `Module` holds tensor declarations (`TensorDecl`) and one or more `Graph`s run in sequence. A
+graph is a list of nodes; each node consumes input `Stream`s and defines output `Stream`s. A
+stream has exactly one producer (SSA) and any number of consumers (implicit fan-out = broadcast).
+
+Every stream has a kind: `crd` (coordinates), `ref` (references), `val` (values) or `repsig`
+(repeat signals). Each node class declares its ports (`signature()`) and attributes (dataclass
+fields made with `attr()`); `KINDS` maps the textual kind name to the class.
+
+Building a graph in Python:
+
+    g = Graph("spmv")
+    r0 = g.add(Root(tensor="A"))
+    ci, ri = g.add(Scan(tensor="A", mode=0, format="dense", index="i"), r0)
+    cj, rj = g.add(Scan(tensor="A", mode=1, format="compressed", index="j"), ri)
+    m = Module([TensorDecl("A", ("N", "M"), shorthand("csr", 2), "input")], [g])
+
+`Graph.add(node, *inputs)` returns the single output stream, or a tuple when the node has zero or
+several outputs. Attributes are validated by `fuseflowc.samml.verify.verify`, not at construction
+(so that the parser can build a graph with mistakes and report them all with locations).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Iterator
+
+from ..data.spec import TensorSpec
+from ..diagnostics import Loc
+from ..formats import Format
+
+# ---- streams ----------------------------------------------------------------------------------
+
+STREAM_KINDS = ("crd", "ref", "val", "repsig")
+#: Prefix of canonical stream names per kind (%c0, %r0, %v0, %s0); unknown kind -> %x.
+KIND_PREFIX = {"crd": "c", "ref": "r", "val": "v", "repsig": "s", None: "x"}
+
+#: The stream kind an output port shares with input 0 (polymorphic repeat, fork, join).
+SAME = "same"
+
+
+class Stream:
+    """A named stream value. `producer` is the node defining it (None while unresolved), `index`
+    its position among the producer's outputs; `name` is a hint (the parsed name), `loc` where
+    it was defined."""
+
+    __slots__ = ("kind", "producer", "index", "name", "loc")
+
+    def __init__(self, kind: str | None, producer: "Node | None" = None, index: int = 0,
+                 name: str | None = None, loc: Loc | None = None):
+        self.kind = kind
+        self.producer = producer
+        self.index = index
+        self.name = name
+        self.loc = loc
+
+    def __repr__(self) -> str:
+        return f"Stream({self.kind}, %{self.name})" if self.name else f"Stream({self.kind})"
+
+
+@dataclass(frozen=True)
+class Port:
+    """One input or output port: `name` for messages, `kinds` the stream kinds it accepts
+    (a tuple; `(SAME,)` means the kind of input 0)."""
+
+    name: str
+    kinds: tuple[str, ...]
+
+    def text(self) -> str:
+        return "|".join(self.kinds)
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A node's ports for a given number of operands; `arity` is how the expected operand
+    count reads in an error message (e.g. '2n operands, (crd, ref) pairs with n >= 2')."""
+
+    inputs: tuple[Port, ...]
+    outputs: tuple[Port, ...]
+    arity: str = ""
+
+
+def _p(name: str, *kinds: str) -> Port:
+    return Port(name, kinds)
+
+
+# ---- attributes -------------------------------------------------------------------------------
+
+#: Attribute value types: `ident` a name (tensor, index variable), `int`, `nat` an int >= 0,
+#: `pos` an int >= 1, `float`, `enum` one of `choices`, `int_list` a list of ints >= 0.
+ATTR_TYPES = ("ident", "int", "nat", "pos", "float", "enum", "int_list")
+
+
+def attr(type: str, *, choices: tuple[str, ...] = (), required: bool = True, default: Any = None,
+         doc: str = "") -> Any:
+    """Declare a node attribute as a dataclass field (keyword-only, default `default`).
+
+    `required` attributes must be set (not None) for the node to verify."""
+    assert type in ATTR_TYPES
+    meta = {"attr": type, "choices": choices, "required": required, "doc": doc}
+    if isinstance(default, list):
+        return field(default_factory=lambda d=tuple(default): list(d), kw_only=True, metadata=meta)
+    return field(default=default, kw_only=True, metadata=meta)
+
+
+@dataclass(frozen=True)
+class AttrSpec:
+    """The declaration of one attribute of a node class (see `attr`)."""
+
+    name: str
+    type: str
+    choices: tuple[str, ...]
+    required: bool
+    default: Any
+    doc: str
+
+
+# ---- nodes ------------------------------------------------------------------------------------
+
+@dataclass(eq=False)
+class Node:
+    """Base of all primitive kinds. Subclasses set `KIND`, `REGION` (for pictures: `iteration`,
+    `compute` or `construction`), `INPUTS`/`OUTPUTS` (or override `signature`), and declare their
+    attributes with `attr()`. Every node has an optional `lane` (which parallel lane it belongs
+    to, set by parallelization). `inputs`/`outputs` are filled by `Graph.add` or the parser."""
+
+    KIND: ClassVar[str] = ""
+    REGION: ClassVar[str] = "compute"
+    INPUTS: ClassVar[tuple[Port, ...]] = ()
+    OUTPUTS: ClassVar[tuple[Port, ...]] = ()
+
+    lane: int | None = attr("nat", required=False, doc="parallel lane this node belongs to")
+    inputs: list[Stream] = field(default_factory=list, init=False, repr=False, compare=False)
+    outputs: list[Stream] = field(default_factory=list, init=False, repr=False, compare=False)
+    loc: Loc | None = field(default=None, init=False, repr=False, compare=False)
+    #: Locations of the operands, results and attributes (set by the parser; for messages).
+    operand_locs: list[Loc] = field(default_factory=list, init=False, repr=False, compare=False)
+    result_locs: list[Loc] = field(default_factory=list, init=False, repr=False, compare=False)
+    attr_locs: dict[str, Loc] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    @property
+    def kind(self) -> str:
+        """The textual kind name (e.g. 'scan')."""
+        return self.KIND
+
+    @classmethod
+    def attr_specs(cls) -> tuple[AttrSpec, ...]:
+        """The attributes of this kind, in printing order (the kind's own first, `lane` last)."""
+        specs = []
+        for f in dataclasses.fields(cls):
+            if "attr" in f.metadata:
+                default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+                specs.append(AttrSpec(f.name, f.metadata["attr"], f.metadata["choices"],
+                                      f.metadata["required"], default, f.metadata["doc"]))
+        # `lane` is declared on the base (first); print it last.
+        return tuple(s for s in specs if s.name != "lane") + tuple(s for s in specs if s.name == "lane")
+
+    def attrs(self) -> dict[str, Any]:
+        """Attribute name -> current value, in printing order."""
+        return {s.name: getattr(self, s.name) for s in self.attr_specs()}
+
+    def signature(self, n_inputs: int | None = None) -> Signature:
+        """The ports of this node given its number of operands (variadic kinds need it)."""
+        return Signature(self.INPUTS, self.OUTPUTS, f"{len(self.INPUTS)} operand"
+                         + ("" if len(self.INPUTS) == 1 else "s"))
+
+    def output_kinds(self, input_kinds: list[str | None]) -> list[str | None]:
+        """The kinds of the outputs, given the kinds of the actual inputs."""
+        sig = self.signature(len(input_kinds))
+        first = input_kinds[0] if input_kinds else None
+        return [first if p.kinds == (SAME,) else p.kinds[0] for p in sig.outputs]
+
+    def label(self) -> str:
+        """A short human label: kind and key attributes (for pictures and messages)."""
+        parts = [self.KIND]
+        for key in ("tensor", "mode", "index", "op", "const", "lanes"):
+            if hasattr(self, key) and getattr(self, key) is not None:
+                parts.append(f"{key}={getattr(self, key)}")
+        return " ".join(parts)
+
+
+# -- input iteration -----------------------------------------------------------------------------
+
+@dataclass(eq=False)
+class Root(Node):
+    """The root reference of a tensor: emits `0, D`. () -> ref."""
+
+    KIND: ClassVar[str] = "root"
+    REGION: ClassVar[str] = "iteration"
+    OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("ref", "ref"),)
+    tensor: str = attr("ident", doc="the tensor whose root this is")
+
+
+@dataclass(eq=False)
+class Scan(Node):
+    """A level scanner (fiber lookup) of storage level holding logical `mode` of `tensor`.
+    (ref) -> (crd, ref). A dense level's size is the tensor's extent at `mode`."""
+
+    KIND: ClassVar[str] = "scan"
+    REGION: ClassVar[str] = "iteration"
+    INPUTS: ClassVar[tuple[Port, ...]] = (_p("ref", "ref"),)
+    OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"), _p("ref", "ref"))
+    tensor: str = attr("ident", doc="scanned tensor")
+    mode: int = attr("nat", doc="logical mode (dimension) of the tensor this level stores")
+    format: str = attr("enum", choices=("dense", "compressed"), doc="level format")
+    index: str = attr("ident", doc="index variable the coordinates belong to")
+
+
+@dataclass(eq=False)
+class Repsig(Node):
+    """Repeat-signal generator: `R` per coordinate, `S` per stop, `D`. (crd) -> (repsig)."""
+
+    KIND: ClassVar[str] = "repsig"
+    REGION: ClassVar[str] = "iteration"
+    INPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"),)
+    OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("repsig", "repsig"),)
+    index: str = attr("ident", doc="index variable repeated over")
+
+
+@dataclass(eq=False)
+class Repeat(Node):
+    """Repeat a ref (broadcast an operand across an index it lacks) or a val (broadcast a reduced
+    value back across a fiber). (ref|val, repsig) -> (same kind as input 0)."""
+
+    KIND: ClassVar[str] = "repeat"
+    REGION: ClassVar[str] = "iteration"
+    INPUTS: ClassVar[tuple[Port, ...]] = (_p("in", "ref", "val"), _p("repsig", "repsig"))
+    OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("out", SAME),)
+    index: str = attr("ident", doc="index variable repeated over")
+
+
+def _pairs(n_inputs: int | None) -> int:
+    """Number of (crd, ref) operand pairs of a joiner given its operand count (at least 2)."""
+    return max(2, (n_inputs or 4) // 2)
+
+
+_JOIN_ARITY = "2n operands, (crd, ref) pairs with n >= 2"
+
+
+@dataclass(eq=False)
+class _Joiner(Node):
+    """Shared ports of intersect and union (not a kind itself)."""
+
+    REGION: ClassVar[str] = "iteration"
+    index: str = attr("ident", doc="index variable joined on")
+
+    def signature(self, n_inputs: int | None = None) -> Signature:
+        n = _pairs(n_inputs)
+        ins = tuple(p for i in range(n) for p in (_p(f"crd{i}", "crd"), _p(f"ref{i}", "ref")))
+        outs = (_p("crd", "crd"),) + tuple(_p(f"ref{i}", "ref") for i in range(n))
+        return Signature(ins, outs, _JOIN_ARITY)
+
+
+@dataclass(eq=False)
+class Intersect(_Joiner):
+    """Intersection joiner: a coordinate present in every input, with every input's ref.
+    (crd, ref) x n -> (crd, ref x n), n >= 2."""
+
+    KIND: ClassVar[str] = "intersect"
+
+
+@dataclass(eq=False)
+class Union(_Joiner):
+    """Union joiner: a coordinate present in any input and in every `required` input; absent
+    inputs get `N` refs (required=[0] is a left join). (crd, ref) x n -> (crd, ref x n)."""
+
+    KIND: ClassVar[str] = "union"
+    required: list[int] = attr("int_list", required=False, default=[],
+                               doc="input positions a coordinate must be present in")
+
+
+# -- computation ---------------------------------------------------------------------------------
+
+@dataclass(eq=False)
+class Array(Node):
+    """Value array: loads the value at each ref; `N` loads 0; stops pass. Blocked tensors yield
+    b x b blocks. (ref) -> (val)."""
+
+    KIND: ClassVar[str] = "array"
+    REGION: ClassVar[str] = "compute"
+    INPUTS: ClassVar[tuple[Port, ...]] = (_p("ref", "ref"),)
+    OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("val", "val"),)
+    tensor: str = attr("ident", doc="tensor whose values are loaded")
+
+
+#: ALU operations by arity. Scalar ops compute `x op const` (rsubc: const - x, rdivc: const / x).
+ALU_BINARY = ("add", "sub", "mul", "div", "max", "min", "bmm")
+ALU_UNARY = ("relu", "exp", "neg", "sqrt", "rsqrt", "sigmoid", "tanh", "gelu")
+ALU_SCALAR = ("addc", "subc", "mulc", "divc", "rsubc", "rdivc", "maxc", "minc")
+ALU_OPS = ALU_BINARY + ALU_UNARY + ALU_SCALAR
+
+
+@dataclass(eq=False)
+class Alu(Node):
+    """Arithmetic on values: binary (val, val) -> val for ALU_BINARY (bmm = b x b block matmul),
+    unary (val) -> val for ALU_UNARY and ALU_SCALAR (`x op const`). Element-wise on blocks; stops
+    pass and must line up; an `N` operand is the operation's identity."""
+
+    KIND: ClassVar[str] = "alu"
+    REGION: ClassVar[str] = "compute"
+    op: str = attr("enum", choices=ALU_OPS, doc="the operation")
+    const: float | None = attr("float", required=False, doc="the constant of a scalar op")
+
+    def signature(self, n_inputs: int | None = None) -> Signature:
+        if self.op in ALU_BINARY or (self.op not in ALU_OPS and n_inputs == 2):
+            return Signature((_p("a", "val"), _p("b", "val")), (_p("val", "val"),),
+                             f"2 operands (binary op {self.op})")
+        return Signature((_p("a", "val"),), (_p("val", "val"),), f"1 operand (unary op {self.op})")
+
+
+REDUCE_OPS = ("sum", "max")
+
+
+@dataclass(eq=False)
+class Reduce(Node):
+    """Order-0 reducer over `index`: on S0 emits the result and resets; on Sk (k > 0) emits the
+    result then S(k-1). An empty fiber yields an explicit 0. (val) -> (val)."""
+
+    KIND: ClassVar[str] = "reduce"
+    REGION: ClassVar[str] = "compute"
+    INPUTS: ClassVar[tuple[Port, ...]] = (_p("val", "val"),)
+    OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("val", "val"),)
+    op: str = attr("enum", choices=REDUCE_OPS, doc="reduction")
+    index: str = attr("ident", doc="the reduced index variable")
+
+
+@dataclass(eq=False)
+class Spacc1(Node):
+    """Order-1 sparse accumulator: accumulates (crd, val) points of the inner level across the
+    reduced `index`; on Sk (k >= 1) emits the fiber sorted by crd, then S(k-1); S0 only ends an
+    inner fiber. (crd, val) -> (crd, val)."""
+
+    KIND: ClassVar[str] = "spacc1"
+    REGION: ClassVar[str] = "compute"
+    INPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"), _p("val", "val"))
+    OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"), _p("val", "val"))
+    op: str = attr("enum", choices=REDUCE_OPS, doc="reduction")
+    index: str = attr("ident", doc="the reduced index variable")
+
+
+@dataclass(eq=False)
+class Spacc2(Node):
+    """Order-2 sparse accumulator over two inner levels; flushes on Sk with k >= 2 in the crd0
+    stream. (crd1, crd0, val) -> (crd1, crd0, val)."""
+
+    KIND: ClassVar[str] = "spacc2"
+    REGION: ClassVar[str] = "compute"
+    INPUTS: ClassVar[tuple[Port, ...]] = (_p("crd1", "crd"), _p("crd0", "crd"), _p("val", "val"))
+    OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd1", "crd"), _p("crd0", "crd"), _p("val", "val"))
+    op: str = attr("enum", choices=REDUCE_OPS, doc="reduction")
+    index: str = attr("ident", doc="the reduced index variable")
+
+
+# -- tensor construction -------------------------------------------------------------------------
+
+@dataclass(eq=False)
+class _CrdPair(Node):
+    """Shared ports of crddrop and crdhold (not a kind itself)."""
+
+    REGION: ClassVar[str] = "construction"
+    INPUTS: ClassVar[tuple[Port, ...]] = (_p("outer", "crd"), _p("inner", "crd"))
+    OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("outer", "crd"), _p("inner", "crd"))
+    outer: str | None = attr("ident", required=False, doc="outer index variable (for labels)")
+    inner: str | None = attr("ident", required=False, doc="inner index variable (for labels)")
+
+
+@dataclass(eq=False)
+class CrdDrop(_CrdPair):
+    """Coordinate drop: forwards an outer coordinate only if its inner fiber is non-empty (and
+    drops that empty fiber's stop). (outer crd, inner crd) -> (outer crd, inner crd)."""
+
+    KIND: ClassVar[str] = "crddrop"
+
+
+@dataclass(eq=False)
+class CrdHold(_CrdPair):
+    """Coordinate hold: repeats the outer coordinate once per inner coordinate.
+    (outer crd, inner crd) -> (outer crd, inner crd)."""
+
+    KIND: ClassVar[str] = "crdhold"
+
+
+@dataclass(eq=False)
+class WriteLevel(Node):
+    """Level writer of the storage level holding `mode` of `tensor` (compressed: builds seg and
+    crd; dense: checks the size). (crd) -> ()."""
+
+    KIND: ClassVar[str] = "write_level"
+    REGION: ClassVar[str] = "construction"
+    INPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"),)
+    tensor: str = attr("ident", doc="written tensor (an output or temp)")
+    mode: int = attr("nat", doc="logical mode this level stores")
+    format: str = attr("enum", choices=("dense", "compressed"), doc="level format")
+
+
+@dataclass(eq=False)
+class WriteVals(Node):
+    """Values writer of `tensor`. (val) -> ()."""
+
+    KIND: ClassVar[str] = "write_vals"
+    REGION: ClassVar[str] = "construction"
+    INPUTS: ClassVar[tuple[Port, ...]] = (_p("val", "val"),)
+    tensor: str = attr("ident", doc="written tensor (an output or temp)")
+
+
+# -- parallelization -----------------------------------------------------------------------------
+
+@dataclass(eq=False)
+class Fork(Node):
+    """Scatter a stream round-robin across `lanes`: a unit is one element at stop depth `level`
+    with everything nested inside it; enclosing stops and `D` go to every lane.
+    (s) -> (s x lanes), any stream kind."""
+
+    KIND: ClassVar[str] = "fork"
+    REGION: ClassVar[str] = "iteration"
+    lanes: int = attr("pos", doc="number of lanes")
+    level: int = attr("nat", doc="stop depth of the units distributed")
+
+    def signature(self, n_inputs: int | None = None) -> Signature:
+        lanes = self.lanes if isinstance(self.lanes, int) and self.lanes > 0 else 1
+        return Signature((_p("in", *STREAM_KINDS),),
+                         tuple(_p(f"lane{i}", SAME) for i in range(lanes)), "1 operand")
+
+
+@dataclass(eq=False)
+class Join(Node):
+    """Gather `lanes` streams of one kind back in the original order. (s x lanes) -> (s)."""
+
+    KIND: ClassVar[str] = "join"
+    REGION: ClassVar[str] = "iteration"
+    lanes: int = attr("pos", doc="number of lanes")
+    level: int = attr("nat", doc="stop depth of the units gathered")
+
+    def signature(self, n_inputs: int | None = None) -> Signature:
+        lanes = self.lanes if isinstance(self.lanes, int) and self.lanes > 0 else 1
+        ins = (_p("lane0", *STREAM_KINDS),) + tuple(_p(f"lane{i}", SAME) for i in range(1, lanes))
+        return Signature(ins, (_p("out", SAME),), f"{lanes} operands (one per lane)")
+
+
+#: Kind name -> node class, in documentation order.
+KINDS: dict[str, type[Node]] = {cls.KIND: cls for cls in (
+    Root, Scan, Repsig, Repeat, Intersect, Union, Array, Alu, Reduce, Spacc1, Spacc2,
+    CrdDrop, CrdHold, WriteLevel, WriteVals, Fork, Join)}
+
+
+def region_of(node: Node) -> str:
+    """The picture region of a node: iteration, compute or construction. Repeat, fork and join
+    belong to the region of the stream kind they carry (a val repeat is computation)."""
+    if isinstance(node, (Repeat, Fork, Join)) and node.inputs and node.inputs[0].kind == "val":
+        return "compute"
+    return node.REGION
+
+
+# ---- graphs and modules ------------------------------------------------------------------------
+
+class Graph:
+    """A dataflow graph: named, a list of nodes (definition order), streams between them."""
+
+    def __init__(self, name: str, nodes: list[Node] | None = None, loc: Loc | None = None):
+        self.name = name
+        self.nodes: list[Node] = list(nodes or [])
+        self.loc = loc
+
+    def add(self, node: Node, *inputs: Stream) -> Any:
+        """Append `node` consuming `inputs`; create its output streams (kinds from its signature
+        and the inputs' kinds). Returns the output stream, or a tuple if not exactly one."""
+        node.inputs = list(inputs)
+        kinds = node.output_kinds([s.kind for s in inputs])
+        node.outputs = [Stream(k, node, i) for i, k in enumerate(kinds)]
+        self.nodes.append(node)
+        return node.outputs[0] if len(node.outputs) == 1 else tuple(node.outputs)
+
+    def streams(self) -> Iterator[Stream]:
+        """Every stream defined in the graph, in definition order."""
+        for n in self.nodes:
+            yield from n.outputs
+
+    def consumers(self) -> dict[Stream, list[tuple[Node, int]]]:
+        """Stream -> the (node, operand position) pairs reading it, in node order."""
+        out: dict[Stream, list[tuple[Node, int]]] = {}
+        for n in self.nodes:
+            for i, s in enumerate(n.inputs):
+                out.setdefault(s, []).append((n, i))
+        return out
+
+    def topo_order(self) -> list[Node]:
+        """The nodes in a deterministic topological order: Kahn's algorithm, ties broken by the
+        current list position (a list already in topological order is kept as is). Nodes on a
+        cycle are appended in list order."""
+        import heapq
+        pos = {id(n): i for i, n in enumerate(self.nodes)}
+        preds: dict[int, int] = {}
+        succs: dict[int, list[int]] = {i: [] for i in range(len(self.nodes))}
+        for i, n in enumerate(self.nodes):
+            deps = {pos[id(s.producer)] for s in n.inputs
+                    if s.producer is not None and id(s.producer) in pos}
+            preds[i] = len(deps)
+            for d in deps:
+                succs[d].append(i)
+        ready = [i for i, k in preds.items() if k == 0]
+        heapq.heapify(ready)
+        order: list[int] = []
+        while ready:
+            i = heapq.heappop(ready)
+            order.append(i)
+            for j in succs[i]:
+                preds[j] -= 1
+                if preds[j] == 0:
+                    heapq.heappush(ready, j)
+        done = set(order)
+        order += [i for i in range(len(self.nodes)) if i not in done]
+        return [self.nodes[i] for i in order]
+
+    def stream_names(self) -> dict[Stream, str]:
+        """Canonical names (without %) of the graph's streams: per kind, numbered in the order of
+        definition along `topo_order()` (%c0.., %r0.., %v0.., %s0..). The printer uses these; the
+        simulator may use them to name channels in reports."""
+        names: dict[Stream, str] = {}
+        counts: dict[str | None, int] = {}
+        for n in self.topo_order():
+            for s in n.outputs:
+                if s in names:
+                    continue
+                p = KIND_PREFIX.get(s.kind, "x")
+                names[s] = f"{p}{counts.get(p, 0)}"
+                counts[p] = counts.get(p, 0) + 1
+        return names
+
+    def __repr__(self) -> str:
+        return f"Graph({self.name!r}, {len(self.nodes)} nodes)"
+
+
+ROLES = ("input", "output", "temp")
+
+
+@dataclass(eq=False)
+class TensorDecl:
+    """A tensor of the module: `dims` (dim names bound from data, or ints), storage `format`,
+    `role` input|output|temp, and `block` size for blocked formats."""
+
+    name: str
+    dims: tuple[str | int, ...]
+    format: Format
+    role: str
+    block: int | None = None
+    loc: Loc | None = field(default=None, repr=False)
+
+    @property
+    def order(self) -> int:
+        return len(self.dims)
+
+    def spec(self) -> TensorSpec:
+        """The data-loading description of this tensor."""
+        return TensorSpec(self.name, tuple(self.dims), self.format, self.block)
+
+
+@dataclass(eq=False)
+class Module:
+    """A SAMML file: tensor declarations, graphs run in sequence, and optionally the path of the
+    source program (for `simulate --check`)."""
+
+    tensors: list[TensorDecl] = field(default_factory=list)
+    graphs: list[Graph] = field(default_factory=list)
+    source: str | None = None
+    loc: Loc | None = field(default=None, repr=False)
+
+    def tensor(self, name: str) -> TensorDecl | None:
+        """The declaration of tensor `name`, or None."""
+        for t in self.tensors:
+            if t.name == name:
+                return t
+        return None
+
+    def graph(self, name: str) -> Graph | None:
+        """The graph named `name`, or None."""
+        for g in self.graphs:
+            if g.name == name:
+                return g
+        return None
+
+    def specs(self) -> dict[str, TensorSpec]:
+        """Tensor name -> TensorSpec, for data loading."""
+        return {t.name: t.spec() for t in self.tensors}
