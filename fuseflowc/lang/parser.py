@@ -12,9 +12,10 @@ from .grammar import parser
 from .syntax_errors import syntax_error
 
 
-def parse_program(source: Source) -> ast.Program:
-    """Parse a whole program. Raises UserError on syntax errors and malformed formats."""
-    return _parse(source, "start", "program")
+def parse_program(source: Source, _stack: tuple[str, ...] = ()) -> ast.Program:
+    """Parse a whole program, splicing in `include`d files (resolved relative to the including
+    file). Raises UserError on syntax errors, malformed formats and bad includes."""
+    return _parse(source, "start", "program", _stack)
 
 
 def parse_directives(source: Source) -> list[ast.Directive]:
@@ -22,7 +23,7 @@ def parse_directives(source: Source) -> list[ast.Directive]:
     return _parse(source, "directives", "schedule").directives
 
 
-def _parse(source: Source, start: str, what: str) -> ast.Program:
+def _parse(source: Source, start: str, what: str, stack: tuple[str, ...] = ()) -> ast.Program:
     try:
         tree = parser("program.lark", start).parse(source.text)
     except UnexpectedInput as e:
@@ -43,9 +44,37 @@ def _parse(source: Source, start: str, what: str) -> ast.Program:
             prog.tensors.append(item)
         elif isinstance(item, ast.Assignment):
             prog.statements.append(item)
+        elif isinstance(item, _Include):
+            sub = _include(source, item, stack)
+            prog.dims.extend(sub.dims)
+            prog.tensors.extend(sub.tensors)
+            prog.statements.extend(sub.statements)
+            prog.directives.extend(sub.directives)
         else:
             prog.directives.append(item)
     return prog
+
+
+class _Include:
+    def __init__(self, path: str, loc: Loc):
+        self.path, self.loc = path, loc
+
+
+def _include(source: Source, inc: _Include, stack: tuple[str, ...]) -> ast.Program:
+    import os
+
+    base = os.path.dirname(source.name) if source.name not in ("<stdin>",) else "."
+    path = os.path.normpath(os.path.join(base, inc.path))
+    key = os.path.abspath(path)
+    if key in stack or key == os.path.abspath(source.name):
+        raise UserError(f"include cycle: {inc.path} includes itself (directly or through others)",
+                        inc.loc)
+    try:
+        from ..files import read_source
+        sub = read_source(path)
+    except UserError:
+        raise UserError(f"cannot include {inc.path}: no such file {path}", inc.loc) from None
+    return parse_program(sub, stack + (os.path.abspath(source.name),))
 
 
 class _Build(Transformer):
@@ -211,6 +240,10 @@ class _Build(Transformer):
         op, *rest = items
         *idx, body = rest
         return ast.Reduce(str(op), tuple(str(t) for t in idx), body, self._tok(op))
+
+    @v_args(inline=True)
+    def include(self, tok):
+        return _Include(str(tok)[1:-1], self._tok(tok))
 
     # ---- directives -----------------------------------------------------------------------
     @v_args(meta=True)
