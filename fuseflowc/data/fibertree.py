@@ -66,8 +66,11 @@ class FiberTensor:
         """
         shape = tuple(int(s) for s in shape)
         order = len(shape)
-        coords = np.asarray(coords, dtype=np.int64).reshape(-1, order)
         values = np.asarray(values, dtype=np.float64)
+        # Order 0 (a scalar): one stored entry per value, each with no coordinates.
+        coords = np.asarray(coords, dtype=np.int64).reshape(-1, order) if order else \
+            np.zeros((values.reshape(-1).shape[0] if block is None else values.shape[0], 0),
+                     dtype=np.int64)
         bshape = shape if block is None else tuple(s // block for s in shape)
         perm = list(fmt.mode_order)
         scoords = coords[:, perm] if order else coords
@@ -152,7 +155,9 @@ class FiberTensor:
         coords, vals = self.to_coo()
         out = np.zeros(self.shape, dtype=np.float64)
         if self.block is None:
-            if coords.shape[0]:
+            if not self.order:  # a scalar: its one value
+                out[()] = vals[0]
+            elif coords.shape[0]:
                 out[tuple(coords.T)] = vals
             return out
         b = self.block

@@ -35,7 +35,7 @@ import numpy as np
 from ..diagnostics import UserError
 from ..files import output_dir
 from ..formats import Format
-from .fibertree import FiberTensor
+from .fibertree import FiberTensor, Level
 from .spec import TensorSpec
 
 SINGLE_FILE_SUFFIXES = (".npy", ".npz", ".mtx")
@@ -59,7 +59,7 @@ class RawTensor:
     @classmethod
     def from_array(cls, a: np.ndarray) -> "RawTensor":
         a = np.asarray(a, dtype=np.float64)
-        coords = np.argwhere(a != 0).astype(np.int64).reshape(-1, a.ndim)
+        coords = np.argwhere(a != 0).astype(np.int64)  # (nnz, ndim), also for a scalar
         values = a[tuple(coords.T)] if a.ndim else a.reshape(-1)[: coords.shape[0]]
         return cls(tuple(int(s) for s in a.shape), coords, np.asarray(values, np.float64), True)
 
@@ -286,7 +286,7 @@ def _level_suffix_ok(rest: str) -> bool:
     return k.isdigit() and kind in ("seg", "crd")
 
 
-def read_level_files(directory: Path, name: str, block: int | None = None) -> FiberTensor:
+def read_level_files(directory: Path, name: str) -> FiberTensor:
     """Read SAM level files `tensor_<name>_mode_*` from `directory` into a FiberTensor.
 
     Files (one number per line):
@@ -299,9 +299,9 @@ def read_level_files(directory: Path, name: str, block: int | None = None) -> Fi
       tensor_<name>_mode_order    optional: the logical mode stored by each level (default
                                   0, 1, ..., i.e. row-major)
       tensor_<name>_mode_block    optional: the block size b of a blocked tensor
-    `block` is unused unless the block file is absent (then the files are element level).
+    Without a block file the files are element level; `load_inputs` then converts to the
+    declared format (and block size).
     """
-    del block  # the files say whether they are blocked; the declared format decides the result
     d = Path(directory)
     shape_p, vals_p = level_file(d, name, "shape"), level_file(d, name, "vals")
     for p in (shape_p, vals_p):
@@ -344,8 +344,6 @@ def read_level_files(directory: Path, name: str, block: int | None = None) -> Fi
             raise _err(p, f"level {k} does not exist: {shape_p.name} gives {order} level(s)")
     sizes = [int(s) // (b or 1) for s in sshape]
     levels_kinds = []
-    from .fibertree import Level
-
     levels = []
     npos = 1
     for k in range(order):
@@ -639,7 +637,7 @@ def _save_one(d: Path, name: str, t: FiberTensor, style: str) -> Path:
         else:
             # Every stored entry is written, explicit zeros included, so the pattern survives.
             coords, vals = t.to_coo()
-            np.savez_compressed(p, coords=np.asarray(coords, np.int64).reshape(-1, t.order),
+            np.savez_compressed(p, coords=np.asarray(coords, np.int64),
                                 values=np.asarray(vals, np.float64),
                                 shape=np.array(t.shape, dtype=np.int64))
         return p
