@@ -672,3 +672,23 @@ def save_tensors(out_dir, tensors: dict[str, FiberTensor], style: str = "auto",
 def write_data_dir(out_dir, tensors: dict[str, FiberTensor], style: str = "auto") -> list[Path]:
     """Write a whole data directory atomically (see `save_tensors`)."""
     return save_tensors(out_dir, tensors, style, atomic=True)
+
+
+# ---- in-memory sources -----------------------------------------------------------------------
+def tensor_from_array(a, spec: TensorSpec) -> FiberTensor:
+    """A dense array stored in the spec's format (compressed levels keep its non-zeros)."""
+    a = np.asarray(a)
+    _check_values(spec.name, a)
+    raw = RawTensor.from_array(a)
+    return convert(raw, spec, spec.name)
+
+
+def tensor_from_scipy(m, spec: TensorSpec) -> FiberTensor:
+    """A scipy.sparse matrix stored in the spec's format: its stored entries (duplicates summed,
+    explicit zeros kept) are the entries a compressed format stores."""
+    coo = m.tocoo()
+    values = _check_values(spec.name, np.asarray(coo.data))
+    shape = tuple(int(s) for s in coo.shape)
+    coords = np.stack([np.asarray(coo.row, np.int64), np.asarray(coo.col, np.int64)], axis=1)
+    coords, values = _sum_duplicates(shape, coords, values)
+    return convert(RawTensor(shape, coords, values, False), spec, spec.name)

@@ -1,0 +1,123 @@
+"""Random input tensors, seeded and deterministic, in any declared format.
+
+Values of stored non-zero entries are drawn uniformly from [-1, 1), never exactly 0 (a zero is
+redrawn), so a generated tensor's pattern and its non-zeros agree wherever the format lets them.
+Density is the fraction of non-zero entries (of non-zero blocks, for blocked formats), picked
+uniformly without replacement: exactly round(density * count) of them.
+  - compressed levels store exactly the non-zeros;
+  - dense levels store every coordinate beneath them, so the entries not picked are explicit 0s;
+  - without a density, all-dense formats are fully non-zero and other formats use
+    DEFAULT_SPARSE_DENSITY.
+Each tensor of `random_inputs` draws from its own stream derived from (seed, tensor name), so
+adding or removing one tensor never changes the others.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from typing import Mapping
+
+import numpy as np
+
+from ..diagnostics import UserError
+from .fibertree import FiberTensor
+from .spec import TensorSpec
+
+DEFAULT_SPARSE_DENSITY = 0.1
+# Sampling picks flat indices in int64; larger index spaces cannot be sampled exactly.
+_MAX_INDEX_SPACE = 2**62
+
+
+def nonzero_uniform(rng: np.random.Generator, size) -> np.ndarray:
+    """Uniform values in [-1, 1) with every exact 0 redrawn."""
+    v = rng.uniform(-1.0, 1.0, size=size)
+    while True:
+        zero = v == 0.0
+        if not zero.any():
+            return v
+        v[zero] = rng.uniform(-1.0, 1.0, size=int(zero.sum()))
+
+
+def _pick(rng: np.random.Generator, total: int, k: int) -> np.ndarray:
+    """k distinct flat indices in [0, total), sorted."""
+    if k == total:
+        return np.arange(total, dtype=np.int64)
+    if k == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.sort(rng.choice(total, size=k, replace=False).astype(np.int64))
+
+
+def random_tensor(spec: TensorSpec, shape: tuple[int, ...], density: float | None = None,
+                  rng: np.random.Generator | None = None, block: int | None = None
+                  ) -> FiberTensor:
+    """A random tensor of logical `shape` stored in `spec.format` (see the module docstring).
+
+    `block` (default `spec.block`) is the block size of a blocked format; the shape must be
+    divisible by it and `density` then counts blocks. `rng` defaults to a Generator seeded 0.
+    """
+    fmt = spec.format
+    shape = tuple(int(s) for s in shape)
+    if len(shape) != fmt.order:
+        raise UserError(f"tensor '{spec.name}' has {fmt.order} dim(s) but a shape of "
+                        f"{len(shape)} was given")
+    if any(s < 0 for s in shape):
+        raise UserError(f"tensor '{spec.name}': sizes must be non-negative, got {shape}")
+    if density is None:
+        density = 1.0 if fmt.is_dense else DEFAULT_SPARSE_DENSITY
+    density = float(density)
+    if not 0.0 <= density <= 1.0:
+        raise UserError(f"tensor '{spec.name}': density must be between 0 and 1, got {density}")
+    rng = rng if rng is not None else np.random.default_rng(0)
+    b = None
+    if fmt.blocked:
+        b = block if block is not None else spec.block
+        if b is None or b < 1:
+            raise UserError(f"tensor '{spec.name}' has blocked format {fmt.name()} but no block "
+                            f"size")
+        if any(s % b for s in shape):
+            raise UserError(f"tensor '{spec.name}': shape {shape} is not divisible by block "
+                            f"size {b}")
+    grid = shape if b is None else tuple(s // b for s in shape)
+    total = math.prod(grid)
+    if total >= _MAX_INDEX_SPACE:
+        raise UserError(f"tensor '{spec.name}': shape {shape} is too large to sample")
+    k = int(round(density * total))
+    flat = _pick(rng, total, k)
+    coords = (np.stack(np.unravel_index(flat, grid), axis=1).astype(np.int64) if grid
+              else np.zeros((k, 0), np.int64))
+    vals = nonzero_uniform(rng, (k,) if b is None else (k, b, b))
+    return FiberTensor.from_coo(shape, coords, vals, fmt, b)
+
+
+def tensor_rng(seed: int, name: str) -> np.random.Generator:
+    """The Generator of one named tensor: independent of every other name, fixed by the seed."""
+    return np.random.default_rng([int(seed), zlib.crc32(name.encode("utf-8"))])
+
+
+def resolve_shape(spec: TensorSpec, sizes: Mapping[str, int]) -> tuple[int, ...]:
+    """The concrete shape of `spec` given sizes of its named dims."""
+    out = []
+    for d in spec.dims:
+        if isinstance(d, int):
+            out.append(d)
+        elif d in sizes:
+            out.append(int(sizes[d]))
+        else:
+            known = ", ".join(sorted(sizes)) or "none"
+            raise UserError(f"no size for dim {d} of tensor '{spec.name}' (sizes known: "
+                            f"{known})")
+    return tuple(out)
+
+
+def random_inputs(specs: list[TensorSpec], sizes: Mapping[str, int], seed: int = 0,
+                  density: float | Mapping[str, float] | None = None
+                  ) -> dict[str, FiberTensor]:
+    """Random tensors for every spec: shapes from `sizes`, `density` one number for all or a
+    mapping tensor name -> density (absent names get the format's default)."""
+    out = {}
+    for spec in specs:
+        d = density.get(spec.name) if isinstance(density, Mapping) else density
+        out[spec.name] = random_tensor(spec, resolve_shape(spec, sizes), d,
+                                       tensor_rng(seed, spec.name))
+    return out
