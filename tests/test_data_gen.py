@@ -47,7 +47,7 @@ def test_random_tensor_properties(case):
     else:
         nonzero = int((np.abs(a).reshape(grid[0], b, grid[1], b).sum(axis=(1, 3)) != 0).sum())
         # a picked block is non-zero in every element; others are all zero
-        per_block = (t.vals != 0).reshape(t.nnz, -1)
+        per_block = (t.vals != 0).reshape(t.nnz, b * b)
         assert (per_block.all(axis=1) | ~per_block.any(axis=1)).all()
     assert nonzero == round(d * total)
     assert ((a >= -1) & (a < 1)).all()
