@@ -1,0 +1,138 @@
+"""Graphviz DOT pictures of SAMML graphs, in the conventions of the SAM papers.
+
+Edges: crd dashed, ref bold, val solid, repsig dotted (each labelled with its stream name).
+Nodes are grouped in shaded clusters by region: input iteration (blue), computation (yellow),
+tensor construction (red); each labelled with its kind and key attributes. `render` runs the
+Graphviz `dot` program for SVG or PNG output.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from ..diagnostics import UserError
+from .ir import Graph, Module, Node, region_of
+
+EDGE_STYLE = {"crd": "dashed", "ref": "bold", "val": "solid", "repsig": "dotted"}
+REGIONS = {  # region -> (title, fill colour, node colour)
+    "iteration": ("input iteration", "#dbe8f7", "#eef4fb"),
+    "compute": ("computation", "#fbf0c4", "#fdf8e4"),
+    "construction": ("tensor construction", "#f7d6d2", "#fbebe9"),
+}
+_KEY_ATTRS = ("op", "const", "index", "required", "lanes", "level", "lane", "outer", "inner")
+
+
+def node_label(n: Node) -> str:
+    """Kind on the first line; then tensor, mode and level format; then the other key
+    attributes that are set (`index=j`, `op=mul`, ...)."""
+    lines = [n.KIND]
+    tensor = getattr(n, "tensor", None)
+    if tensor is not None:
+        words = [str(tensor)]
+        for key in ("mode", "format"):
+            v = getattr(n, key, None)
+            if v is not None:
+                words.append(f"mode {v}" if key == "mode" else str(v))
+        lines.append(" ".join(words))
+    for key in _KEY_ATTRS:
+        v = getattr(n, key, None)
+        if v is None or v == []:
+            continue
+        lines.append(f"{key}={v}")
+    return "\\n".join(_escape_label(x) for x in lines)
+
+
+def _quote(text: str) -> str:
+    return '"' + _escape_label(text) + '"'
+
+
+def _escape_label(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def graph_dot(g: Graph, prefix: str = "", indent: str = "  ") -> list[str]:
+    """The DOT lines (node clusters and edges) of one graph; node ids start with `prefix`."""
+    names = g.stream_names()
+    order = g.topo_order()
+    ids = {id(n): f"{prefix}n{i}" for i, n in enumerate(order)}
+    out: list[str] = []
+    for region, (title, fill, node_fill) in REGIONS.items():
+        members = [n for n in order if region_of(n) == region]
+        if not members:
+            continue
+        out.append(f"{indent}subgraph cluster_{prefix}{region} {{")
+        out.append(f'{indent}  label={_quote(title)}; style="filled,rounded"; color="{fill}"; '
+                   f'fillcolor="{fill}"; fontcolor="#555555";')
+        for n in members:
+            out.append(f'{indent}  {ids[id(n)]} [label="{node_label(n)}", '
+                       f'fillcolor="{node_fill}"];')
+        out.append(f"{indent}}}")
+    for n in order:
+        for i, s in enumerate(n.inputs):
+            if s.producer is None or id(s.producer) not in ids:
+                continue
+            style = EDGE_STYLE.get(s.kind, "solid")
+            label = "%" + names.get(s, s.name or "?")
+            out.append(f"{indent}{ids[id(s.producer)]} -> {ids[id(n)]} [style={style}, "
+                       f"label={_quote(label)}];")
+    return out
+
+
+def module_dot(m: Module, graph: str | None = None) -> str:
+    """DOT text of a module: every graph (each its own cluster) or only the one named `graph`."""
+    graphs = m.graphs
+    if graph is not None:
+        chosen = m.graph(graph)
+        if chosen is None:
+            known = ", ".join(g.name for g in m.graphs)
+            raise UserError(f"no graph named {graph!r} in the module (graphs: {known})")
+        graphs = [chosen]
+    title = graphs[0].name if len(graphs) == 1 else "samml"
+    out = [f"digraph {_quote(title)} {{",
+           "  rankdir=TB; newrank=true;",
+           '  node [shape=box, style="filled,rounded", fontname="Helvetica", fontsize=11];',
+           '  edge [fontname="Helvetica", fontsize=9, fontcolor="#666666"];']
+    if len(graphs) == 1:
+        out += graph_dot(graphs[0])
+    else:
+        for k, g in enumerate(graphs):
+            out.append(f"  subgraph cluster_g{k} {{")
+            out.append(f'    label={_quote("graph " + g.name)}; style=rounded; color="#999999";')
+            out += graph_dot(g, prefix=f"g{k}_", indent="    ")
+            out.append("  }")
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+INSTALL_HINT = ("install Graphviz (Debian/Ubuntu: `apt-get install graphviz`, macOS: "
+                "`brew install graphviz`), or write DOT text with `-o FILE.dot`")
+
+
+def render(dot_text: str, path: str, fmt: str) -> None:
+    """Run Graphviz `dot -T<fmt>` and write its output to `path` atomically."""
+    exe = shutil.which("dot")
+    if exe is None:
+        raise UserError(f"cannot write {path}: the Graphviz `dot` program is not installed; "
+                        + INSTALL_HINT)
+    target = Path(path)
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise UserError(f"{path}: directory {parent} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=parent)
+    os.close(fd)
+    try:
+        r = subprocess.run([exe, f"-T{fmt}", "-o", tmp], input=dot_text.encode(),
+                           capture_output=True, timeout=120)
+        if r.returncode != 0:
+            msg = r.stderr.decode(errors="replace").strip()
+            raise UserError(f"Graphviz dot failed to write {path}: {msg}")
+        os.replace(tmp, target)
+    except subprocess.TimeoutExpired:
+        raise UserError(f"Graphviz dot took too long to draw {path}") from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

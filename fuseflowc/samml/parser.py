@@ -1,0 +1,319 @@
+"""Parsing the SAMML text format (grammars/samml.lark) into a `Module`.
+
+`parse_module(source)` reports, with locations, everything that prevents building the data model:
+syntax errors, bad tensor declarations, unknown node kinds, unknown or repeated attribute names,
+a stream name defined twice. Everything else (operand counts and kinds, attribute values,
+undefined streams, cycles, tensor consistency) is the verifier's job (`verify.verify`), so that
+graphs built in Python get the same checks.
+
+Stream names may be used before their definition inside a graph (so a cycle can be written down
+and reported by the verifier).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from importlib import resources
+from typing import Any
+
+from lark import Lark, Token, Tree
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from ..diagnostics import DiagnosticSink, Loc, Source, UserError
+from ..formats import LEVEL_KINDS, SHORTHAND_NAMES, Format, shorthand, shorthand_orders
+from .ir import KINDS, ROLES, Graph, Module, Node, Stream, TensorDecl
+
+
+@functools.cache
+def _lark() -> Lark:
+    text = resources.files("fuseflowc.grammars").joinpath("samml.lark").read_text(encoding="utf-8")
+    return Lark(text, parser="lalr", propagate_positions=True, maybe_placeholders=True, cache=True)
+
+
+def parse_module(source: Source) -> Module:
+    """Parse a SAMML file into a Module (not yet verified). Raises UserError."""
+    text = source.text if source.text.endswith("\n") else source.text + "\n"
+    try:
+        tree = _lark().parse(text)
+    except UnexpectedInput as e:
+        raise _syntax_error(e, source) from None
+    return _Builder(source).module(tree)
+
+
+def parse_text(text: str, name: str = "<input>") -> Module:
+    """Convenience: parse SAMML text given as a string."""
+    return parse_module(Source(name, text))
+
+
+# ---- syntax errors -----------------------------------------------------------------------------
+
+_TERMINAL_TEXT = {
+    "STREAM": "a stream name (%name)", "NAME": "a name", "INT": "an integer",
+    "FLOAT": "a number", "STRING": 'a string ("...")', "_NL": "end of line",
+    "LBRACE": "'{'", "RBRACE": "'}'", "LSQB": "'['", "RSQB": "']'", "LPAR": "'('",
+    "RPAR": "')'", "COMMA": "','", "EQUAL": "'='", "COLON": "':'", "BLOCKED": "'blocked'",
+    "$END": "end of file",
+}
+
+
+def _describe(term: str) -> str:
+    if term in _TERMINAL_TEXT:
+        return _TERMINAL_TEXT[term]
+    try:
+        pattern = _lark().get_terminal(term).pattern
+        return f"'{pattern.value}'" if pattern.type == "str" else term.lower()
+    except KeyError:
+        return term.lower()
+
+
+def _syntax_error(e: UnexpectedInput, source: Source) -> UserError:
+    line = getattr(e, "line", 0) or 1
+    col = getattr(e, "column", 0) or 1
+    if isinstance(e, UnexpectedCharacters):
+        ch = source.text[e.pos_in_stream] if e.pos_in_stream < len(source.text) else "?"
+        return UserError(f"unexpected character {ch!r}", Loc(source, line, col))
+    expected = sorted({_describe(t) for t in getattr(e, "expected", None) or
+                       getattr(e, "accepts", None) or ()})
+    if isinstance(e, UnexpectedToken) and e.token.type != "$END":
+        tok = e.token
+        shown = "end of line" if tok.type == "_NL" else repr(str(tok))
+        line, col = tok.line or line, tok.column or col
+        msg = f"unexpected {shown}"
+        length = 1 if tok.type == "_NL" else max(len(str(tok)), 1)
+    else:
+        msg, length = "unexpected end of file", 1
+        lines = source.text.rstrip("\n").split("\n")
+        line, col = len(lines), len(lines[-1]) + 1
+    if expected:
+        msg += "; expected " + (expected[0] if len(expected) == 1 else
+                                ", ".join(expected[:-1]) + " or " + expected[-1])
+    return UserError(msg, Loc(source, line, col, length))
+
+
+# ---- tree -> data model ------------------------------------------------------------------------
+
+class _Builder:
+    def __init__(self, source: Source):
+        self.source = source
+        self.sink = DiagnosticSink()
+
+    def loc(self, item: Tree | Token) -> Loc:
+        if isinstance(item, Token):
+            return Loc(self.source, item.line or 1, item.column or 1, max(len(str(item)), 1))
+        meta = item.meta
+        if getattr(meta, "empty", True):
+            return Loc(self.source, 1, 1)
+        length = meta.end_column - meta.column if meta.end_line == meta.line else 1
+        return Loc(self.source, meta.line, meta.column, max(length, 1))
+
+    def module(self, tree: Tree) -> Module:
+        m = Module(loc=Loc(self.source, 1, 1))
+        seen_source: Token | None = None
+        for item in tree.children:
+            if item.data == "source":
+                tok = item.children[0]
+                if seen_source is not None:
+                    self.sink.error("the source program is named twice", self.loc(tok))
+                seen_source = tok
+                m.source = str(tok)[1:-1]
+            elif item.data == "tensor_decl":
+                decl = self.tensor_decl(item)
+                if decl is not None:
+                    if m.tensor(decl.name) is not None:
+                        self.sink.error(f"tensor {decl.name} is declared twice", decl.loc)
+                        self.sink.note("first declared here", m.tensor(decl.name).loc)
+                    else:
+                        m.tensors.append(decl)
+            else:
+                m.graphs.append(self.graph(item))
+        self.sink.raise_if_any()
+        return m
+
+    # -- tensor declarations -----------------------------------------------------------------
+    def tensor_decl(self, t: Tree) -> TensorDecl | None:
+        name_tok, *rest = t.children
+        *dim_trees, fmt, role_tok, block_tok = rest
+        dims: list[str | int] = []
+        for d in dim_trees:
+            if d is None:
+                continue
+            tok = d.children[0]
+            if tok.type == "INT":
+                if int(tok) <= 0:
+                    self.sink.error(f"dimension {tok} of tensor {name_tok} must be positive",
+                                    self.loc(tok))
+                    return None
+                dims.append(int(tok))
+            else:
+                dims.append(str(tok))
+        order = len(dims)
+        fmt_value = self.format(fmt, order, str(name_tok))
+        role = str(role_tok)
+        if role not in ROLES:
+            self.sink.error(f"unknown tensor role '{role}'; expected input, output or temp",
+                            self.loc(role_tok))
+            return None
+        block = None
+        if block_tok is not None:
+            block = int(block_tok)
+            if block <= 0:
+                self.sink.error("block size must be positive", self.loc(block_tok))
+                return None
+        if fmt_value is None:
+            return None
+        if fmt_value.blocked and block is None:
+            self.sink.error(f"tensor {name_tok} has the blocked format {fmt_value.name()} and "
+                            "needs a block size (`block B` after its role)", self.loc(fmt))
+            return None
+        if block is not None and not fmt_value.blocked:
+            self.sink.error(f"tensor {name_tok} has a block size but its format "
+                            f"{fmt_value.name()} is not blocked", self.loc(block_tok))
+            return None
+        return TensorDecl(str(name_tok), tuple(dims), fmt_value, role, block, self.loc(name_tok))
+
+    def format(self, t: Tree, order: int, tensor: str) -> Format | None:
+        if t.data == "fmt_short":
+            tok = t.children[0]
+            if str(tok) not in SHORTHAND_NAMES:
+                self.sink.error(f"unknown format '{tok}'; expected one of "
+                                f"{', '.join(SHORTHAND_NAMES)} or (level, ...) order (...)",
+                                self.loc(tok))
+                return None
+            f = shorthand(str(tok), order)
+            if f is None:
+                self.sink.error(f"format {tok} is for {shorthand_orders(str(tok))}, but tensor "
+                                f"{tensor} has {order} dimension{'s' * (order != 1)}",
+                                self.loc(tok))
+            return f
+        levels: list[str] = []
+        order_tree = None
+        blocked = False
+        for c in t.children:
+            if isinstance(c, Tree):
+                order_tree = c
+            elif c is not None and c.type == "BLOCKED":
+                blocked = True
+            elif c is not None:
+                if str(c) not in LEVEL_KINDS:
+                    self.sink.error(f"unknown level format '{c}'; expected "
+                                    f"{', '.join(LEVEL_KINDS)}", self.loc(c))
+                    return None
+                levels.append(str(c))
+        if len(levels) != order:
+            self.sink.error(f"format has {len(levels)} level{'s' * (len(levels) != 1)} but "
+                            f"tensor {tensor} has {order} dimension{'s' * (order != 1)}",
+                            self.loc(t))
+            return None
+        mode_order = tuple(range(order))
+        if order_tree is not None:
+            mode_order = tuple(int(x) for x in order_tree.children)
+            if sorted(mode_order) != list(range(order)):
+                self.sink.error(f"mode order ({', '.join(map(str, mode_order))}) is not a "
+                                f"permutation of 0..{order - 1}", self.loc(order_tree))
+                return None
+        if blocked and order != 2:
+            self.sink.error("blocked formats are for order-2 tensors", self.loc(t))
+            return None
+        return Format(tuple(levels), mode_order, blocked)
+
+    # -- graphs ------------------------------------------------------------------------------
+    def graph(self, t: Tree) -> Graph:
+        name_tok, *node_trees = t.children
+        g = Graph(str(name_tok), loc=self.loc(name_tok))
+        defined: dict[str, Stream] = {}
+        pending: list[tuple[Node, list[Token]]] = []
+        for nt in node_trees:
+            built = self.node(nt, defined)
+            if built is not None:
+                g.nodes.append(built[0])
+                pending.append(built)
+        undefined: dict[str, Stream] = {}
+        for node, operand_toks in pending:
+            for tok in operand_toks:
+                name = str(tok)[1:]
+                s = defined.get(name)
+                if s is None:  # left for the verifier to report, one object per name
+                    s = undefined.setdefault(name, Stream(None, None, 0, name, None))
+                node.inputs.append(s)
+        _infer_kinds(g)
+        return g
+
+    def node(self, t: Tree, defined: dict[str, Stream]) -> tuple[Node, list[Token]] | None:
+        results, kind_tok, operands, attrs = t.children
+        cls = KINDS.get(str(kind_tok))
+        if cls is None:
+            self.sink.error(f"unknown node kind '{kind_tok}'; known kinds: "
+                            f"{', '.join(KINDS)}", self.loc(kind_tok))
+            return None
+        node = cls()
+        node.loc = self.loc(kind_tok)
+        specs = {s.name: s for s in cls.attr_specs()}
+        for a in (attrs.children if attrs is not None else []):
+            if a is None:
+                continue
+            key_tok, value = a.children
+            key = str(key_tok)
+            if key not in specs:
+                known = ", ".join(specs)
+                self.sink.error(f"{cls.KIND} has no attribute '{key}'; its attributes: {known}",
+                                self.loc(key_tok))
+                continue
+            if key in node.attr_locs:
+                self.sink.error(f"attribute '{key}' is given twice", self.loc(key_tok))
+                continue
+            node.attr_locs[key] = self.loc(value) if isinstance(value, Tree) else self.loc(key_tok)
+            setattr(node, key, _coerce(self.value(value), specs[key].type))
+        for i, tok in enumerate(results.children if results is not None else []):
+            name = str(tok)[1:]
+            loc = self.loc(tok)
+            if name in defined:
+                self.sink.error(f"stream %{name} is defined twice (a stream has one producer)",
+                                loc)
+                self.sink.note(f"first defined here", defined[name].loc)
+                continue
+            s = Stream(None, node, i, name, loc)
+            defined[name] = s
+            node.outputs.append(s)
+            node.result_locs.append(loc)
+        operand_toks = list(operands.children) if operands is not None else []
+        node.operand_locs = [self.loc(tok) for tok in operand_toks]
+        return node, operand_toks
+
+    def value(self, v: Tree) -> Any:
+        if v.data == "v_list":
+            return [self.value(c) for c in v.children if c is not None]
+        tok = v.children[0]
+        if v.data == "v_int":
+            return int(tok)
+        if v.data == "v_float":
+            return float(tok)
+        return str(tok)
+
+
+def _coerce(value: Any, type_: str) -> Any:
+    """Literal -> attribute value: ints are floats where a float is wanted, and the names
+    inf/nan are floats."""
+    if type_ == "float":
+        if isinstance(value, int):
+            return float(value)
+        if value in ("inf", "nan"):
+            return math.inf if value == "inf" else math.nan
+    return value
+
+
+def _infer_kinds(g: Graph) -> None:
+    """Set the kind of every parsed result stream from its producer's signature. Polymorphic
+    kinds (repeat, fork, join) follow their input 0, possibly defined later: iterate to a
+    fixpoint (a polymorphic cycle keeps kind None; the verifier reports the cycle)."""
+    changed = True
+    rounds = 0
+    while changed and rounds <= len(g.nodes) + 1:
+        changed = False
+        rounds += 1
+        for n in g.nodes:
+            kinds = n.output_kinds([s.kind for s in n.inputs])
+            for s, k in zip(n.outputs, kinds):
+                if s.kind != k and k is not None:
+                    s.kind = k
+                    changed = True

@@ -1,0 +1,86 @@
+"""Printing a `Module` as SAMML text, deterministically.
+
+Nodes are printed in `Graph.topo_order()` (a deterministic topological order), streams renamed
+canonically per kind in order of definition (%c0.., %r0.., %v0.., %s0..), attributes in their
+declaration order, optional attributes left out when they have their default value. So
+`print(parse(print(m))) == print(m)`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .ir import Graph, Module, Node, Stream, TensorDecl
+
+
+def print_module(m: Module) -> str:
+    """The text of a whole module: source line, tensor declarations, then each graph."""
+    out: list[str] = []
+    if m.source is not None:
+        out.append(f'source "{m.source}"')
+    out += [print_tensor(t) for t in m.tensors]
+    for g in m.graphs:
+        if out:
+            out.append("")
+        out.append(print_graph(g))
+    return "\n".join(out) + "\n"
+
+
+def print_tensor(t: TensorDecl) -> str:
+    """One declaration: `tensor A[N, M]: csr input` (+ `block B` for blocked formats)."""
+    dims = ", ".join(str(d) for d in t.dims)
+    text = f"tensor {t.name}[{dims}]: {t.format.name()} {t.role}"
+    if t.block is not None:
+        text += f" block {t.block}"
+    return text
+
+
+def print_graph(g: Graph) -> str:
+    """`graph NAME { ... }` with one node per line."""
+    names = g.stream_names()
+    lines = [f"graph {g.name} {{"]
+    lines += ["  " + print_node(n, names) for n in g.topo_order()]
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _stream(s: Stream, names: dict[Stream, str]) -> str:
+    # A stream the graph does not define (an unverified graph) keeps its own name.
+    return "%" + (names.get(s) or s.name or "undefined")
+
+
+def print_node(n: Node, names: dict[Stream, str]) -> str:
+    """`%c0, %r1 = scan %r0 {tensor = A, mode = 0, format = compressed, index = j}`."""
+    text = ""
+    if n.outputs:
+        text = ", ".join(_stream(s, names) for s in n.outputs) + " = "
+    text += n.KIND
+    if n.inputs:
+        text += " " + ", ".join(_stream(s, names) for s in n.inputs)
+    attrs = []
+    for spec in n.attr_specs():
+        value = getattr(n, spec.name)
+        if not spec.required and (value is None or value == spec.default):
+            continue
+        attrs.append(f"{spec.name} = {format_value(value)}")
+    if attrs:
+        text += " {" + ", ".join(attrs) + "}"
+    return text
+
+
+def format_value(v: Any) -> str:
+    """An attribute value as text the parser reads back to the same value."""
+    if isinstance(v, bool):
+        return str(int(v))
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return repr(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(format_value(x) for x in v) + "]"
+    if v is None:
+        return "none"
+    return str(v)

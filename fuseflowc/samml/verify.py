@@ -1,0 +1,426 @@
+"""The SAMML verifier: every error a graph can have, collected and reported with locations.
+
+`verify(module)` raises one `UserError` listing every problem found (file:line:col when the module
+was parsed; graph and node named otherwise). What it checks, in order:
+
+Structure (per graph)
+  - every operand is a stream defined in the same graph; a stream has exactly one producer;
+  - each node has the number of operands and results its kind's signature asks for, and every
+    operand has the stream kind of its port (crd, ref, val, repsig; repeat/fork/join outputs have
+    the kind of their input);
+  - attributes: required ones present, values of the declared type, ALU/reduction ops known, the
+    constant of a scalar ALU op present (and absent otherwise), union `required` positions valid;
+  - no cycle;
+  - dangling results. Fine: an unused crd or ref result when some other result of the node is
+    used (a scan whose crd is not needed, a joiner whose refs feed only some arrays). Errors: an
+    unused val or repsig result (a value that reaches no writer is lost work; a repeat signal
+    exists only to drive a repeat), and a node none of whose results is used (dead code).
+  - fan-out (one stream read by several nodes) is allowed for every stream kind: it is an
+    implicit broadcast. Misuse shows up as a tensor-consistency error below (e.g. a ref stream
+    of tensor A read by a scan of tensor B).
+
+Tensors (per graph, and across the graphs of a module, which run in order)
+  - every tensor named by a node is declared;
+  - references are followed from each root through scans, repeats, joiners, forks and joins: a
+    scan must read the reference stream of its own tensor pointing at the storage level that
+    holds its mode (level k+1 after a scan of level k; scanning mode 1 of a CSR tensor straight
+    from its root is an error), its format must equal that level's declared format; an array
+    must read references past the last level of its tensor;
+  - writers only write output or temp tensors; a write_level's format equals the declared level
+    format; per graph, a written tensor has one write_vals and one write_level for every
+    compressed level (dense levels may be omitted, their size is known), never two writers of
+    the same level; a tensor is written by at most one graph;
+  - a temp or output tensor read by a graph must have been written by an earlier graph; every
+    output tensor is written by some graph; graph names are unique.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from ..diagnostics import DiagnosticSink, Loc, UserError
+from .ir import (ALU_SCALAR, SAME, Alu, Array, Fork, Graph, Intersect, Join, Module, Node, Repeat,
+                 Root, Scan, Stream, Union, WriteLevel, WriteVals)
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
+_KIND_TEXT = {"crd": "a crd", "ref": "a ref", "val": "a val", "repsig": "a repsig"}
+
+
+def verify(m: Module) -> None:
+    """Check a module; raise UserError with every problem found (see the module docstring)."""
+    sink = DiagnosticSink()
+    _Verifier(m, sink).run()
+    sink.raise_if_any()
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+class _Verifier:
+    def __init__(self, m: Module, sink: DiagnosticSink):
+        self.m = m
+        self.sink = sink
+        self.tensors = {t.name: t for t in m.tensors}
+
+    # -- reporting ---------------------------------------------------------------------------
+    def error(self, msg: str, loc: Loc | None, g: Graph | None = None, n: Node | None = None,
+              ) -> None:
+        if loc is None and g is not None:  # a graph built in Python: say where in words
+            where = f"graph {g.name}"
+            if n is not None:
+                where += f", node {g.nodes.index(n)} ({n.label()})" if n in g.nodes else ""
+            msg += f" [{where}]"
+        self.sink.error(msg, loc)
+
+    @staticmethod
+    def attr_loc(n: Node, key: str) -> Loc | None:
+        return n.attr_locs.get(key, n.loc)
+
+    def name(self, s: Stream, names: dict[Stream, str]) -> str:
+        """How a stream reads in a message: its name as written, else its canonical name."""
+        if s.name:
+            return "%" + s.name
+        return "%" + names[s] if s in names else "a stream"
+
+    # -- driver ------------------------------------------------------------------------------
+    def run(self) -> None:
+        if not self.m.graphs:
+            self.sink.error("the module has no graph", self.m.loc)
+        seen: dict[str, Graph] = {}
+        written_by: dict[str, Graph] = {}
+        for g in self.m.graphs:
+            if g.name in seen:
+                self.error(f"graph {g.name} is defined twice", g.loc, g)
+                self.sink.note("first defined here", seen[g.name].loc)
+            seen.setdefault(g.name, g)
+            ok_nodes = self.structure(g)
+            reads, writes = self.tensor_uses(g, ok_nodes)
+            for name, (node, loc) in sorted(reads.items()):
+                t = self.tensors[name]
+                if t.role != "input" and name not in written_by:
+                    self.error(f"graph {g.name} reads {t.role} tensor {name} before any graph "
+                               "writes it", loc, g, node)
+            for name, (node, loc) in sorted(writes.items()):
+                if name in written_by:
+                    self.error(f"tensor {name} is written by graph {written_by[name].name} and "
+                               f"again by graph {g.name}", loc, g, node)
+                else:
+                    written_by[name] = g
+        for t in self.m.tensors:
+            if t.role == "output" and t.name not in written_by and self.m.graphs:
+                self.sink.error(f"output tensor {t.name} is never written", t.loc)
+
+    # -- per graph structure -----------------------------------------------------------------
+    def structure(self, g: Graph) -> set[Node]:
+        """Structural checks; returns the nodes whose attributes and ports are well-formed (the
+        only ones the tensor checks look at)."""
+        names = g.stream_names()
+        producer: dict[Stream, Node] = {}
+        for n in g.nodes:
+            for i, s in enumerate(n.outputs):
+                if s in producer:
+                    loc = n.result_locs[i] if i < len(n.result_locs) else n.loc
+                    self.error(f"stream {self.name(s, names)} is defined twice", loc, g, n)
+                producer.setdefault(s, n)
+        ok: set[Node] = set()
+        for n in g.nodes:
+            good = self.attributes(g, n)
+            good = self.ports(g, n, producer, names) and good
+            if good:
+                ok.add(n)
+        self.dangling(g, names)
+        if self.cycle(g):
+            return set()  # reference chains are meaningless on a cycle
+        return ok
+
+    def attributes(self, g: Graph, n: Node) -> bool:
+        good = True
+        for spec in n.attr_specs():
+            v = getattr(n, spec.name)
+            loc = self.attr_loc(n, spec.name)
+            if v is None:
+                if spec.required:
+                    self.error(f"{n.KIND} needs attribute '{spec.name}' ({spec.doc})", n.loc, g, n)
+                    good = False
+                continue
+            problem = _type_problem(v, spec.type, spec.choices)
+            if problem:
+                what = "op" if spec.name == "op" else f"attribute '{spec.name}'"
+                self.error(f"{n.KIND} {what}: {problem}", loc, g, n)
+                good = False
+        if isinstance(n, Alu) and isinstance(n.op, str):
+            if n.op in ALU_SCALAR and n.const is None:
+                self.error(f"alu op {n.op} computes x {n.op[:-1]} const and needs attribute "
+                           "'const'", n.loc, g, n)
+                good = False
+            elif n.op not in ALU_SCALAR and n.const is not None:
+                self.error(f"alu op {n.op} takes no constant (only the scalar ops "
+                           f"{', '.join(ALU_SCALAR)} do)", self.attr_loc(n, "const"), g, n)
+                good = False
+        if isinstance(n, Union) and isinstance(n.required, list):
+            ways = len(n.inputs) // 2
+            for r in n.required:
+                if isinstance(r, int) and r >= ways:
+                    self.error(f"union required input {r} does not exist (inputs are "
+                               f"0..{ways - 1})", self.attr_loc(n, "required"), g, n)
+                    good = False
+        return good
+
+    def ports(self, g: Graph, n: Node, producer: dict[Stream, Node],
+              names: dict[Stream, str]) -> bool:
+        sig = n.signature(len(n.inputs))
+        good = True
+        for i, s in enumerate(n.inputs):
+            if s not in producer:
+                loc = n.operand_locs[i] if i < len(n.operand_locs) else n.loc
+                what = f"stream %{s.name}" if s.name else f"operand {i + 1} of {n.KIND}"
+                self.error(f"{what} is used but never defined", loc, g, n)
+                good = False
+        if len(n.inputs) != len(sig.inputs):
+            self.error(f"{n.KIND} expects {sig.arity}, got {len(n.inputs)}", n.loc, g, n)
+            return False
+        if len(n.outputs) != len(sig.outputs):
+            want = ", ".join(p.name for p in sig.outputs) or "nothing"
+            self.error(f"{n.KIND} defines {_plural(len(sig.outputs), 'result')} ({want}), "
+                       f"but {len(n.outputs)} {'is' if len(n.outputs) == 1 else 'are'} named",
+                       n.result_locs[0] if n.result_locs else n.loc, g, n)
+            good = False
+        first = n.inputs[0].kind if n.inputs else None
+        for i, (s, port) in enumerate(zip(n.inputs, sig.inputs)):
+            kinds = (first,) if port.kinds == (SAME,) else port.kinds
+            if s.kind is None or None in kinds or s.kind in kinds:
+                continue
+            loc = n.operand_locs[i] if i < len(n.operand_locs) else n.loc
+            want = " or ".join(kinds)
+            if port.kinds == (SAME,):
+                want += " (like operand 1)"
+            self.error(f"operand {i + 1} of {n.KIND} ({port.name}) must be a {want} stream, "
+                       f"but {self.name(s, names)} is {_KIND_TEXT[s.kind]} stream", loc, g, n)
+            good = False
+        return good
+
+    def dangling(self, g: Graph, names: dict[Stream, str]) -> None:
+        used = {id(s) for n in g.nodes for s in n.inputs}
+        for n in g.nodes:
+            if not n.outputs:
+                continue
+            if not any(id(s) in used for s in n.outputs):
+                what = "its result is" if len(n.outputs) == 1 else "none of its results is"
+                self.error(f"{n.KIND} is dead code: {what} used", n.loc, g, n)
+                continue
+            for i, s in enumerate(n.outputs):
+                if id(s) not in used and s.kind in ("val", "repsig"):
+                    loc = n.result_locs[i] if i < len(n.result_locs) else n.loc
+                    why = ("a value must reach a writer or another node" if s.kind == "val"
+                           else "a repeat signal must drive a repeat")
+                    self.error(f"{s.kind} stream {self.name(s, names)} of {n.KIND} is never "
+                               f"used: {why}", loc, g, n)
+
+    def cycle(self, g: Graph) -> bool:
+        """Report one cycle if the graph has any; True if it does."""
+        index = {id(n): i for i, n in enumerate(g.nodes)}
+        succ: list[list[int]] = [[] for _ in g.nodes]
+        for j, n in enumerate(g.nodes):
+            for s in n.inputs:
+                if s.producer is not None and id(s.producer) in index:
+                    succ[index[id(s.producer)]].append(j)
+        color = [0] * len(g.nodes)  # 0 new, 1 on the stack, 2 done
+        for start in range(len(g.nodes)):
+            if color[start]:
+                continue
+            stack = [(start, iter(succ[start]))]
+            path = [start]
+            color[start] = 1
+            while stack:
+                v, it = stack[-1]
+                w = next(it, None)
+                if w is None:
+                    stack.pop()
+                    path.pop()
+                    color[v] = 2
+                elif color[w] == 1:
+                    cyc = path[path.index(w):]
+                    first = min(cyc)  # report from the earliest node, deterministically
+                    k = cyc.index(first)
+                    cyc = cyc[k:] + cyc[:k]
+                    text = " -> ".join(g.nodes[i].KIND for i in cyc + [cyc[0]])
+                    node = g.nodes[first]
+                    self.error(f"graph {g.name} has a cycle: {text}", node.loc, g, node)
+                    return True
+                elif color[w] == 0:
+                    color[w] = 1
+                    stack.append((w, iter(succ[w])))
+                    path.append(w)
+        return False
+
+    # -- tensors -----------------------------------------------------------------------------
+    def tensor_uses(self, g: Graph, ok: set[Node]):
+        """Tensor checks of one graph; returns the tensors read (by roots) and written, each
+        with the first node and location doing so."""
+        reads: dict[str, tuple[Node, Loc | None]] = {}
+        writes: dict[str, tuple[Node, Loc | None]] = {}
+        level_writers: dict[tuple[str, int], Node] = {}
+        vals_writers: dict[str, Node] = {}
+        origin: dict[Stream, tuple[str, int]] = {}  # ref stream -> (tensor, storage level)
+        for n in g.topo_order():
+            if n not in ok:
+                continue
+            tname = getattr(n, "tensor", None)
+            decl = None
+            if tname is not None:
+                decl = self.tensors.get(tname)
+                if decl is None:
+                    self.error(f"tensor {tname} is not declared", self.attr_loc(n, "tensor"), g, n)
+                    continue
+            if isinstance(n, Root):
+                origin[n.outputs[0]] = (tname, 0)
+                reads.setdefault(tname, (n, self.attr_loc(n, "tensor")))
+            elif isinstance(n, Scan):
+                self.scan(g, n, decl, origin)
+            elif isinstance(n, Array):
+                o = origin.get(n.inputs[0])
+                if o is not None:
+                    self.array(g, n, decl, o)
+            elif isinstance(n, (Repeat, Fork, Join)):
+                o = origin.get(n.inputs[0])
+                if o is not None:
+                    for s in n.outputs:
+                        origin[s] = o
+            elif isinstance(n, (Intersect, Union)):
+                for i in range(len(n.inputs) // 2):
+                    o = origin.get(n.inputs[2 * i + 1])
+                    if o is not None:
+                        origin[n.outputs[i + 1]] = o
+            elif isinstance(n, (WriteLevel, WriteVals)):
+                if decl.role == "input":
+                    self.error(f"{n.KIND} writes tensor {tname}, which is an input (only output "
+                               "and temp tensors can be written)", self.attr_loc(n, "tensor"),
+                               g, n)
+                    continue
+                writes.setdefault(tname, (n, self.attr_loc(n, "tensor")))
+                if isinstance(n, WriteVals):
+                    if tname in vals_writers:
+                        self.error(f"the values of tensor {tname} are written twice in graph "
+                                   f"{g.name}", n.loc, g, n)
+                    vals_writers.setdefault(tname, n)
+                else:
+                    self.write_level(g, n, decl, level_writers)
+        for tname, (node, loc) in sorted(writes.items()):
+            decl = self.tensors[tname]
+            missing = []
+            if tname not in vals_writers:
+                missing.append("its values (write_vals)")
+            for level, kind in enumerate(decl.format.levels):
+                mode = decl.format.mode_order[level]
+                if kind == "compressed" and (tname, mode) not in level_writers:
+                    missing.append(f"its compressed level {level} (write_level of mode {mode})")
+            if missing:
+                self.error(f"graph {g.name} writes tensor {tname} but not "
+                           + " nor ".join(missing), loc, g, node)
+        return reads, writes
+
+    def _mode_ok(self, g: Graph, n: Node, decl) -> bool:
+        if n.mode >= decl.order:
+            self.error(f"{n.KIND} of mode {n.mode}, but tensor {decl.name} has "
+                       f"{_plural(decl.order, 'mode')} (0..{decl.order - 1})",
+                       self.attr_loc(n, "mode"), g, n)
+            return False
+        return True
+
+    def _level_format(self, g: Graph, n: Node, decl) -> bool:
+        level = decl.format.level_of_mode(n.mode)
+        declared = decl.format.levels[level]
+        if declared not in ("dense", "compressed"):
+            self.error(f"tensor {decl.name} stores mode {n.mode} as a {declared} level, which "
+                       "SAMML graphs do not support", decl.loc or n.loc, g, n)
+            return False
+        if n.format != declared:
+            self.error(f"{n.KIND} of tensor {decl.name} mode {n.mode} says {n.format}, but "
+                       f"{decl.name} ({decl.format.name()}) stores mode {n.mode} in a {declared} "
+                       f"level", self.attr_loc(n, "format"), g, n)
+            return False
+        return True
+
+    def scan(self, g: Graph, n: Scan, decl, origin: dict) -> None:
+        if not self._mode_ok(g, n, decl):
+            return
+        self._level_format(g, n, decl)
+        level = decl.format.level_of_mode(n.mode)
+        o = origin.get(n.inputs[0])
+        if o is None:
+            return
+        src, depth = o
+        if src != n.tensor:
+            self.error(f"scan of tensor {n.tensor} reads references into tensor {src}",
+                       n.operand_locs[0] if n.operand_locs else n.loc, g, n)
+            return
+        if depth != level:
+            fmt = decl.format
+            if depth >= decl.order:
+                where = "past its last level (they point at values)"
+            else:
+                where = f"into level {depth} (mode {fmt.mode_order[depth]})"
+            self.error(f"scan of mode {n.mode} of tensor {n.tensor} needs references into "
+                       f"storage level {level} ({n.tensor} is {fmt.name()}: "
+                       + ", ".join(f"level {k} holds mode {m}" for k, m in
+                                   enumerate(fmt.mode_order))
+                       + f"), but its input points {where}",
+                       n.operand_locs[0] if n.operand_locs else n.loc, g, n)
+            return
+        origin[n.outputs[1]] = (n.tensor, level + 1)
+
+    def array(self, g: Graph, n: Array, decl, o: tuple[str, int]) -> None:
+        src, depth = o
+        loc = n.operand_locs[0] if n.operand_locs else n.loc
+        if src != n.tensor:
+            self.error(f"array of tensor {n.tensor} reads references into tensor {src}", loc, g, n)
+        elif depth != decl.order:
+            self.error(f"array of tensor {n.tensor} needs references past its last level "
+                       f"(after all {_plural(decl.order, 'level')} are scanned), but its input "
+                       f"points into level {depth} (mode {decl.format.mode_order[depth]})",
+                       loc, g, n)
+
+    def write_level(self, g: Graph, n: WriteLevel, decl, writers: dict) -> None:
+        if not self._mode_ok(g, n, decl) or not self._level_format(g, n, decl):
+            return
+        key = (decl.name, n.mode)
+        if key in writers:
+            self.error(f"level of mode {n.mode} of tensor {decl.name} is written twice in graph "
+                       f"{g.name}", n.loc, g, n)
+            if writers[key].loc is not None:
+                self.sink.note("first written here", writers[key].loc)
+            return
+        writers[key] = n
+
+
+def _type_problem(v: Any, type_: str, choices: tuple[str, ...]) -> str | None:
+    """Why `v` is not a value of attribute type `type_`, or None if it is."""
+    is_int = isinstance(v, int) and not isinstance(v, bool)
+    if type_ == "ident":
+        return None if isinstance(v, str) and _IDENT.match(v) else f"expected a name, got {_show(v)}"
+    if type_ == "int":
+        return None if is_int else f"expected an integer, got {_show(v)}"
+    if type_ == "nat":
+        return None if is_int and v >= 0 else f"expected an integer >= 0, got {_show(v)}"
+    if type_ == "pos":
+        return None if is_int and v >= 1 else f"expected an integer >= 1, got {_show(v)}"
+    if type_ == "float":
+        ok = (is_int or isinstance(v, float)) and not (isinstance(v, float) and math.isnan(v))
+        return None if ok else f"expected a number, got {_show(v)}"
+    if type_ == "enum":
+        if isinstance(v, str) and v in choices:
+            return None
+        return f"unknown value {_show(v)}; expected one of {', '.join(choices)}"
+    if type_ == "int_list":
+        ok = isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool)
+                                         and x >= 0 for x in v)
+        return None if ok else f"expected a list of integers >= 0, got {_show(v)}"
+    raise AssertionError(type_)
+
+
+def _show(v: Any) -> str:
+    from .printer import format_value
+    return f"'{format_value(v)}'"
