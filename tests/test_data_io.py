@@ -440,3 +440,26 @@ def test_no_traceback_for_any_prefix_truncation(tmp_path):
                 load_inputs(bad, specs(("A", ("I", "J"), "csr")))
             except UserError:
                 pass
+
+
+@pytest.mark.parametrize("crd,msg", [
+    ("0\n99999999999999999999999\n1\n", "line 2: integer 99999999999999999999999 is out of range"),
+    ("0\n2 1\n", "line 2: expected an integer, found '2 1'"),
+])
+def test_level_file_number_parsing(tmp_path, crd, msg):
+    for k, v in dict(LEVELS_OK, **{"1_crd": crd}).items():
+        (tmp_path / f"tensor_A_mode_{k}").write_text(v)
+    with pytest.raises(UserError, match=msg):
+        load_inputs(tmp_path, specs(("A", ("I", "J"), "csr")))
+
+
+def test_huge_dense_declaration_is_refused(tmp_path):
+    np.savez(tmp_path / "A.npz", coords=np.array([[0, 0]]), values=np.ones(1),
+             shape=np.array([10**6, 10**6]))
+    got, _ = load_inputs(tmp_path, specs(("A", ("I", "J"), "dcsr")))
+    assert got["A"].nnz == 1
+    got, _ = load_inputs(tmp_path, specs(("A", ("I", "J"), "csr")))  # 10**6 row positions
+    assert got["A"].levels[0].size == 10**6
+    with pytest.raises(UserError, match=r"A.npz: storing 'A' \(1000000, 1000000\) in format "
+                                        r"dense would need more than"):
+        load_inputs(tmp_path, specs(("A", ("I", "J"), "dense")))

@@ -250,25 +250,34 @@ def _read_numbers(path: Path, integer: bool) -> np.ndarray:
         raise _err(path, "not a text file") from None
     except OSError as e:
         raise _err(path, f"cannot read: {e.strerror}") from None
-    out = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        s = line.strip()
-        if not s:
-            continue
+    lines = text.splitlines()
+    tokens = text.split()
+    v = None
+    if len(tokens) == sum(1 for ln in lines if ln.strip()):  # one number per non-blank line
         try:
-            if integer:
-                out.append(int(s))
-            else:
-                out.append(float(s))
-        except ValueError:
-            want = "an integer" if integer else "a number"
-            raise _err(path, f"line {lineno}: expected {want}, found {s[:40]!r}") from None
+            v = np.array(tokens, dtype=str).astype(np.int64 if integer else np.float64)
+        except (ValueError, OverflowError):
+            v = None  # the slow path below finds the offending line
+    if v is None:
+        out = []
+        for lineno, line in enumerate(lines, 1):
+            s = line.strip()
+            if not s:
+                continue
+            try:
+                x = int(s) if integer else float(s)
+            except ValueError:
+                want = "an integer" if integer else "a number"
+                raise _err(path, f"line {lineno}: expected {want}, found {s[:40]!r}") from None
+            if integer and not -2**63 <= x < 2**63:
+                raise _err(path, f"line {lineno}: integer {s[:40]} is out of range")
+            out.append(x)
+        v = np.array(out, dtype=np.int64 if integer else np.float64)
     if integer:
-        return np.array(out, dtype=np.int64) if out else np.zeros(0, np.int64)
-    v = np.array(out, dtype=np.float64)
+        return v.reshape(-1)
     bad = ~np.isfinite(v)
     if bad.any():
-        lineno = [i for i, x in enumerate(text.splitlines(), 1) if x.strip()][int(np.argmax(bad))]
+        lineno = [i for i, x in enumerate(lines, 1) if x.strip()][int(np.argmax(bad))]
         raise _err(path, f"line {lineno}: value {v[bad][0]} is not finite; inputs must be finite")
     return v
 
@@ -479,12 +488,33 @@ def read_raw(path: Path, name: str) -> RawTensor:
 
 
 # ---- conversion ----------------------------------------------------------------------------------
+# Dense levels store every coordinate: refuse a declared format that would need more positions
+# than this (a user error to report, not a MemoryError to crash on).
+MAX_STORED_POSITIONS = 2**28
+
+
+def _check_storage_size(raw: RawTensor, spec: TensorSpec, where) -> None:
+    """Bound the positions the declared format would store: dense levels multiply, a compressed
+    level holds at most one position per stored entry."""
+    b = spec.block if spec.format.blocked and spec.block else 1
+    npos = 1
+    nnz = raw.coords.shape[0]
+    for kind, mode in zip(spec.format.levels, spec.format.mode_order):
+        size = raw.shape[mode] // b
+        npos = npos * size if kind == "dense" else min(npos * size, nnz)
+        if npos * b * b > MAX_STORED_POSITIONS:
+            raise _err(where, f"storing '{spec.name}' {_shape_text(raw.shape)} in format "
+                              f"{spec.format.name()} would need more than "
+                              f"{MAX_STORED_POSITIONS} stored values; declare a sparser format")
+
+
 def convert(raw: RawTensor, spec: TensorSpec, where: Path | str) -> FiberTensor:
     """Store `raw` in the spec's declared format (and block size); `where` names the file."""
     fmt = spec.format
     if len(raw.shape) != fmt.order:
         raise _err(where, f"holds a tensor of order {len(raw.shape)} {_shape_text(raw.shape)}, "
                           f"but '{spec.name}' is declared with {fmt.order} dim(s)")
+    _check_storage_size(raw, spec, where)
     if not fmt.blocked:
         return FiberTensor.from_coo(raw.shape, raw.coords, raw.values, fmt)
     b = spec.block
@@ -661,12 +691,22 @@ def save_tensors(out_dir, tensors: dict[str, FiberTensor], style: str = "auto",
                         f"{', '.join(SAVE_STYLES)}")
     if atomic:
         with output_dir(str(out_dir)) as tmp:
-            written = [_save_one(tmp, n, tensors[n], style) for n in sorted(tensors)]
+            written = _save_all(tmp, tensors, style)
         return [Path(out_dir) / p.name for p in written]
     d = Path(out_dir)
     if not d.is_dir():
         raise UserError(f"{d}: output directory does not exist")
-    return [_save_one(d, n, tensors[n], style) for n in sorted(tensors)]
+    return _save_all(d, tensors, style)
+
+
+def _save_all(d: Path, tensors: dict[str, FiberTensor], style: str) -> list[Path]:
+    out = []
+    for name in sorted(tensors):
+        try:
+            out.append(_save_one(d, name, tensors[name], style))
+        except OSError as e:
+            raise UserError(f"{d}: cannot write tensor '{name}': {e.strerror or e}") from None
+    return out
 
 
 def write_data_dir(out_dir, tensors: dict[str, FiberTensor], style: str = "auto") -> list[Path]:
