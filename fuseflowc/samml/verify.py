@@ -52,7 +52,24 @@ def verify(m: Module) -> None:
     """Check a module; raise UserError with every problem found (see the module docstring)."""
     sink = DiagnosticSink()
     _Verifier(m, sink).run()
+    sink.errors = _in_source_order(sink.errors)
     sink.raise_if_any()
+
+
+def _in_source_order(diags: list) -> list:
+    """Errors sorted by location (each keeping the notes that follow it); unlocated ones last,
+    in the order found."""
+    groups: list[list] = []
+    for d in diags:
+        if d.severity == "note" and groups:
+            groups[-1].append(d)
+        else:
+            groups.append([d])
+
+    def key(group):
+        loc = group[0].loc
+        return (0, loc.line, loc.col) if loc is not None else (1, 0, 0)
+    return [d for group in sorted(groups, key=key) for d in group]
 
 
 def _plural(n: int, word: str) -> str:
@@ -208,7 +225,7 @@ class _Verifier:
             if not n.outputs:
                 continue
             if not any(id(s) in used for s in n.outputs):
-                what = "its result is" if len(n.outputs) == 1 else "none of its results is"
+                what = "its result is never" if len(n.outputs) == 1 else "none of its results is ever"
                 self.error(f"{n.KIND} is dead code: {what} used", n.loc, g, n)
                 continue
             for i, s in enumerate(n.outputs):
