@@ -463,3 +463,18 @@ def test_huge_dense_declaration_is_refused(tmp_path):
     with pytest.raises(UserError, match=r"A.npz: storing 'A' \(1000000, 1000000\) in format "
                                         r"dense would need more than"):
         load_inputs(tmp_path, specs(("A", ("I", "J"), "dense")))
+
+
+def test_load_tensor_by_any_level_file_and_unknown_files(tmp_path):
+    t = FiberTensor.from_dense(np.eye(3), shorthand("dcsr", 2))
+    save_tensors(tmp_path, {"B": t}, "sam")
+    spec = TensorSpec("B", ("I", "J"), shorthand("csr", 2))
+    got = load_tensor(tmp_path / "tensor_B_mode_1_crd", spec, (3, None))
+    np.testing.assert_array_equal(got.to_dense(), np.eye(3))
+    with pytest.raises(UserError, match=r"has shape \(3, 3\) but 'B' expects size 4 in dim 1"):
+        load_tensor(tmp_path / "tensor_B_mode_vals", spec, (None, 4))
+    (tmp_path / "B.txt").write_text("1\n")
+    with pytest.raises(UserError, match="B.txt: not a tensor file"):
+        load_tensor(tmp_path / "B.txt", spec)
+    with pytest.raises(UserError, match="nope.npy: no such file"):
+        load_tensor(tmp_path / "nope.npy", spec)

@@ -26,6 +26,7 @@ Every problem with a file is a `UserError` that names the file.
 from __future__ import annotations
 
 import math
+import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,7 @@ SINGLE_FILE_SUFFIXES = (".npy", ".npz", ".mtx")
 LEVEL_PREFIX = "tensor_"
 LEVEL_MARK = "_mode_"
 SAVE_STYLES = ("auto", "npy", "npz", "sam")
+_LEVEL_FILE_RE = re.compile(r"^tensor_(.+)_mode_(?:vals|shape|order|block|\d+_(?:seg|crd))$")
 
 
 # ---- the neutral form every file is read into -------------------------------------------------
@@ -484,7 +486,11 @@ def read_raw(path: Path, name: str) -> RawTensor:
         return _read_npz(path, name)
     if path.suffix == ".mtx":
         return _read_mtx(path)
-    return RawTensor.from_fiber(read_level_files(path.parent, name))
+    m = _LEVEL_FILE_RE.match(path.name)
+    if m is None:
+        raise _err(path, "not a tensor file: expected .npy, .npz, .mtx or a level file "
+                         "tensor_<name>_mode_*")
+    return RawTensor.from_fiber(read_level_files(path.parent, m.group(1)))
 
 
 # ---- conversion ----------------------------------------------------------------------------------
