@@ -478,3 +478,13 @@ def test_load_tensor_by_any_level_file_and_unknown_files(tmp_path):
         load_tensor(tmp_path / "B.txt", spec)
     with pytest.raises(UserError, match="nope.npy: no such file"):
         load_tensor(tmp_path / "nope.npy", spec)
+
+
+def test_mtx_column_and_row_vectors(tmp_path):
+    scipy.io.mmwrite(str(tmp_path / "x.mtx"), sp.coo_matrix(np.array([[0.0], [2.0], [3.0]])))
+    scipy.io.mmwrite(str(tmp_path / "y.mtx"), np.array([[1.0, 0.0]]))
+    got, sizes = load_inputs(tmp_path, specs(("x", ("I",), "sparse"), ("y", ("J",), "sparse")))
+    np.testing.assert_array_equal(got["x"].to_dense(), [0, 2, 3])
+    assert got["x"].nnz == 2 and got["y"].nnz == 1 and sizes == {"I": 3, "J": 2}
+    with pytest.raises(UserError, match="x.mtx: holds a matrix of shape \\(3, 1\\)"):
+        load_inputs(tmp_path, specs(("x", ("I", "J", "K"), "sparse")))

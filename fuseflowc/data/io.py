@@ -556,6 +556,14 @@ def _check_against(raw: RawTensor, spec: TensorSpec, shape, where) -> None:
                               f"size {want} in dim {k}")
 
 
+def _as_vector_if_declared(raw: RawTensor, spec: TensorSpec, path: Path) -> RawTensor:
+    """Matrix Market has no vectors: an n x 1 or 1 x n .mtx declared as a vector is one."""
+    if path.suffix == ".mtx" and spec.order == 1 and len(raw.shape) == 2 and 1 in raw.shape:
+        keep = 0 if raw.shape[1] == 1 else 1
+        return RawTensor((raw.shape[keep],), raw.coords[:, keep:keep + 1], raw.values, raw.dense)
+    return raw
+
+
 def load_tensor(path: Path, spec: TensorSpec, shape: tuple[int | None, ...] | None = None
                 ) -> FiberTensor:
     """Read one tensor file and store it in the spec's declared format.
@@ -566,7 +574,7 @@ def load_tensor(path: Path, spec: TensorSpec, shape: tuple[int | None, ...] | No
     path = Path(path)
     if not path.exists():
         raise _err(path, "no such file")
-    raw = read_raw(path, spec.name)
+    raw = _as_vector_if_declared(read_raw(path, spec.name), spec, path)
     _check_against(raw, spec, shape or (None,) * spec.order, path)
     return convert(raw, spec, path)
 
@@ -595,7 +603,7 @@ def load_inputs(data_dir, specs: list[TensorSpec], sizes: dict[str, int] | None 
         shown = path.name if path.suffix in SINGLE_FILE_SUFFIXES else \
             f"{LEVEL_PREFIX}{spec.name}{LEVEL_MARK}*"
         where = d / shown
-        raw = read_raw(path, spec.name)
+        raw = _as_vector_if_declared(read_raw(path, spec.name), spec, path)
         if len(raw.shape) != spec.order:
             kinds = {0: "a scalar", 1: "a vector", 2: "a matrix"}
             got = kinds.get(len(raw.shape), f"an order-{len(raw.shape)} tensor")
