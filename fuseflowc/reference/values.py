@@ -1,0 +1,115 @@
+"""The value the reference evaluator computes with: a pattern-carrying sparse tensor over named
+index variables.
+
+An `SVal` is a set of stored entries: one row of `coords` per entry, one column per index
+variable in `indices`, and the entry's value in `vals` (float64). Rows are unique but in no
+particular order (operations sort when they need to). The pattern of the language's sparsity
+semantics is exactly the set of rows. A value with no indices is a scalar: one row (stored, e.g. a
+constant, which is "stored everywhere" because it broadcasts) or no row (absent, e.g. a sum over
+nothing).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..data.fibertree import FiberTensor
+
+# Linearized keys are int64; an index space at least this large is keyed by np.unique instead.
+_KEY_LIMIT = 2**62
+
+
+@dataclass
+class SVal:
+    """Stored entries over index variables `indices` (each ranging over `sizes[k]`)."""
+
+    indices: tuple[str, ...]
+    sizes: tuple[int, ...]
+    coords: np.ndarray  # (nnz, len(indices)) int64, unique rows
+    vals: np.ndarray    # (nnz,) float64
+
+    @property
+    def nnz(self) -> int:
+        return int(self.vals.shape[0])
+
+    @property
+    def space(self) -> int:
+        """Number of coordinates of the full index space."""
+        return math.prod(self.sizes)
+
+    def is_full(self) -> bool:
+        """True when every coordinate of the index space is stored."""
+        return self.nnz == self.space
+
+    def size_of(self, index: str) -> int:
+        return self.sizes[self.indices.index(index)]
+
+    @classmethod
+    def scalar(cls, value: float) -> "SVal":
+        """A constant: stored, with no indices (so it broadcasts everywhere)."""
+        return cls((), (), np.zeros((1, 0), np.int64), np.array([float(value)]))
+
+    @classmethod
+    def from_fiber(cls, t: FiberTensor, indices: tuple[str, ...]) -> "SVal":
+        """The stored entries of a tensor read as `t[indices...]`; a blocked tensor's stored
+        entries are all elements of its stored blocks (explicit zeros included)."""
+        coords, vals = t.to_coo()
+        coords = np.asarray(coords, np.int64).reshape(-1, t.order)
+        vals = np.asarray(vals, np.float64)
+        if t.block is not None:
+            b = t.block
+            n = coords.shape[0]
+            ii, jj = np.meshgrid(np.arange(b), np.arange(b), indexing="ij")
+            rows = (coords[:, 0, None] * b + ii.reshape(1, -1)).reshape(-1)
+            cols = (coords[:, 1, None] * b + jj.reshape(1, -1)).reshape(-1)
+            coords = np.stack([rows, cols], axis=1) if n else np.zeros((0, 2), np.int64)
+            vals = vals.reshape(-1)
+        return cls(tuple(indices), tuple(int(s) for s in t.shape), coords, vals.copy())
+
+    def transpose(self, indices) -> "SVal":
+        """The same entries with columns in the order `indices` (a permutation of ours)."""
+        indices = tuple(indices)
+        if indices == self.indices:
+            return self
+        perm = [self.indices.index(i) for i in indices]
+        return SVal(indices, tuple(self.sizes[p] for p in perm), self.coords[:, perm], self.vals)
+
+    def sorted(self) -> "SVal":
+        """The same entries in lexicographic order of `indices` (for deterministic output)."""
+        if self.nnz < 2 or not self.indices:
+            return self
+        order = np.lexsort(self.coords.T[::-1])
+        return SVal(self.indices, self.sizes, self.coords[order], self.vals[order])
+
+    def to_dense(self) -> tuple[np.ndarray, np.ndarray]:
+        """(values, pattern) as dense arrays over the index space (absent entries are 0)."""
+        v = np.zeros(self.sizes)
+        p = np.zeros(self.sizes, bool)
+        if self.nnz:
+            idx = tuple(self.coords.T)
+            v[idx] = self.vals
+            p[idx] = True
+        return v, p
+
+
+def keys(coord_arrays: list[np.ndarray], sizes: tuple[int, ...]) -> list[np.ndarray]:
+    """Consistent int64 keys of the rows of several coordinate arrays over the same index columns
+    (equal rows get equal keys, and keys order like the rows lexicographically)."""
+    if not sizes:
+        return [np.zeros(c.shape[0], np.int64) for c in coord_arrays]
+    if math.prod(max(s, 1) for s in sizes) < _KEY_LIMIT:
+        strides = np.ones(len(sizes), np.int64)
+        for k in range(len(sizes) - 2, -1, -1):
+            strides[k] = strides[k + 1] * max(sizes[k + 1], 1)
+        return [c @ strides if c.shape[0] else np.zeros(0, np.int64) for c in coord_arrays]
+    allc = np.concatenate(coord_arrays, axis=0)
+    _, inv = np.unique(allc, axis=0, return_inverse=True)
+    inv = inv.reshape(-1).astype(np.int64)
+    out, start = [], 0
+    for c in coord_arrays:
+        out.append(inv[start:start + c.shape[0]])
+        start += c.shape[0]
+    return out
