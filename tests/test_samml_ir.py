@@ -71,3 +71,26 @@ def test_ir_import_is_cheap():
             "print(sorted(m for m in ('numpy', 'scipy', 'networkx', 'rich') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_replace_uses_and_remove():
+    g = Graph("k")
+    r0 = g.add(Root(tensor="A"))
+    r1 = g.add(Root(tensor="A"))
+    ci, ri = g.add(Scan(tensor="A", mode=0, format="dense", index="i"), r0)
+    assert g.replace_uses(r0, r1) == 1
+    assert g.nodes[2].inputs == [r1]
+    g.remove(g.nodes[0])
+    assert [n.KIND for n in g.nodes] == ["root", "scan"]
+
+
+def test_docs_table_lists_every_kind_and_attribute():
+    from pathlib import Path
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "samml.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip(" `"): line for line in doc.splitlines()
+            if line.startswith("| `")}
+    for name, cls in KINDS.items():
+        assert name in rows, f"docs/samml.md has no row for {name}"
+        for spec in cls.attr_specs():
+            if spec.name != "lane":  # documented once for all kinds
+                assert f"`{spec.name}`" in rows[name], (name, spec.name)

@@ -472,6 +472,20 @@ class Graph:
         self.nodes.append(node)
         return node.outputs[0] if len(node.outputs) == 1 else tuple(node.outputs)
 
+    def replace_uses(self, old: Stream, new: Stream) -> int:
+        """Make every node reading `old` read `new` instead; returns how many operands changed."""
+        count = 0
+        for n in self.nodes:
+            for i, s in enumerate(n.inputs):
+                if s is old:
+                    n.inputs[i] = new
+                    count += 1
+        return count
+
+    def remove(self, node: Node) -> None:
+        """Remove `node` from the graph (its outputs must no longer be used; verify says so)."""
+        self.nodes = [n for n in self.nodes if n is not node]
+
     def streams(self) -> Iterator[Stream]:
         """Every stream defined in the graph, in definition order."""
         for n in self.nodes:
