@@ -158,12 +158,17 @@ class _Checker:
 
     def call(self, c: ast.Call) -> None:
         arity = ast.FUNC_ARITY.get(c.func)
-        if arity is None:
+        if arity is None and c.func in ast.REDUCE_OPS:
+            self.err(f"{c.func} is a reduction: write {c.func}[j](...) naming the indices it "
+                     f"reduces over", c.loc)
+        elif arity is None:
             self.err(f"unknown function {c.func}; functions are "
                      f"{', '.join(sorted(ast.FUNC_ARITY))}{_suggest(c.func, ast.FUNC_ARITY)}",
                      c.loc)
         elif len(c.args) != arity:
-            self.err(f"{c.func} takes {arity} argument(s), not {len(c.args)}", c.loc)
+            hint = (f"; for a reduction write {c.func}[j](...) naming the reduced indices"
+                    if c.func in ast.REDUCE_OPS else "")
+            self.err(f"{c.func} takes {arity} argument(s), not {len(c.args)}{hint}", c.loc)
 
     def reduce(self, r: ast.Reduce, s: ast.Assignment) -> None:
         body_idx = ast.indices_of(r.body)
@@ -212,15 +217,18 @@ class _Checker:
             if isinstance(d, ast.Fuse):
                 if d.name in regions:
                     self.err(f"fusion region {d.name} is defined twice", d.loc)
+                    self.note("first defined here", regions[d.name].loc)
                 regions.setdefault(d.name, d)
                 for name, loc in zip(d.statements, d.item_locs):
                     if name not in stmts:
                         self.err(self._no_statement(name, stmts, "fusion region"), loc)
                     elif name in region_of:
                         prev, ploc = region_of[name]
-                        same = "twice in this region" if prev == d.name else f"also in region {prev}"
-                        self.err(f"statement {name} is listed {same}; a statement belongs to "
+                        same = ("listed twice in this region" if prev == d.name
+                                else f"already in region {prev}")
+                        self.err(f"statement {name} is {same}; a statement belongs to "
                                  f"at most one fusion region", loc)
+                        self.note("first listed here", ploc)
                     else:
                         region_of[name] = (d.name, loc)
             elif isinstance(d, ast.Order):
@@ -240,7 +248,8 @@ class _Checker:
             elif isinstance(d, ast.Output):
                 for name, loc in zip(d.tensors, d.item_locs):
                     if name not in self.tensors:
-                        self.err(f"undefined tensor {name}{_suggest(name, self.tensors)}", loc)
+                        self.err(f"output names undefined tensor {name}"
+                                 f"{_suggest(name, self.tensors)}", loc)
                     elif name not in stmts:
                         self.err(f"{name} is an input (no statement assigns it); only computed "
                                  f"tensors can be outputs", loc)
@@ -266,13 +275,15 @@ class _Checker:
             return
         orders[d.statement] = d
         want = _all_indices(s)
+        seen: set[str] = set()
         for i, loc in zip(d.indices, d.item_locs):
             if i not in want:
                 self.err(f"order of {d.statement} names {i}, which is not an index of the "
                          f"statement (its indices: {', '.join(want)})", loc)
-            elif d.indices.count(i) > 1:
+            elif i in seen:  # report the repetition, not the first use
                 self.err(f"order of {d.statement} names {i} twice", loc)
                 return
+            seen.add(i)
         missing = [i for i in want if i not in d.indices]
         if missing and all(i in want for i in d.indices):
             self.err(f"order of {d.statement} is not a permutation of its indices "
@@ -292,7 +303,7 @@ class _Checker:
             self.err(f"block size given for {d.tensor}, but its format {t.format.name()} is not "
                      f"blocked (use bcsr, bdcsr, bdense or add `blocked`)", d.loc)
             return
-        for dim in t.dims:
+        for dim in dict.fromkeys(t.dims):  # a dim used twice is reported once
             size = self.dim_size(dim)
             if size is not None and size % d.size:
                 self.err(f"block size {d.size} does not divide dimension {dim} = {size} of "
