@@ -1,0 +1,296 @@
+"""From a SAMML module to running simulations: one sim node per IR node, one channel per
+(stream, consumer), graphs run in order with tensors written by one graph fed to later ones."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fuseflowc.diagnostics import UserError
+
+from .arch import Arch
+from .assemble import assemble
+from .channel import Channel, make_port
+from .engine import Engine
+from .prims_compute import Alu, Reduce, Spacc1, Spacc2
+from .prims_crd import CrdDrop, CrdHold, Fork, Join
+from .prims_join import Intersect, Union
+from .prims_stream import Array, Repeat, RepSig, Root, Scan
+from .prims_write import Writer
+
+
+@dataclass
+class KernelResult:
+    """What one graph's simulation measured."""
+
+    graph: str
+    cycles: int
+    nodes: list           # sim nodes (with their counters)
+    channels: list        # Channel objects
+    written: dict         # tensor name -> bytes written {seg, crd, vals}
+    wall: float = 0.0
+    activations: int = 0
+
+    @property
+    def flops(self) -> int:
+        return sum(n.flops for n in self.nodes)
+
+    @property
+    def hops(self) -> int:
+        """Tokens moved over channels."""
+        return sum(c.pushed for c in self.channels)
+
+    def bytes_read(self) -> dict:
+        return {"seg": sum(n.rd_seg for n in self.nodes), "crd": sum(n.rd_crd for n in self.nodes),
+                "vals": sum(n.rd_vals for n in self.nodes)}
+
+    def bytes_written(self) -> dict:
+        return {"seg": sum(n.wr_seg for n in self.nodes), "crd": sum(n.wr_crd for n in self.nodes),
+                "vals": sum(n.wr_vals for n in self.nodes)}
+
+
+@dataclass
+class SimResult:
+    """Every kernel's result and the tensors written (name -> FiberTensor)."""
+
+    kernels: list[KernelResult] = field(default_factory=list)
+    tensors: dict = field(default_factory=dict)
+
+    @property
+    def cycles(self) -> int:
+        return sum(k.cycles for k in self.kernels)
+
+
+def _label(n) -> str:
+    bits = [getattr(n, a) for a in ("tensor", "op", "index") if getattr(n, a, None) is not None]
+    if getattr(n, "mode", None) is not None and getattr(n, "tensor", None) is not None \
+            and getattr(n, "index", None) is None:
+        bits.append(f"mode {n.mode}")
+    return n.KIND + (f"({','.join(map(str, bits))})" if bits else "")
+
+
+class Simulator:
+    """Simulates a module's graphs on input tensors with an architecture's timing model."""
+
+    def __init__(self, module, inputs: dict, sizes: dict | None = None, arch: Arch | None = None,
+                 max_cycles: int | None = None, progress=None):
+        self.module = module
+        self.tensors = dict(inputs)
+        self.sizes = dict(sizes or {})
+        self.arch = arch or Arch.load()
+        self.max_cycles = max_cycles
+        self.progress = progress
+
+    # ---- public --------------------------------------------------------------------------
+    def run(self, graphs: list[str] | None = None) -> SimResult:
+        """Run the module's graphs in order (or only those named); returns a SimResult."""
+        result = SimResult()
+        for g in self.module.graphs:
+            if graphs and g.name not in graphs:
+                continue
+            k = self.run_graph(g)
+            result.kernels.append(k)
+        for decl in self.module.tensors:
+            if decl.role != "input" and decl.name in self.tensors:
+                result.tensors[decl.name] = self.tensors[decl.name]
+        return result
+
+    def run_graph(self, graph) -> KernelResult:
+        """Build and run one graph; the tensors it writes become available to later graphs."""
+        nodes, chans, writers = self.build(graph)
+        t0 = time.perf_counter()
+        engine = Engine(nodes, writers, self.max_cycles, self.progress)
+        try:
+            cycles = engine.run()
+        except UserError as e:
+            e.diagnostics[0].message = f"graph {graph.name}: " + e.diagnostics[0].message
+            raise
+        wall = time.perf_counter() - t0
+        written = self.collect(graph, writers)
+        return KernelResult(graph.name, cycles, nodes, chans, written, wall, engine.activations)
+
+    # ---- building ------------------------------------------------------------------------
+    def _tensor(self, name: str, node_label: str):
+        decl = self.module.tensor(name)
+        if decl is None:
+            raise UserError(f"simulation: {node_label} names undeclared tensor {name}")
+        t = self.tensors.get(name)
+        if t is None:
+            raise UserError(f"simulation: {node_label} reads tensor {name}, which has no data "
+                            "(not an input, and not written by an earlier graph)")
+        return decl, t
+
+    def build(self, graph):
+        """Sim nodes, channels and writers of `graph` (unverified graphs are fine: a cycle
+        simply deadlocks)."""
+        arch = self.arch
+        depth = arch.depth
+        order = graph.topo_order()
+        names = graph.stream_names()
+        consumers = graph.consumers()
+        eb = arch.element_bytes
+        # Blocked val streams: from arrays of blocked tensors, through value primitives.
+        blk: dict = {}
+        for n in order:
+            b = None
+            if n.KIND == "array":
+                decl = self.module.tensor(n.tensor)
+                b = decl.block if decl is not None and decl.format.blocked else None
+            else:
+                for s in n.inputs:
+                    if s.kind == "val" and blk.get(s):
+                        b = blk[s]
+                        break
+            for s in n.outputs:
+                if s.kind == "val":
+                    blk[s] = b
+        mem_nodes = sum(1 for n in order if (n.KIND == "scan" and n.format == "compressed")
+                        or n.KIND in ("array", "write_level", "write_vals"))
+        share = arch.bandwidth / max(mem_nodes, 1)
+        sim: dict = {}
+        writers = []
+        for i, n in enumerate(order):
+            name = f"#{i} {_label(n)}"
+            vb = None
+            for s in list(n.inputs) + list(n.outputs):
+                if s.kind == "val" and blk.get(s):
+                    vb = blk[s]
+            lat, ii = arch.timing(n.KIND, getattr(n, "op", None), vb)
+            sim[n] = self._make(n, name, lat, ii, vb, share, eb)
+            if n.KIND in ("write_level", "write_vals"):
+                writers.append(sim[n])
+        chans = []
+        in_map: dict = {}
+        ports: dict = {}
+        for n in order:
+            outs = []
+            for s in n.outputs:
+                cs = []
+                readers = consumers.get(s, [])
+                for (c, pos) in readers:
+                    cname = f"%{names.get(s, '?')}"
+                    if len(readers) > 1:
+                        cname += f"->{sim[c].name.split(' ')[0]}"
+                    ch = Channel(cname, s.kind or "crd", depth)
+                    cs.append(ch)
+                    in_map[(id(c), pos)] = ch
+                chans.extend(cs)
+                outs.append(make_port(cs))
+            ports[n] = outs
+        for n in order:
+            ins = []
+            for pos, s in enumerate(n.inputs):
+                ch = in_map.get((id(n), pos))
+                if ch is None or s.producer is None:
+                    raise UserError(f"simulation: {sim[n].name}: operand {pos} has no producer")
+                ins.append(ch)
+            sim[n].wire(ins, ports[n])
+        return [sim[n] for n in order], chans, writers
+
+    def _make(self, n, name: str, lat: int, ii: int, vb, share: float, eb: int):
+        k = n.KIND
+        arch = self.arch
+        if k == "root":
+            return Root(name, ii, lat)
+        if k == "scan":
+            decl, t = self._tensor(n.tensor, name)
+            if not 0 <= n.mode < decl.order:
+                raise UserError(f"simulation: {name}: tensor {n.tensor} has no mode {n.mode}")
+            lvl = t.levels[t.format.level_of_mode(n.mode)]
+            if lvl.kind != n.format:
+                raise UserError(f"simulation: {name}: scans a {n.format} level but the data of "
+                                f"{n.tensor} has a {lvl.kind} level for mode {n.mode}")
+            if lvl.kind == "dense":
+                return Scan(name, True, lvl.size, ii=ii, lat=lat)
+            ii = max(ii, arch.mem_ii(eb, share))
+            return Scan(name, False, lvl.size, lvl.seg.tolist(), lvl.crd.tolist(), ii=ii,
+                        lat=lat + arch.mem_latency)
+        if k == "repsig":
+            return RepSig(name, ii, lat)
+        if k == "repeat":
+            return Repeat(name, ii, lat)
+        if k in ("intersect", "union"):
+            npairs = len(n.inputs) // 2
+            if k == "intersect":
+                return Intersect(name, npairs, ii=ii, lat=lat)
+            return Union(name, npairs, getattr(n, "required", None) or (), ii=ii, lat=lat)
+        if k == "array":
+            decl, t = self._tensor(n.tensor, name)
+            if t.block:
+                vals = list(t.vals)
+                zero = np.zeros((t.block, t.block))
+                vbytes = eb * t.block * t.block
+            else:
+                vals = t.vals.tolist()
+                zero = 0.0
+                vbytes = eb
+            ii = max(ii, arch.mem_ii(vbytes, share))
+            return Array(name, vals, zero, vbytes, ii=ii, lat=lat + arch.mem_latency)
+        if k == "alu":
+            return Alu(name, n.op, vb, n.const, ii=ii, lat=lat)
+        if k == "reduce":
+            return Reduce(name, n.op, vb, ii=ii, lat=lat)
+        if k == "spacc1":
+            return Spacc1(name, n.op, vb, ii=ii, lat=lat)
+        if k == "spacc2":
+            return Spacc2(name, n.op, vb, ii=ii, lat=lat)
+        if k == "crddrop":
+            return CrdDrop(name, ii, lat)
+        if k == "crdhold":
+            return CrdHold(name, ii, lat)
+        if k == "fork":
+            return Fork(name, n.lanes, n.level, ii, lat)
+        if k == "join":
+            return Join(name, n.lanes, n.level, ii, lat)
+        if k in ("write_level", "write_vals"):
+            decl = self.module.tensor(n.tensor)
+            if decl is None:
+                raise UserError(f"simulation: {name} writes undeclared tensor {n.tensor}")
+            bpt = eb * (decl.block ** 2 if decl.block and k == "write_vals" else 1)
+            ii = max(ii, arch.mem_ii(bpt, share))
+            return Writer(name, k, n.tensor, getattr(n, "mode", None),
+                          getattr(n, "format", None), ii=ii, lat=lat + arch.mem_latency)
+        raise UserError(f"simulation: {name}: primitive kind {k} is not supported")
+
+    # ---- outputs -------------------------------------------------------------------------
+    def shape_of(self, decl) -> tuple[int, ...]:
+        dims = []
+        for d in decl.dims:
+            if isinstance(d, int):
+                dims.append(d)
+            elif d in self.sizes:
+                dims.append(self.sizes[d])
+            else:
+                raise UserError(f"simulation: the size of dim {d} of tensor {decl.name} is not "
+                                "known from the input data")
+        return tuple(dims)
+
+    def collect(self, graph, writers) -> dict:
+        """Assemble the tensors this graph wrote; charge the bytes to their writers."""
+        by_tensor: dict = {}
+        for w in writers:
+            by_tensor.setdefault(w.tensor, []).append(w)
+        written = {}
+        for tname in sorted(by_tensor):
+            ws = by_tensor[tname]
+            decl = self.module.tensor(tname)
+            levels = {w.mode: w.got for w in ws if w.kind == "write_level"}
+            vw = [w for w in ws if w.kind == "write_vals"]
+            if not vw:
+                raise UserError(f"simulation: graph {graph.name}: tensor {tname} has no "
+                                "write_vals")
+            t, counts = assemble(tname, decl.format, self.shape_of(decl), decl.block, levels,
+                                 vw[0].got)
+            eb = self.arch.element_bytes
+            written[tname] = {k: v * eb for k, v in counts.items()}
+            vw[0].wr_vals += counts["vals"] * eb
+            lw = {w.mode: w for w in ws if w.kind == "write_level"}
+            for k, mode in enumerate(decl.format.mode_order):
+                if decl.format.levels[k] == "compressed" and mode in lw:
+                    lvl = t.levels[k]
+                    lw[mode].wr_seg += eb * int(lvl.seg.shape[0])
+                    lw[mode].wr_crd += eb * int(lvl.crd.shape[0])
+            self.tensors[tname] = t
+        return written

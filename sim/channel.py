@@ -1,0 +1,102 @@
+"""Channels (bounded FIFOs between two nodes) and output ports (what a node pushes into).
+
+A channel holds three deques: `toks` (tokens in flight), `times` (the cycle each token becomes
+visible to the consumer: push time + producer latency) and `free` (the cycle each free slot became
+free: pop time + 1; a bounded channel starts with `depth` slots free at cycle 0). A producer may
+push only while `free` is non-empty, and its firing time is at least the slot's free time: that is
+back-pressure. An unbounded channel's `free` is a zero-length deque (appends are no-ops) and its
+producer never waits.
+
+A node's output port is the channel itself when the stream has one consumer (no overhead), a
+`FanOut` when it has several (each consumer keeps its own FIFO; the node writes one staging
+buffer that is copied to every FIFO after its activation), or a `NullPort` when nobody reads it.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from itertools import repeat
+
+
+class Channel:
+    """A FIFO from one producer node to one consumer node carrying one stream."""
+
+    __slots__ = ("name", "kind", "toks", "times", "free", "bounded", "depth", "src", "dst",
+                 "pushed")
+
+    def __init__(self, name: str, kind: str, depth: int | None):
+        self.name = name
+        self.kind = kind
+        self.toks: deque = deque()
+        self.times: deque = deque()
+        self.depth = depth
+        self.bounded = depth is not None
+        self.free: deque = deque(repeat(0, depth)) if depth is not None else deque(maxlen=0)
+        self.src = None  # producer node
+        self.dst = None  # consumer node
+        self.pushed = 0  # tokens moved over this channel (token-hops)
+
+    def feed(self, tokens, time: int = 0) -> None:
+        """Preload tokens (tests: hand-written input streams), all visible at `time`."""
+        self.toks.extend(tokens)
+        self.times.extend(repeat(time, len(tokens)))
+        self.pushed += len(tokens)
+
+    def __repr__(self) -> str:
+        return f"Channel({self.name})"
+
+
+class FanOut:
+    """The output port of a stream read by several consumers (implicit broadcast)."""
+
+    __slots__ = ("chans", "toks", "times", "free", "bounded")
+
+    def __init__(self, chans: list[Channel]):
+        self.chans = chans
+        self.toks: deque = deque()
+        self.times: deque = deque()
+        self.bounded = any(c.bounded for c in chans)
+        self.free: deque = deque()
+
+    def prepare(self) -> None:
+        """Before the producer runs: slot j is free when it is free in every consumer FIFO."""
+        if self.bounded:
+            frees = [c.free if c.bounded else repeat(0) for c in self.chans]
+            self.free = deque(map(max, *frees))
+
+    def flush(self) -> None:
+        """After the producer ran: copy the staged tokens into every consumer FIFO."""
+        m = len(self.toks)
+        if not m:
+            return
+        for c in self.chans:
+            c.toks.extend(self.toks)
+            c.times.extend(self.times)
+            if c.bounded:
+                pl = c.free.popleft
+                for _ in repeat(None, m):
+                    pl()
+        self.toks.clear()
+        self.times.clear()
+
+
+class NullPort:
+    """The output port of a stream nobody reads: pushes vanish."""
+
+    __slots__ = ("toks", "times", "free", "bounded", "chans")
+
+    def __init__(self):
+        self.toks: deque = deque(maxlen=0)
+        self.times: deque = deque(maxlen=0)
+        self.free: deque = deque(maxlen=0)
+        self.bounded = False
+        self.chans: list[Channel] = []
+
+
+def make_port(chans: list[Channel]):
+    """The port a producer pushes into for a stream read through `chans`."""
+    if not chans:
+        return NullPort()
+    if len(chans) == 1:
+        return chans[0]
+    return FanOut(chans)

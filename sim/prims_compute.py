@@ -1,0 +1,432 @@
+"""Value primitives: ALUs, the order-0 reducer and the sparse accumulators of order 1 and 2."""
+
+from __future__ import annotations
+
+from collections import deque
+
+from .node import Node
+from .ops import REDUCE_BLOCK, REDUCE_SCALAR, alu_flops, alu_function, arity
+from .tokens import D, N, S0, level, stop
+
+
+def _n_left(op: str, fn, y):
+    """`N op y` where N acts as the operation's identity."""
+    if op == "sub":
+        return -y
+    if op == "div":
+        return fn(1.0, y)
+    return y
+
+
+class Alu(Node):
+    """ALU on one or two value streams. Stops and D pass (and must line up for binary ops); an N
+    operand acts as the identity of the operation (the other operand is the result); unary and
+    scalar ops pass N through."""
+
+    __slots__ = ("op", "fn", "binary", "fl")
+    kind_name = "alu"
+
+    def __init__(self, name: str, op: str, block: int | None = None, const=None,
+                 ii: int = 1, lat: int = 1):
+        super().__init__(name, ii, lat)
+        self.op = op
+        self.fn = alu_function(op, block, const)
+        self.binary = arity(op) == 2
+        self.fl = alu_flops(op, block)
+
+    def run(self) -> bool:
+        return self._run2() if self.binary else self._run1()
+
+    def _run1(self) -> bool:
+        ch = self.ins[0]
+        it, itm, ifr = ch.toks, ch.times, ch.free
+        o = self.outs[0]
+        ot, otm, of, ob = o.toks, o.times, o.free, o.bounded
+        t, ii, lat, fn = self.t, self.ii, self.lat, self.fn
+        stall = fires = ops = 0
+        blocked = False
+        while it:
+            if ob and not of:
+                blocked = True
+                break
+            x = it.popleft()
+            f = t + ii
+            r = itm.popleft()
+            if r > f:
+                f = r
+            if ob:
+                s = of.popleft()
+                if s > f:
+                    stall += s - f
+                    f = s
+            ifr.append(f + 1)
+            if x.__class__ is not int:
+                x = fn(x)
+                ops += 1
+            elif x == D:
+                self.done = True
+            ot.append(x)
+            otm.append(f + lat)
+            t = f
+            fires += 1
+        self.t = t
+        self.stall += stall
+        self.fires += fires
+        self.flops += ops * self.fl
+        return blocked
+
+    def _run2(self) -> bool:
+        a, b = self.ins
+        at, atm, af = a.toks, a.times, a.free
+        bt, btm, bf = b.toks, b.times, b.free
+        o = self.outs[0]
+        ot, otm, of, ob = o.toks, o.times, o.free, o.bounded
+        t, ii, lat, fn, op = self.t, self.ii, self.lat, self.fn, self.op
+        stall = fires = ops = 0
+        blocked = False
+        while at and bt:
+            if ob and not of:
+                blocked = True
+                break
+            x = at.popleft()
+            y = bt.popleft()
+            f = t + ii
+            r = atm.popleft()
+            if r > f:
+                f = r
+            r = btm.popleft()
+            if r > f:
+                f = r
+            if ob:
+                s = of.popleft()
+                if s > f:
+                    stall += s - f
+                    f = s
+            af.append(f + 1)
+            bf.append(f + 1)
+            xc = x.__class__ is int
+            yc = y.__class__ is int
+            if not xc and not yc:
+                z = fn(x, y)
+                ops += 1
+            elif xc and yc:
+                if x != y:
+                    if x == N and y >= -2:
+                        z = y if y != N else N
+                    elif y == N and x >= -2:
+                        z = x
+                    else:
+                        raise self.mismatch("operand streams", (x, y))
+                else:
+                    z = x
+                if z == D:
+                    self.done = True
+            elif x == N:
+                z = _n_left(op, fn, y)
+            elif y == N:
+                z = x
+            else:
+                raise self.mismatch("operand streams", (x, y))
+            ot.append(z)
+            otm.append(f + lat)
+            t = f
+            fires += 1
+        self.t = t
+        self.stall += stall
+        self.fires += fires
+        self.flops += ops * self.fl
+        return blocked
+
+
+class Reduce(Node):
+    """Order-0 reducer (sum or max): on S0 emits the result and resets; on Sk (k > 0) emits the
+    result then S(k-1). An empty fiber gives an explicit 0 (a zero block)."""
+
+    __slots__ = ("fn", "acc", "zero", "pend", "fl")
+    kind_name = "reduce"
+
+    def __init__(self, name: str, op: str = "sum", block: int | None = None,
+                 ii: int = 1, lat: int = 1):
+        super().__init__(name, ii, lat)
+        self.fn = (REDUCE_BLOCK if block else REDUCE_SCALAR)[op]
+        self.acc = None
+        if block:
+            import numpy as np
+            self.zero = np.zeros((block, block))
+        else:
+            self.zero = 0.0
+        self.pend = None
+        self.fl = block * block if block else 1
+
+    def run(self) -> bool:
+        ch = self.ins[0]
+        it, itm, ifr = ch.toks, ch.times, ch.free
+        o = self.outs[0]
+        ot, otm, of, ob = o.toks, o.times, o.free, o.bounded
+        t, ii, lat, fn = self.t, self.ii, self.lat, self.fn
+        acc, pend = self.acc, self.pend
+        stall = fires = ops = 0
+        blocked = False
+        while True:
+            f = t + ii
+            if pend is not None:                 # the stop that follows a result
+                out = pend
+                pend = None
+            else:
+                if not it:
+                    break
+                x = it[0]
+                r = itm[0]
+                if r > f:
+                    f = r
+                if x.__class__ is not int:        # a value: accumulate
+                    it.popleft()
+                    itm.popleft()
+                    acc = x if acc is None else fn(acc, x)
+                    ops += 1
+                    ifr.append(f + 1)
+                    t = f
+                    fires += 1
+                    continue
+                if x == N:
+                    it.popleft()
+                    itm.popleft()
+                    ifr.append(f + 1)
+                    t = f
+                    fires += 1
+                    continue
+                if ob and not of:
+                    blocked = True
+                    break
+                it.popleft()
+                itm.popleft()
+                if x == D:
+                    out = D
+                    self.done = True
+                else:
+                    out = acc if acc is not None else self.zero
+                    acc = None
+                    if x != S0:
+                        pend = x + 1
+                f0 = f
+                if ob:
+                    s = of.popleft()
+                    if s > f:
+                        f = s
+                stall += f - f0
+                ifr.append(f + 1)
+                ot.append(out)
+                otm.append(f + lat)
+                t = f
+                fires += 1
+                if out is D:
+                    break
+                continue
+            if ob and not of:
+                pend = out
+                blocked = True
+                break
+            if ob:
+                s = of.popleft()
+                if s > f:
+                    stall += s - f
+                    f = s
+            ot.append(out)
+            otm.append(f + lat)
+            t = f
+            fires += 1
+        self.t = t
+        self.acc, self.pend = acc, pend
+        self.stall += stall
+        self.fires += fires
+        self.flops += ops * self.fl
+        return blocked
+
+
+class _Queued(Node):
+    """A node that may owe several tokens per output after one input: `q[i]` holds what output
+    i still has to emit; queued tokens drain (one per output per firing) before more input."""
+
+    __slots__ = ("q",)
+
+    def __init__(self, name: str, ii: int = 1, lat: int = 1):
+        super().__init__(name, ii, lat)
+        self.q: list[deque] = []
+
+    def drain(self) -> bool | None:
+        """Emit queued tokens; True if blocked on output, None when the queues are empty."""
+        q = self.q
+        outs = self.outs
+        while True:
+            emits = [(outs[i], qi[0]) for i, qi in enumerate(q) if qi]
+            if not emits:
+                return None
+            if not self.room(*(p for p, _ in emits)):
+                return True
+            self.fire(self.t + self.ii, (), emits)
+            for qi in q:
+                if qi:
+                    if qi.popleft() == D:
+                        self.done = True
+
+
+class Spacc1(_Queued):
+    """Order-1 sparse accumulator: (crd, val) in and out. Accumulates the points of the inner
+    level across the reduced index; on a stop Sk with k >= 1 emits the accumulated fiber sorted
+    by coordinate, then S(k-1); S0 only ends an inner fiber."""
+
+    __slots__ = ("fn", "acc", "fl")
+    kind_name = "spacc1"
+
+    def __init__(self, name: str, op: str = "sum", block: int | None = None,
+                 ii: int = 1, lat: int = 1):
+        super().__init__(name, ii, lat)
+        self.fn = (REDUCE_BLOCK if block else REDUCE_SCALAR)[op]
+        self.acc: dict = {}
+        self.q = [deque(), deque()]
+        self.fl = block * block if block else 1
+
+    def run(self) -> bool:
+        c_in, v_in = self.ins
+        ct, vt = c_in.toks, v_in.toks
+        acc, fn = self.acc, self.fn
+        while True:
+            blocked = self.drain()
+            if blocked:
+                return True
+            if self.done or not ct or not vt:
+                return False
+            f = self.t + self.ii
+            r = c_in.times[0]
+            if r > f:
+                f = r
+            r = v_in.times[0]
+            if r > f:
+                f = r
+            c = ct[0]
+            v = vt[0]
+            if c >= 0:
+                if v.__class__ is not int:
+                    old = acc.get(c)
+                    acc[c] = v if old is None else fn(old, v)
+                    self.flops += self.fl
+                self.fire(f, (c_in, v_in), ())
+                continue
+            if c == N:
+                self.fire(f, (c_in, v_in), ())
+                continue
+            if v != c:
+                raise self.mismatch("crd and val streams", (c, v))
+            self.fire(f, (c_in, v_in), ())
+            if c == D:
+                self.q[0].append(D)
+                self.q[1].append(D)
+            elif c != S0:
+                qc, qv = self.q
+                for k in sorted(acc):
+                    qc.append(k)
+                    qv.append(acc[k])
+                acc.clear()
+                qc.append(c + 1)
+                qv.append(c + 1)
+
+
+class Spacc2(_Queued):
+    """Order-2 sparse accumulator: (crd1, crd0, val) in and out. Accumulates points (i, j) of two
+    inner levels; a stop Sk with k >= 2 in the crd0 stream flushes them sorted: crd1 gets the
+    i's then S(k-2); crd0 and val get each i's j's closed by S0, the last closed by S(k-1)."""
+
+    __slots__ = ("fn", "acc", "cur", "fl")
+    kind_name = "spacc2"
+
+    def __init__(self, name: str, op: str = "sum", block: int | None = None,
+                 ii: int = 1, lat: int = 1):
+        super().__init__(name, ii, lat)
+        self.fn = (REDUCE_BLOCK if block else REDUCE_SCALAR)[op]
+        self.acc: dict = {}
+        self.cur = None
+        self.q = [deque(), deque(), deque()]
+        self.fl = block * block if block else 1
+
+    def _flush(self, k: int) -> None:
+        q1, q0, qv = self.q
+        acc = self.acc
+        for i in sorted(acc):
+            q1.append(i)
+            row = acc[i]
+            for j in sorted(row):
+                q0.append(j)
+                qv.append(row[j])
+            q0.append(S0)
+            qv.append(S0)
+        q1.append(stop(k - 2))
+        if acc:
+            q0.pop()
+            qv.pop()
+        q0.append(stop(k - 1))
+        qv.append(stop(k - 1))
+        acc.clear()
+
+    def run(self) -> bool:
+        i_in, j_in, v_in = self.ins
+        it, jt, vt = i_in.toks, j_in.toks, v_in.toks
+        while True:
+            if self.drain():
+                return True
+            if self.done or not jt or not vt:
+                return False
+            f = self.t + self.ii
+            for ch in (j_in, v_in):
+                if ch.times[0] > f:
+                    f = ch.times[0]
+            j = jt[0]
+            v = vt[0]
+            if self.cur is None:
+                if not it:
+                    return False
+                if i_in.times[0] > f:
+                    f = i_in.times[0]
+                i = it[0]
+                if i >= 0 or i == N:
+                    self.cur = i
+                    self.fire(f, (i_in,), ())
+                    continue
+                # no current i: an i stop (empty i fiber) or D; crd0 holds the matching token
+                want = D if i == D else i - 1
+                if j != want or v != want:
+                    raise self.mismatch("crd1, crd0 and val streams", (i, j, v))
+                self.fire(f, (i_in, j_in, v_in), ())
+                if i == D:
+                    for qi in self.q:
+                        qi.append(D)
+                elif level(j) >= 2:
+                    self._flush(level(j))
+                continue
+            if j >= 0:
+                if self.cur != N and v.__class__ is not int:
+                    row = self.acc.setdefault(self.cur, {})
+                    old = row.get(j)
+                    row[j] = v if old is None else self.fn(old, v)
+                    self.flops += self.fl
+                self.fire(f, (j_in, v_in), ())
+                continue
+            if j == N:
+                self.fire(f, (j_in, v_in), ())
+                continue
+            if v != j or j == D:
+                raise self.mismatch("crd0 and val streams", (j, v))
+            k = level(j)
+            if k == 0:
+                self.cur = None
+                self.fire(f, (j_in, v_in), ())
+                continue
+            if not it:
+                return False
+            if i_in.times[0] > f:
+                f = i_in.times[0]
+            if it[0] != stop(k - 1):
+                raise self.mismatch("crd1 and crd0 stops", (it[0], j))
+            self.cur = None
+            self.fire(f, (i_in, j_in, v_in), ())
+            if k >= 2:
+                self._flush(k)

@@ -1,0 +1,401 @@
+"""Primitives that walk tensor storage: root, level scanners, repeat and its signal generator,
+value arrays. Token semantics follow REFERENCE.md (see sim.tokens for the encoding)."""
+
+from __future__ import annotations
+
+from .node import Node
+from .tokens import D, N, S0
+
+
+class Root(Node):
+    """The root reference of a tensor: emits `0, D`."""
+
+    __slots__ = ("left",)
+    kind_name = "root"
+
+    def __init__(self, name: str, ii: int = 1, lat: int = 1):
+        super().__init__(name, ii, lat)
+        self.left = [0, D]
+
+    def run(self) -> bool:
+        out = self.outs[0]
+        while self.left:
+            if not self.room(out):
+                return True
+            tok = self.left.pop(0)
+            self.fire(self.t + self.ii, (), ((out, tok),))
+        self.done = True
+        return False
+
+
+class Scan(Node):
+    """A level scanner (fiber lookup): ref in; crd and ref out.
+
+    For each input ref it emits that fiber's coordinates and positions, then closes the fiber
+    with S0; an input stop Sk becomes S(k+1), merged with the closing stop of the fiber before it
+    (so the S0 is held back until the next input token is known); N gives N then a stop; D passes.
+    Dense levels enumerate 0..size-1 with refs `ref * size + crd`; compressed ones read seg/crd.
+    """
+
+    __slots__ = ("dense", "size", "seg", "crd", "pos", "end", "base", "pending")
+    kind_name = "scan"
+
+    def __init__(self, name: str, dense: bool, size: int = 0, seg=None, crd=None,
+                 ii: int = 1, lat: int = 1):
+        super().__init__(name, ii, lat)
+        self.dense = dense
+        self.size = size
+        self.seg = list(seg) if seg is not None else None
+        self.crd = list(crd) if crd is not None else None
+        self.pos = self.end = self.base = 0
+        self.pending = False  # a fiber was emitted whose closing stop is not yet out
+
+    def run(self) -> bool:
+        ch = self.ins[0]
+        it, itm, ifr = ch.toks, ch.times, ch.free
+        oc, orf = self.outs
+        ct, ctm, cf, cb = oc.toks, oc.times, oc.free, oc.bounded
+        rt, rtm, rf, rb = orf.toks, orf.times, orf.free, orf.bounded
+        t, ii, lat = self.t, self.ii, self.lat
+        pos, end, base, pending = self.pos, self.end, self.base, self.pending
+        dense, crd, seg, size = self.dense, self.crd, self.seg, self.size
+        stall = fires = nseg = ncrd = 0
+        blocked = False
+        while True:
+            if (cb and not cf) or (rb and not rf):
+                blocked = True
+                break
+            f = t + ii
+            if pos < end:                      # inside a fiber: emit the next element
+                if dense:
+                    c = pos - base
+                else:
+                    c = crd[pos]
+                    ncrd += 1
+                r = pos
+                pos += 1
+            else:
+                if not it:
+                    break
+                x = it[0]
+                rdy = itm[0]
+                if rdy > f:
+                    f = rdy
+                if pending and (x >= 0 or x == D or x == N):
+                    c = r = S0                  # close the previous fiber, keep the input
+                    pending = False
+                else:
+                    it.popleft()
+                    itm.popleft()
+                    if x >= 0:                  # look the fiber up
+                        if dense:
+                            base = x * size
+                            pos, end = base, base + size
+                        else:
+                            pos, end = seg[x], seg[x + 1]
+                            nseg += 2
+                        pending = True
+                        if pos < end:
+                            if dense:
+                                c = 0
+                            else:
+                                c = crd[pos]
+                                ncrd += 1
+                            r = pos
+                            pos += 1
+                        else:                   # empty fiber: nothing to emit this cycle
+                            ifr.append(f + 1)
+                            t = f
+                            fires += 1
+                            continue
+                    elif x == N:
+                        c = r = N
+                        pending = True
+                    elif x == D:
+                        c = r = D
+                        self.done = True
+                    else:                       # Sk -> S(k+1), merged with the held S0
+                        c = r = x - 1
+                        pending = False
+                    f0 = f
+                    if cb:
+                        s = cf.popleft()
+                        if s > f:
+                            f = s
+                    if rb:
+                        s = rf.popleft()
+                        if s > f:
+                            f = s
+                    stall += f - f0
+                    ifr.append(f + 1)
+                    ct.append(c)
+                    ctm.append(f + lat)
+                    rt.append(r)
+                    rtm.append(f + lat)
+                    t = f
+                    fires += 1
+                    if c == D:
+                        break
+                    continue
+            f0 = f
+            if cb:
+                s = cf.popleft()
+                if s > f:
+                    f = s
+            if rb:
+                s = rf.popleft()
+                if s > f:
+                    f = s
+            stall += f - f0
+            ct.append(c)
+            ctm.append(f + lat)
+            rt.append(r)
+            rtm.append(f + lat)
+            t = f
+            fires += 1
+        self.t = t
+        self.pos, self.end, self.base, self.pending = pos, end, base, pending
+        self.stall += stall
+        self.fires += fires
+        self.rd_seg += 4 * nseg
+        self.rd_crd += 4 * ncrd
+        return blocked
+
+
+class RepSig(Node):
+    """Repeat-signal generator: crd in; R per coordinate, S per stop (any level), D."""
+
+    __slots__ = ()
+    kind_name = "repsig"
+
+    def run(self) -> bool:
+        ch = self.ins[0]
+        it, itm, ifr = ch.toks, ch.times, ch.free
+        o = self.outs[0]
+        ot, otm, of, ob = o.toks, o.times, o.free, o.bounded
+        t, ii, lat = self.t, self.ii, self.lat
+        stall = fires = 0
+        blocked = False
+        while it:
+            if ob and not of:
+                blocked = True
+                break
+            x = it.popleft()
+            f = t + ii
+            r = itm.popleft()
+            if r > f:
+                f = r
+            if ob:
+                s = of.popleft()
+                if s > f:
+                    stall += s - f
+                    f = s
+            ifr.append(f + 1)
+            if x >= 0 or x == N:
+                x = 0
+            elif x <= -3:
+                x = S0
+            else:
+                self.done = True
+            ot.append(x)
+            otm.append(f + lat)
+            t = f
+            fires += 1
+            if x == D:
+                break
+        self.t = t
+        self.stall += stall
+        self.fires += fires
+        return blocked
+
+
+class Repeat(Node):
+    """Repeat a ref (or value) stream along a repeat-signal stream.
+
+    Inputs: the stream to repeat, the repsig stream. For the current input element it emits one
+    copy per R; at S it moves on: if the next input token is a stop Sk it emits S(k+1) (merged),
+    else S0. An input stop met with no current element (an empty outer fiber) takes one S and
+    emits S(k+1). D ends both.
+    """
+
+    __slots__ = ("cur", "has")
+    kind_name = "repeat"
+
+    def __init__(self, name: str, ii: int = 1, lat: int = 1):
+        super().__init__(name, ii, lat)
+        self.cur = None
+        self.has = False
+
+    def run(self) -> bool:
+        a, g = self.ins
+        at, atm, af = a.toks, a.times, a.free
+        gt, gtm, gf = g.toks, g.times, g.free
+        o = self.outs[0]
+        ot, otm, of, ob = o.toks, o.times, o.free, o.bounded
+        t, ii, lat = self.t, self.ii, self.lat
+        cur, has = self.cur, self.has
+        stall = fires = 0
+        blocked = False
+        while True:
+            if ob and not of:
+                blocked = True
+                break
+            f = t + ii
+            if not has:
+                if not at:
+                    break
+                x = at[0]
+                if x.__class__ is not int or x >= 0 or x == N:   # a new element
+                    at.popleft()
+                    r = atm.popleft()
+                    if r > f:
+                        f = r
+                    af.append(f + 1)
+                    cur = x
+                    has = True
+                    t = f
+                    continue  # taking the element costs no cycle of its own
+                # a stop or D with no current element: needs the matching signal
+                if not gt:
+                    break
+                sig = gt[0]
+                r = atm[0]
+                if r > f:
+                    f = r
+                r = gtm[0]
+                if r > f:
+                    f = r
+                if x == D:
+                    if sig != D:
+                        raise self.mismatch("input and repeat signal (end)", (x, sig))
+                    out = D
+                    self.done = True
+                else:
+                    if sig != S0:
+                        raise self.mismatch("input stop and repeat signal", (x, sig))
+                    out = x - 1
+                at.popleft()
+                atm.popleft()
+                gt.popleft()
+                gtm.popleft()
+                f0 = f
+                if ob:
+                    s = of.popleft()
+                    if s > f:
+                        f = s
+                stall += f - f0
+                af.append(f + 1)
+                gf.append(f + 1)
+            else:
+                if not gt:
+                    break
+                sig = gt[0]
+                r = gtm[0]
+                if r > f:
+                    f = r
+                if sig == 0:                         # R: one more copy
+                    out = cur
+                    gt.popleft()
+                    gtm.popleft()
+                    f0 = f
+                    if ob:
+                        s = of.popleft()
+                        if s > f:
+                            f = s
+                    stall += f - f0
+                    gf.append(f + 1)
+                elif sig == S0:                      # S: close, merging a following input stop
+                    if not at:
+                        break
+                    x = at[0]
+                    r = atm[0]
+                    if r > f:
+                        f = r
+                    merged = x.__class__ is int and x <= -3
+                    out = x - 1 if merged else S0
+                    gt.popleft()
+                    gtm.popleft()
+                    if merged:
+                        at.popleft()
+                        atm.popleft()
+                    f0 = f
+                    if ob:
+                        s = of.popleft()
+                        if s > f:
+                            f = s
+                    stall += f - f0
+                    gf.append(f + 1)
+                    if merged:
+                        af.append(f + 1)
+                    has = False
+                    cur = None
+                else:
+                    raise self.error(f"repeat signal ended ({'D'}) inside an element")
+            ot.append(out)
+            otm.append(f + lat)
+            t = f
+            fires += 1
+            if out is D:
+                break
+        self.t = t
+        self.cur, self.has = cur, has
+        self.stall += stall
+        self.fires += fires
+        return blocked
+
+
+class Array(Node):
+    """Value array: ref in, value out; N loads 0 (a zero block); stops and D pass."""
+
+    __slots__ = ("vals", "zero", "vbytes")
+    kind_name = "array"
+
+    def __init__(self, name: str, vals: list, zero=0.0, vbytes: int = 4,
+                 ii: int = 1, lat: int = 1):
+        super().__init__(name, ii, lat)
+        self.vals = vals
+        self.zero = zero
+        self.vbytes = vbytes
+
+    def run(self) -> bool:
+        ch = self.ins[0]
+        it, itm, ifr = ch.toks, ch.times, ch.free
+        o = self.outs[0]
+        ot, otm, of, ob = o.toks, o.times, o.free, o.bounded
+        t, ii, lat = self.t, self.ii, self.lat
+        vals, zero = self.vals, self.zero
+        stall = fires = loads = 0
+        blocked = False
+        while it:
+            if ob and not of:
+                blocked = True
+                break
+            x = it.popleft()
+            f = t + ii
+            r = itm.popleft()
+            if r > f:
+                f = r
+            if ob:
+                s = of.popleft()
+                if s > f:
+                    stall += s - f
+                    f = s
+            ifr.append(f + 1)
+            if x >= 0:
+                x = vals[x]
+                loads += 1
+            elif x == N:
+                x = zero
+            elif x == D:
+                self.done = True
+            ot.append(x)
+            otm.append(f + lat)
+            t = f
+            fires += 1
+            if x is D:
+                break
+        self.t = t
+        self.stall += stall
+        self.fires += fires
+        self.rd_vals += loads * self.vbytes
+        return blocked

@@ -1,0 +1,46 @@
+"""Level and value writers: they record their streams; sim.assemble builds the tensor after D."""
+
+from __future__ import annotations
+
+from .node import Node
+from .tokens import D
+
+
+class Writer(Node):
+    """write_level (a crd stream) or write_vals (a val stream): records every token until D."""
+
+    __slots__ = ("tensor", "mode", "fmt", "got")
+    kind_name = "write"
+
+    def __init__(self, name: str, kind: str, tensor: str, mode: int | None = None,
+                 fmt: str | None = None, ii: int = 1, lat: int = 1):
+        super().__init__(name, ii, lat)
+        self.kind = kind
+        self.tensor = tensor
+        self.mode = mode
+        self.fmt = fmt
+        self.got: list = []
+
+    def run(self) -> bool:
+        ch = self.ins[0]
+        it, itm, ifr = ch.toks, ch.times, ch.free
+        got = self.got
+        app = got.append
+        t, ii = self.t, self.ii
+        fires = 0
+        while it:
+            x = it.popleft()
+            f = t + ii
+            r = itm.popleft()
+            if r > f:
+                f = r
+            ifr.append(f + 1)
+            t = f
+            fires += 1
+            if x.__class__ is int and x == D:
+                self.done = True
+                break
+            app(x)
+        self.t = t
+        self.fires += fires
+        return False
