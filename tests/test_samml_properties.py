@@ -198,3 +198,41 @@ def test_mutated_text_through_cli(text):
     assert r.exit_code in (0, 1), r.stderr
     if r.exit_code == 1:
         assert "error:" in r.stderr and not r.stdout
+
+
+# ---- fuzz: graphs broken through the Python API fail cleanly -----------------------------------
+
+ATTR_VALUES = st.one_of(st.none(), st.integers(-3, 5), st.booleans(), st.floats(),
+                        st.text(max_size=3), st.lists(st.integers(-1, 3), max_size=3),
+                        st.sampled_from(["A", "T0", "Y0", "dense", "compressed", "sum", "mul",
+                                         "mulc", "i"]))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(modules(), st.data())
+def test_api_mutations_fail_cleanly(m, data):
+    for _ in range(data.draw(st.integers(1, 3))):
+        g = data.draw(st.sampled_from(m.graphs))
+        if not g.nodes:
+            continue
+        n = data.draw(st.sampled_from(g.nodes))
+        what = data.draw(st.integers(0, 2))
+        if what == 0:  # an attribute of any type
+            spec = data.draw(st.sampled_from(n.attr_specs()))
+            setattr(n, spec.name, data.draw(ATTR_VALUES))
+        elif what == 1 and n.inputs:  # rewire an operand to any stream of the graph
+            streams = list(g.streams())
+            n.inputs[data.draw(st.integers(0, len(n.inputs) - 1))] = data.draw(
+                st.sampled_from(streams))
+        elif n.inputs and data.draw(st.booleans()):
+            n.inputs.pop()
+        else:
+            g.remove(n)
+    try:
+        verify(m)
+    except UserError as e:
+        assert e.format()
+        return
+    text = print_module(m)
+    assert print_module(parse_module(Source("<p>", text))) == text
+    module_dot(m)

@@ -237,6 +237,8 @@ def _pairs(n_inputs: int | None) -> int:
 
 
 _JOIN_ARITY = "2n operands, (crd, ref) pairs with n >= 2"
+#: Stream kinds a joiner accepts (and forwards unchanged) on its ref ports.
+PAYLOAD_KINDS = ("ref", "val", "crd")
 
 
 @dataclass(eq=False)
@@ -248,9 +250,18 @@ class _Joiner(Node):
 
     def signature(self, n_inputs: int | None = None) -> Signature:
         n = _pairs(n_inputs)
-        ins = tuple(p for i in range(n) for p in (_p(f"crd{i}", "crd"), _p(f"ref{i}", "ref")))
+        # A joiner treats refs as opaque payloads: a val (or crd) stream may ride along a
+        # coordinate stream (lowering joins a reduced intermediate's values this way).
+        ins = tuple(p for i in range(n)
+                    for p in (_p(f"crd{i}", "crd"), _p(f"ref{i}", *PAYLOAD_KINDS)))
         outs = (_p("crd", "crd"),) + tuple(_p(f"ref{i}", "ref") for i in range(n))
         return Signature(ins, outs, _JOIN_ARITY)
+
+    def output_kinds(self, input_kinds: list[str | None]) -> list[str | None]:
+        """Each ref output has the kind of its payload input (ref, val or crd)."""
+        n = _pairs(len(input_kinds))
+        return ["crd"] + [input_kinds[2 * i + 1] if 2 * i + 1 < len(input_kinds) else "ref"
+                          for i in range(n)]
 
 
 @dataclass(eq=False)
@@ -407,6 +418,17 @@ class WriteVals(Node):
 
 # -- parallelization -----------------------------------------------------------------------------
 
+#: Largest lane count of a fork or join (a sanity bound: ports are materialized per lane).
+MAX_LANES = 1024
+
+
+def _lanes(value: object) -> int:
+    """The lane count to build ports for: 1 when the attribute is missing or out of range (the
+    verifier reports it)."""
+    ok = isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_LANES
+    return value if ok else 1
+
+
 @dataclass(eq=False)
 class Fork(Node):
     """Scatter a stream round-robin across `lanes`: a unit is one element at stop depth `level`
@@ -419,7 +441,7 @@ class Fork(Node):
     level: int = attr("nat", doc="stop depth of the units distributed")
 
     def signature(self, n_inputs: int | None = None) -> Signature:
-        lanes = self.lanes if isinstance(self.lanes, int) and self.lanes > 0 else 1
+        lanes = _lanes(self.lanes)
         return Signature((_p("in", *STREAM_KINDS),),
                          tuple(_p(f"lane{i}", SAME) for i in range(lanes)), "1 operand")
 
@@ -434,7 +456,7 @@ class Join(Node):
     level: int = attr("nat", doc="stop depth of the units gathered")
 
     def signature(self, n_inputs: int | None = None) -> Signature:
-        lanes = self.lanes if isinstance(self.lanes, int) and self.lanes > 0 else 1
+        lanes = _lanes(self.lanes)
         ins = (_p("lane0", *STREAM_KINDS),) + tuple(_p(f"lane{i}", SAME) for i in range(1, lanes))
         return Signature(ins, (_p("out", SAME),), f"{lanes} operands (one per lane)")
 

@@ -38,7 +38,12 @@ def parse_module(source: Source) -> Module:
         tree = _lark().parse(text)
     except UnexpectedInput as e:
         raise _syntax_error(e, source) from None
-    return _Builder(source).module(tree)
+    except RecursionError:
+        raise UserError(f"{source.name}: nesting too deep") from None
+    try:
+        return _Builder(source).module(tree)
+    except RecursionError:
+        raise UserError(f"{source.name}: attribute values nested too deep") from None
 
 
 def parse_text(text: str, name: str = "<input>") -> Module:

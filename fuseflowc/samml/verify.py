@@ -41,7 +41,7 @@ import re
 from typing import Any
 
 from ..diagnostics import DiagnosticSink, Loc, UserError
-from .ir import (ALU_SCALAR, SAME, Alu, Array, Fork, Graph, Intersect, Join, Module, Node, Repeat,
+from .ir import (ALU_SCALAR, MAX_LANES, SAME, Alu, Array, Fork, Graph, Intersect, Join, Module, Node, Repeat,
                  Root, Scan, Stream, Union, WriteLevel, WriteVals)
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
@@ -177,6 +177,10 @@ class _Verifier:
                 self.error(f"alu op {n.op} takes no constant (only the scalar ops "
                            f"{', '.join(ALU_SCALAR)} do)", self.attr_loc(n, "const"), g, n)
                 good = False
+        if isinstance(n, (Fork, Join)) and isinstance(n.lanes, int) and n.lanes > MAX_LANES:
+            self.error(f"{n.KIND} of {n.lanes} lanes: at most {MAX_LANES} are supported",
+                       self.attr_loc(n, "lanes"), g, n)
+            good = False
         if isinstance(n, Union) and isinstance(n.required, list):
             ways = len(n.inputs) // 2
             for r in n.required:
