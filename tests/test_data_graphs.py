@@ -167,5 +167,5 @@ def test_npz_graph_without_features_and_corrupt(tmp_path):
     with pytest.raises(UserError, match="no such file"):
         load_npz_graph(tmp_path / "none.npz")
     (tmp_path / "bad.mtx").write_text("hello\n")
-    with pytest.raises(UserError, match="unreadable or corrupt Matrix Market"):
+    with pytest.raises(UserError, match="bad.mtx:1: not a Matrix Market file"):
         load_mtx_graph(tmp_path / "bad.mtx")

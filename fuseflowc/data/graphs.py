@@ -13,7 +13,7 @@ usual featureless-GCN choice), "random" (a dense n x `num_features` CSR matrix o
 
 from __future__ import annotations
 
-import zipfile
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,10 +109,12 @@ def load_npz_graph(path, features: str = "identity", num_features: int = 16,
     if not path.is_file():
         raise UserError(f"{path}: no such file")
     try:
-        with np.load(path, allow_pickle=False) as z:
+        with warnings.catch_warnings(), np.load(path, allow_pickle=False) as z:
+            warnings.simplefilter("ignore")
             arrays = {k: z[k] for k in z.files}
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as e:
-        raise UserError(f"{path}: unreadable or corrupt .npz file ({e})") from None
+    except Exception as e:  # zip, zlib and numpy header errors of every kind: a corrupt file
+        raise UserError(f"{path}: unreadable or corrupt .npz file "
+                        f"({type(e).__name__}: {e})") from None
     missing = [k for k in ("adj_indptr", "adj_indices", "adj_shape") if k not in arrays]
     if missing:
         raise UserError(f"{path}: not a graph archive: missing {', '.join(missing)} (it has "
@@ -146,20 +148,16 @@ def load_mtx_graph(path, features: str = "identity", num_features: int = 16, see
     With `binary` every stored entry becomes 1.0 (an unweighted graph, as GCN expects); otherwise
     the file's values (pattern files: 1.0) are kept. Self loops in the file are kept.
     """
-    import scipy.io
+    from .mtx import read_mtx
 
     path = Path(path)
     if not path.is_file():
         raise UserError(f"{path}: no such file")
-    try:
-        m = scipy.io.mmread(str(path))
-    except Exception as e:  # the Matrix Market reader raises many kinds of errors
-        raise UserError(f"{path}: unreadable or corrupt Matrix Market file ({e})") from None
-    m = sp.csr_matrix(m)
+    mm = read_mtx(path)
+    m = sp.csr_matrix(mm.array) if mm.dense else \
+        sp.csr_matrix((mm.values, (mm.rows, mm.cols)), shape=mm.shape)
     if m.shape[0] != m.shape[1]:
         raise UserError(f"{path}: adjacency must be square, found {m.shape[0]} x {m.shape[1]}")
-    if np.iscomplexobj(m.data) or not np.isfinite(m.data).all():
-        raise UserError(f"{path}: values must be finite real numbers")
     m = m.astype(np.float64)
     m.sum_duplicates()
     if binary:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import re
-import zipfile
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -138,11 +138,17 @@ def _sum_duplicates(shape, coords: np.ndarray, values: np.ndarray):
 # ---- readers ------------------------------------------------------------------------------------
 def _read_npy(path: Path) -> RawTensor:
     try:
-        a = np.load(path, allow_pickle=False)
-    except (ValueError, OSError, EOFError) as e:
-        raise _err(path, f"unreadable or corrupt .npy file ({e})") from None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # numpy warns about odd headers before failing
+            a = np.load(path, allow_pickle=False)
+    # numpy's header parser raises many kinds of exceptions for a corrupt file (ValueError,
+    # EOFError, tokenize errors, MemoryError for absurd shapes): all mean the same to a user.
+    except Exception as e:
+        raise _err(path, f"unreadable or corrupt .npy file ({type(e).__name__}: {e})") from None
     if not isinstance(a, np.ndarray):
-        raise _err(path, "not a .npy array")
+        if hasattr(a, "close"):
+            a.close()
+        raise _err(path, "not a .npy array (is it an .npz archive?)")
     _check_values(path, a)
     return RawTensor.from_array(a)
 
@@ -152,7 +158,10 @@ _SCIPY_KEYS = {"format", "shape"}
 
 def _read_npz(path: Path, name: str) -> RawTensor:
     try:
-        with np.load(path, allow_pickle=False) as z:
+        with warnings.catch_warnings(), np.load(path, allow_pickle=False) as z:
+            warnings.simplefilter("ignore")
+            if not hasattr(z, "files"):
+                raise _err(path, "not an .npz archive (is it an .npy file?)")
             keys = set(z.files)
             if _SCIPY_KEYS <= keys and ("data" in keys or "indptr" in keys):
                 return _read_scipy_npz(path)
@@ -165,8 +174,8 @@ def _read_npz(path: Path, name: str) -> RawTensor:
                     return RawTensor.from_array(a)
     except UserError:
         raise
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as e:
-        raise _err(path, f"unreadable or corrupt .npz file ({e})") from None
+    except Exception as e:  # zip, zlib and numpy header errors of every kind: a corrupt file
+        raise _err(path, f"unreadable or corrupt .npz file ({type(e).__name__}: {e})") from None
     raise _err(path, "no tensor in this .npz archive: expected a scipy.sparse matrix "
                      f"(scipy.sparse.save_npz), a dense array under key 'arr_0' or '{name}', or "
                      f"a COO archive with keys coords, values, shape; it has keys "
@@ -221,21 +230,14 @@ def _read_coo_npz(path: Path, coords, values, shape) -> RawTensor:
 
 
 def _read_mtx(path: Path) -> RawTensor:
-    import scipy.io
+    from .mtx import read_mtx
 
-    try:
-        m = scipy.io.mmread(str(path))
-    except Exception as e:  # the Matrix Market reader raises many kinds of errors
-        raise _err(path, f"unreadable or corrupt Matrix Market file ({e})") from None
-    if isinstance(m, np.ndarray):
-        _check_values(path, m)
-        return RawTensor.from_array(m)
-    coo = m.tocoo()
-    values = _check_values(path, np.asarray(coo.data))
-    shape = tuple(int(s) for s in coo.shape)
-    coords = np.stack([np.asarray(coo.row, np.int64), np.asarray(coo.col, np.int64)], axis=1)
-    coords, values = _sum_duplicates(shape, coords, values)
-    return RawTensor(shape, coords, values, False)
+    mm = read_mtx(path)
+    if mm.dense:
+        return RawTensor.from_array(mm.array)
+    coords = np.stack([mm.rows, mm.cols], axis=1)
+    coords, values = _sum_duplicates(mm.shape, coords, mm.values)
+    return RawTensor(mm.shape, coords, values, False)
 
 
 # ---- SAM level files ---------------------------------------------------------------------------
