@@ -1,0 +1,144 @@
+"""`fuseflowc simulate`: run a SAMML module on input data with the discrete-event simulator."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from ..diagnostics import UserError
+
+
+@click.command("simulate")
+@click.argument("graph", default="-", metavar="GRAPH")
+@click.option("--data", "data_dir", required=True, metavar="DIR",
+              help="Directory holding the input tensors (one file per tensor; see docs/data.md).")
+@click.option("-o", "--output", "out_dir", metavar="OUTDIR",
+              help="Write the output tensors to this directory (created or replaced atomically).")
+@click.option("--check", is_flag=True,
+              help="Compare the outputs with --expect DIR, or else with the reference evaluator "
+                   "run on the module's source program; exit 1 with a diff on mismatch.")
+@click.option("--expect", "expect_dir", metavar="DIR",
+              help="Directory of expected output tensors for --check.")
+@click.option("--json", "json_file", metavar="FILE",
+              help="Write every counter (per kernel, node and channel) as JSON to FILE "
+                   "('-' = stdout).")
+@click.option("--arch", "arch_file", metavar="FILE",
+              help="Architecture file (TOML) overriding sim/arch.toml.")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="Override one architecture value, e.g. channel.depth=2, kind.alu.latency=3, "
+                   "memory.latency=0 (repeatable).")
+@click.option("--depth", metavar="N|inf", help="Channel depth (FIFO entries), or inf.")
+@click.option("--max-cycles", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Stop with an error if any node passes this cycle (a runaway run).")
+@click.option("--graph", "graph_name", metavar="NAME",
+              help="Report only graph NAME (graphs before it still run: they may write its "
+                   "inputs).")
+def cmd(graph, data_dir, out_dir, check, expect_dir, json_file, arch_file, sets, depth,
+        max_cycles, graph_name):
+    """Simulate the SAMML graphs of GRAPH (a .samml file, or - for stdin) on data.
+
+    Every graph of the module runs in order (tensors written by one feed the later ones). A
+    table of cycles, FLOPs and off-chip bytes (seg, crd and vals apart) per kernel, and the
+    busiest nodes, goes to stderr; --json writes every counter. Timing comes from sim/arch.toml
+    (see --arch, --set, --depth). A deadlock (nothing can move while a writer waits for D) is
+    reported with what every stuck node waits on, exit 1.
+
+    \b
+    Examples:
+      fuseflowc simulate ir_examples/samml/spmv_row.samml --data d/ --check --expect d/ref
+      fuseflowc lower prog.fused | fuseflowc simulate --data d/ --check --json stats.json
+      fuseflowc simulate g.samml --data d/ --depth 2 --set memory.latency=0 -o out/
+    """
+    from fuseflowc.data.io import load_inputs, save_tensors
+    from fuseflowc.samml.load import load_module
+    from sim.arch import Arch
+    from sim.build import Simulator
+    from sim.compare import compare
+    from sim.report import print_tables, result_stats
+
+    module = load_module(graph)
+    if graph_name is not None and module.graph(graph_name) is None:
+        raise UserError(f"--graph {graph_name}: no such graph (the module has: "
+                        + ", ".join(g.name for g in module.graphs) + ")")
+    if expect_dir and not check:
+        check = True
+    arch = Arch.load(arch_file, sets, depth)
+    specs = [t.spec() for t in module.tensors if t.role == "input"]
+    inputs, sizes = load_inputs(data_dir, specs)
+    graphs = None
+    if graph_name is not None:
+        names = [g.name for g in module.graphs]
+        graphs = names[: names.index(graph_name) + 1]
+    with _progress() as progress:
+        sim = Simulator(module, inputs, sizes, arch, max_cycles, progress)
+        result = sim.run(graphs)
+    if graph_name is not None:
+        result.kernels = [k for k in result.kernels if k.graph == graph_name]
+    stats = result_stats(result, arch)
+    from rich.console import Console
+    console = Console(file=sys.stderr, width=None if sys.stderr.isatty() else 110)
+    print_tables(stats, console)
+    if json_file:
+        from ..files import write_output
+        write_output(json_file, json.dumps(stats, indent=1, sort_keys=False) + "\n")
+    outputs = {t.name: result.tensors[t.name] for t in module.tensors
+               if t.role == "output" and t.name in result.tensors}
+    if check:
+        expected = _expected(module, graph, data_dir, expect_dir, outputs, sizes)
+        problems = compare(outputs, expected)
+        if problems:
+            raise UserError("simulated outputs differ from the expected ones:\n"
+                            + "\n".join(problems))
+        click.echo("check: " + ", ".join(sorted(expected)) + " match", err=True)
+    if out_dir:
+        save_tensors(out_dir, outputs, atomic=True)
+
+
+def _expected(module, graph, data_dir, expect_dir, outputs, sizes) -> dict:
+    from fuseflowc.data.io import load_inputs
+    if expect_dir:
+        specs = [t.spec() for t in module.tensors if t.role == "output"]
+        tensors, _ = load_inputs(expect_dir, specs, sizes)
+        return tensors
+    if not module.source:
+        raise UserError("--check needs --expect DIR: the module names no source program")
+    base = Path(graph).parent if graph != "-" else Path(".")
+    src = (base / module.source) if not Path(module.source).is_absolute() else \
+        Path(module.source)
+    try:
+        from fuseflowc.lang.load import load_program
+        from fuseflowc.reference.evaluate import evaluate
+    except ImportError:  # pragma: no cover - the reference evaluator is part of the package
+        raise UserError("--check without --expect needs the reference evaluator") from None
+    program = load_program(str(src))
+    names = set(program.inputs)
+    specs = [s for s in program.specs() if s.name in names]
+    inputs, _ = load_inputs(data_dir, specs, sizes)
+    ref = evaluate(program, inputs)
+    return {k: v for k, v in ref.items() if k in outputs or
+            (module.tensor(k) is not None and module.tensor(k).role == "output")}
+
+
+class _progress:
+    """A transient rich progress line on stderr for long runs (only when stderr is a TTY)."""
+
+    def __enter__(self):
+        self.p = None
+        if not sys.stderr.isatty():
+            return None
+        from rich.progress import Progress, SpinnerColumn, TextColumn
+        self.p = Progress(SpinnerColumn(), TextColumn("simulating: cycle {task.fields[cycle]:,}"),
+                          transient=True, console=None)
+        from rich.console import Console
+        self.p.console = Console(file=sys.stderr)
+        self.p.start()
+        self.task = self.p.add_task("sim", total=None, cycle=0)
+        return lambda c: self.p.update(self.task, cycle=c)
+
+    def __exit__(self, *exc):
+        if self.p is not None:
+            self.p.stop()
+        return False

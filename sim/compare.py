@@ -1,0 +1,36 @@
+"""Compare simulated output tensors with expected ones and describe the differences."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def compare(actual: dict, expected: dict, rtol: float = 1e-6, atol: float = 1e-9,
+            show: int = 5) -> list[str]:
+    """Messages for every tensor of `expected` that `actual` lacks or gets wrong (empty when all
+    match). Values are compared densely with numpy.isclose (NaNs equal)."""
+    problems = []
+    for name in sorted(expected):
+        e = expected[name]
+        a = actual.get(name)
+        if a is None:
+            problems.append(f"{name}: not written by the simulation")
+            continue
+        ed, ad = e.to_dense(), a.to_dense()
+        if ed.shape != ad.shape:
+            problems.append(f"{name}: shape {ad.shape} but expected {ed.shape}")
+            continue
+        ok = np.isclose(ad, ed, rtol=rtol, atol=atol, equal_nan=True)
+        if ok.all():
+            continue
+        bad = np.argwhere(~ok)
+        with np.errstate(invalid="ignore"):
+            err = np.nanmax(np.abs(ad - ed)[~ok]) if bad.size else 0.0
+        lines = [f"{name}: {bad.shape[0]} of {ok.size} entries differ (max abs error {err:.6g})"]
+        for idx in bad[:show]:
+            at = tuple(int(i) for i in idx)
+            lines.append(f"  at {at}: expected {ed[at]:.9g}, got {ad[at]:.9g}")
+        if bad.shape[0] > show:
+            lines.append(f"  ... and {bad.shape[0] - show} more")
+        problems.append("\n".join(lines))
+    return problems
