@@ -33,7 +33,11 @@ def _parse(source: Source, start: str, what: str, stack: tuple[str, ...] = ()) -
     except VisitError as e:
         if isinstance(e.orig_exc, UserError):
             raise e.orig_exc from None
+        if isinstance(e.orig_exc, RecursionError):
+            raise _too_deep(source) from None
         raise
+    except RecursionError:  # the tree transformer recurses once per nesting level
+        raise _too_deep(source) from None
     prog = ast.Program(source)
     for item in items.children if isinstance(items, Tree) else items:
         if isinstance(item, ast.DimDecl):
@@ -55,6 +59,11 @@ def _parse(source: Source, start: str, what: str, stack: tuple[str, ...] = ()) -
     return prog
 
 
+def _too_deep(source: Source) -> UserError:
+    return UserError(f"{source.name}: an expression is nested too deeply (hundreds of levels of "
+                     f"parentheses, calls or operators); split it into several statements")
+
+
 class _Include:
     def __init__(self, path: str, loc: Loc):
         self.path, self.loc = path, loc
@@ -72,8 +81,11 @@ def _include(source: Source, inc: _Include, stack: tuple[str, ...]) -> ast.Progr
     try:
         from ..files import read_source
         sub = read_source(path)
-    except UserError:
-        raise UserError(f"cannot include {inc.path}: no such file {path}", inc.loc) from None
+    except UserError as e:
+        reason = e.diagnostics[0].message.removeprefix(f"{path}: ")
+        if reason == "no such file":
+            raise UserError(f"cannot include {inc.path}: no such file {path}", inc.loc) from None
+        raise UserError(f"cannot include {inc.path!r}: {path}: {reason}", inc.loc) from None
     return parse_program(sub, stack + (os.path.abspath(source.name),))
 
 
@@ -225,7 +237,11 @@ class _Build(Transformer):
 
     @v_args(inline=True)
     def const(self, tok):
-        return ast.Const(float(str(tok)), self._tok(tok))
+        value = float(str(tok))
+        if value in (float("inf"), float("-inf")):  # e.g. 1e999: no finite double to compute with
+            raise UserError(f"number {tok} is too large (beyond the range of a double)",
+                            self._tok(tok))
+        return ast.Const(value, self._tok(tok))
 
     def fname(self, items):
         return items[0]
