@@ -1,0 +1,59 @@
+"""`fuseflowc dot`: DOT text, files, SVG/PNG through Graphviz (or a clear error without it)."""
+
+import shutil
+
+import pytest
+
+from golden import ROOT, run_cli
+
+SPMV = str(ROOT / "tests" / "golden" / "samml" / "spmv.samml")
+
+
+def test_dot_to_file(tmp_path):
+    out = tmp_path / "g.dot"
+    r = run_cli(["dot", SPMV, "-o", str(out)])
+    assert r.exit_code == 0 and r.stdout == ""
+    text = out.read_text()
+    assert text.startswith('digraph "spmv" {') and text.endswith("}\n")
+    # SAM conventions: one edge style per stream kind, three shaded regions.
+    for style in ("style=dashed", "style=bold", "style=solid", "style=dotted"):
+        assert style in text
+    for region in ("input iteration", "computation", "tensor construction"):
+        assert f'label="{region}"' in text
+
+
+def test_dot_from_stdin_matches_file():
+    text = open(SPMV).read()
+    assert run_cli(["dot", "-"], input=text).stdout == run_cli(["dot", SPMV]).stdout
+
+
+def test_svg_without_graphviz(tmp_path, monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    out = tmp_path / "g.svg"
+    r = run_cli(["dot", SPMV, "-o", str(out)])
+    assert r.exit_code == 1
+    assert "apt-get install graphviz" in r.stderr and "brew install graphviz" in r.stderr
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz is not installed")
+@pytest.mark.parametrize("ext,magic", [("svg", b"<"), ("png", b"\x89PNG")])
+def test_rendered_with_graphviz(tmp_path, ext, magic):
+    out = tmp_path / f"g.{ext}"
+    r = run_cli(["dot", SPMV, "-o", str(out)])
+    assert r.exit_code == 0, r.stderr
+    assert out.read_bytes().lstrip()[:len(magic)] == magic
+
+
+def test_unknown_extension_is_a_usage_error(tmp_path):
+    r = run_cli(["dot", SPMV, "-o", str(tmp_path / "g.jpg")])
+    assert r.exit_code == 2 and ".svg or .png" in r.stderr
+
+
+def test_invalid_graph_writes_nothing(tmp_path):
+    bad = tmp_path / "bad.samml"
+    bad.write_text("tensor A[N]: sparse input\ngraph g {\n  %r = root {tensor = B}\n}\n")
+    out = tmp_path / "g.dot"
+    r = run_cli(["dot", str(bad), "-o", str(out)])
+    assert r.exit_code == 1 and f"{bad}:3:23: error: tensor B is not declared" in r.stderr
+    assert not out.exists()
