@@ -1,0 +1,542 @@
+"""Cross-expression fusion (the paper's Sec. 5 and Algorithm 1), per fusion region.
+
+For each region: statements are instantiated top-down from the tensors the region writes,
+each statement's reduction indices renamed to fresh ones (u0, u1, ...); an in-region
+intermediate is inlined into its consumer by index substitution (its left-side indices are bound
+to the consumer's access indices); every use of a tensor becomes a view, equivalent views (same
+tensor, same index map, hence same mode order) merged; the partial order graph collects an edge
+per outer-to-inner pair imposed by a view's storage format, a statement's `order` directive and
+a written tensor's declared format. Cycles are broken by permuted copies of a view's tensor, or,
+when only the inlining of an intermediate ties two conflicting statements together, by
+materializing that intermediate (the region is split in two dataflow graphs). Anything else is a
+located UserError naming the cycle. See docs/fused-ir.md for the decisions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from ..diagnostics import Loc, UserError
+from ..formats import Format
+from ..lang import ast
+from . import ir
+from .pog import POG, find_cycle
+
+
+@dataclass
+class FuseOptions:
+    """`order_index`: K of the enumeration for the selected regions (None: 0);
+    `region`: the region name (or fusion-group name) K applies to (None: all)."""
+
+    order_index: int | None = None
+    region: str | None = None
+
+
+def fuse_program(program: ast.Program, source_path: str | None = None,
+                 options: FuseOptions | None = None) -> ir.FusedProgram:
+    """Fuse every region of a checked program into the fused IR (one ir.Region per dataflow
+    graph, in execution order). Raises UserError on unbreakable ordering cycles, on regions
+    that depend on each other, and on an out-of-range `order_index`."""
+    options = options or FuseOptions()
+    index = {s.name: n for n, s in enumerate(program.statements)}
+    groups: list[tuple[str | None, list[str], Loc | None]] = []
+    for f in program.regions():
+        groups.append((f.name, sorted(f.statements, key=index.__getitem__), f.loc))
+    taken = {f.name for f in program.regions()}
+    for s in program.statements:
+        if program.region_of(s.name) is None:
+            groups.append((None, [s.name], s.loc))
+    regions: list[ir.Region] = []
+    for name, stmts, loc in groups:
+        if name is None:
+            rname = stmts[0] if stmts[0] not in taken else stmts[0] + ".kernel"
+        else:
+            rname = name
+        regions.extend(_fuse_group(program, name, rname, stmts, loc))
+    regions = _execution_order(program, regions)
+    tensors = _tensors(program, regions)
+    if options.region is not None and not any(
+            r.name == options.region or r.group == options.region for r in regions):
+        known = ", ".join(r.name for r in regions)
+        raise UserError(f"no region named '{options.region}' (regions: {known})")
+    for r in regions:
+        selected = options.region is None or options.region in (r.name, r.group)
+        k = options.order_index if selected and options.order_index is not None else 0
+        choose_order(r, k)
+    dims = [(d.name, d.size) for d in program.dims]
+    return ir.FusedProgram(source_path, dims, tensors, regions)
+
+
+def choose_order(region: ir.Region, k: int) -> None:
+    """Set the region's global order to the K-th (0-based) of the enumeration; inline views get
+    the induced mode order. Raises UserError when K is out of range."""
+    names = region.index_names()
+    rank = {n: p for p, n in enumerate(names)}
+    pog = POG.from_edges(len(names), {(rank[e.src], rank[e.dst]) for e in region.edges})
+    count = pog.count()
+    if not 0 <= k < count:
+        raise UserError(f"--order {k} is out of range for region '{region.name}': it has "
+                        f"{count} valid order{'s' if count != 1 else ''} (0 to {count - 1})")
+    order = tuple(names[v] for v in pog.unrank(k))
+    region.order, region.order_index, region.order_count = order, k, count
+    pos = {n: p for p, n in enumerate(order)}
+    for v in region.views:
+        if v.kind == "inline":
+            v.mode_order = tuple(sorted(v.indices, key=pos.__getitem__))
+
+
+# ---- one fusion group ---------------------------------------------------------------------
+
+def _fuse_group(program: ast.Program, group: str | None, name: str, stmts: list[str],
+                loc: Loc | None) -> list[ir.Region]:
+    """The dataflow graphs of one fusion group: one, or several after materializations."""
+    materialized: set[str] = set()
+    while True:
+        kernels = _plan_kernels(program, stmts, materialized)
+        out: list[ir.Region] = []
+        retry = None
+        for n, roots in enumerate(kernels):
+            kname = name if len(kernels) == 1 else f"{name}.{n + 1}"
+            b = _KernelBuilder(program, group, kname, stmts, materialized, loc)
+            result = b.build(roots)
+            if isinstance(result, str):
+                retry = result
+                break
+            out.append(result)
+        if retry is None:
+            for r in out:
+                r.materialized = tuple(s for s in stmts if s in materialized)
+            return out
+        materialized.add(retry)
+
+
+def _consumers(program: ast.Program, producer: str) -> list[str]:
+    return [s.name for s in program.statements
+            if any(isinstance(a, ast.Access) and a.tensor == producer for a in s.rhs.walk())]
+
+
+def _plan_kernels(program: ast.Program, stmts: list[str], materialized: set[str]) -> list[list[str]]:
+    """The written statements (roots) of each dataflow graph of a group, in stage order.
+
+    A statement is written when it is materialized, read outside the group, a program output, or
+    read by no one in the group. Its stage counts the materialized intermediates upstream of it:
+    a materialized tensor must be complete before its consumers start.
+    """
+    inside = set(stmts)
+    outputs = set(program.outputs)
+    stage: dict[str, int] = {}
+    for s in stmts:
+        reads = {a.tensor for a in program.statement(s).rhs.walk() if isinstance(a, ast.Access)}
+        stage[s] = max([stage[p] + (p in materialized) for p in reads if p in inside] or [0])
+    written = []
+    for s in stmts:
+        cons = _consumers(program, s)
+        if (s in materialized or s in outputs or any(c not in inside for c in cons)
+                or not any(c in inside for c in cons)):
+            written.append(s)
+    stages = sorted({stage[s] for s in written})
+    return [[s for s in written if stage[s] == k] for k in stages]
+
+
+@dataclass
+class _Inst:
+    statement: str
+    lhs: tuple[str, ...]
+    expr: ast.Expr | None = None
+    index_map: list[tuple[str, str]] = field(default_factory=list)
+    writes: bool = False
+    seq: int = 0
+
+
+@dataclass
+class _View:
+    tensor: str  # the tensor read (a permuted copy's name once permuted)
+    indices: tuple[str, ...]
+    kind: str
+    producer: tuple | None = None  # key of the producing _Inst for inline views
+    users: list[str] = field(default_factory=list)  # statements, first user first
+    original: str = ""
+    format: Format | None = None
+
+
+class _KernelBuilder:
+    """Builds one dataflow graph (ir.Region) from its root statements."""
+
+    def __init__(self, program: ast.Program, group: str | None, name: str, stmts: list[str],
+                 materialized: set[str], loc: Loc | None):
+        self.p = program
+        self.group, self.name, self.loc = group, name, loc
+        self.inside = set(stmts)
+        self.materialized = materialized
+        self.prog_index = {s.name: n for n, s in enumerate(program.statements)}
+        self.assigned = set(program.assigned)
+        self.insts: dict[tuple, _Inst] = {}
+        self.views: dict[tuple, _View] = {}
+        self.dims: dict[str, str | int] = {}
+        self.used: set[str] = set()
+        self.fresh = 0
+        self.fresh_names: list[str] = []
+
+    # -- naming ------------------------------------------------------------------------------
+    def _name_like(self, base: str) -> str:
+        name, k = base, 2
+        while name in self.used:
+            name, k = f"{base}_{k}", k + 1
+        self.used.add(name)
+        return name
+
+    def _fresh(self) -> str:
+        while f"u{self.fresh}" in self.used:
+            self.fresh += 1
+        name = f"u{self.fresh}"
+        self.used.add(name)
+        self.fresh_names.append(name)
+        return name
+
+    def _renumber(self) -> None:
+        """Rename the fresh indices so that u0, u1, ... follow the canonical order."""
+        seen: list[str] = []
+        fresh = set(self.fresh_names)
+        for n in self._canonical_names():
+            if n in fresh and n not in seen:
+                seen.append(n)
+        sub = dict(zip(seen, self.fresh_names))  # fresh_names is in creation = numeric order
+        if all(a == b for a, b in sub.items()):
+            return
+        f = lambda n: sub.get(n, n)  # noqa: E731
+        ft = lambda t: tuple(map(f, t))  # noqa: E731
+        insts = {}
+        for (stmt, lhs), i in self.insts.items():
+            i.lhs = ft(i.lhs)
+            i.expr = _rename_indices(i.expr, f)
+            i.index_map = [(a, f(b)) for a, b in i.index_map]
+            insts[(stmt, ft(lhs))] = i
+        self.insts = insts
+        views = {}
+        for (t, idx), v in self.views.items():
+            v.indices = ft(v.indices)
+            if v.producer is not None:
+                v.producer = (v.producer[0], ft(v.producer[1]))
+            views[(t, ft(idx))] = v
+        self.views = views
+        self.dims = {f(n): d for n, d in self.dims.items()}
+
+    def _canonical_names(self) -> list[str]:
+        """Index names by first appearance, reading instances from the last statement to the
+        first (outputs first): left side, then the right side left to right."""
+        order: list[str] = []
+        insts = sorted(self.insts.values(), key=lambda i: (-self.prog_index[i.statement], i.seq))
+        for i in insts:
+            for n in i.lhs:
+                if n not in order:
+                    order.append(n)
+            for e in i.expr.walk():
+                for n in (e.indices if isinstance(e, (ast.Access, ast.Reduce)) else ()):
+                    if n not in order:
+                        order.append(n)
+        return order
+
+    def _inlined(self, tensor: str) -> bool:
+        return tensor in self.inside and tensor not in self.materialized
+
+    # -- instantiation -----------------------------------------------------------------------
+    def instance(self, stmt: str, binding: tuple[str, ...]) -> _Inst:
+        key = (stmt, binding)
+        got = self.insts.get(key)
+        if got is not None:
+            return got
+        s = self.p.statement(stmt)
+        inst = _Inst(stmt, binding, seq=len(self.insts))
+        self.insts[key] = inst
+        local_dims = dict(s.index_dims)
+        scope = dict(zip(s.lhs.indices, binding))
+        for loc_name, g in zip(s.lhs.indices, binding):
+            inst.index_map.append((loc_name, g))
+            self.dims.setdefault(g, local_dims[loc_name])
+
+        def rewrite(e: ast.Expr, scope: dict[str, str]) -> ast.Expr:
+            if isinstance(e, ast.Access):
+                idx = tuple(scope[i] for i in e.indices)
+                self.use(e.tensor, idx, stmt)
+                return replace(e, indices=idx)
+            if isinstance(e, ast.Reduce):
+                inner = dict(scope)
+                new = []
+                for r in e.indices:
+                    g = self._fresh()
+                    inner[r] = g
+                    new.append(g)
+                    inst.index_map.append((r, g))
+                    self.dims[g] = local_dims[r]
+                return replace(e, indices=tuple(new), body=rewrite(e.body, inner))
+            if isinstance(e, ast.Binary):
+                return replace(e, lhs=rewrite(e.lhs, scope), rhs=rewrite(e.rhs, scope))
+            if isinstance(e, ast.Call):
+                return replace(e, args=tuple(rewrite(a, scope) for a in e.args))
+            return e
+
+        inst.expr = rewrite(s.expr, scope)
+        return inst
+
+    def use(self, tensor: str, idx: tuple[str, ...], stmt: str) -> None:
+        key = (tensor, idx)
+        v = self.views.get(key)
+        if v is None:
+            if self._inlined(tensor):
+                self.instance(tensor, idx)
+                v = _View(tensor, idx, "inline", producer=(tensor, idx))
+            else:
+                kind = "materialized" if tensor in self.assigned else "input"
+                v = _View(tensor, idx, kind, format=self.p.tensor(tensor).format)
+            v.original = tensor
+            self.views[key] = v
+        if stmt not in v.users:
+            v.users.append(stmt)
+
+    # -- build -------------------------------------------------------------------------------
+    def build(self, roots: list[str]) -> ir.Region | str:
+        """The region, or the name of an intermediate that must be materialized first."""
+        for r in sorted(roots, key=lambda s: -self.prog_index[s]):
+            first = next((i for i in self.insts.values() if i.statement == r), None)
+            if first is None:
+                s = self.p.statement(r)
+                first = self.instance(r, tuple(self._name_like(i) for i in s.lhs.indices))
+            first.writes = True
+        self._renumber()
+        self._canonicalize()
+        permuted_once: set[tuple] = set()
+        while True:
+            edges = self._edges()
+            rank = {n: k for k, (n, _) in enumerate(self.indices)}
+            cycle = find_cycle(len(rank), {(rank[e.src], rank[e.dst]) for e in edges})
+            if cycle is None:
+                return self._region(edges)
+            names = [self.indices[c][0] for c in cycle]
+            cyc_edges = []
+            for a, b in zip(names, names[1:] + names[:1]):
+                cyc_edges.append([e for e in edges if e.src == a and e.dst == b])
+            vids = [e.view for es in cyc_edges for e in es if e.kind == "format"]
+            cands = [k for k, v in self.view_keys.items()
+                     if self.view_ids[k] in vids and k not in permuted_once]
+            if cands:
+                key = max(cands, key=lambda k: int(self.view_ids[k][1:]))
+                permuted_once.add(key)
+                self._permute(key, [e for e in edges if e.view != self.view_ids[key]])
+                continue
+            stmts = {e.statement for es in cyc_edges for e in es}
+            inline = {v.producer[0] for v in self.views.values() if v.kind == "inline"}
+            culprits = [s for s in stmts if s in inline]
+            if len(stmts) >= 2 and culprits:
+                return max(culprits, key=self.prog_index.__getitem__)
+            raise self._cycle_error(names, cyc_edges)
+
+    def _canonicalize(self) -> None:
+        """Number instances (program order), views and indices (first appearance) canonically."""
+        insts = sorted(self.insts.values(), key=lambda i: (self.prog_index[i.statement], i.seq))
+        self.inst_list = insts
+        self.inst_ids = {(i.statement, i.lhs): f"e{n}" for n, i in enumerate(insts)}
+        vorder: list[tuple] = []
+        for i in insts:
+            for e in i.expr.walk():
+                if isinstance(e, ast.Access) and (e.tensor, e.indices) not in vorder:
+                    vorder.append((e.tensor, e.indices))
+        order = self._canonical_names()
+        self.indices = [(n, self.dims[n]) for n in order]
+        self.view_keys = {k: self.views[k] for k in vorder}
+        self.view_ids = {k: f"v{n}" for n, k in enumerate(vorder)}
+
+    def _edges(self) -> list[ir.Edge]:
+        edges: list[ir.Edge] = []
+        seen: set = set()
+
+        def add(a: str, b: str, *rest, loc=None) -> None:
+            key = (a, b) + rest
+            if a != b and key not in seen:
+                seen.add(key)
+                edges.append(ir.Edge(a, b, *rest, loc=loc))
+
+        for k, v in self.view_keys.items():
+            if v.kind == "inline":
+                continue
+            decl = self.p.tensor(v.original)
+            stored = [v.indices[m] for m in v.format.mode_order]
+            for a, b in zip(stored, stored[1:]):
+                add(a, b, "format", v.users[0], v.tensor, self.view_ids[k],
+                    loc=decl.format_loc or decl.loc)
+        for inst in self.inst_list:
+            d = self.p.order_of(inst.statement)
+            if d is not None:
+                gmap: dict[str, list[str]] = {}
+                for loc_name, g in inst.index_map:
+                    gmap.setdefault(loc_name, []).append(g)
+                for a, b in zip(d.indices, d.indices[1:]):
+                    for ga in gmap.get(a, []):
+                        for gb in gmap.get(b, []):
+                            add(ga, gb, "order", inst.statement, loc=d.loc)
+            if inst.writes:
+                decl = self.p.tensor(inst.statement)
+                stored = [inst.lhs[m] for m in decl.format.mode_order]
+                for a, b in zip(stored, stored[1:]):
+                    add(a, b, "output", inst.statement, loc=self.p.statement(inst.statement).loc)
+        return edges
+
+    def _permute(self, key: tuple, other_edges: list[ir.Edge]) -> None:
+        """Make view `key` read a copy of its tensor stored in the mode order the other
+        constraints prefer (a cycle-tolerant topological sort of the remaining edges)."""
+        v = self.view_keys[key]
+        rank = {n: k for k, (n, _) in enumerate(self.indices)}
+        succ: dict[str, set[str]] = {n: set() for n in rank}
+        indeg = {n: 0 for n in rank}
+        for e in {(e.src, e.dst) for e in other_edges}:
+            succ[e[0]].add(e[1])
+            indeg[e[1]] += 1
+        pos: dict[str, int] = {}
+        left = set(rank)
+        while left:
+            ready = [n for n in left if indeg[n] == 0] or list(left)
+            n = min(ready, key=rank.__getitem__)
+            left.discard(n)
+            pos[n] = len(pos)
+            for m in succ[n]:
+                indeg[m] -= 1
+        stored = sorted(v.indices, key=pos.__getitem__)
+        mode_order = tuple(v.indices.index(g) for g in stored)
+        if mode_order == v.format.mode_order:
+            return  # no better storage order: the cycle is left to the other candidates
+        base = self.p.tensor(v.original).format
+        if len(mode_order) == 2 and mode_order == (1, 0):
+            name = f"{v.original}__T"
+        else:
+            name = f"{v.original}__p" + "".join(map(str, mode_order))
+        v.kind = "permuted"
+        v.tensor = name
+        v.format = Format(base.levels, mode_order, base.blocked)
+        for inst in self.inst_list:
+            inst.expr = _rename_access(inst.expr, v.original, v.indices, name)
+
+    def _cycle_error(self, names: list[str], cyc_edges: list[list[ir.Edge]]) -> UserError:
+        loop = " -> ".join(names + names[:1])
+        primary = next((es[0] for es in cyc_edges if es and es[0].kind == "order"),
+                       cyc_edges[0][0])
+        where = "region" if self.group is not None else "statement"
+        err = UserError(f"cannot order {where} '{self.name}': its ordering constraints form a "
+                        f"cycle {loop} that no permuted copy can break", primary.loc or self.loc)
+        for es in cyc_edges:
+            for e in es:
+                err.note(f"{e.src} -> {e.dst}: {e.reason()}", e.loc)
+        for n in names:
+            origins = [f"{loc_name} of {i.statement}" for i in self.inst_list
+                       for loc_name, g in i.index_map if g == n]
+            err.note(f"{n} is " + ", ".join(origins))
+        return err
+
+    def _region(self, edges: list[ir.Edge]) -> ir.Region:
+        exprs = []
+        for inst in self.inst_list:
+            exprs.append(ir.Instance(self.inst_ids[(inst.statement, inst.lhs)], inst.statement,
+                                     inst.lhs, inst.expr, tuple(inst.index_map), inst.writes))
+        views = []
+        for k, v in self.view_keys.items():
+            if v.kind == "inline":
+                mode = v.indices
+                producer = self.inst_ids[v.producer]
+            else:
+                mode = tuple(v.indices[m] for m in v.format.mode_order)
+                producer = None
+            views.append(ir.View(self.view_ids[k], v.tensor, v.indices, v.kind, mode, producer,
+                                 v.original if v.kind == "permuted" else None))
+        stmts = tuple(sorted({i.statement for i in self.inst_list},
+                             key=self.prog_index.__getitem__))
+        region = ir.Region(self.name, self.group, stmts, list(self.indices), exprs, views,
+                           edges, loc=self.loc)
+        for s in stmts:
+            inst = next((i for i in self.inst_list if i.statement == s and i.writes),
+                        next(i for i in self.inst_list if i.statement == s))
+            for d in self.p.parallelizations(s):
+                g = next(g for loc_name, g in inst.index_map if loc_name == d.index)
+                region.parallel.append(ir.Parallel(s, d.index, g, d.factor))
+        return region
+
+
+def _rename_indices(e: ast.Expr, f) -> ast.Expr:
+    """`e` with every index variable n renamed to f(n)."""
+    if isinstance(e, ast.Access):
+        return replace(e, indices=tuple(map(f, e.indices)))
+    if isinstance(e, ast.Reduce):
+        return replace(e, indices=tuple(map(f, e.indices)), body=_rename_indices(e.body, f))
+    if isinstance(e, ast.Binary):
+        return replace(e, lhs=_rename_indices(e.lhs, f), rhs=_rename_indices(e.rhs, f))
+    if isinstance(e, ast.Call):
+        return replace(e, args=tuple(_rename_indices(a, f) for a in e.args))
+    return e
+
+
+def _rename_access(e: ast.Expr, tensor: str, indices: tuple[str, ...], new: str) -> ast.Expr:
+    if isinstance(e, ast.Access):
+        return replace(e, tensor=new) if (e.tensor, e.indices) == (tensor, indices) else e
+    if isinstance(e, ast.Reduce):
+        return replace(e, body=_rename_access(e.body, tensor, indices, new))
+    if isinstance(e, ast.Binary):
+        return replace(e, lhs=_rename_access(e.lhs, tensor, indices, new),
+                       rhs=_rename_access(e.rhs, tensor, indices, new))
+    if isinstance(e, ast.Call):
+        return replace(e, args=tuple(_rename_access(a, tensor, indices, new) for a in e.args))
+    return e
+
+
+# ---- whole program -----------------------------------------------------------------------
+
+def _execution_order(program: ast.Program, regions: list[ir.Region]) -> list[ir.Region]:
+    """Regions sorted so that every region runs after the writers of what it reads (ties: the
+    region whose first statement comes first). Mutually dependent regions are an error."""
+    index = {s.name: n for n, s in enumerate(program.statements)}
+    writer: dict[str, ir.Region] = {}
+    for r in regions:
+        for e in r.exprs:
+            if e.writes:
+                writer.setdefault(e.statement, r)
+    deps: dict[str, set[str]] = {}
+    for r in regions:
+        reads = set()
+        for v in r.views:
+            if v.kind in ("materialized", "permuted"):
+                base = v.copy_of or v.tensor
+                if base in writer and writer[base] is not r:
+                    reads.add(writer[base].name)
+        deps[r.name] = reads
+    key = {r.name: min(index[s] for s in r.statements) for r in regions}
+    by_name = {r.name: r for r in regions}
+    done: list[ir.Region] = []
+    left = dict(deps)
+    while left:
+        ready = [n for n, d in left.items() if not d - {x.name for x in done}]
+        if not ready:
+            names = sorted(left, key=key.__getitem__)
+            r = by_name[names[0]]
+            raise UserError("fusion regions depend on each other in a cycle: "
+                            + ", ".join(f"'{n}' reads what {', '.join(sorted(left[n]))} writes"
+                                        for n in names), r.loc)
+        n = min(ready, key=key.__getitem__)
+        done.append(by_name[n])
+        del left[n]
+    return done
+
+
+def _tensors(program: ast.Program, regions: list[ir.Region]) -> list[ir.TensorInfo]:
+    inputs, outputs = set(program.inputs), set(program.outputs)
+    out = []
+    for t in program.tensors:
+        role = "input" if t.name in inputs else "output" if t.name in outputs else "intermediate"
+        out.append(ir.TensorInfo(t.name, t.dims, t.format, role, program.block_size(t.name),
+                                 loc=t.loc))
+    seen = set()
+    for r in regions:
+        for v in r.views:
+            if v.kind == "permuted" and v.tensor not in seen:
+                seen.add(v.tensor)
+                base = program.tensor(v.copy_of)
+                modes = tuple(v.indices.index(g) for g in v.mode_order)
+                out.append(ir.TensorInfo(v.tensor, base.dims,
+                                         Format(base.format.levels, modes, base.format.blocked),
+                                         "permuted", program.block_size(base.name), base.name))
+    return out
