@@ -67,7 +67,9 @@ def test_graph_add_builds_streams():
 
 
 def test_ir_import_is_cheap():
-    code = ("import sys, fuseflowc.samml.ir; "
+    code = ("import sys, fuseflowc.samml.ir, fuseflowc.samml.parser, fuseflowc.samml.printer, "
+            "fuseflowc.samml.verify, fuseflowc.samml.dot, fuseflowc.samml.load, "
+            "fuseflowc.commands.dot; "
             "print(sorted(m for m in ('numpy', 'scipy', 'networkx', 'rich') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
