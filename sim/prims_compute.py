@@ -140,9 +140,15 @@ class Alu(Node):
 
 class Reduce(Node):
     """Order-0 reducer (sum or max): on S0 emits the result and resets; on Sk (k > 0) emits the
-    result then S(k-1). An empty fiber gives an explicit 0 (a zero block)."""
+    result then S(k-1). An empty fiber gives an explicit 0 (a zero block).
 
-    __slots__ = ("fn", "acc", "zero", "pend", "fl")
+    A stop Sk (k > 0) at the start of the stream or right after another stop of level > 0 is
+    read as a bare stop (an empty fiber one level up: there is no fiber to reduce) and becomes
+    S(k-1) alone. SAM streams cannot tell it from a parent fiber holding exactly one, empty,
+    fiber; that rarer case then loses its explicit 0.
+    """
+
+    __slots__ = ("fn", "acc", "zero", "pend", "fl", "fresh")
     kind_name = "reduce"
 
     def __init__(self, name: str, op: str = "sum", block: int | None = None,
@@ -157,6 +163,7 @@ class Reduce(Node):
             self.zero = 0.0
         self.pend = None
         self.fl = block * block if block else 1
+        self.fresh = True  # at the stream start or right after a stop of level > 0
 
     def run(self) -> bool:
         ch = self.ins[0]
@@ -164,7 +171,7 @@ class Reduce(Node):
         o = self.outs[0]
         ot, otm, of, ob = o.toks, o.times, o.free, o.bounded
         t, ii, lat, fn = self.t, self.ii, self.lat, self.fn
-        acc, pend = self.acc, self.pend
+        acc, pend, fresh = self.acc, self.pend, self.fresh
         stall = fires = ops = 0
         blocked = False
         while True:
@@ -180,6 +187,7 @@ class Reduce(Node):
                 if r > f:
                     f = r
                 if x.__class__ is not int:        # a value: accumulate
+                    fresh = False
                     it.popleft()
                     itm.popleft()
                     acc = x if acc is None else fn(acc, x)
@@ -189,6 +197,7 @@ class Reduce(Node):
                     fires += 1
                     continue
                 if x == N:
+                    fresh = False
                     it.popleft()
                     itm.popleft()
                     ifr.append(f + 1)
@@ -203,11 +212,14 @@ class Reduce(Node):
                 if x == D:
                     out = D
                     self.done = True
+                elif x != S0 and fresh and acc is None:   # bare stop: no fiber here
+                    out = x + 1
                 else:
                     out = acc if acc is not None else self.zero
                     acc = None
                     if x != S0:
                         pend = x + 1
+                fresh = x != S0
                 f0 = f
                 if ob:
                     s = of.popleft()
@@ -236,7 +248,7 @@ class Reduce(Node):
             t = f
             fires += 1
         self.t = t
-        self.acc, self.pend = acc, pend
+        self.acc, self.pend, self.fresh = acc, pend, fresh
         self.stall += stall
         self.fires += fires
         self.flops += ops * self.fl
@@ -266,7 +278,8 @@ class _Queued(Node):
             self.fire(self.t + self.ii, (), emits)
             for qi in q:
                 if qi:
-                    if qi.popleft() == D:
+                    x = qi.popleft()
+                    if x.__class__ is int and x == D:
                         self.done = True
 
 
@@ -315,7 +328,7 @@ class Spacc1(_Queued):
             if c == N:
                 self.fire(f, (c_in, v_in), ())
                 continue
-            if v != c:
+            if v.__class__ is not int or v != c:
                 raise self.mismatch("crd and val streams", (c, v))
             self.fire(f, (c_in, v_in), ())
             if c == D:
@@ -393,7 +406,7 @@ class Spacc2(_Queued):
                     continue
                 # no current i: an i stop (empty i fiber) or D; crd0 holds the matching token
                 want = D if i == D else i - 1
-                if j != want or v != want:
+                if j != want or v.__class__ is not int or v != want:
                     raise self.mismatch("crd1, crd0 and val streams", (i, j, v))
                 self.fire(f, (i_in, j_in, v_in), ())
                 if i == D:
@@ -413,7 +426,7 @@ class Spacc2(_Queued):
             if j == N:
                 self.fire(f, (j_in, v_in), ())
                 continue
-            if v != j or j == D:
+            if v.__class__ is not int or v != j or j == D:
                 raise self.mismatch("crd0 and val streams", (j, v))
             k = level(j)
             if k == 0:

@@ -283,7 +283,8 @@ class Join(_Queued):
                 f = max(f, c.times[0])
                 if endk is None:
                     endk = c.toks[0]
-                if c.toks[0] != endk:
+                h = c.toks[0]
+                if h.__class__ is not int or h != endk:
                     raise self.mismatch("lane stops", (endk, c.toks[0]))
                 pops.append(c)
             self.fire(f, pops, ())
