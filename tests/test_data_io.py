@@ -543,3 +543,14 @@ def test_fuzzed_files_never_escape_as_other_errors(tmp_path_factory, data):
         load_inputs(d, specs(("A", ("I", "J"), "csr")))
     except UserError:
         pass
+
+
+def test_simulate_reads_mixed_text_data_dir(tmp_path):
+    """Integration: a .mtx matrix and SAM level files feed `fuseflowc simulate`."""
+    from golden import ROOT, run_cli
+
+    case = ROOT / "tests" / "golden" / "data"
+    r = run_cli(["simulate", str(case / "simulate_data_errors.samml"), "--data",
+                 str(case / "dirs" / "ok"), "-o", str(tmp_path / "out")])
+    assert r.exit_code == 0, r.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "y.npy"), [7.0, 0.0, 6.0])
