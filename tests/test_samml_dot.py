@@ -57,3 +57,33 @@ def test_invalid_graph_writes_nothing(tmp_path):
     r = run_cli(["dot", str(bad), "-o", str(out)])
     assert r.exit_code == 1 and f"{bad}:3:23: error: tensor B is not declared" in r.stderr
     assert not out.exists()
+
+
+def _fake_dot(tmp_path, body: str) -> str:
+    """A stand-in for Graphviz `dot` (a shell script) to test the rendering plumbing."""
+    exe = tmp_path / "bin" / "dot"
+    exe.parent.mkdir()
+    exe.write_text("#!/bin/sh\n" + body)
+    exe.chmod(0o755)
+    return str(exe)
+
+
+def test_render_plumbing_with_a_fake_dot(tmp_path, monkeypatch):
+    # Records its arguments and copies stdin (the DOT text) to the -o file.
+    fake = _fake_dot(tmp_path, 'echo "$@" > "$(dirname "$0")/args"\ncat > "$3"\n')
+    monkeypatch.setattr(shutil, "which", lambda name: fake if name == "dot" else None)
+    out = tmp_path / "g.png"
+    r = run_cli(["dot", SPMV, "-o", str(out)])
+    assert r.exit_code == 0, r.stderr
+    assert out.read_text() == run_cli(["dot", SPMV]).stdout
+    assert (tmp_path / "bin" / "args").read_text().startswith("-Tpng -o ")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bin", "g.png"]  # no temp left
+
+
+def test_render_failure_is_a_user_error(tmp_path, monkeypatch):
+    fake = _fake_dot(tmp_path, 'echo "Error: syntax error in line 1" >&2\nexit 1\n')
+    monkeypatch.setattr(shutil, "which", lambda name: fake if name == "dot" else None)
+    out = tmp_path / "g.svg"
+    r = run_cli(["dot", SPMV, "-o", str(out)])
+    assert r.exit_code == 1 and "Graphviz dot failed" in r.stderr and "syntax error" in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bin"]
