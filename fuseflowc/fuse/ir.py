@@ -134,6 +134,7 @@ class Region:
     materialized: tuple[str, ...] = ()
     parallel: list[Parallel] = field(default_factory=list)
     loc: Loc | None = field(default=None, compare=False, repr=False)
+    order_loc: Loc | None = field(default=None, compare=False, repr=False)
 
     @property
     def unfused(self) -> bool:

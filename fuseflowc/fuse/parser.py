@@ -1,0 +1,239 @@
+"""Reading the fused IR text (grammars/fused.lark) back into fuseflowc.fuse.ir objects.
+
+Syntax errors and malformed formats are located UserErrors; structural checks (undefined views,
+indices, instances, orders that are not linear extensions...) are the verifier's
+(fuseflowc.fuse.verify), run by `parse_fused(..., verify=True)`.
+"""
+
+from __future__ import annotations
+
+from lark import Token, Transformer, v_args
+from lark.exceptions import UnexpectedInput, VisitError
+
+from ..diagnostics import Loc, Source, UserError
+from ..formats import LEVEL_KINDS, Format, shorthand
+from ..lang import ast
+from ..lang.grammar import parser
+from ..lang.syntax_errors import syntax_error
+from . import ir
+
+
+def parse_fused(source: Source, verify: bool = True) -> ir.FusedProgram:
+    """Parse fused-IR text; with `verify`, also check it (fuseflowc.fuse.verify)."""
+    try:
+        tree = parser("fused.lark").parse(source.text)
+    except UnexpectedInput as e:
+        raise syntax_error(e, source, "fused IR") from None
+    try:
+        items = _Build(source).transform(tree)
+    except VisitError as e:
+        if isinstance(e.orig_exc, UserError):
+            raise e.orig_exc from None
+        raise
+    prog = ir.FusedProgram(None)
+    for item in items:
+        if isinstance(item, tuple) and item[0] == "source":
+            prog.source = item[1]
+        elif isinstance(item, tuple):
+            prog.dims.append(item[1:])
+        elif isinstance(item, ir.TensorInfo):
+            prog.tensors.append(item)
+        else:
+            prog.regions.append(item)
+    for t in prog.tensors:
+        if isinstance(t.format, tuple):  # a shorthand: resolved once the order is known
+            name, loc = t.format
+            fmt = shorthand(name, len(t.dims))
+            if fmt is None:
+                raise UserError(f"format {name!r} does not fit a tensor of {len(t.dims)} "
+                                f"dimension(s)", loc)
+            t.format = fmt
+    if verify:
+        from .verify import verify_fused
+        verify_fused(prog)
+    return prog
+
+
+@v_args(meta=True)
+class _Build(Transformer):
+    def __init__(self, source: Source):
+        super().__init__()
+        self.src = source
+
+    def _loc(self, meta) -> Loc:
+        if getattr(meta, "empty", True):
+            return Loc(self.src, 1, 1)
+        length = meta.end_pos - meta.start_pos if meta.line == meta.end_line else 1
+        return Loc(self.src, meta.line, meta.column, max(length, 1))
+
+    def _tok(self, t: Token) -> Loc:
+        return Loc(self.src, t.line, t.column, max(len(str(t)), 1))
+
+    def start(self, meta, items):
+        return items
+
+    def source(self, meta, items):
+        return ("source", str(items[0])[1:-1])
+
+    def dim_decl(self, meta, items):
+        name, size = items
+        return ("dim", str(name), None if size is None else int(size))
+
+    def dim(self, meta, items):
+        (t,) = items
+        return int(t) if t.type == "INT" else str(t)
+
+    def role_plain(self, meta, items):
+        return str(items[0]), None
+
+    def role_permuted(self, meta, items):
+        return "permuted", str(items[0])
+
+    def tensor_decl(self, meta, items):
+        name, *rest = items
+        block = rest[-1]
+        role, copy_of = rest[-2]
+        fmt = rest[-3]
+        dims = tuple(d for d in rest[:-3] if d is not None)
+        return ir.TensorInfo(str(name), dims, fmt, role,
+                             None if block is None else int(block), copy_of, self._tok(name))
+
+    def fmt_short(self, meta, items):
+        (tok,) = items
+        return (str(tok), self._tok(tok))
+
+    def fmt_general(self, meta, items):
+        levels = [str(t) for t in items if isinstance(t, Token) and t.type == "NAME"]
+        order = next((x for x in items if isinstance(x, tuple)), None)
+        blocked = any(isinstance(t, Token) and t.type == "BLOCKED" for t in items)
+        loc = self._loc(meta)
+        for t in levels:
+            if t not in LEVEL_KINDS:
+                raise UserError(f"unknown level format {t!r}", loc)
+        mode_order = order if order is not None else tuple(range(len(levels)))
+        if sorted(mode_order) != list(range(len(levels))):
+            raise UserError(f"mode order {mode_order} is not a permutation of the "
+                            f"{len(levels)} levels", loc)
+        return Format(tuple(levels), tuple(mode_order), blocked)
+
+    def fmt_order(self, meta, items):
+        return tuple(int(t) for t in items)
+
+    # ---- regions ---------------------------------------------------------------------------
+    def grouped(self, meta, items):
+        return str(items[0])
+
+    def unfused(self, meta, items):
+        return None
+
+    def region(self, meta, items):
+        name, group, *lines = items
+        r = ir.Region(str(name), group, (), loc=self._tok(name))
+        for kind, value in lines:
+            if kind == "statements":
+                r.statements = value
+            elif kind == "materialized":
+                r.materialized = value
+            elif kind == "index":
+                r.indices.append(value)
+            elif kind == "expr":
+                r.exprs.append(value)
+            elif kind == "view":
+                r.views.append(value)
+            elif kind == "edge":
+                r.edges.append(value)
+            elif kind == "order":
+                r.order, r.order_index, r.order_count, r_loc = value
+                r.order_loc = r_loc
+            elif kind == "parallel":
+                r.parallel.append(value)
+        return r
+
+    def statements(self, meta, items):
+        return ("statements", tuple(map(str, items)))
+
+    def materialized(self, meta, items):
+        return ("materialized", tuple(map(str, items)))
+
+    def index(self, meta, items):
+        name, dim = items
+        return ("index", (str(name), dim))
+
+    def binding(self, meta, items):
+        return (str(items[0]), str(items[1]))
+
+    def expr_line(self, meta, items):
+        eid, lhs, expr, *rest = items
+        writes = rest[-1] is not None
+        bindings = tuple(b for b in rest[:-1] if b is not None)
+        return ("expr", ir.Instance(str(eid), lhs.tensor, lhs.indices, expr, bindings, writes,
+                                    self._tok(eid)))
+
+    def kind_plain(self, meta, items):
+        return str(items[0]), None
+
+    def kind_inline(self, meta, items):
+        return "inline", str(items[0])
+
+    def view(self, meta, items):
+        vid, acc, (kind, producer), *mode = items
+        mode = tuple(str(m) for m in mode if m is not None)
+        return ("view", ir.View(str(vid), acc.tensor, acc.indices, kind, mode, producer,
+                                loc=self._tok(vid)))
+
+    def why_format(self, meta, items):
+        return ("format", str(items[2]), str(items[0]), str(items[1]))
+
+    def why_order(self, meta, items):
+        return ("order", str(items[0]), None, None)
+
+    def why_output(self, meta, items):
+        return ("output", str(items[0]), None, None)
+
+    def edge(self, meta, items):
+        src, dst, (kind, stmt, tensor, view) = items
+        return ("edge", ir.Edge(str(src), str(dst), kind, stmt, tensor, view,
+                                loc=self._loc(meta)))
+
+    def order(self, meta, items):
+        *names, k, count = items
+        return ("order", (tuple(str(n) for n in names if n is not None), int(k), int(count),
+                          self._loc(meta)))
+
+    def parallel(self, meta, items):
+        stmt, local, index, factor = items
+        return ("parallel", ir.Parallel(str(stmt), str(local), str(index), int(factor)))
+
+    # ---- expressions (as in fuseflowc.lang.parser) -------------------------------------------
+    def access(self, meta, items):
+        name, *idx = items
+        return ast.Access(str(name), tuple(str(i) for i in idx if i is not None),
+                          self._tok(name))
+
+    def _bin(op):  # noqa: N805
+        def f(self, meta, items):
+            return ast.Binary(op, items[0], items[1], self._loc(meta))
+        return f
+
+    add, sub, mul, div = _bin("+"), _bin("-"), _bin("*"), _bin("/")
+
+    def neg(self, meta, items):
+        (x,) = items
+        if isinstance(x, ast.Const):
+            return ast.Const(-x.value, self._loc(meta))
+        return ast.Call("neg", (x,), self._loc(meta))
+
+    def const(self, meta, items):
+        return ast.Const(float(str(items[0])), self._tok(items[0]))
+
+    def fname(self, meta, items):
+        return items[0]
+
+    def call(self, meta, items):
+        name, *args = items
+        return ast.Call(str(name), tuple(args), self._tok(name))
+
+    def reduce(self, meta, items):
+        op, *rest = items
+        *idx, body = rest
+        return ast.Reduce(str(op), tuple(str(t) for t in idx), body, self._tok(op))
