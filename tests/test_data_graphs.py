@@ -11,8 +11,8 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuseflowc.data.graphs import (gcn_normalize, karate_club, load_mtx_graph, load_npz_graph,
-                                   mean_normalize)
+from fuseflowc.data.graphs import (gcn_normalize, karate_club, load_graph, load_mtx_graph,
+                                   load_npz_graph, mean_normalize)
 from fuseflowc.data.io import load_inputs
 from fuseflowc.data.spec import TensorSpec
 from fuseflowc.diagnostics import UserError
@@ -169,3 +169,16 @@ def test_npz_graph_without_features_and_corrupt(tmp_path):
     (tmp_path / "bad.mtx").write_text("hello\n")
     with pytest.raises(UserError, match="bad.mtx:1: not a Matrix Market file"):
         load_mtx_graph(tmp_path / "bad.mtx")
+
+
+def test_load_graph_dispatch(tmp_path):
+    assert load_graph("karate").num_nodes == 34
+    (tmp_path / "g.mtx").write_text("%%MatrixMarket matrix coordinate pattern symmetric\n"
+                                    "3 3 2\n2 1\n3 2\n")
+    g = load_graph(str(tmp_path / "g.mtx"), "random", 4, seed=1)
+    assert g.num_edges == 2 and g.features.shape == (3, 4)
+    np.savez(tmp_path / "h.npz", adj_indptr=np.array([0, 0]), adj_indices=np.array([], int),
+             adj_shape=np.array([1, 1]))
+    assert load_graph(str(tmp_path / "h.npz")).num_nodes == 1
+    with pytest.raises(UserError, match="cora: not a graph: expected karate"):
+        load_graph("cora")

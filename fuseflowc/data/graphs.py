@@ -179,6 +179,26 @@ def karate_club(features: str = "identity", num_features: int = 16, seed: int = 
     return Graph("karate", adj, _make_features(features, len(nodes), num_features, seed), labels)
 
 
+BUILTIN_GRAPHS = ("karate",)
+
+
+def load_graph(source: str, features: str = "identity", num_features: int = 16,
+               seed: int = 0) -> Graph:
+    """A graph by name or path: `karate` (built in), a `.npz` graph archive, or a `.mtx` matrix.
+
+    This is what a `--graph` option takes. Features apply where the source has none.
+    """
+    if source in BUILTIN_GRAPHS:
+        return karate_club(features, num_features, seed)
+    path = Path(source)
+    if path.suffix == ".npz":
+        return load_npz_graph(path, features, num_features, seed)
+    if path.suffix == ".mtx":
+        return load_mtx_graph(path, features, num_features, seed)
+    raise UserError(f"{source}: not a graph: expected {', '.join(BUILTIN_GRAPHS)}, a .npz graph "
+                    f"archive or a .mtx matrix")
+
+
 def gcn_normalize(adj) -> sp.csr_matrix:
     """Â = D^-1/2 (A + I) D^-1/2 with D the degree (row sums) of A + I (Kipf & Welling).
 
