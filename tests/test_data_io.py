@@ -66,11 +66,6 @@ def spec_for(t: FiberTensor, fmt: Format | None = None, name="T") -> TensorSpec:
                       t.block if fmt.blocked else None)
 
 
-def stored_elements(t: FiberTensor) -> np.ndarray:
-    """Element-granularity pattern of stored entries."""
-    return t.pattern()
-
-
 def expected_pattern(t: FiberTensor, style: str, target: Format, block) -> np.ndarray:
     """What `target` should store after `t` went through a file of `style`.
 
@@ -80,17 +75,12 @@ def expected_pattern(t: FiberTensor, style: str, target: Format, block) -> np.nd
     """
     dense_file = style == "npy" or (style == "auto" and (t.format.is_dense or t.order == 0)) \
         or t.format.is_dense
-    src = t.to_dense() != 0 if dense_file else stored_elements(t)
+    src = t.to_dense() != 0 if dense_file else t.pattern()
     coords = np.argwhere(src)
     if block:
-        coords = np.unique(coords // block, axis=0)
-        shape = tuple(s // block for s in t.shape)
-    else:
-        shape = t.shape
+        coords = np.unique(coords // block, axis=0).reshape(-1, 2)
     vals = np.ones((coords.shape[0],) + ((block, block) if block else ()))
-    ref = FiberTensor.from_coo(t.shape, coords, vals, target, block)
-    del shape
-    return ref.pattern()
+    return FiberTensor.from_coo(t.shape, coords, vals, target, block).pattern()
 
 
 def check_same(got: FiberTensor, t: FiberTensor, style: str, target: Format, block=None):
