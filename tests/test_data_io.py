@@ -544,3 +544,13 @@ def test_simulate_reads_mixed_text_data_dir(tmp_path):
                  str(case / "dirs" / "ok"), "-o", str(tmp_path / "out")])
     assert r.exit_code == 0, r.stderr
     np.testing.assert_array_equal(np.load(tmp_path / "out" / "y.npy"), [7.0, 0.0, 6.0])
+
+
+def test_singleton_levels_are_refused(tmp_path):
+    np.save(tmp_path / "A.npy", np.eye(2))
+    fmt = Format(("compressed", "singleton"), (0, 1))
+    with pytest.raises(UserError, match="has a singleton level"):
+        load_inputs(tmp_path, [TensorSpec("A", ("I", "J"), fmt)])
+    from fuseflowc.data.gen import random_tensor
+    with pytest.raises(UserError, match="has a singleton level"):
+        random_tensor(TensorSpec("A", ("I", "J"), fmt), (2, 2), 0.5)

@@ -56,7 +56,10 @@ def random_tensor(spec: TensorSpec, shape: tuple[int, ...], density: float | Non
     `block` (default `spec.block`) is the block size of a blocked format; the shape must be
     divisible by it and `density` then counts blocks. `rng` defaults to a Generator seeded 0.
     """
+    from .io import check_supported
+
     fmt = spec.format
+    check_supported(spec)
     shape = tuple(int(s) for s in shape)
     if len(shape) != fmt.order:
         raise UserError(f"tensor '{spec.name}' has {fmt.order} dim(s) but a shape of "

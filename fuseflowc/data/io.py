@@ -496,6 +496,14 @@ def read_raw(path: Path, name: str) -> RawTensor:
 
 
 # ---- conversion ----------------------------------------------------------------------------------
+def check_supported(spec: TensorSpec) -> None:
+    """Fiber-tree storage knows dense and compressed levels; singleton is parsed, not stored."""
+    bad = sorted({k for k in spec.format.levels if k not in ("dense", "compressed")})
+    if bad:
+        raise UserError(f"tensor '{spec.name}': format {spec.format.name()} has a {bad[0]} "
+                        f"level, which tensor storage does not support yet")
+
+
 # Dense levels store every coordinate: refuse a declared format that would need more positions
 # than this (a user error to report, not a MemoryError to crash on).
 MAX_STORED_POSITIONS = 2**28
@@ -519,6 +527,7 @@ def _check_storage_size(raw: RawTensor, spec: TensorSpec, where) -> None:
 def convert(raw: RawTensor, spec: TensorSpec, where: Path | str) -> FiberTensor:
     """Store `raw` in the spec's declared format (and block size); `where` names the file."""
     fmt = spec.format
+    check_supported(spec)
     if len(raw.shape) != fmt.order:
         raise _err(where, f"holds a tensor of order {len(raw.shape)} {_shape_text(raw.shape)}, "
                           f"but '{spec.name}' is declared with {fmt.order} dim(s)")
