@@ -1,0 +1,267 @@
+"""Graph generation from a statement's analysis: the fusion table's cells evaluated lazily.
+
+Each cell kind is a memoized method (the paper's lambda table Λ, Algorithm 2): asking for the
+output value of the statement pulls in, recursively, the value cells of its operands, the
+reference chains of the input views (roots, level scanners, repeats), the joiners of the
+loops, and the reducers. A cell is built once, when first needed, so references to cells not
+yet created are just method calls. Writers are added last.
+"""
+
+from __future__ import annotations
+
+from ..diagnostics import UserError
+from ..samml import ir
+from . import expr as X
+from .build import Analysis, Join, Leaf, Loop
+
+# Scalar ALU op for `e op c` and for `c op e`.
+_CONST_OP = {"+": ("addc", "addc"), "-": ("subc", "rsubc"), "*": ("mulc", "mulc"),
+             "/": ("divc", "rdivc"), "max": ("maxc", "maxc"), "min": ("minc", "minc")}
+_BINARY_OP = {"+": "add", "-": "sub", "*": "mul", "/": "div", "max": "max", "min": "min"}
+_ZERO_PRESERVING = ("relu", "neg", "sqrt", "tanh", "gelu")
+
+
+def zero_preserving(e: X.Node) -> bool:
+    """Whether e's value is 0 wherever all its input values are 0 (loading 0 for an absent
+    entry then gives the same result as absence)."""
+    if isinstance(e, X.Access):
+        return True
+    if isinstance(e, X.Const):
+        return e.value == 0.0
+    if isinstance(e, X.Unary):
+        return e.op in _ZERO_PRESERVING and zero_preserving(e.arg)
+    if isinstance(e, X.Reduce):
+        return zero_preserving(e.body)
+    assert isinstance(e, X.Binary)
+    a, b = zero_preserving(e.lhs), zero_preserving(e.rhs)
+    if e.op in ("+", "-"):
+        return a and b
+    if e.op == "*":
+        return a or b
+    if e.op in ("/", "mask"):
+        return a
+    return a and b  # max, min of zeros
+
+
+class Codegen:
+    """Generates the nodes of one statement into graph `g` (see the module docstring)."""
+
+    def __init__(self, g: ir.Graph, an: Analysis, tensors: dict[str, X.TensorInfo]):
+        self.g = g
+        self.an = an
+        self.tensors = tensors
+        self.memo: dict = {}
+        self._check_views()
+        self._check_unions()
+
+    # -- checks ---------------------------------------------------------------------------------
+    def _check_views(self) -> None:
+        for v in self.an.nodes:
+            if not isinstance(v, X.Access):
+                continue
+            t = self.tensors[v.tensor]
+            if t.block is not None or t.format.blocked:
+                raise UserError(f"tensor {v.tensor}: blocked formats are not lowered yet",
+                                v.loc or self.an.st.loc)
+            seq = [v.indices[m] for m in t.format.mode_order]
+            ranks = [self.an.pos[x] for x in seq]
+            if ranks != sorted(ranks):
+                raise UserError(
+                    f"{v.tensor}[{', '.join(v.indices)}] is stored in the order "
+                    f"{' -> '.join(seq)}, discordant with the dataflow order "
+                    f"{' -> '.join(self.an.order)} (a permuted view is needed; not supported by "
+                    "lower yet)", v.loc or self.an.st.loc)
+
+    def _check_unions(self) -> None:
+        for loop in self.an.loops:
+            self._walk_unions(loop.owner, loop)
+
+    def _walk_unions(self, e: X.Node, loop: Loop) -> None:
+        if e.loops.get(loop.index) is not loop:
+            return
+        if isinstance(e, X.Binary) and e.op in ("+", "-", "max", "min"):
+            a = self.an._join(e.lhs, loop)
+            b = self.an._join(e.rhs, loop)
+            if a is not None and b is not None:
+                ra = bool(set(e.lhs.free) - set(e.rhs.free))
+                rb = bool(set(e.rhs.free) - set(e.lhs.free))
+                for side, req in ((e.lhs, ra), (e.rhs, rb)):
+                    if req or (ra and rb):
+                        continue
+                    if e.op in ("max", "min") or not zero_preserving(side):
+                        raise UserError(
+                            "an operand that may be absent at a union is not zero-preserving "
+                            f"({e.op} of a side without an entry would see 0): value unions are "
+                            "not lowered yet", e.loc or self.an.st.loc)
+        if isinstance(e, X.Reduce) and self.an.pos[loop.index] > self.an.pos[e.index]:
+            return
+        for c in e.children():
+            self._walk_unions(c, loop)
+
+    # -- helpers --------------------------------------------------------------------------------
+    def _memo(self, key, make):
+        if key not in self.memo:
+            self.memo[key] = make()
+        return self.memo[key]
+
+    def add(self, node: ir.Node, *inputs):
+        return self.g.add(node, *inputs)
+
+    # -- reference chains of input views --------------------------------------------------------
+    def root(self, v: X.Access):
+        return self._memo(("root", v), lambda: self.add(ir.Root(tensor=v.tensor)))
+
+    def ref_in(self, v: X.Access, x: str):
+        """The reference stream of view v entering level x of its space."""
+        k = v.space.index(x)
+        return self.root(v) if k == 0 else self.ref_out(v, v.space[k - 1])
+
+    def scan(self, v: X.Access, x: str):
+        def make():
+            t = self.tensors[v.tensor]
+            mode = v.indices.index(x)
+            level = t.format.mode_order.index(mode)
+            return self.add(ir.Scan(tensor=v.tensor, mode=mode, format=t.format.levels[level],
+                                    index=x), self.ref_in(v, x))
+        return self._memo(("scan", v, x), make)
+
+    def ref_out(self, v: X.Access, x: str):
+        """The reference stream of view v after level x (joined, or repeated over x)."""
+        def make():
+            loop = v.loops[x]
+            if x in v.indices:
+                if isinstance(loop.join, Join):
+                    return self.join(loop)[1][v]
+                return self.scan(v, x)[1]
+            return self.add(ir.Repeat(index=x), self.ref_in(v, x), self.repsig(loop))
+        return self._memo(("ref_out", v, x), make)
+
+    # -- loops ----------------------------------------------------------------------------------
+    def crd(self, loop: Loop):
+        """The coordinate stream of a loop."""
+        if isinstance(loop.join, Join):
+            return self.join(loop)[0]
+        return self.leaf_crd(loop.join, loop)
+
+    def repsig(self, loop: Loop):
+        return self._memo(("repsig", loop), lambda: self.add(ir.Repsig(index=loop.index),
+                                                             self.crd(loop)))
+
+    def leaf_crd(self, leaf: Leaf, loop: Loop):
+        if isinstance(leaf.node, X.Access):
+            return self.scan(leaf.node, loop.index)[0]
+        return self.spacc(leaf.node)[0][loop.index]
+
+    def leaf_payload(self, leaf: Leaf, loop: Loop):
+        if isinstance(leaf.node, X.Access):
+            return self.scan(leaf.node, loop.index)[1]
+        e = leaf.node
+        levels = self.an.spacc_levels(e)
+        if loop.index != levels[-1]:
+            raise UserError(
+                f"the outer output level {loop.index} of an order-{len(levels)} reduction over "
+                f"{e.index} meets another operand; joining it is not supported: choose a "
+                f"dataflow order with {e.index} innermost", e.loc or self.an.st.loc)
+        return self.spacc(e)[1]
+
+    def join(self, loop: Loop):
+        """(crd, {leaf node: payload out}) of a loop whose join tree is a Join."""
+        def make():
+            return self._materialize(loop.join, loop)
+        return self._memo(("join", loop), make)
+
+    def _materialize(self, tree, loop: Loop):
+        if isinstance(tree, Leaf):
+            return self.leaf_crd(tree, loop), {tree.node: self.leaf_payload(tree, loop)}
+        lc, lp = self._materialize(tree.left, loop)
+        rc, rp = self._materialize(tree.right, loop)
+        items = [(lc, n, s) for n, s in lp.items()] + [(rc, n, s) for n, s in rp.items()]
+        ins = [s for c, _, p in items for s in (c, p)]
+        if tree.op == "intersect":
+            node = ir.Intersect(index=loop.index)
+        else:
+            req = [k for k in range(len(items))
+                   if (k < len(lp) and tree.required[0]) or (k >= len(lp) and tree.required[1])]
+            node = ir.Union(index=loop.index, required=req)
+        outs = self.add(node, *ins)
+        return outs[0], {n: outs[k + 1] for k, (_, n, _) in enumerate(items)}
+
+    # -- values ---------------------------------------------------------------------------------
+    def val(self, e: X.Node):
+        """The value stream of e, with the stop structure of e's space."""
+        return self._memo(("val", e), lambda: self._val(e))
+
+    def _val(self, e: X.Node):
+        if isinstance(e, X.Access):
+            ref = self.root(e) if not e.space else self.ref_out(e, e.space[-1])
+            return self.add(ir.Array(tensor=e.tensor), ref)
+        if isinstance(e, X.Unary):
+            return self.add(ir.Alu(op=e.op), self.val(e.arg))
+        if isinstance(e, X.Reduce):
+            levels = self.an.spacc_levels(e)
+            if not levels:
+                return self.add(ir.Reduce(op=e.op, index=e.index), self.val(e.body))
+            loop = e.loops[levels[-1]]
+            if isinstance(loop.join, Join):
+                return self.join(loop)[1][e]
+            return self.spacc(e)[1]
+        if isinstance(e, X.Const):
+            raise UserError("a constant alone has no stream; write it inside an expression "
+                            "with a tensor", e.loc or self.an.st.loc)
+        assert isinstance(e, X.Binary)
+        if e.op == "mask":
+            return self.widen(self.val(e.lhs), e.lhs, e)
+        if isinstance(e.lhs, X.Const) and isinstance(e.rhs, X.Const):
+            raise UserError("an operation between two constants has no stream",
+                            e.loc or self.an.st.loc)
+        if isinstance(e.rhs, X.Const):
+            return self.add(ir.Alu(op=_CONST_OP[e.op][0], const=e.rhs.value), self.val(e.lhs))
+        if isinstance(e.lhs, X.Const):
+            return self.add(ir.Alu(op=_CONST_OP[e.op][1], const=e.lhs.value), self.val(e.rhs))
+        a = self.widen(self.val(e.lhs), e.lhs, e)
+        b = self.widen(self.val(e.rhs), e.rhs, e)
+        return self.add(ir.Alu(op=_BINARY_OP[e.op]), a, b)
+
+    def widen(self, v, child: X.Node, parent: X.Node):
+        """Repeat child's values over the trailing levels of parent's space it lacks."""
+        for x in parent.space[len(child.space):]:
+            v = self.add(ir.Repeat(index=x), v, self.repsig(parent.loops[x]))
+        return v
+
+    def spacc(self, e: X.Reduce):
+        """({index: crd out}, val out) of e's sparse accumulator."""
+        def make():
+            levels = self.an.spacc_levels(e)
+            body = e.body
+            crds = [self.crd(body.loops[x]) for x in levels]
+            if len(levels) == 1:
+                c, v = self.add(ir.Spacc1(op=e.op, index=e.index), crds[0], self.val(body))
+                return {levels[0]: c}, v
+            c1, c0, v = self.add(ir.Spacc2(op=e.op, index=e.index), crds[0], crds[1],
+                                 self.val(body))
+            return {levels[0]: c1, levels[1]: c0}, v
+        return self._memo(("spacc", e), make)
+
+    # -- writers --------------------------------------------------------------------------------
+    def write(self) -> None:
+        """Generate the statement: its value, then one level writer per level and the values
+        writer of the written tensor."""
+        st = self.an.st
+        t = self.tensors[st.tensor]
+        root = st.expr
+        if t.block is not None or t.format.blocked:
+            raise UserError(f"tensor {st.tensor}: blocked formats are not lowered yet", st.loc)
+        seq = [st.indices[m] for m in t.format.mode_order]
+        if tuple(seq) != root.space:
+            raise UserError(
+                f"{st.tensor} is stored in the order {' -> '.join(seq) or '(scalar)'}, discordant "
+                f"with the dataflow order {' -> '.join(self.an.order)} (a permuted output is "
+                "needed; not supported by lower yet)", st.loc)
+        if isinstance(root, X.Const):
+            raise UserError("a statement assigning a constant has no stream", st.loc)
+        v = self.val(root)
+        for level, x in enumerate(seq):
+            mode = t.format.mode_order[level]
+            self.add(ir.WriteLevel(tensor=st.tensor, mode=mode, format=t.format.levels[level]),
+                     self.crd(root.loops[x]))
+        self.add(ir.WriteVals(tensor=st.tensor), v)

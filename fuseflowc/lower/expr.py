@@ -1,0 +1,161 @@
+"""The expression tree lowering works on: one fused statement in global index names.
+
+Nodes are plain objects compared by identity (two accesses of the same tensor are two views).
+Every reduction has exactly one index (multi-index reductions are split by `split_reductions`
+once the global order is known). After `fuseflowc.lower.build.analyze`, every node carries its
+free indices `free`, the indices of its subtree `every`, its iteration space `space` (indices in
+the global order) and the loop it shares at each level of that space (`loops`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..diagnostics import Loc
+
+
+class Node:
+    """Base of expression nodes (identity semantics)."""
+
+    kind = ""
+    loc: Loc | None = None
+
+    def __init__(self) -> None:
+        self.free: tuple[str, ...] = ()
+        self.every: frozenset[str] = frozenset()
+        self.space: tuple[str, ...] = ()
+        self.loops: dict[str, "object"] = {}
+        self.column = -1  # fusion-table column, set by the table builder
+
+    def children(self) -> tuple["Node", ...]:
+        return ()
+
+    def walk(self):
+        """This node and its descendants, pre-order."""
+        yield self
+        for c in self.children():
+            yield from c.walk()
+
+
+class Access(Node):
+    """A view of a tensor: `tensor[indices]` (indices in the tensor's logical mode order)."""
+
+    kind = "access"
+
+    def __init__(self, tensor: str, indices: tuple[str, ...], loc: Loc | None = None):
+        super().__init__()
+        self.tensor, self.indices, self.loc = tensor, tuple(indices), loc
+
+
+class Const(Node):
+    kind = "const"
+
+    def __init__(self, value: float, loc: Loc | None = None):
+        super().__init__()
+        self.value, self.loc = float(value), loc
+
+
+class Unary(Node):
+    """A unary function of the language (relu exp neg sqrt rsqrt sigmoid tanh gelu)."""
+
+    kind = "unary"
+
+    def __init__(self, op: str, arg: Node, loc: Loc | None = None):
+        super().__init__()
+        self.op, self.arg, self.loc = op, arg, loc
+
+    def children(self):
+        return (self.arg,)
+
+
+class Binary(Node):
+    """`op` in + - * / max min mask (mask: lhs's entries where rhs stores one)."""
+
+    kind = "binary"
+
+    def __init__(self, op: str, lhs: Node, rhs: Node, loc: Loc | None = None):
+        super().__init__()
+        self.op, self.lhs, self.rhs, self.loc = op, lhs, rhs, loc
+
+    def children(self):
+        return (self.lhs, self.rhs)
+
+
+class Reduce(Node):
+    """`op` (sum | max) over one index of `body`."""
+
+    kind = "reduce"
+
+    def __init__(self, op: str, index: str, body: Node, loc: Loc | None = None):
+        super().__init__()
+        self.op, self.index, self.body, self.loc = op, index, body, loc
+
+    def children(self):
+        return (self.body,)
+
+
+class MultiReduce(Node):
+    """A reduction over several indices before `split_reductions` (only seen by the adapter)."""
+
+    kind = "multireduce"
+
+    def __init__(self, op: str, indices: tuple[str, ...], body: Node, loc: Loc | None = None):
+        super().__init__()
+        self.op, self.indices, self.body, self.loc = op, tuple(indices), body, loc
+
+    def children(self):
+        return (self.body,)
+
+
+@dataclass
+class Statement:
+    """One fused statement to write: `tensor[indices] = expr` (global index names), with the
+    global dataflow `order` of all its indices (outer to inner)."""
+
+    name: str
+    tensor: str
+    indices: tuple[str, ...]
+    expr: Node
+    order: tuple[str, ...]
+    loc: Loc | None = None
+    #: Source statements inlined into this one (for messages and the table title).
+    inlined: tuple[str, ...] = ()
+
+
+@dataclass
+class TensorInfo:
+    """A tensor as lowering sees it: dims, storage format, role (input|output|temp), block."""
+
+    name: str
+    dims: tuple
+    format: object
+    role: str
+    block: int | None = None
+    loc: Loc | None = None
+
+
+@dataclass
+class Region:
+    """A graph to generate: the statements it writes (each an independent fused tree)."""
+
+    name: str
+    statements: list[Statement] = field(default_factory=list)
+
+
+def split_reductions(e: Node, order: tuple[str, ...]) -> Node:
+    """Replace every MultiReduce by nested single-index Reduces, the index earliest in `order`
+    outermost (so the innermost reduction is over the index iterated innermost)."""
+    pos = {x: k for k, x in enumerate(order)}
+    if isinstance(e, MultiReduce):
+        body = split_reductions(e.body, order)
+        for r in sorted(e.indices, key=lambda x: pos[x], reverse=True):
+            body = Reduce(e.op, r, body, e.loc)
+        return body
+    if isinstance(e, Unary):
+        e.arg = split_reductions(e.arg, order)
+    elif isinstance(e, Binary):
+        e.lhs = split_reductions(e.lhs, order)
+        e.rhs = split_reductions(e.rhs, order)
+    elif isinstance(e, Reduce):
+        e.body = split_reductions(e.body, order)
+    return e
