@@ -22,6 +22,7 @@ import numpy as np
 
 from ..diagnostics import UserError
 from .fibertree import FiberTensor
+from .io import check_supported
 from .spec import TensorSpec
 
 DEFAULT_SPARSE_DENSITY = 0.1
@@ -56,8 +57,6 @@ def random_tensor(spec: TensorSpec, shape: tuple[int, ...], density: float | Non
     `block` (default `spec.block`) is the block size of a blocked format; the shape must be
     divisible by it and `density` then counts blocks. `rng` defaults to a Generator seeded 0.
     """
-    from .io import check_supported
-
     fmt = spec.format
     check_supported(spec)
     shape = tuple(int(s) for s in shape)
