@@ -17,8 +17,10 @@ from .options import output_option, schedule_option, unfused_option
                    "`fuseflowc orders --list` prints (default 0).")
 @click.option("--region", "region", default=None, metavar="R",
               help="Apply --order only to region R (a fusion region or statement name).")
+@click.option("--verify-ir", "verify_ir", is_flag=True,
+              help="PROGRAM is fused IR text (e.g. hand-edited): parse, verify and reprint it.")
 def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | None,
-        order: int | None, region: str | None) -> None:
+        order: int | None, region: str | None, verify_ir: bool) -> None:
     """Fuse each fusion region of PROGRAM (a .ff file, or - for stdin) into fused einsums.
 
     Per region: reduction indices are renamed (u0, u1, ...), intermediates inlined into their
@@ -34,12 +36,17 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | No
       fuseflowc fuse ir_examples/kernels/fig7_pair.ff
       fuseflowc fuse ir_examples/models/gcn/gcn_partial.ff --order 2 --region layer1
       fuseflowc fuse prog.ff -s 'order y: j -> i' | fuseflowc lower
+      fuseflowc fuse --verify-ir edited.fused
     """
-    from ..files import write_output
+    from ..files import read_source, write_output
     from ..fuse.algorithm import FuseOptions, fuse_program
     from ..fuse.printer import fused_str
     from ..lang.load import load_program
 
+    if verify_ir:
+        from ..fuse.parser import parse_fused
+        write_output(output, fused_str(parse_fused(read_source(program))))
+        return
     p = load_program(program, schedule, unfused)
     source = None if program == "-" else program
     fused = fuse_program(p, source, FuseOptions(order, region))

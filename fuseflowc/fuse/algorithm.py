@@ -69,16 +69,18 @@ def fuse_program(program: ast.Program, source_path: str | None = None,
 
 def choose_order(region: ir.Region, k: int) -> None:
     """Set the region's global order to the K-th (0-based) of the enumeration; inline views get
-    the induced mode order. Raises UserError when K is out of range."""
+    the induced mode order. Raises UserError when K is out of range. Order 0 needs no counting
+    (the smallest free index at every step), so the default stays fast on wide regions."""
     names = region.index_names()
     rank = {n: p for p, n in enumerate(names)}
     pog = POG.from_edges(len(names), {(rank[e.src], rank[e.dst]) for e in region.edges})
-    count = pog.count()
-    if not 0 <= k < count:
-        raise UserError(f"--order {k} is out of range for region '{region.name}': it has "
-                        f"{count} valid order{'s' if count != 1 else ''} (0 to {count - 1})")
+    if k > 0:
+        count = pog.count()
+        if k >= count:
+            raise UserError(f"--order {k} is out of range for region '{region.name}': it has "
+                            f"{count} valid order{'s' if count != 1 else ''} (0 to {count - 1})")
     order = tuple(names[v] for v in pog.unrank(k))
-    region.order, region.order_index, region.order_count = order, k, count
+    region.order, region.order_index = order, k
     pos = {n: p for p, n in enumerate(order)}
     for v in region.views:
         if v.kind == "inline":
@@ -91,6 +93,7 @@ def _fuse_group(program: ast.Program, group: str | None, name: str, stmts: list[
                 loc: Loc | None) -> list[ir.Region]:
     """The dataflow graphs of one fusion group: one, or several after materializations."""
     materialized: set[str] = set()
+    why: list[tuple[str, Loc | None]] = []
     while True:
         kernels = _plan_kernels(program, stmts, materialized)
         out: list[ir.Region] = []
@@ -98,8 +101,13 @@ def _fuse_group(program: ast.Program, group: str | None, name: str, stmts: list[
         for n, roots in enumerate(kernels):
             kname = name if len(kernels) == 1 else f"{name}.{n + 1}"
             b = _KernelBuilder(program, group, kname, stmts, materialized, loc)
-            result = b.build(roots)
-            if isinstance(result, str):
+            try:
+                result = b.build(roots)
+            except UserError as e:
+                for text, at in why:
+                    e.note(text, at)
+                raise
+            if isinstance(result, tuple):
                 retry = result
                 break
             out.append(result)
@@ -107,7 +115,10 @@ def _fuse_group(program: ast.Program, group: str | None, name: str, stmts: list[
             for r in out:
                 r.materialized = tuple(s for s in stmts if s in materialized)
             return out
-        materialized.add(retry)
+        materialized.add(retry[0])
+        why.append((f"{retry[0]} was materialized (not inlined) because the orders of its "
+                    f"producer and consumer conflict: {retry[1]}",
+                    program.statement(retry[0]).loc))
 
 
 def _consumers(program: ast.Program, producer: str) -> list[str]:
@@ -294,8 +305,8 @@ class _KernelBuilder:
             v.users.append(stmt)
 
     # -- build -------------------------------------------------------------------------------
-    def build(self, roots: list[str]) -> ir.Region | str:
-        """The region, or the name of an intermediate that must be materialized first."""
+    def build(self, roots: list[str]) -> ir.Region | tuple[str, str]:
+        """The region, or (intermediate, why) when an intermediate must be materialized."""
         for r in sorted(roots, key=lambda s: -self.prog_index[s]):
             first = next((i for i in self.insts.values() if i.statement == r), None)
             if first is None:
@@ -327,7 +338,8 @@ class _KernelBuilder:
             inline = {v.producer[0] for v in self.views.values() if v.kind == "inline"}
             culprits = [s for s in stmts if s in inline]
             if len(stmts) >= 2 and culprits:
-                return max(culprits, key=self.prog_index.__getitem__)
+                loop = " -> ".join(names + names[:1])
+                return (max(culprits, key=self.prog_index.__getitem__), f"cycle {loop}")
             raise self._cycle_error(names, cyc_edges)
 
     def _canonicalize(self) -> None:
@@ -427,7 +439,7 @@ class _KernelBuilder:
         for n in names:
             origins = [f"{loc_name} of {i.statement}" for i in self.inst_list
                        for loc_name, g in i.index_map if g == n]
-            err.note(f"{n} is " + ", ".join(origins))
+            err.note(f"index {n} stands for " + ", ".join(origins))
         return err
 
     def _region(self, edges: list[ir.Edge]) -> ir.Region:
@@ -514,7 +526,9 @@ def _execution_order(program: ast.Program, regions: list[ir.Region]) -> list[ir.
             names = sorted(left, key=key.__getitem__)
             r = by_name[names[0]]
             raise UserError("fusion regions depend on each other in a cycle: "
-                            + ", ".join(f"'{n}' reads what {', '.join(sorted(left[n]))} writes"
+                            + "; ".join(f"'{n}' reads what "
+                                        + ", ".join(f"'{m}'" for m in sorted(left[n]))
+                                        + " writes"
                                         for n in names), r.loc)
         n = min(ready, key=key.__getitem__)
         done.append(by_name[n])

@@ -8,8 +8,8 @@ A `FusedProgram` holds the program's dims and tensor declarations (with roles) a
 - `views`: one per distinct (tensor, index map) read in the region, with its kind and mode order.
 - `edges`: the partial order graph (POG) over the region's index variables, every edge with the
   statement and reason that imposed it.
-- `order`: the chosen global dataflow order (outer to inner), its index K in the enumeration and
-  the number of valid orders.
+- `order`: the chosen global dataflow order (outer to inner) and its index K in the enumeration
+  (`fuseflowc orders` counts them).
 Expressions reuse the program AST node classes (fuseflowc.lang.ast) so lowering walks one kind of
 tree. Plain Python: this module is on the compile path.
 """
@@ -130,7 +130,6 @@ class Region:
     edges: list[Edge] = field(default_factory=list)
     order: tuple[str, ...] = ()
     order_index: int = 0
-    order_count: int = 1
     materialized: tuple[str, ...] = ()
     parallel: list[Parallel] = field(default_factory=list)
     loc: Loc | None = field(default=None, compare=False, repr=False)

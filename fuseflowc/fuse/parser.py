@@ -143,7 +143,7 @@ class _Build(Transformer):
             elif kind == "edge":
                 r.edges.append(value)
             elif kind == "order":
-                r.order, r.order_index, r.order_count, r_loc = value
+                r.order, r.order_index, r_loc = value
                 r.order_loc = r_loc
             elif kind == "parallel":
                 r.parallel.append(value)
@@ -196,8 +196,8 @@ class _Build(Transformer):
                                 loc=self._loc(meta)))
 
     def order(self, meta, items):
-        *names, k, count = items
-        return ("order", (tuple(str(n) for n in names if n is not None), int(k), int(count),
+        *names, k = items
+        return ("order", (tuple(str(n) for n in names if n is not None), int(k),
                           self._loc(meta)))
 
     def parallel(self, meta, items):

@@ -64,6 +64,10 @@ class POG:
             return got
         if mask & (mask - 1) == 0:
             return 1
+        forest = self._forest(mask)
+        if forest is not None:
+            memo[mask] = forest
+            return forest
         comps = self._split(mask)
         if len(comps) > 1:
             total = factorial(mask.bit_count())
@@ -81,6 +85,32 @@ class POG:
                     total += self._count_set(mask ^ low)
         memo[mask] = total
         return total
+
+    def _forest(self, mask: int) -> int | None:
+        """The count by the hook length formula when every node of `mask` has at most one
+        predecessor inside it (a forest): |S|! / prod over nodes of their subtree sizes.
+        None when the set is not a forest."""
+        preds = self.preds
+        parent: dict[int, int] = {}
+        m = mask
+        while m:
+            low = m & -m
+            v = low.bit_length() - 1
+            m ^= low
+            p = preds[v] & mask
+            if p & (p - 1):
+                return None
+            if p:
+                parent[v] = p.bit_length() - 1
+        size = dict.fromkeys(_bits(mask), 1)
+        order = _topological(mask, parent)
+        for v in reversed(order):
+            if v in parent:
+                size[parent[v]] += size[v]
+        denominator = 1
+        for v in size:
+            denominator *= size[v]
+        return factorial(mask.bit_count()) // denominator
 
     def _split(self, mask: int) -> list[int]:
         """Weakly connected components (bitmasks) of the subgraph induced on `mask`."""
@@ -165,6 +195,33 @@ class POG:
                 raise ValueError("not a linear extension")
             done |= 1 << v
         return k
+
+
+def _bits(mask: int) -> list[int]:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def _topological(mask: int, parent: dict[int, int]) -> list[int]:
+    """Nodes of a forest given by `parent`, every parent before its children."""
+    children: dict[int, list[int]] = {}
+    roots = []
+    for v in _bits(mask):
+        if v in parent:
+            children.setdefault(parent[v], []).append(v)
+        else:
+            roots.append(v)
+    order = []
+    stack = roots
+    while stack:
+        v = stack.pop()
+        order.append(v)
+        stack.extend(children.get(v, ()))
+    return order
 
 
 def is_linear_extension(n: int, edges: Iterable[tuple[int, int]], order: Sequence[int]) -> bool:

@@ -52,7 +52,7 @@ def region_str(r: ir.Region) -> list[str]:
                    f"({', '.join(v.mode_order)})")
     for e in r.edges:
         out.append("  " + edge_str(e))
-    out.append(f"  order {' -> '.join(r.order)} : {r.order_index} of {r.order_count}")
+    out.append(f"  order {' -> '.join(r.order)} : {r.order_index}")
     for p in r.parallel:
         out.append(f"  parallelize {p.statement}: {p.local} = {p.index} by {p.factor}")
     out.append("}")

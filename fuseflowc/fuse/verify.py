@@ -151,8 +151,5 @@ def _region(r: ir.Region, tensors, dims, sink: DiagnosticSink, writers: dict[str
             if e.src in pos and e.dst in pos and pos[e.src] > pos[e.dst]:
                 sink.error(f"the order of region '{r.name}' puts {e.dst} outside {e.src}, "
                            f"against edge {e.src} -> {e.dst}", r.order_loc or r.loc)
-        if not 0 <= r.order_index < r.order_count:
-            sink.error(f"order index {r.order_index} is out of range 0..{r.order_count - 1}",
-                       r.order_loc or r.loc)
     for p in r.parallel:
         check_indices((p.index,), r.loc, "parallelize")
