@@ -554,3 +554,13 @@ def test_singleton_levels_are_refused(tmp_path):
     from fuseflowc.data.gen import random_tensor
     with pytest.raises(UserError, match="has a singleton level"):
         random_tensor(TensorSpec("A", ("I", "J"), fmt), (2, 2), 0.5)
+
+
+def test_docs_dcsc_level_files_example(tmp_path):
+    """The DCSC listing of docs/data.md is what save_tensors writes."""
+    a = np.array([[1.0, 0, 2], [0, 0, 0], [0, 3, 0]])
+    save_tensors(tmp_path, {"A": FiberTensor.from_dense(a, shorthand("dcsc", 2))}, "sam")
+    got = {p.name[len("tensor_A_mode_"):]: p.read_text().split() for p in tmp_path.iterdir()}
+    assert got == {"shape": ["3", "3"], "order": ["1", "0"], "0_seg": ["0", "3"],
+                   "0_crd": ["0", "1", "2"], "1_seg": ["0", "1", "2", "3"],
+                   "1_crd": ["0", "2", "0"], "vals": ["1.0", "3.0", "2.0"]}
