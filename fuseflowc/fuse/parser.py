@@ -21,7 +21,8 @@ from . import ir
 def parse_fused(source: Source, verify: bool = True) -> ir.FusedProgram:
     """Parse fused-IR text; with `verify`, also check it (fuseflowc.fuse.verify)."""
     try:
-        tree = parser("fused.lark").parse(source.text)
+        text = source.text if source.text.endswith("\n") else source.text + "\n"
+        tree = parser("fused.lark").parse(text)
     except UnexpectedInput as e:
         raise syntax_error(e, source, "fused IR") from None
     try:
