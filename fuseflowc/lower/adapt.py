@@ -32,6 +32,7 @@ def regions_of(program: ast.Program) -> tuple[list[X.Region], dict[str, X.Tensor
     for s in program.statements:
         if s.name not in seen:
             groups.append((s.name, [s.name]))
+    groups = _split_for_widening(program, groups, position)
     group_of = {n: k for k, (_, ms) in enumerate(groups) for n in ms}
     reads = {s.name: {a.tensor for a in s.rhs.walk() if isinstance(a, ast.Access)}
              for s in program.statements}
@@ -90,6 +91,30 @@ def regions_of(program: ast.Program) -> tuple[list[X.Region], dict[str, X.Tensor
                 region.statements.append(_statement(program, stmts[n], inside, written))
         regions.append(region)
     return regions, tensors
+
+
+def _split_for_widening(program: ast.Program, groups, position):
+    """Split regions so that intermediates needing their declared (widened) pattern are stored
+    by one graph and read back by a later one (see fuseflowc.lower.widen)."""
+    from .widen import must_materialize
+    reads = {s.name: {a.tensor for a in s.rhs.walk() if isinstance(a, ast.Access)}
+             for s in program.statements}
+    out = []
+    todo = list(groups)
+    while todo:
+        name, members = todo.pop(0)
+        mat = must_materialize(program, members)
+        if not mat or len(members) == 1:
+            out.append((name, members))
+            continue
+        later: set[str] = set()
+        for n in members:  # members are in statement order: producers first
+            if reads[n] & (mat | later):
+                later.add(n)
+        first = [n for n in members if n not in later]
+        out.append((name, first))
+        todo.insert(0, (f"{name}_2", [n for n in members if n in later]))
+    return out
 
 
 class _Inliner:
