@@ -98,19 +98,18 @@ def _cell(an: Analysis, e: X.Node, x: str, names) -> str:
     if isinstance(e, X.Reduce) and x in an.spacc_levels(e):
         lv = an.spacc_levels(e)
         return f"Red{len(lv)}{e.index}[crd{len(lv) - 1 - lv.index(x)}]"
-    tree = e.loops[x].join
-    src = _source(an, e, e.loops[x])
+    src = _source(an, e, e.loops[x], names)
     return f"⟨{src}_{x}⟩" if src else "·"
 
 
-def _source(an: Analysis, e: X.Node, loop) -> str:
+def _source(an: Analysis, e: X.Node, loop, names) -> str:
     """The column whose coordinates e's level reuses (the first leaf below e at this loop)."""
     t = an._join(e, loop)
     if t is None:
         return ""
     leaf = t.leaves()[0]
     n = leaf.node
-    return n.tensor if isinstance(n, X.Access) else "red"
+    return names[n].split("[")[0]
 
 
 def dump_table(an: Analysis, title: str) -> str:
