@@ -145,3 +145,23 @@ def test_edge_inputs(text):
         assert e.format()
         return
     program_str(p)
+
+
+def test_mutated_schedule_overrides():
+    """--schedule texts are parsed and checked like the program: mutants fail only cleanly."""
+    from fuseflowc.lang.load import load_program
+
+    rng = random.Random(11)
+    base = ["order AX1: i -> k -> f", "fuse a: AX1, Z1", "parallelize Z1: i by 4",
+            "block A: 4", "output Z1", "fuse b: Y, Z2"]
+    program = str(ROOT / "ir_examples/models/gcn/gcn_partial.ff")
+    outcomes = {"ok": 0, "error": 0}
+    for _ in range(300):
+        texts = tuple(_mutate(rng.choice(base), rng) for _ in range(rng.randint(1, 3)))
+        try:
+            load_program(program, texts, unfused=rng.random() < 0.3)
+            outcomes["ok"] += 1
+        except UserError as e:
+            assert e.format()
+            outcomes["error"] += 1
+    assert outcomes["ok"] >= 10 and outcomes["error"] >= 100, outcomes
