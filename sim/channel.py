@@ -15,7 +15,10 @@ buffer that is copied to every FIFO after its activation), or a `NullPort` when 
 from __future__ import annotations
 
 from collections import deque
-from itertools import repeat
+from itertools import islice, repeat
+
+#: The most tokens a fan-out producer emits per activation (see FanOut.prepare).
+STAGE = 256
 
 
 class Channel:
@@ -59,10 +62,11 @@ class FanOut:
         self.free: deque = deque()
 
     def prepare(self) -> None:
-        """Before the producer runs: slot j is free when it is free in every consumer FIFO."""
+        """Before the producer runs: slot j is free when it is free in every consumer FIFO
+        (at most STAGE slots per activation, so a starved producer pays little for this)."""
         if self.bounded:
             frees = [c.free if c.bounded else repeat(0) for c in self.chans]
-            self.free = deque(map(max, *frees))
+            self.free = deque(islice(map(max, *frees), STAGE))
 
     def flush(self) -> None:
         """After the producer ran: copy the staged tokens into every consumer FIFO."""

@@ -82,6 +82,7 @@ class Alu(Node):
         o = self.outs[0]
         ot, otm, of, ob = o.toks, o.times, o.free, o.bounded
         t, ii, lat, fn, op = self.t, self.ii, self.lat, self.fn, self.op
+        mul = op == "mul"   # the common case, without a function call (float or block: same)
         stall = fires = ops = 0
         blocked = False
         while at and bt:
@@ -107,7 +108,10 @@ class Alu(Node):
             xc = x.__class__ is int
             yc = y.__class__ is int
             if not xc and not yc:
-                z = fn(x, y)
+                if mul:
+                    z = x * y
+                else:
+                    z = fn(x, y)
                 ops += 1
             elif xc and yc:
                 if x != y:
@@ -283,12 +287,12 @@ class _Queued(Node):
                         self.done = True
 
 
-class Spacc1(_Queued):
+class Spacc1(Node):
     """Order-1 sparse accumulator: (crd, val) in and out. Accumulates the points of the inner
     level across the reduced index; on a stop Sk with k >= 1 emits the accumulated fiber sorted
-    by coordinate, then S(k-1); S0 only ends an inner fiber."""
+    by coordinate (one point per cycle), then S(k-1); S0 only ends an inner fiber."""
 
-    __slots__ = ("fn", "acc", "fl")
+    __slots__ = ("fn", "acc", "fl", "items", "fi", "pend")
     kind_name = "spacc1"
 
     def __init__(self, name: str, op: str = "sum", block: int | None = None,
@@ -296,52 +300,94 @@ class Spacc1(_Queued):
         super().__init__(name, ii, lat)
         self.fn = (REDUCE_BLOCK if block else REDUCE_SCALAR)[op]
         self.acc: dict = {}
-        self.q = [deque(), deque()]
         self.fl = block * block if block else 1
+        self.items: list = []   # the fiber being flushed, sorted
+        self.fi = 0             # next item of it to emit
+        self.pend = None        # the stop (or D) that follows the flushed fiber
 
     def run(self) -> bool:
         c_in, v_in = self.ins
-        ct, vt = c_in.toks, v_in.toks
-        acc, fn = self.acc, self.fn
+        ct, ctm, cfr = c_in.toks, c_in.times, c_in.free
+        vt, vtm, vfr = v_in.toks, v_in.times, v_in.free
+        oc, ov = self.outs
+        oct, ocm, ocf, ocb = oc.toks, oc.times, oc.free, oc.bounded
+        ovt, ovm, ovf, ovb = ov.toks, ov.times, ov.free, ov.bounded
+        t, ii, lat, fn = self.t, self.ii, self.lat, self.fn
+        acc, items, fi, pend = self.acc, self.items, self.fi, self.pend
+        nitems = len(items)
+        stall = fires = ops = 0
+        blocked = False
         while True:
-            blocked = self.drain()
-            if blocked:
-                return True
-            if self.done or not ct or not vt:
-                return False
-            f = self.t + self.ii
-            r = c_in.times[0]
+            if fi < nitems or pend is not None:          # flushing: one point per cycle
+                if (ocb and not ocf) or (ovb and not ovf):
+                    blocked = True
+                    break
+                f = t + ii
+                f0 = f
+                if ocb:
+                    s = ocf.popleft()
+                    if s > f:
+                        f = s
+                if ovb:
+                    s = ovf.popleft()
+                    if s > f:
+                        f = s
+                stall += f - f0
+                if fi < nitems:
+                    c, v = items[fi]
+                    fi += 1
+                else:
+                    c = v = pend
+                    pend = None
+                oct.append(c)
+                ocm.append(f + lat)
+                ovt.append(v)
+                ovm.append(f + lat)
+                t = f
+                fires += 1
+                if c == D and v.__class__ is int:
+                    self.done = True
+                    break
+                continue
+            if not ct or not vt:
+                break
+            c = ct.popleft()
+            v = vt.popleft()
+            f = t + ii
+            r = ctm.popleft()
             if r > f:
                 f = r
-            r = v_in.times[0]
+            r = vtm.popleft()
             if r > f:
                 f = r
-            c = ct[0]
-            v = vt[0]
+            cfr.append(f + 1)
+            vfr.append(f + 1)
+            t = f
+            fires += 1
             if c >= 0:
                 if v.__class__ is not int:
                     old = acc.get(c)
                     acc[c] = v if old is None else fn(old, v)
-                    self.flops += self.fl
-                self.fire(f, (c_in, v_in), ())
+                    ops += 1
                 continue
             if c == N:
-                self.fire(f, (c_in, v_in), ())
                 continue
             if v.__class__ is not int or v != c:
                 raise self.mismatch("crd and val streams", (c, v))
-            self.fire(f, (c_in, v_in), ())
             if c == D:
-                self.q[0].append(D)
-                self.q[1].append(D)
+                pend = D
             elif c != S0:
-                qc, qv = self.q
-                for k in sorted(acc):
-                    qc.append(k)
-                    qv.append(acc[k])
+                items = sorted(acc.items())
+                nitems = len(items)
+                fi = 0
                 acc.clear()
-                qc.append(c + 1)
-                qv.append(c + 1)
+                pend = c + 1
+        self.t = t
+        self.items, self.fi, self.pend = items, fi, pend
+        self.stall += stall
+        self.fires += fires
+        self.flops += ops * self.fl
+        return blocked
 
 
 class Spacc2(_Queued):

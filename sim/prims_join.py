@@ -22,6 +22,129 @@ class _Joiner(Node):
         self.required = tuple(required)
 
     def run(self) -> bool:
+        if self.n == 2:
+            return self._run2()
+        return self._run_n()
+
+    def _run2(self) -> bool:
+        """The two-input case, inlined (it dominates sparse kernels)."""
+        c0, r0, c1, r1 = self.ins
+        a_t, a_m, a_f = c0.toks, c0.times, c0.free
+        ra_t, ra_m, ra_f = r0.toks, r0.times, r0.free
+        b_t, b_m, b_f = c1.toks, c1.times, c1.free
+        rb_t, rb_m, rb_f = r1.toks, r1.times, r1.free
+        oc, o0, o1 = self.outs
+        oct, ocm, ocf, ocb = oc.toks, oc.times, oc.free, oc.bounded
+        o0t, o0m, o0f, o0b = o0.toks, o0.times, o0.free, o0.bounded
+        o1t, o1m, o1f, o1b = o1.toks, o1.times, o1.free, o1.bounded
+        union = self.kind == "union"
+        keep_a = 1 not in self.required   # union may emit a coordinate only input 0 has
+        keep_b = 0 not in self.required
+        t, ii, lat = self.t, self.ii, self.lat
+        stall = fires = 0
+        blocked = False
+        while a_t and ra_t and b_t and rb_t:
+            a = a_t[0]
+            b = b_t[0]
+            f = t + ii
+            tm = a_m[0]
+            if tm > f:
+                f = tm
+            tm = b_m[0]
+            if tm > f:
+                f = tm
+            tm = ra_m[0]
+            if tm > f:
+                f = tm
+            tm = rb_m[0]
+            if tm > f:
+                f = tm
+            # which inputs to pop (pa, pb) and what to emit (c, x, y) or c None
+            c = None
+            if a >= 0 and b >= 0:
+                if a == b:
+                    pa = pb = True
+                    c, x, y = a, ra_t[0], rb_t[0]
+                elif a < b:
+                    pa, pb = True, False
+                    if union and keep_a:
+                        c, x, y = a, ra_t[0], N
+                else:
+                    pa, pb = False, True
+                    if union and keep_b:
+                        c, x, y = b, N, rb_t[0]
+            elif a == N:
+                pa, pb = True, False
+            elif b == N:
+                pa, pb = False, True
+            elif a >= 0:
+                if b == D:
+                    raise self.mismatch("stream ends (D) of the joined streams", (a, b))
+                pa, pb = True, False
+                if union and keep_a:
+                    c, x, y = a, ra_t[0], N
+            elif b >= 0:
+                if a == D:
+                    raise self.mismatch("stream ends (D) of the joined streams", (a, b))
+                pa, pb = False, True
+                if union and keep_b:
+                    c, x, y = b, N, rb_t[0]
+            else:
+                if a != b:
+                    raise self.mismatch("stop tokens of the joined streams", (a, b))
+                pa = pb = True
+                c = x = y = a
+            if c is not None:
+                if (ocb and not ocf) or (o0b and not o0f) or (o1b and not o1f):
+                    blocked = True
+                    break
+                f0 = f
+                if ocb:
+                    s = ocf.popleft()
+                    if s > f:
+                        f = s
+                if o0b:
+                    s = o0f.popleft()
+                    if s > f:
+                        f = s
+                if o1b:
+                    s = o1f.popleft()
+                    if s > f:
+                        f = s
+                stall += f - f0
+                fl = f + lat
+                oct.append(c)
+                ocm.append(fl)
+                o0t.append(x)
+                o0m.append(fl)
+                o1t.append(y)
+                o1m.append(fl)
+            f1 = f + 1
+            if pa:
+                a_t.popleft()
+                a_m.popleft()
+                a_f.append(f1)
+                ra_t.popleft()
+                ra_m.popleft()
+                ra_f.append(f1)
+            if pb:
+                b_t.popleft()
+                b_m.popleft()
+                b_f.append(f1)
+                rb_t.popleft()
+                rb_m.popleft()
+                rb_f.append(f1)
+            t = f
+            fires += 1
+            if c == D:
+                self.done = True
+                break
+        self.t = t
+        self.stall += stall
+        self.fires += fires
+        return blocked
+
+    def _run_n(self) -> bool:
         ins = self.ins
         n = self.n
         crds = ins[0::2]

@@ -3,6 +3,8 @@ value arrays. Token semantics follow REFERENCE.md (see sim.tokens for the encodi
 
 from __future__ import annotations
 
+from itertools import repeat
+
 from .node import Node
 from .tokens import D, N, S0
 
@@ -66,6 +68,37 @@ class Scan(Node):
                 blocked = True
                 break
             f = t + ii
+            if pos + 8 < end:                  # a run inside a fiber: emit it in bulk
+                k = end - pos
+                if cb and len(cf) < k:
+                    k = len(cf)
+                if rb and len(rf) < k:
+                    k = len(rf)
+                # Free slots are stamped in pop order, so the k-th is the latest; when even it
+                # is free by the first firing, no firing of the run waits for a slot.
+                if k > 8 and (not cb or cf[k - 1] <= f) and (not rb or rf[k - 1] <= f):
+                    last = f + (k - 1) * ii
+                    stamps = range(f + lat, last + lat + 1, ii)
+                    if dense:
+                        ct.extend(range(pos - base, pos - base + k))
+                    else:
+                        ct.extend(crd[pos:pos + k])
+                        ncrd += k
+                    ctm.extend(stamps)
+                    rt.extend(range(pos, pos + k))
+                    rtm.extend(stamps)
+                    if cb:
+                        pl = cf.popleft
+                        for _ in repeat(None, k):
+                            pl()
+                    if rb:
+                        pl = rf.popleft
+                        for _ in repeat(None, k):
+                            pl()
+                    pos += k
+                    t = last
+                    fires += k
+                    continue
             if pos < end:                      # inside a fiber: emit the next element
                 if dense:
                     c = pos - base
