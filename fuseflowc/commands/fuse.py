@@ -34,7 +34,7 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | No
     \b
     Examples:
       fuseflowc fuse ir_examples/kernels/fig7_pair.ff
-      fuseflowc fuse ir_examples/models/gcn/gcn_partial.ff --order 2 --region layer1
+      fuseflowc fuse ir_examples/models/graphsage/graphsage_full.ff --order 2
       fuseflowc fuse prog.ff -s 'order y: j -> i' | fuseflowc lower
       fuseflowc fuse --verify-ir edited.fused
     """
