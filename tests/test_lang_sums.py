@@ -102,12 +102,6 @@ def test_implicit_sum_in_nonlinear_context_is_an_error(statement, context):
     assert "summed implicitly" in msg and context in msg and "explicitly" in msg
 
 
-@pytest.mark.xfail(strict=True, reason="language defect (reported): unary minus is linear, but "
-                   "the checker treats neg like any non-linear call")
-def test_implicit_sum_under_unary_minus():
-    assert normalized("y[i] = -(A[i,j] * x[j])") == "neg(sum[j](A[i,j] * x[j]))"
-
-
 def _uses(e: ast.Expr, index: str) -> int:
     """Free uses of `index` in `e` (accesses not under a reduction of the same index)."""
     if isinstance(e, ast.Access):
