@@ -125,9 +125,9 @@ class Alu(Node):
                     z = x
                 if z == D:
                     self.done = True
-            elif x == N:
+            elif xc and x == N:
                 z = _n_left(op, fn, y)
-            elif y == N:
+            elif yc and y == N:
                 z = x
             else:
                 raise self.mismatch("operand streams", (x, y))

@@ -160,7 +160,12 @@ class Fork(_Queued):
     with everything nested inside it (level 0: one data token; level L: a fiber closed by
     S(L-1)); stops of level >= `level` close enclosing fibers and go to every lane (merged with
     the lane's last held unit close), as does D. The lane counter restarts at every enclosing
-    stop, so forks and joins at different levels of one loop nest agree."""
+    stop, so forks and joins at different levels of one loop nest agree.
+
+    Limitation (of SAM's merged stops, level >= 1 only): when a lane's only unit in an enclosing
+    fiber is an empty fiber, its lane stream reads the same as a lane with no unit there, and
+    `join` takes it for the latter.
+    """
 
     __slots__ = ("lanes", "lvl", "lane", "inside", "held")
     kind_name = "fork"
