@@ -27,3 +27,7 @@ test: $(STAMP)
 
 clean:
 	rm -rf $(VENV) out results .pytest_cache
+
+# Simulator speed: SpMM (ikj) and SDDMM on real matrices; the last line is `token-hops/s: N`.
+bench-sim: $(STAMP)
+	$(PY) -m sim.bench --data $(DATA)
