@@ -93,9 +93,11 @@ class Engine:
 
     def deadlock(self) -> UserError:
         """The error describing a run where nothing can move while a writer has not seen D."""
+        waiting = [w.name for w in self.writers if not w.done]
         err = UserError("simulation deadlocked: no node can make progress while "
-                        + ", ".join(w.name for w in self.writers if not w.done)
-                        + " has not seen D")
+                        + ("writer " if len(waiting) == 1 else "writers ")
+                        + ", ".join(waiting)
+                        + (" has" if len(waiting) == 1 else " have") + " not seen D")
         for n in self.nodes:
             if n.done:
                 continue
