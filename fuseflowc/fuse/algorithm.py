@@ -416,7 +416,7 @@ class _KernelBuilder:
         if mode_order == v.format.mode_order:
             return  # no better storage order: the cycle is left to the other candidates
         base = self.p.tensor(v.original).format
-        if len(mode_order) == 2 and mode_order == (1, 0):
+        if len(mode_order) == 2:  # the other storage order of a matrix: its transpose
             name = f"{v.original}__T"
         else:
             name = f"{v.original}__p" + "".join(map(str, mode_order))
