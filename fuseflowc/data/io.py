@@ -9,7 +9,7 @@ A data directory holds one file (or one set of level files) per tensor, found by
                                    (nnz floats) and `shape` (order ints)
   <name>.mtx                       Matrix Market (`scipy.io.mmread`); pattern files give 1.0,
                                    symmetric ones are expanded
-  tensor_<name>_mode_*             SAM fiber-tree level files (see `read_level_files`)
+  tensor_<name>_mode_*             SAM fiber-tree level files (see fuseflowc.data.levelfiles)
 
 Whatever the file holds is converted on load to the format a program declares, through the
 coordinates of the file's *stored entries*:
@@ -26,7 +26,6 @@ Every problem with a file is a `UserError` that names the file.
 from __future__ import annotations
 
 import math
-import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,14 +35,13 @@ import numpy as np
 from ..diagnostics import UserError
 from ..files import output_dir
 from ..formats import Format
-from .fibertree import FiberTensor, Level
+from .fibertree import FiberTensor
+from .levelfiles import (LEVEL_FILE_RE, LEVEL_MARK, LEVEL_PREFIX, level_file,
+                         level_files_present, read_level_files, write_level_files)
 from .spec import TensorSpec
 
 SINGLE_FILE_SUFFIXES = (".npy", ".npz", ".mtx")
-LEVEL_PREFIX = "tensor_"
-LEVEL_MARK = "_mode_"
 SAVE_STYLES = ("auto", "npy", "npz", "sam")
-_LEVEL_FILE_RE = re.compile(r"^tensor_(.+)_mode_(?:vals|shape|order|block|\d+_(?:seg|crd))$")
 
 
 # ---- the neutral form every file is read into -------------------------------------------------
@@ -240,206 +238,6 @@ def _read_mtx(path: Path) -> RawTensor:
     return RawTensor(mm.shape, coords, values, False)
 
 
-# ---- SAM level files ---------------------------------------------------------------------------
-def level_file(directory: Path, name: str, what: str) -> Path:
-    """Path of one level file: `what` is `<k>_seg`, `<k>_crd`, `vals`, `shape`, `order`, `block`."""
-    return Path(directory) / f"{LEVEL_PREFIX}{name}{LEVEL_MARK}{what}"
-
-
-def _read_numbers(path: Path, integer: bool) -> np.ndarray:
-    """One number per line (blank lines ignored)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise _err(path, "not a text file") from None
-    except OSError as e:
-        raise _err(path, f"cannot read: {e.strerror}") from None
-    lines = text.splitlines()
-    tokens = text.split()
-    v = None
-    if len(tokens) == sum(1 for ln in lines if ln.strip()):  # one number per non-blank line
-        try:
-            v = np.array(tokens, dtype=str).astype(np.int64 if integer else np.float64)
-        except (ValueError, OverflowError):
-            v = None  # the slow path below finds the offending line
-    if v is None:
-        out = []
-        for lineno, line in enumerate(lines, 1):
-            s = line.strip()
-            if not s:
-                continue
-            try:
-                x = int(s) if integer else float(s)
-            except ValueError:
-                want = "an integer" if integer else "a number"
-                raise _err(path, f"line {lineno}: expected {want}, found {s[:40]!r}") from None
-            if integer and not -2**63 <= x < 2**63:
-                raise _err(path, f"line {lineno}: integer {s[:40]} is out of range")
-            out.append(x)
-        v = np.array(out, dtype=np.int64 if integer else np.float64)
-    if integer:
-        return v.reshape(-1)
-    bad = ~np.isfinite(v)
-    if bad.any():
-        lineno = [i for i, x in enumerate(lines, 1) if x.strip()][int(np.argmax(bad))]
-        raise _err(path, f"line {lineno}: value {v[bad][0]} is not finite; inputs must be finite")
-    return v
-
-
-def _level_files_present(directory: Path, name: str) -> list[Path]:
-    prefix = f"{LEVEL_PREFIX}{name}{LEVEL_MARK}"
-    return sorted(p for p in Path(directory).iterdir() if p.name.startswith(prefix)
-                  and _level_suffix_ok(p.name[len(prefix):]))
-
-
-def _level_suffix_ok(rest: str) -> bool:
-    if rest in ("vals", "shape", "order", "block"):
-        return True
-    k, _, kind = rest.partition("_")
-    return k.isdigit() and kind in ("seg", "crd")
-
-
-def read_level_files(directory: Path, name: str) -> FiberTensor:
-    """Read SAM level files `tensor_<name>_mode_*` from `directory` into a FiberTensor.
-
-    Files (one number per line):
-      tensor_<name>_mode_shape    the size of each storage level's mode, in storage order
-                                  (element extents, also for blocked tensors); required
-      tensor_<name>_mode_<k>_seg  and `..._<k>_crd`: storage level k is compressed; a level with
-                                  neither file is dense (a dense level stores every coordinate)
-      tensor_<name>_mode_vals     the values of the last level's positions (blocked: b*b each,
-                                  row-major within a block); required
-      tensor_<name>_mode_order    optional: the logical mode stored by each level (default
-                                  0, 1, ..., i.e. row-major)
-      tensor_<name>_mode_block    optional: the block size b of a blocked tensor
-    Without a block file the files are element level; `load_inputs` then converts to the
-    declared format (and block size).
-    """
-    d = Path(directory)
-    shape_p, vals_p = level_file(d, name, "shape"), level_file(d, name, "vals")
-    for p in (shape_p, vals_p):
-        if not p.is_file():
-            raise _err(p, f"missing: level files of '{name}' need {shape_p.name} and "
-                          f"{vals_p.name}")
-    sshape = _read_numbers(shape_p, integer=True)
-    order = int(sshape.shape[0])
-    if (sshape < 0).any():
-        raise _err(shape_p, "sizes must be non-negative")
-    order_p = level_file(d, name, "order")
-    if order_p.is_file():
-        mode_order = _read_numbers(order_p, integer=True)
-        if sorted(mode_order.tolist()) != list(range(order)):
-            raise _err(order_p, f"must list the modes 0..{order - 1} once each, in storage "
-                                f"order; found {' '.join(map(str, mode_order.tolist()))}")
-        mode_order = tuple(int(m) for m in mode_order)
-    else:
-        mode_order = tuple(range(order))
-    block_p = level_file(d, name, "block")
-    b = None
-    if block_p.is_file():
-        bv = _read_numbers(block_p, integer=True)
-        if bv.shape != (1,) or bv[0] < 1:
-            raise _err(block_p, "must hold one positive block size")
-        b = int(bv[0])
-        if order != 2:
-            raise _err(block_p, f"blocked level files need a matrix; the shape file has "
-                                f"{order} sizes")
-        if b > 1 and (sshape % b).any():
-            raise _err(shape_p, f"shape {_shape_text(sshape.tolist())} is not divisible by the "
-                                f"block size {b}")
-        if b == 1:
-            b = None
-    # Any level index beyond the order is a stray file: say so rather than ignore it.
-    for p in _level_files_present(d, name):
-        rest = p.name[len(f"{LEVEL_PREFIX}{name}{LEVEL_MARK}"):]
-        k, _, kind = rest.partition("_")
-        if kind in ("seg", "crd") and int(k) >= order:
-            raise _err(p, f"level {k} does not exist: {shape_p.name} gives {order} level(s)")
-    sizes = [int(s) // (b or 1) for s in sshape]
-    levels_kinds = []
-    levels = []
-    npos = 1
-    for k in range(order):
-        seg_p, crd_p = level_file(d, name, f"{k}_seg"), level_file(d, name, f"{k}_crd")
-        has_seg, has_crd = seg_p.is_file(), crd_p.is_file()
-        if has_seg != has_crd:
-            present, absent = (seg_p, crd_p) if has_seg else (crd_p, seg_p)
-            raise _err(present, f"{absent.name} is missing (a compressed level needs both)")
-        if not has_seg:
-            levels_kinds.append("dense")
-            levels.append(Level("dense", sizes[k]))
-            npos *= sizes[k]
-            continue
-        seg = _read_numbers(seg_p, integer=True)
-        crd = _read_numbers(crd_p, integer=True)
-        if seg.shape[0] != npos + 1:
-            raise _err(seg_p, f"has {seg.shape[0]} entries; level {k} has {npos} parent "
-                              f"position(s), so it needs {npos + 1}")
-        if seg[0] != 0:
-            raise _err(seg_p, f"must start at 0, not {seg[0]}")
-        steps = np.diff(seg)
-        if (steps < 0).any():
-            i = int(np.argmax(steps < 0))
-            raise _err(seg_p, f"is not monotone: entry {i + 1} ({seg[i + 1]}) < entry {i} "
-                              f"({seg[i]})")
-        if seg[-1] != crd.shape[0]:
-            raise _err(seg_p, f"ends at {seg[-1]} but {crd_p.name} has {crd.shape[0]} entries")
-        bad = (crd < 0) | (crd >= sizes[k])
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise _err(crd_p, f"entry {i} is {crd[i]}, outside level {k}'s size {sizes[k]}")
-        # Within a fiber, coordinates must be strictly increasing (SAM scanners rely on it).
-        if crd.shape[0] > 1:
-            inc = crd[1:] > crd[:-1]
-            starts = np.zeros(crd.shape[0], bool)
-            starts[seg[:-1][seg[:-1] < crd.shape[0]]] = True
-            ok = inc | starts[1:]
-            if not ok.all():
-                i = int(np.argmax(~ok)) + 1
-                raise _err(crd_p, f"entries {i - 1} and {i} ({crd[i - 1]}, {crd[i]}) are not "
-                                  f"strictly increasing within their fiber")
-        levels_kinds.append("compressed")
-        levels.append(Level("compressed", sizes[k], seg, crd))
-        npos = int(crd.shape[0])
-    vals = _read_numbers(vals_p, integer=False)
-    per = (b or 1) ** 2
-    if vals.shape[0] != npos * per:
-        extra = f" ({npos} blocks of {b} x {b})" if b else ""
-        raise _err(vals_p, f"has {vals.shape[0]} values; the levels have {npos} position(s)"
-                           f"{extra}, so it needs {npos * per}")
-    if b:
-        vals = vals.reshape(npos, b, b)
-    fmt = Format(tuple(levels_kinds), mode_order, blocked=b is not None)
-    shape = [0] * order
-    for k, m in enumerate(mode_order):
-        shape[m] = int(sshape[k])
-    return FiberTensor(tuple(shape), fmt, levels, vals, b)
-
-
-def write_level_files(directory: Path, name: str, t: FiberTensor) -> list[Path]:
-    """Write `t` as SAM level files (see `read_level_files`); returns the paths written."""
-    d = Path(directory)
-    written = []
-
-    def put(what: str, numbers) -> None:
-        p = level_file(d, name, what)
-        p.write_text("".join(f"{x}\n" for x in numbers), encoding="utf-8")
-        written.append(p)
-
-    mo = t.format.mode_order
-    put("shape", [t.shape[m] for m in mo])
-    if t.order >= 2:
-        put("order", list(mo))
-    if t.block is not None:
-        put("block", [t.block])
-    for k, lvl in enumerate(t.levels):
-        if lvl.kind == "compressed":
-            put(f"{k}_seg", [int(x) for x in lvl.seg])
-            put(f"{k}_crd", [int(x) for x in lvl.crd])
-    put("vals", [repr(float(x)) for x in np.asarray(t.vals).reshape(-1)])
-    return written
-
-
 # ---- finding files -------------------------------------------------------------------------------
 def tensor_files(data_dir: Path) -> dict[str, list[str]]:
     """Tensors a directory seems to hold: name -> the file styles found for it."""
@@ -463,7 +261,7 @@ def find_tensor_file(data_dir: Path, name: str) -> Path:
     if not d.is_dir():
         raise UserError(f"{d}: is not a directory")
     found = [d / f"{name}{suf}" for suf in SINGLE_FILE_SUFFIXES if (d / f"{name}{suf}").is_file()]
-    levels = _level_files_present(d, name)
+    levels = level_files_present(d, name)
     if levels:
         found.append(level_file(d, name, "vals"))
     if len(found) > 1:
@@ -488,7 +286,7 @@ def read_raw(path: Path, name: str) -> RawTensor:
         return _read_npz(path, name)
     if path.suffix == ".mtx":
         return _read_mtx(path)
-    m = _LEVEL_FILE_RE.match(path.name)
+    m = LEVEL_FILE_RE.match(path.name)
     if m is None:
         raise _err(path, "not a tensor file: expected .npy, .npz, .mtx or a level file "
                          "tensor_<name>_mode_*")
