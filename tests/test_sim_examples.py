@@ -170,3 +170,16 @@ def test_cli_checks_every_example(name, tmp_path):
     for k, v in expected.items():
         got = list((tmp_path / "out").glob(f"{k}.*"))
         assert got, f"{k} not written"
+
+
+@pytest.mark.parametrize("name", ["spmv_row", "spmv_col", "residual", "add"])
+def test_cli_check_against_the_reference_evaluator(name, tmp_path):
+    """These graphs name their source program: --check runs `fuseflowc run`'s evaluator."""
+    rng = np.random.default_rng(12)
+    inputs, _ = cases(rng, _sparse(rng, 9, 8, 0.3))[name]
+    for k, v in inputs.items():
+        np.save(tmp_path / f"{k}.npy", v)
+    r = run_cli(["simulate", str(EXAMPLES / f"{name}.samml"), "--data", str(tmp_path),
+                 "--check"])
+    assert r.exit_code == 0, r.stderr
+    assert "match" in r.stderr
