@@ -420,6 +420,10 @@ class _KernelBuilder:
             name = f"{v.original}__T"
         else:
             name = f"{v.original}__p" + "".join(map(str, mode_order))
+        declared = {t.name for t in self.p.tensors}
+        base_name, n = name, 2
+        while name in declared:  # never shadow a tensor of the program
+            name, n = f"{base_name}_{n}", n + 1
         v.kind = "permuted"
         v.tensor = name
         v.format = Format(base.levels, mode_order, base.blocked)
