@@ -1,8 +1,5 @@
-"""Programs one would naturally write that the language rejects today (reported to the lead).
-
-Each test states the desired behaviour and is a strict xfail: once the language accepts the
-program, the test passes unexpectedly and fails the suite, so the marker gets removed.
-"""
+"""Programs one would naturally write: accepted where the language allows them, and a clear
+message where a documented restriction applies. A strict xfail marks a known missing feature."""
 
 from __future__ import annotations
 
@@ -28,17 +25,18 @@ def normalized(statement: str) -> str:
     return expr_str(p.statements[-1].expr)
 
 
-@pytest.mark.xfail(strict=True, reason="unary minus is linear, but the checker treats neg like "
-                   "any non-linear call and asks for an explicit sum")
 def test_implicit_sum_under_unary_minus():
     assert normalized("y[i] = -(A[i,j] * x[j])") == "neg(sum[j](A[i,j] * x[j]))"
 
 
-@pytest.mark.xfail(strict=True, reason="two sibling reductions may not reuse an index name: "
-                   "the second counts as a use 'outside' the first")
-def test_sibling_reductions_over_the_same_index_name():
-    assert normalized("y[i] = sum[j](A[i,j]) + sum[j](B[i,j])") == \
-        "sum[j](A[i,j]) + sum[j](B[i,j])"
+def test_sibling_reductions_need_their_own_index_names():
+    # A documented restriction (one reduction per index name and statement, so that orders and
+    # fusion can name every index unambiguously); the message says how to write it instead.
+    from fuseflowc.diagnostics import UserError
+    with pytest.raises(UserError, match=r"its own index name, e\.g\. sum\[j2\]"):
+        normalized("y[i] = sum[j](A[i,j]) + sum[j](B[i,j])")
+    assert normalized("y[i] = sum[j](A[i,j]) + sum[j2](B[i,j2])") == \
+        "sum[j](A[i,j]) + sum[j2](B[i,j2])"
 
 
 @pytest.mark.xfail(strict=True, reason="scalars are not supported and the suggested [1] tensor "

@@ -184,8 +184,9 @@ class _Checker:
         outside = _free_outside(s.rhs, r)
         for i in r.indices:
             if i in outside:
-                self.err(f"index {i} is reduced by {r.op}[{i}] but also used outside it; "
-                         f"rename one of them", r.loc)
+                self.err(f"index {i} is reduced by {r.op}[{i}] but also used outside it (an "
+                         f"index name is bound by at most one reduction per statement); give "
+                         f"this reduction its own index name, e.g. {r.op}[{i}2]", r.loc)
 
     # ---- implicit sums ----------------------------------------------------------------------
     def make_sums_explicit(self, s: ast.Assignment, implicit: list[str]) -> ast.Expr | None:
@@ -363,7 +364,9 @@ def _nonlinear_context(root: ast.Expr, path: tuple[int, ...]):
     """The first non-linear ancestor on the way to `path` (strict ancestors only), if any."""
     node = root
     for k in path:
-        if isinstance(node, ast.Call) and not (node.func == "mask" and k == 0):
+        linear = node.func == "neg" or (node.func == "mask" and k == 0) \
+            if isinstance(node, ast.Call) else True
+        if isinstance(node, ast.Call) and not linear:
             return f"a call to {node.func}", node.loc
         if isinstance(node, ast.Binary) and node.op == "/" and k == 1:
             return "a denominator", node.loc
