@@ -27,11 +27,26 @@ def load_text(text: str, schedule: tuple[str, ...] = (), name: str = "<test>"):
     return check(apply_overrides(p, overrides))
 
 
+def fused_module(program, order_index: int | None = None, region: str | None = None):
+    """`fuse` (order K of every region, or of one) then lower, as the pipeline does; the fused
+    IR is printed and parsed back on the way."""
+    from fuseflowc.fuse.algorithm import FuseOptions, fuse_program
+    from fuseflowc.fuse.parser import parse_fused
+    from fuseflowc.fuse.printer import fused_str
+    from fuseflowc.lower.driver import lower_fused
+    fp = fuse_program(program, None, FuseOptions(order_index=order_index, region=region))
+    fp = parse_fused(Source("<fused>", fused_str(fp)))
+    return lower_fused(fp)[0]
+
+
 def run_both(program, sizes: dict[str, int], seed: int = 0, density=None,
-             inputs: dict | None = None):
+             inputs: dict | None = None, via_fuse: bool = False, order_index=None, region=None):
     """(simulated outputs, reference outputs) of `program`; the module is printed, parsed
     back and verified on the way (what the pipeline does between processes)."""
-    module, _ = lower_program(program, None)
+    if via_fuse:
+        module = fused_module(program, order_index, region)
+    else:
+        module, _ = lower_program(program, None)
     verify(module)
     text = print_module(module)
     module2 = parse_module(Source("<lowered>", text))
@@ -45,9 +60,9 @@ def run_both(program, sizes: dict[str, int], seed: int = 0, density=None,
     return outs, {k: ref[k] for k in outs}, text
 
 
-def assert_matches(program, sizes, seed=0, density=None, inputs=None):
+def assert_matches(program, sizes, seed=0, density=None, inputs=None, **kw):
     """Lower, simulate, compare with the reference; raise AssertionError with the graph."""
-    outs, ref, text = run_both(program, sizes, seed, density, inputs)
+    outs, ref, text = run_both(program, sizes, seed, density, inputs, **kw)
     assert outs, "no output written"
     for name in sorted(ref):
         a, e = outs[name].to_dense(), ref[name].to_dense()

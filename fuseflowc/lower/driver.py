@@ -15,6 +15,19 @@ def lower_program(program: ast.Program, source: str | None = None
     """Lower a checked program to a module (one graph per region, in execution order); also
     returns each written statement's analysis (graph name, analysis) for `--dump-table`."""
     regions, tensors = regions_of(program)
+    return lower_regions(regions, tensors, source)
+
+
+def lower_fused(fp, source: str | None = None) -> tuple[ir.Module, list[tuple[str, Analysis]]]:
+    """Lower a fused program (fuseflowc.fuse.ir.FusedProgram) to a module."""
+    from .adapt_fused import regions_from_fused
+    regions, tensors = regions_from_fused(fp)
+    return lower_regions(regions, tensors, source if source is not None else fp.source)
+
+
+def lower_regions(regions: list[X.Region], tensors: dict[str, X.TensorInfo],
+                  source: str | None) -> tuple[ir.Module, list[tuple[str, Analysis]]]:
+    """Generate one graph per region (see lower_program)."""
     graphs: list[ir.Graph] = []
     analyses: list[tuple[str, Analysis]] = []
     for region in regions:

@@ -1,0 +1,130 @@
+"""From the fused einsum IR (`fuseflowc fuse`, docs/fused-ir.md) to lowering regions.
+
+Per fused region: every instance marked `writes` becomes one written statement whose tree
+inlines the instances behind its `inline` views (a fresh copy per use: an intermediate with
+several consumers is recomputed per consumer); input and materialized views are scanned from
+memory. An inline intermediate that must be "seen as declared" (fuseflowc.lower.widen) is
+computed by a graph of its own before the region and read back.
+"""
+
+from __future__ import annotations
+
+from ..diagnostics import UserError
+from ..fuse import ir as F
+from ..lang import ast
+from . import expr as X
+from .widen import _path_safe, widens
+
+_ROLES = {"input": "input", "output": "output", "intermediate": "temp"}
+
+
+def regions_from_fused(fp: F.FusedProgram) -> tuple[list[X.Region], dict[str, X.TensorInfo]]:
+    """Lowering regions (graphs in order) and tensor descriptions of a fused program."""
+    tensors: dict[str, X.TensorInfo] = {}
+    for t in fp.tensors:
+        if t.role == "permuted":
+            continue  # declared only if a region reads it (rejected below)
+        tensors[t.name] = X.TensorInfo(t.name, tuple(t.dims), t.format, _ROLES[t.role],
+                                       t.block, t.loc)
+    decls = {t.name: t for t in fp.tensors}
+    regions: list[X.Region] = []
+    written: set[str] = set()
+    read: set[str] = set()
+    for r in fp.regions:
+        views = {(v.tensor, tuple(v.indices)): v for v in r.views}
+        insts = {e.id: e for e in r.exprs}
+        mat = _to_materialize(r, insts, decls)
+        order = tuple(r.order)
+        for eid in sorted(mat, key=lambda e: r.exprs.index(insts[e])):
+            inst = insts[eid]
+            reg = X.Region(_unique(f"{r.name}_{inst.statement}", regions))
+            reg.statements.append(_statement(inst, views, insts, mat, order, tensors, read))
+            regions.append(reg)
+            written.add(inst.statement)
+        reg = X.Region(_unique(r.name, regions))
+        for inst in r.exprs:
+            if inst.writes:
+                reg.statements.append(_statement(inst, views, insts, mat, order, tensors, read))
+                written.add(inst.statement)
+        regions.append(reg)
+    # Intermediates fused away everywhere are not stored; the ones written are temps.
+    for name in list(tensors):
+        t = tensors[name]
+        if t.role == "temp" and name not in written:
+            del tensors[name]
+    return regions, tensors
+
+
+def _unique(name: str, regions: list[X.Region]) -> str:
+    names = {g.name for g in regions}
+    base = name.replace(".", "_")
+    out, k = base, 2
+    while out in names:
+        out, k = f"{base}_{k}", k + 1
+    return out
+
+
+def _to_materialize(r: F.Region, insts: dict[str, F.Instance], decls) -> set[str]:
+    """Instances behind inline views whose declared (widened) pattern some use can see."""
+    out: set[str] = set()
+    readers: dict[str, list[F.Instance]] = {}
+    for inst in r.exprs:
+        for a in inst.expr.walk():
+            if isinstance(a, ast.Access):
+                readers.setdefault(a.tensor, []).append(inst)
+
+    def unsafe(tensor: str, seen: frozenset) -> bool:
+        for c in readers.get(tensor, []):
+            if c.statement in seen:
+                continue
+            s = _path_safe(c.expr, tensor, frozenset())
+            if s is False:
+                return True
+            if s is True and not c.writes and unsafe(c.statement, seen | {c.statement}):
+                return True
+        return False
+
+    for v in r.views:
+        if v.kind == "inline" and v.producer is not None:
+            t = decls[v.tensor]
+            if widens(t) and unsafe(v.tensor, frozenset({v.tensor})):
+                out.add(v.producer)
+    return out
+
+
+def _statement(inst: F.Instance, views, insts, mat: set[str], order, tensors, read
+               ) -> X.Statement:
+    inlined: list[str] = []
+
+    def conv(e: ast.Expr) -> X.Node:
+        if isinstance(e, ast.Access):
+            v = views.get((e.tensor, tuple(e.indices)))
+            if v is not None and v.kind == "inline" and v.producer not in mat \
+                    and v.producer in insts:
+                p = insts[v.producer]
+                inlined.append(p.statement)
+                return conv(p.expr)
+            if v is not None and v.kind == "permuted":
+                raise UserError(
+                    f"view {v.id} reads {v.tensor}, a permuted copy of {v.copy_of or v.tensor.split("__")[0]}: SAMML "
+                    "modules cannot build permuted copies yet (choose another order with "
+                    "`fuse --order K`, or change a format)", e.loc or inst.loc)
+            if e.tensor in tensors and tensors[e.tensor].role == "temp":
+                read.add(e.tensor)
+            return X.Access(e.tensor, tuple(e.indices), e.loc)
+        if isinstance(e, ast.Const):
+            return X.Const(e.value, e.loc)
+        if isinstance(e, ast.Binary):
+            return X.Binary(e.op, conv(e.lhs), conv(e.rhs), e.loc)
+        if isinstance(e, ast.Call):
+            args = [conv(a) for a in e.args]
+            if len(args) == 1:
+                return X.Unary(e.func, args[0], e.loc)
+            return X.Binary(e.func, args[0], args[1], e.loc)
+        if isinstance(e, ast.Reduce):
+            return X.MultiReduce(e.op, tuple(e.indices), conv(e.body), e.loc)
+        raise AssertionError(type(e))
+
+    tree = X.split_reductions(conv(inst.expr), order)
+    return X.Statement(inst.statement, inst.statement, tuple(inst.lhs), tree, order, inst.loc,
+                       tuple(dict.fromkeys(inlined)))
