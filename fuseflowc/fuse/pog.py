@@ -36,6 +36,7 @@ class POG:
                 adj[low.bit_length() - 1] |= 1 << v
                 m ^= low
         self.adj = tuple(adj)
+        self.succs = tuple(a & ~p for a, p in zip(adj, self.preds))
         self._memo: dict[int, int] = {}
 
     @classmethod
@@ -64,7 +65,9 @@ class POG:
             return got
         if mask & (mask - 1) == 0:
             return 1
-        forest = self._forest(mask)
+        forest = self._forest(mask, self.preds)
+        if forest is None:  # the reversed poset has the same number of linear extensions
+            forest = self._forest(mask, self.succs)
         if forest is not None:
             memo[mask] = forest
             return forest
@@ -86,11 +89,11 @@ class POG:
         memo[mask] = total
         return total
 
-    def _forest(self, mask: int) -> int | None:
+    def _forest(self, mask: int, preds: Sequence[int]) -> int | None:
         """The count by the hook length formula when every node of `mask` has at most one
-        predecessor inside it (a forest): |S|! / prod over nodes of their subtree sizes.
-        None when the set is not a forest."""
-        preds = self.preds
+        parent inside it (`preds`: predecessors, or successors for the reversed poset, which
+        has as many linear extensions): |S|! / prod over nodes of their subtree sizes.
+        None when the set is not such a forest."""
         parent: dict[int, int] = {}
         m = mask
         while m:
