@@ -51,6 +51,7 @@ def run_both(program, sizes: dict[str, int], seed: int = 0, density=None,
     text = print_module(module)
     module2 = parse_module(Source("<lowered>", text))
     verify(module2)
+    sizes = {**{d.name: d.size for d in program.dims if d.size is not None}, **sizes}
     specs = [s for s in program.specs() if s.name in set(program.inputs)]
     if inputs is None:
         inputs = random_inputs(specs, sizes, seed, density)

@@ -35,18 +35,24 @@ def regions_from_fused(fp: F.FusedProgram) -> tuple[list[X.Region], dict[str, X.
         insts = {e.id: e for e in r.exprs}
         mat = _to_materialize(r, insts, decls)
         order = tuple(r.order)
-        for eid in sorted(mat, key=lambda e: r.exprs.index(insts[e])):
-            inst = insts[eid]
+        # One graph per materialized statement (its first instance; other bindings of the same
+        # statement compute the same tensor and read it back too), producers first.
+        done: set[str] = set()
+        for inst in r.exprs:
+            if inst.id not in mat or inst.statement in done:
+                continue
+            done.add(inst.statement)
             reg = X.Region(_unique(f"{r.name}_{inst.statement}", regions))
             reg.statements.append(_statement(inst, views, insts, mat, order, tensors, read))
             regions.append(reg)
             written.add(inst.statement)
         reg = X.Region(_unique(r.name, regions))
         for inst in r.exprs:
-            if inst.writes:
+            if inst.writes and inst.statement not in done:
                 reg.statements.append(_statement(inst, views, insts, mat, order, tensors, read))
                 written.add(inst.statement)
-        regions.append(reg)
+        if reg.statements:
+            regions.append(reg)
     # Intermediates fused away everywhere are not stored; the ones written are temps.
     for name in list(tensors):
         t = tensors[name]
@@ -89,7 +95,8 @@ def _to_materialize(r: F.Region, insts: dict[str, F.Instance], decls) -> set[str
             t = decls[v.tensor]
             if widens(t) and unsafe(v.tensor, frozenset({v.tensor})):
                 out.add(v.producer)
-    return out
+    stmts = {insts[e].statement for e in out if e in insts}
+    return out | {e.id for e in r.exprs if e.statement in stmts}
 
 
 def _statement(inst: F.Instance, views, insts, mat: set[str], order, tensors, read
@@ -106,7 +113,7 @@ def _statement(inst: F.Instance, views, insts, mat: set[str], order, tensors, re
                 return conv(p.expr)
             if v is not None and v.kind == "permuted":
                 raise UserError(
-                    f"view {v.id} reads {v.tensor}, a permuted copy of {v.copy_of or v.tensor.split("__")[0]}: SAMML "
+                    f"view {v.id} reads {v.tensor}, a permuted copy of {v.copy_of or v.tensor.split('__')[0]}: SAMML "
                     "modules cannot build permuted copies yet (choose another order with "
                     "`fuse --order K`, or change a format)", e.loc or inst.loc)
             if e.tensor in tensors and tensors[e.tensor].role == "temp":
