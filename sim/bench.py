@@ -3,7 +3,8 @@ and print cycles, wall time and token-hops per second per case, then the median 
 the last line, `token-hops/s: N`.
 
 Wall time is the engine's run (building the graph and assembling outputs excluded); token-hops
-are tokens moved over channels. Usage: python -m sim.bench [--data DIR] [--quick]
+are tokens moved over channels; the cpu column is the process CPU time of the whole simulation
+(build, run, assembly), a check on wall time when other work shares the machine. Usage: python -m sim.bench [--data DIR] [--quick]
 """
 
 from __future__ import annotations
@@ -70,11 +71,14 @@ def run_case(kernel: str, matrix: Path, rows: int | None) -> dict:
             sizes[d] = s
     sim = Simulator(module, tensors, sizes, Arch.load())
     t0 = time.perf_counter()
+    c0 = time.process_time()
     res = sim.run()
+    cpu = time.process_time() - c0
     total = time.perf_counter() - t0
     k = res.kernels[0]
     return {"case": f"{kernel} {matrix.stem}", "cycles": k.cycles, "hops": k.hops,
-            "wall": k.wall, "total": total, "rate": k.hops / k.wall if k.wall else 0.0}
+            "wall": k.wall, "total": total, "cpu": cpu,
+            "rate": k.hops / k.wall if k.wall else 0.0}
 
 
 def main(argv=None) -> int:
@@ -84,7 +88,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     data = Path(args.data)
     rows = []
-    print(f"{'case':28} {'cycles':>12} {'token-hops':>12} {'wall s':>8} {'token-hops/s':>14}")
+    print(f"{'case':28} {'cycles':>12} {'token-hops':>12} {'wall s':>8} {'token-hops/s':>14} "
+          f"{'cpu s (build+run)':>18}")
     for kernel, name, keep in (QUICK if args.quick else CASES):
         path = data / name
         if not path.exists():
@@ -93,7 +98,7 @@ def main(argv=None) -> int:
         r = run_case(kernel, path, keep)
         rows.append(r)
         print(f"{r['case']:28} {r['cycles']:>12,} {r['hops']:>12,} {r['wall']:>8.2f} "
-              f"{r['rate']:>14,.0f}", flush=True)
+              f"{r['rate']:>14,.0f} {r['cpu']:>18.2f}", flush=True)
     if not rows:
         print("no matrices found", file=sys.stderr)
         return 1
