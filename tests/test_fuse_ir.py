@@ -38,31 +38,41 @@ def _order_line(ir_text: str, region: str) -> list[str]:
     return line.split(":")[0].replace("order", "", 1).split("->")
 
 
-@pytest.mark.parametrize("example,region", [
-    ("ir_examples/models/graphsage/graphsage_full.ff", "graphsage"),
-    ("ir_examples/models/gpt3_bigbird/gpt3_bigbird_partial.ff", "attn"),
-    ("ir_examples/kernels/multi_output.ff", "rowstats"),
+@pytest.mark.parametrize("example,region,extra", [
+    ("ir_examples/models/graphsage/graphsage_full.ff", "graphsage", ["--inline-widened"]),
+    ("ir_examples/models/graphsage/graphsage_full.ff", "graphsage.1", []),
+    ("ir_examples/models/gpt3_bigbird/gpt3_bigbird_partial.ff", "pre.8", []),
+    ("ir_examples/kernels/multi_output.ff", "rowstats", []),
 ])
-def test_fuse_order_k_is_the_kth_listed_order(example, region):
-    listing = run_cli(["orders", example, "--region", region, "--list", "6", "--json"])
+def test_fuse_order_k_is_the_kth_listed_order(example, region, extra):
+    listing = run_cli(["orders", example, "--region", region, "--list", "6", "--json", *extra])
     assert listing.exit_code == 0
     import json
     row = json.loads(listing.stdout)["regions"][0]
     assert len(row["listed"]) == min(6, row["orders"])
-    fused = fuse_program(load_program(example))
+    fused = fuse_program(load_program(example), options=FuseOptions(
+        inline_widened=bool(extra)))
     pog = region_pog(fused.region(region))
     names = fused.region(region).index_names()
     for k, order in enumerate(row["listed"]):
-        r = run_cli(["fuse", example, "--order", str(k), "--region", region])
+        r = run_cli(["fuse", example, "--order", str(k), "--region", region, *extra])
         assert r.exit_code == 0, r.stderr
         assert [x.strip() for x in _order_line(r.stdout, region)] == order
         assert tuple(names[v] for v in pog.unrank(k)) == tuple(order)
     # a large K is unranked without enumerating the ones before it
     last = row["orders"] - 1
-    r = run_cli(["fuse", example, "--order", str(last), "--region", region])
+    r = run_cli(["fuse", example, "--order", str(last), "--region", region, *extra])
     assert r.exit_code == 0
-    r = run_cli(["fuse", example, "--order", str(last + 1), "--region", region])
+    r = run_cli(["fuse", example, "--order", str(last + 1), "--region", region, *extra])
     assert r.exit_code == 1 and f"{row['orders']} valid orders" in r.stderr
+
+
+def test_widened_intermediates_are_materialized_unless_asked():
+    path = str(ROOT / "ir_examples/models/gcn/gcn_full.ff")
+    split = fuse_program(load_program(path))
+    assert len(split.regions) > 1 and "Z1" in split.regions[0].materialized
+    whole = fuse_program(load_program(path), options=FuseOptions(inline_widened=True))
+    assert [r.name for r in whole.regions] == ["gcn"] and not whole.regions[0].materialized
 
 
 def test_figure7_pair_materializes_A_and_reads_transposed_copies():
