@@ -27,24 +27,27 @@ def load_text(text: str, schedule: tuple[str, ...] = (), name: str = "<test>"):
     return check(apply_overrides(p, overrides))
 
 
-def fused_module(program, order_index: int | None = None, region: str | None = None):
+def fused_module(program, order_index: int | None = None, region: str | None = None,
+                 inline_widened: bool = False):
     """`fuse` (order K of every region, or of one) then lower, as the pipeline does; the fused
     IR is printed and parsed back on the way."""
     from fuseflowc.fuse.algorithm import FuseOptions, fuse_program
     from fuseflowc.fuse.parser import parse_fused
     from fuseflowc.fuse.printer import fused_str
     from fuseflowc.lower.driver import lower_fused
-    fp = fuse_program(program, None, FuseOptions(order_index=order_index, region=region))
+    fp = fuse_program(program, None, FuseOptions(order_index=order_index, region=region,
+                                                 inline_widened=inline_widened))
     fp = parse_fused(Source("<fused>", fused_str(fp)))
     return lower_fused(fp)[0]
 
 
 def run_both(program, sizes: dict[str, int], seed: int = 0, density=None,
-             inputs: dict | None = None, via_fuse: bool = False, order_index=None, region=None):
+             inputs: dict | None = None, via_fuse: bool = False, order_index=None, region=None,
+             inline_widened: bool = False):
     """(simulated outputs, reference outputs) of `program`; the module is printed, parsed
     back and verified on the way (what the pipeline does between processes)."""
     if via_fuse:
-        module = fused_module(program, order_index, region)
+        module = fused_module(program, order_index, region, inline_widened)
     else:
         module, _ = lower_program(program, None)
     verify(module)

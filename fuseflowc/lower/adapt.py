@@ -170,7 +170,7 @@ class _Inliner:
             decl = self.program.tensor(e.tensor)
             seq = [idx[m] for m in decl.format.mode_order]
             self.edges += list(zip(seq, seq[1:]))
-            return X.Access(e.tensor, idx, e.loc)
+            return X.Access(e.tensor, idx, e.loc, decl.format)
         if isinstance(e, ast.Const):
             return X.Const(e.value, e.loc)
         if isinstance(e, ast.Binary):

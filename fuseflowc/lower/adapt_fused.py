@@ -13,6 +13,7 @@ from ..diagnostics import UserError
 from ..fuse import ir as F
 from ..lang import ast
 from . import expr as X
+from .build import full_at
 from .widen import _path_safe, widens
 
 _ROLES = {"input": "input", "output": "output", "intermediate": "temp"}
@@ -33,7 +34,7 @@ def regions_from_fused(fp: F.FusedProgram) -> tuple[list[X.Region], dict[str, X.
     for r in fp.regions:
         views = {(v.tensor, tuple(v.indices)): v for v in r.views}
         insts = {e.id: e for e in r.exprs}
-        mat = _to_materialize(r, insts, decls)
+        mat, widen = _to_materialize(r, insts, decls, views, tensors)
         order = tuple(r.order)
         # One graph per materialized statement (its first instance; other bindings of the same
         # statement compute the same tensor and read it back too), producers first.
@@ -43,13 +44,13 @@ def regions_from_fused(fp: F.FusedProgram) -> tuple[list[X.Region], dict[str, X.
                 continue
             done.add(inst.statement)
             reg = X.Region(_unique(f"{r.name}_{inst.statement}", regions))
-            reg.statements.append(_statement(inst, views, insts, mat, order, tensors, read))
+            reg.statements.append(_statement(inst, views, insts, mat, order, tensors, read, widen))
             regions.append(reg)
             written.add(inst.statement)
         reg = X.Region(_unique(r.name, regions))
         for inst in r.exprs:
             if inst.writes and inst.statement not in done:
-                reg.statements.append(_statement(inst, views, insts, mat, order, tensors, read))
+                reg.statements.append(_statement(inst, views, insts, mat, order, tensors, read, widen))
                 written.add(inst.statement)
         if reg.statements:
             regions.append(reg)
@@ -70,8 +71,10 @@ def _unique(name: str, regions: list[X.Region]) -> str:
     return out
 
 
-def _to_materialize(r: F.Region, insts: dict[str, F.Instance], decls) -> set[str]:
-    """Instances behind inline views whose declared (widened) pattern some use can see."""
+def _to_materialize(r: F.Region, insts: dict[str, F.Instance], decls, views, tensors):
+    """Instances behind inline views whose declared (widened) pattern some use can see: those
+    to store and read back, and the others' widened indices with the full-range input vector
+    giving their coordinates."""
     out: set[str] = set()
     readers: dict[str, list[F.Instance]] = {}
     for inst in r.exprs:
@@ -90,19 +93,57 @@ def _to_materialize(r: F.Region, insts: dict[str, F.Instance], decls) -> set[str
                 return True
         return False
 
+    widen: dict[str, dict[str, str]] = {}
+    dims = dict(r.indices)
     for v in r.views:
         if v.kind == "inline" and v.producer is not None:
             t = decls[v.tensor]
             if widens(t) and unsafe(v.tensor, frozenset({v.tensor})):
-                out.add(v.producer)
+                levels = _widened_levels(t)
+                need = {v.indices[m]: _helper(decls, t.dims[m]) for m in levels}
+                p = insts[v.producer]
+                for x in [x for x, h in need.items() if h is None]:
+                    tree = X.split_reductions(
+                        _convert(p.expr, p, views, insts, set(), tensors, set(), {}, []),
+                        tuple(r.order))
+                    if full_at(tree, x, tuple(r.order)):
+                        del need[x]  # coordinates full by construction: nothing to widen
+                if any(h is None for h in need.values()):
+                    out.add(v.producer)
+                else:
+                    widen[v.producer] = need
     stmts = {insts[e].statement for e in out if e in insts}
-    return out | {e.id for e in r.exprs if e.statement in stmts}
+    out |= {e.id for e in r.exprs if e.statement in stmts}
+    return out, {e: w for e, w in widen.items() if e not in out}
 
 
-def _statement(inst: F.Instance, views, insts, mat: set[str], order, tensors, read
-               ) -> X.Statement:
+def _widened_levels(t: F.TensorInfo) -> list[int]:
+    """The logical modes stored in the dense levels after the last compressed level."""
+    levels = t.format.levels
+    last = max((k for k, lv in enumerate(levels) if lv != "dense"), default=-1)
+    return [t.format.mode_order[k] for k in range(last + 1, len(levels))]
+
+
+def _helper(decls, dim) -> str | None:
+    """An input vector stored dense over `dim` (its scan gives every coordinate), or None."""
+    for t in decls.values():
+        if t.role == "input" and len(t.dims) == 1 and t.dims[0] == dim \
+                and t.format.levels == ("dense",) and t.block is None:
+            return t.name
+    return None
+
+
+def _statement(inst: F.Instance, views, insts, mat: set[str], order, tensors, read,
+               widen: dict[str, dict[str, str]]) -> X.Statement:
     inlined: list[str] = []
+    tree = _convert(inst.expr, inst, views, insts, mat, tensors, read, widen, inlined)
+    tree = X.split_reductions(tree, order)
+    return X.Statement(inst.statement, inst.statement, tuple(inst.lhs), tree, order, inst.loc,
+                       tuple(dict.fromkeys(inlined)))
 
+
+def _convert(e: ast.Expr, inst, views, insts, mat, tensors, read, widen, inlined) -> X.Node:
+    """An instance's expression as a lowering tree, inline views expanded (a fresh copy each)."""
     def conv(e: ast.Expr) -> X.Node:
         if isinstance(e, ast.Access):
             v = views.get((e.tensor, tuple(e.indices)))
@@ -110,15 +151,19 @@ def _statement(inst: F.Instance, views, insts, mat: set[str], order, tensors, re
                     and v.producer in insts:
                 p = insts[v.producer]
                 inlined.append(p.statement)
-                return conv(p.expr)
+                node = conv(p.expr)
+                node.widen = dict(widen.get(p.id, {}))
+                return node
             if v is not None and v.kind == "permuted":
                 raise UserError(
-                    f"view {v.id} reads {v.tensor}, a permuted copy of {v.copy_of or v.tensor.split('__')[0]}: SAMML "
-                    "modules cannot build permuted copies yet (choose another order with "
-                    "`fuse --order K`, or change a format)", e.loc or inst.loc)
+                    f"view {v.id} reads {v.tensor}, a permuted copy of "
+                    f"{v.copy_of or v.tensor.split('__')[0]}: SAMML modules cannot build "
+                    "permuted copies yet (choose another order with `fuse --order K`, or change "
+                    "a format)", e.loc or inst.loc)
             if e.tensor in tensors and tensors[e.tensor].role == "temp":
                 read.add(e.tensor)
-            return X.Access(e.tensor, tuple(e.indices), e.loc)
+            fmt = tensors[e.tensor].format if e.tensor in tensors else None
+            return X.Access(e.tensor, tuple(e.indices), e.loc, fmt)
         if isinstance(e, ast.Const):
             return X.Const(e.value, e.loc)
         if isinstance(e, ast.Binary):
@@ -131,7 +176,4 @@ def _statement(inst: F.Instance, views, insts, mat: set[str], order, tensors, re
         if isinstance(e, ast.Reduce):
             return X.MultiReduce(e.op, tuple(e.indices), conv(e.body), e.loc)
         raise AssertionError(type(e))
-
-    tree = X.split_reductions(conv(inst.expr), order)
-    return X.Statement(inst.statement, inst.statement, tuple(inst.lhs), tree, order, inst.loc,
-                       tuple(dict.fromkeys(inlined)))
+    return conv(e)

@@ -44,10 +44,13 @@ class Loop:
 
 @dataclass(eq=False)
 class Leaf:
-    """A coordinate source of a loop: an input view's scanner, or the coordinate output of a
-    sparse accumulator (`node` is then the Reduce)."""
+    """A coordinate source of a loop: an input view's scanner (`scan`), the coordinate output of
+    a sparse accumulator (`spacc`, node = the Reduce), a node computed in its own loop whose
+    values ride as payload (`value`), or a full-range input vector widening an intermediate
+    (`helper`, node = a synthetic Access)."""
 
     node: X.Node
+    kind: str = "scan"
 
     def leaves(self) -> list["Leaf"]:
         return [self]
@@ -81,6 +84,8 @@ class Analysis:
         self.pos = {x: k for k, x in enumerate(st.order)}
         self.loops: list[Loop] = []
         self.nodes: list[X.Node] = list(st.expr.walk())
+        self._helpers: dict = {}
+        self._drop_full_widening(st.expr)
         self._indices(st.expr)
         root_loops = {x: self._new_loop(x, st.expr) for x in self._sorted(st.expr.free)}
         self._space(st.expr, self._sorted(st.expr.free), root_loops)
@@ -88,6 +93,15 @@ class Analysis:
             loop.join = self._join(loop.owner, loop)
             if loop.join is None:  # pragma: no cover - every loop has a source by construction
                 raise AssertionError(f"loop {loop} without coordinates")
+
+    def _drop_full_widening(self, e: X.Node) -> None:
+        """Widening is needed only where an intermediate's coordinates may miss some: drop the
+        levels whose coordinates are full by construction (dense scans)."""
+        for c in e.children():
+            self._drop_full_widening(c)
+        for x in list(e.widen):
+            if _full(e, x, self.pos):
+                del e.widen[x]
 
     def _sorted(self, xs) -> tuple[str, ...]:
         return tuple(sorted(xs, key=self.pos.__getitem__))
@@ -98,21 +112,7 @@ class Analysis:
         return loop
 
     def _indices(self, e: X.Node) -> None:
-        """Free indices and all indices of every node."""
-        for c in e.children():
-            self._indices(c)
-        if isinstance(e, X.Access):
-            e.free = self._sorted(set(e.indices))
-            e.every = frozenset(e.indices)
-        elif isinstance(e, X.Const):
-            e.free, e.every = (), frozenset()
-        elif isinstance(e, X.Reduce):
-            e.free = tuple(x for x in e.body.free if x != e.index)
-            e.every = e.body.every | {e.index}
-        else:
-            kids = e.children()
-            e.free = self._sorted(set().union(*(set(c.free) for c in kids)))
-            e.every = frozenset().union(*(c.every for c in kids))
+        annotate_indices(e, self.pos)
 
     def _last(self, e: X.Node) -> int:
         return max((self.pos[x] for x in e.every), default=-1)
@@ -139,7 +139,35 @@ class Analysis:
         for c in e.children():
             last = self._last(c)
             cs = self._sorted(set(c.free) | {x for x in space if self.pos[x] < last})
-            self._space(c, cs, loops)
+            cl = loops
+            x = cs[-1] if cs else None
+            if x is not None and self._value_leaf(e, c, x):
+                # c is computed in its own loop at x; the parent's loop sees its values.
+                c.vleaf = (x, loops[x])
+                cl = dict(loops)
+                cl[x] = self._new_loop(x, c)
+            self._space(c, cs, cl)
+
+    def _value_leaf(self, parent: X.Node, c: X.Node, x: str) -> bool:
+        """Whether child c must join its parent's loop at x (c's innermost index) with its
+        computed values: a widened intermediate, or a union side that may be absent and whose
+        absence must not read as 0 (max/min, or a side that is not zero-preserving)."""
+        if isinstance(c, X.Const):
+            return False
+        if x in c.widen:
+            return True
+        if not (isinstance(parent, X.Binary) and parent.op in UNION_OPS):
+            return False
+        other = parent.rhs if c is parent.lhs else parent.lhs
+        if isinstance(other, X.Const):
+            return False
+        mine, theirs = set(c.free), set(other.free)
+        if mine - theirs and not theirs - mine:
+            return False  # c is required: never absent
+        if mine - theirs and theirs - mine:
+            return False  # an intersection
+        from .codegen import zero_preserving
+        return parent.op in ("max", "min") or not zero_preserving(c)
 
     def spacc_levels(self, e: X.Reduce) -> tuple[str, ...]:
         """The indices of e's space produced by its sparse accumulator (after its index)."""
@@ -147,8 +175,34 @@ class Analysis:
 
     def _join(self, e: X.Node, loop: Loop) -> "Leaf | Join | None":
         """The join tree of `loop` below node `e` (None: e has no coordinates at this loop)."""
+        x = loop.index
+        if e.vleaf is not None and e.vleaf[1] is loop:
+            tree = Leaf(e, "value")
+            if x in e.widen:
+                tree = Join("union", tree, Leaf(self.helper(e, x, loop), "helper"))
+            return tree
         if e.loops.get(loop.index) is not loop:
             return None
+        tree = self._join_inner(e, loop)
+        if x in e.widen and tree is not None:
+            tree = Join("union", tree, Leaf(self.helper(e, x, loop), "helper"))
+        return tree
+
+    def helper(self, e: X.Node, x: str, loop: Loop) -> X.Access:
+        """The full-range vector view widening e at loop x (one per (e, loop))."""
+        key = (id(e), id(loop))
+        if key not in self._helpers:
+            h = X.Access(e.widen[x], (x,))
+            k = e.space.index(x)
+            h.space = e.space[:k + 1]
+            h.loops = {y: e.loops[y] for y in e.space[:k]}
+            h.loops[x] = loop
+            h.free = (x,)
+            h.every = frozenset((x,))
+            self._helpers[key] = h
+        return self._helpers[key]
+
+    def _join_inner(self, e: X.Node, loop: Loop) -> "Leaf | Join | None":
         x = loop.index
         if isinstance(e, X.Access):
             return Leaf(e) if x in e.indices else None
@@ -156,7 +210,7 @@ class Analysis:
             return None
         if isinstance(e, X.Reduce):
             if self.pos[x] > self.pos[e.index]:
-                return Leaf(e)
+                return Leaf(e, "spacc")
             return self._join(e.body, loop)
         if isinstance(e, X.Unary):
             return self._join(e.arg, loop)
@@ -172,3 +226,58 @@ class Analysis:
         if ra and rb:
             return Join("intersect", a, b)
         return Join("union", a, b, (ra, rb))
+
+
+def _full(e: X.Node, x: str, pos: dict[str, int]) -> bool:
+    """Whether e's coordinates at index x are every coordinate of its dim, for every point of
+    the levels outside (structurally: dense input levels; intersections need all operands
+    full, unions one)."""
+    if isinstance(e, X.Const):
+        return True
+    if isinstance(e, X.Access):
+        return x not in e.indices or _dense_prefix(e, x)
+    if isinstance(e, X.Unary):
+        return _full(e.arg, x, pos)
+    if isinstance(e, X.Reduce):
+        return pos[x] < pos[e.index] and _full(e.body, x, pos)
+    assert isinstance(e, X.Binary)
+    a, b = _full(e.lhs, x, pos), _full(e.rhs, x, pos)
+    if e.op in UNION_OPS:
+        la, lb = set(e.lhs.free), set(e.rhs.free)
+        ra, rb = bool(la - lb), bool(lb - la)
+        if ra or rb:  # required sides decide (both required: an intersection)
+            return (a or not ra) and (b or not rb)
+        return a or b
+    return a and b
+
+
+def _dense_prefix(e: X.Access, x: str) -> bool:
+    fmt = getattr(e, "format", None)
+    return fmt is not None and fmt.levels[fmt.mode_order.index(e.indices.index(x))] == "dense"
+
+
+def annotate_indices(e: X.Node, pos: dict[str, int]) -> None:
+    """Set `free` (sorted by `pos`) and `every` on e and its descendants."""
+    def srt(xs):
+        return tuple(sorted(xs, key=pos.__getitem__))
+    for c in e.children():
+        annotate_indices(c, pos)
+    if isinstance(e, X.Access):
+        e.free = srt(set(e.indices))
+        e.every = frozenset(e.indices)
+    elif isinstance(e, X.Const):
+        e.free, e.every = (), frozenset()
+    elif isinstance(e, X.Reduce):
+        e.free = tuple(x for x in e.body.free if x != e.index)
+        e.every = e.body.every | {e.index}
+    else:
+        kids = e.children()
+        e.free = srt(set().union(*(set(c.free) for c in kids)))
+        e.every = frozenset().union(*(c.every for c in kids))
+
+
+def full_at(e: X.Node, x: str, order: tuple[str, ...]) -> bool:
+    """`_full` for a tree not yet analyzed (indices annotated here)."""
+    pos = {y: k for k, y in enumerate(order)}
+    annotate_indices(e, pos)
+    return _full(e, x, pos)

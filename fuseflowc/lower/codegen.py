@@ -52,7 +52,6 @@ class Codegen:
         self.tensors = tensors
         self.memo: dict = {}
         self._check_views()
-        self._check_unions()
 
     # -- checks ---------------------------------------------------------------------------------
     def _check_views(self) -> None:
@@ -71,32 +70,6 @@ class Codegen:
                     f"{' -> '.join(seq)}, discordant with the dataflow order "
                     f"{' -> '.join(self.an.order)} (a permuted view is needed; not supported by "
                     "lower yet)", v.loc or self.an.st.loc)
-
-    def _check_unions(self) -> None:
-        for loop in self.an.loops:
-            self._walk_unions(loop.owner, loop)
-
-    def _walk_unions(self, e: X.Node, loop: Loop) -> None:
-        if e.loops.get(loop.index) is not loop:
-            return
-        if isinstance(e, X.Binary) and e.op in ("+", "-", "max", "min"):
-            a = self.an._join(e.lhs, loop)
-            b = self.an._join(e.rhs, loop)
-            if a is not None and b is not None:
-                ra = bool(set(e.lhs.free) - set(e.rhs.free))
-                rb = bool(set(e.rhs.free) - set(e.lhs.free))
-                for side, req in ((e.lhs, ra), (e.rhs, rb)):
-                    if req or (ra and rb):
-                        continue
-                    if e.op in ("max", "min") or not zero_preserving(side):
-                        raise UserError(
-                            "an operand that may be absent at a union is not zero-preserving "
-                            f"({e.op} of a side without an entry would see 0): value unions are "
-                            "not lowered yet", e.loc or self.an.st.loc)
-        if isinstance(e, X.Reduce) and self.an.pos[loop.index] > self.an.pos[e.index]:
-            return
-        for c in e.children():
-            self._walk_unions(c, loop)
 
     # -- helpers --------------------------------------------------------------------------------
     def _memo(self, key, make):
@@ -148,13 +121,17 @@ class Codegen:
                                                              self.crd(loop)))
 
     def leaf_crd(self, leaf: Leaf, loop: Loop):
-        if isinstance(leaf.node, X.Access):
+        if leaf.kind in ("scan", "helper"):
             return self.scan(leaf.node, loop.index)[0]
+        if leaf.kind == "value":
+            return self.crd(leaf.node.loops[loop.index])
         return self.spacc(leaf.node)[0][loop.index]
 
     def leaf_payload(self, leaf: Leaf, loop: Loop):
-        if isinstance(leaf.node, X.Access):
+        if leaf.kind in ("scan", "helper"):
             return self.scan(leaf.node, loop.index)[1]
+        if leaf.kind == "value":
+            return self.raw_val(leaf.node)
         e = leaf.node
         levels = self.an.spacc_levels(e)
         if loop.index != levels[-1]:
@@ -188,8 +165,27 @@ class Codegen:
 
     # -- values ---------------------------------------------------------------------------------
     def val(self, e: X.Node):
-        """The value stream of e, with the stop structure of e's space."""
-        return self._memo(("val", e), lambda: self._val(e))
+        """The value stream of e as its parent sees it, with the stop structure of e's space
+        (a value leaf's values come out of its parent's joiner; widened ones with 0 for N)."""
+        if e.vleaf is None:
+            return self.raw_val(e)
+
+        def make():
+            x, loop = e.vleaf
+            if not isinstance(loop.join, Join):
+                return self.raw_val(e)
+            v = self.join(loop)[1][e]
+            if x in e.widen:
+                h = self.an.helper(e, x, loop)
+                zero = self.add(ir.Alu(op="mulc", const=0.0),
+                                self.add(ir.Array(tensor=h.tensor), self.join(loop)[1][h]))
+                v = self.add(ir.Alu(op="add"), v, zero)
+            return v
+        return self._memo(("val", e), make)
+
+    def raw_val(self, e: X.Node):
+        """The value stream of e computed in its own loops."""
+        return self._memo(("raw", e), lambda: self._val(e))
 
     def _val(self, e: X.Node):
         if isinstance(e, X.Access):
@@ -210,7 +206,7 @@ class Codegen:
                             "with a tensor", e.loc or self.an.st.loc)
         assert isinstance(e, X.Binary)
         if e.op == "mask":
-            return self.widen(self.val(e.lhs), e.lhs, e)
+            return self.extend(self.val(e.lhs), e.lhs, e)
         if isinstance(e.lhs, X.Const) and isinstance(e.rhs, X.Const):
             raise UserError("an operation between two constants has no stream",
                             e.loc or self.an.st.loc)
@@ -218,11 +214,11 @@ class Codegen:
             return self.add(ir.Alu(op=_CONST_OP[e.op][0], const=e.rhs.value), self.val(e.lhs))
         if isinstance(e.lhs, X.Const):
             return self.add(ir.Alu(op=_CONST_OP[e.op][1], const=e.lhs.value), self.val(e.rhs))
-        a = self.widen(self.val(e.lhs), e.lhs, e)
-        b = self.widen(self.val(e.rhs), e.rhs, e)
+        a = self.extend(self.val(e.lhs), e.lhs, e)
+        b = self.extend(self.val(e.rhs), e.rhs, e)
         return self.add(ir.Alu(op=_BINARY_OP[e.op]), a, b)
 
-    def widen(self, v, child: X.Node, parent: X.Node):
+    def extend(self, v, child: X.Node, parent: X.Node):
         """Repeat child's values over the trailing levels of parent's space it lacks."""
         for x in parent.space[len(child.space):]:
             v = self.add(ir.Repeat(index=x), v, self.repsig(parent.loops[x]))

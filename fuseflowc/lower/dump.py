@@ -39,7 +39,9 @@ def _postorder(e: X.Node):
 
 def _tree_text(tree, names) -> str:
     if isinstance(tree, Leaf):
-        return names[tree.node]
+        if tree.kind == "helper":
+            return f"full({tree.node.tensor})"
+        return names[tree.node] + (" (values)" if tree.kind == "value" else "")
     inner = f"{_tree_text(tree.left, names)}, {_tree_text(tree.right, names)}"
     if tree.op == "union" and any(tree.required):
         req = [s for s, r in zip(("left", "right"), tree.required) if r]

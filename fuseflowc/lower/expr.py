@@ -26,6 +26,13 @@ class Node:
         self.space: tuple[str, ...] = ()
         self.loops: dict[str, "object"] = {}
         self.column = -1  # fusion-table column, set by the table builder
+        #: Indices at which this (inlined intermediate) result must be widened to every
+        #: coordinate, with explicit zeros ("seen as declared"), and the full-range input
+        #: vector to take the coordinates from, per index.
+        self.widen: dict[str, str] = {}
+        #: (index, parent loop) when this node is a value leaf of its parent's loop at `index`:
+        #: computed in its own loop, its values ride through the parent's joiner as payload.
+        self.vleaf: tuple | None = None
 
     def children(self) -> tuple["Node", ...]:
         return ()
@@ -42,9 +49,11 @@ class Access(Node):
 
     kind = "access"
 
-    def __init__(self, tensor: str, indices: tuple[str, ...], loc: Loc | None = None):
+    def __init__(self, tensor: str, indices: tuple[str, ...], loc: Loc | None = None,
+                 format=None):
         super().__init__()
         self.tensor, self.indices, self.loc = tensor, tuple(indices), loc
+        self.format = format  # the tensor's storage format (for fullness of coordinates)
 
 
 class Const(Node):
