@@ -39,8 +39,9 @@ def _order_line(ir_text: str, region: str) -> list[str]:
 
 
 @pytest.mark.parametrize("example,region,extra", [
-    ("ir_examples/models/graphsage/graphsage_full.ff", "graphsage", []),
-    ("ir_examples/models/gpt3_bigbird/gpt3_bigbird_partial.ff", "attn", []),
+    ("ir_examples/models/graphsage/graphsage_full.ff", "graphsage", ["--inline-widened"]),
+    ("ir_examples/models/graphsage/graphsage_full.ff", "graphsage.1", []),
+    ("ir_examples/models/gpt3_bigbird/gpt3_bigbird_partial.ff", "pre.8", []),
     ("ir_examples/kernels/multi_output.ff", "rowstats", []),
 ])
 def test_fuse_order_k_is_the_kth_listed_order(example, region, extra):
@@ -49,7 +50,8 @@ def test_fuse_order_k_is_the_kth_listed_order(example, region, extra):
     import json
     row = json.loads(listing.stdout)["regions"][0]
     assert len(row["listed"]) == min(6, row["orders"])
-    fused = fuse_program(load_program(example))
+    fused = fuse_program(load_program(example), options=FuseOptions(
+        inline_widened=bool(extra)))
     pog = region_pog(fused.region(region))
     names = fused.region(region).index_names()
     for k, order in enumerate(row["listed"]):
@@ -63,6 +65,14 @@ def test_fuse_order_k_is_the_kth_listed_order(example, region, extra):
     assert r.exit_code == 0
     r = run_cli(["fuse", example, "--order", str(last + 1), "--region", region, *extra])
     assert r.exit_code == 1 and f"{row['orders']} valid orders" in r.stderr
+
+
+def test_widened_intermediates_are_materialized_unless_asked():
+    path = str(ROOT / "ir_examples/models/gcn/gcn_full.ff")
+    split = fuse_program(load_program(path))
+    assert len(split.regions) > 1 and "Z1" in split.regions[0].materialized
+    whole = fuse_program(load_program(path), options=FuseOptions(inline_widened=True))
+    assert [r.name for r in whole.regions] == ["gcn"] and not whole.regions[0].materialized
 
 
 def test_figure7_pair_materializes_A_and_reads_transposed_copies():

@@ -7,6 +7,14 @@ import click
 from .options import output_option, schedule_option, unfused_option
 
 
+inline_widened_option = click.option(
+    "--inline-widened", "inline_widened", is_flag=True,
+    help="Inline every in-region intermediate, even one whose declared format stores zeros that "
+         "a use can tell from absent entries (by default such an intermediate is materialized "
+         "and its region split). Fuses like the paper; results may then differ from "
+         "`fuseflowc run`.")
+
+
 @click.command("fuse")
 @click.argument("program", metavar="PROGRAM", default="-")
 @schedule_option
@@ -17,10 +25,11 @@ from .options import output_option, schedule_option, unfused_option
                    "`fuseflowc orders --list` prints (default 0).")
 @click.option("--region", "region", default=None, metavar="R",
               help="Apply --order only to region R (a fusion region or statement name).")
+@inline_widened_option
 @click.option("--verify-ir", "verify_ir", is_flag=True,
               help="PROGRAM is fused IR text (e.g. hand-edited): parse, verify and reprint it.")
 def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | None,
-        order: int | None, region: str | None, verify_ir: bool) -> None:
+        order: int | None, region: str | None, inline_widened: bool, verify_ir: bool) -> None:
     """Fuse each fusion region of PROGRAM (a .ff file, or - for stdin) into fused einsums.
 
     Per region: reduction indices are renamed (u0, u1, ...), intermediates inlined into their
@@ -49,5 +58,5 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | No
         return
     p = load_program(program, schedule, unfused)
     source = None if program == "-" else program
-    fused = fuse_program(p, source, FuseOptions(order, region))
+    fused = fuse_program(p, source, FuseOptions(order, region, inline_widened))
     write_output(output, fused_str(fused))

@@ -7,6 +7,14 @@ import click
 from .options import schedule_option, unfused_option
 
 
+inline_widened_option = click.option(
+    "--inline-widened", "inline_widened", is_flag=True,
+    help="Inline every in-region intermediate, even one whose declared format stores zeros that "
+         "a use can tell from absent entries (by default such an intermediate is materialized "
+         "and its region split). Fuses like the paper; results may then differ from "
+         "`fuseflowc run`.")
+
+
 @click.command("orders")
 @click.argument("program", metavar="PROGRAM", default="-")
 @schedule_option
@@ -16,8 +24,9 @@ from .options import schedule_option, unfused_option
 @click.option("--list", "list_n", type=click.IntRange(min=0), default=0, metavar="N",
               help="Also list the first N orders of the enumeration (numbered as --order K).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@inline_widened_option
 def cmd(program: str, schedule: tuple[str, ...], unfused: bool, region: str | None,
-        list_n: int, as_json: bool) -> None:
+        list_n: int, as_json: bool, inline_widened: bool) -> None:
     """Count the valid dataflow orders of each region of PROGRAM, exactly.
 
     A valid order is a linear extension of the region's partial order graph (see `fuseflowc
@@ -35,12 +44,13 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, region: str | No
     import json
 
     from ..files import write_output
-    from ..fuse.algorithm import fuse_program
+    from ..fuse.algorithm import FuseOptions, fuse_program
     from ..fuse.orders import region_orders
     from ..lang.load import load_program
 
     p = load_program(program, schedule, unfused)
-    fused = fuse_program(p, None if program == "-" else program)
+    fused = fuse_program(p, None if program == "-" else program,
+                         FuseOptions(inline_widened=inline_widened))
     rows = region_orders(fused, region, list_n)
     if as_json:
         write_output(None, json.dumps({"regions": rows}, indent=2) + "\n")

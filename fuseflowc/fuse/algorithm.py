@@ -26,10 +26,14 @@ from .pog import POG, find_cycle
 @dataclass
 class FuseOptions:
     """`order_index`: K of the enumeration for the selected regions (None: 0);
-    `region`: the region name (or fusion-group name) K applies to (None: all)."""
+    `region`: the region name (or fusion-group name) K applies to (None: all);
+    `inline_widened`: inline even the intermediates whose declared format's stored zeros a use
+    can tell from absent entries (the paper's fusion; results may differ from the language's
+    semantics, see docs/fused-ir.md)."""
 
     order_index: int | None = None
     region: str | None = None
+    inline_widened: bool = False
 
 
 def fuse_program(program: ast.Program, source_path: str | None = None,
@@ -52,7 +56,7 @@ def fuse_program(program: ast.Program, source_path: str | None = None,
             rname = stmts[0] if stmts[0] not in taken else stmts[0] + ".kernel"
         else:
             rname = name
-        regions.extend(_fuse_group(program, name, rname, stmts, loc))
+        regions.extend(_fuse_group(program, name, rname, stmts, loc, options.inline_widened))
     regions = _execution_order(program, regions)
     tensors = _tensors(program, regions)
     if options.region is not None and not any(
@@ -90,10 +94,18 @@ def choose_order(region: ir.Region, k: int) -> None:
 # ---- one fusion group ---------------------------------------------------------------------
 
 def _fuse_group(program: ast.Program, group: str | None, name: str, stmts: list[str],
-                loc: Loc | None) -> list[ir.Region]:
+                loc: Loc | None, inline_widened: bool = False) -> list[ir.Region]:
     """The dataflow graphs of one fusion group: one, or several after materializations."""
-    materialized: set[str] = set()
-    why: list[tuple[str, Loc | None]] = []
+    # Intermediates whose declared (widened) pattern some use can tell from the computed one
+    # must be stored and read back (docs/language.md, "seen as declared"); lowering's rule.
+    from ..lower.widen import must_materialize
+
+    materialized: set[str] = (must_materialize(program, stmts)
+                              if len(stmts) > 1 and not inline_widened else set())
+    why: list[tuple[str, Loc | None]] = [
+        (f"{t} is materialized (not inlined): a use in the region can tell its declared "
+         f"format's stored zeros from absent entries", program.statement(t).loc)
+        for t in sorted(materialized, key=lambda n: stmts.index(n))]
     while True:
         kernels = _plan_kernels(program, stmts, materialized)
         out: list[ir.Region] = []
