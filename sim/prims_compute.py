@@ -6,7 +6,7 @@ from collections import deque
 
 from .node import Node
 from .ops import REDUCE_BLOCK, REDUCE_SCALAR, alu_flops, alu_function, arity
-from .tokens import D, N, S0, level, stop
+from .tokens import EB, MASK, D, N, S0, empt, level, same_stop, stop
 
 
 def _n_left(op: str, fn, y):
@@ -114,15 +114,16 @@ class Alu(Node):
                     z = fn(x, y)
                 ops += 1
             elif xc and yc:
-                if x != y:
-                    if x == N and y >= -2:
-                        z = y if y != N else N
-                    elif y == N and x >= -2:
-                        z = x
-                    else:
-                        raise self.mismatch("operand streams", (x, y))
-                else:
+                if x == y:
                     z = x
+                elif x <= -3 and y <= -3 and not (x - y) & MASK:
+                    z = x if x > y else y       # same level: the lesser emptiness
+                elif x == N and y >= -2:
+                    z = y
+                elif y == N and x >= -2:
+                    z = x
+                else:
+                    raise self.mismatch("operand streams", (x, y))
                 if z == D:
                     self.done = True
             elif xc and x == N:
@@ -146,13 +147,10 @@ class Reduce(Node):
     """Order-0 reducer (sum or max): on S0 emits the result and resets; on Sk (k > 0) emits the
     result then S(k-1). An empty fiber gives an explicit 0 (a zero block).
 
-    A stop Sk (k > 0) at the start of the stream or right after another stop of level > 0 is
-    read as a bare stop (an empty fiber one level up: there is no fiber to reduce) and becomes
-    S(k-1) alone. SAM streams cannot tell it from a parent fiber holding exactly one, empty,
-    fiber; that rarer case then loses its explicit 0.
+    A bare stop (no fiber here at all: see sim.tokens) reduces to nothing: S(k-1) alone.
     """
 
-    __slots__ = ("fn", "acc", "zero", "pend", "fl", "fresh")
+    __slots__ = ("fn", "acc", "zero", "pend", "fl")
     kind_name = "reduce"
 
     def __init__(self, name: str, op: str = "sum", block: int | None = None,
@@ -167,7 +165,6 @@ class Reduce(Node):
             self.zero = 0.0
         self.pend = None
         self.fl = block * block if block else 1
-        self.fresh = True  # at the stream start or right after a stop of level > 0
 
     def run(self) -> bool:
         ch = self.ins[0]
@@ -175,7 +172,7 @@ class Reduce(Node):
         o = self.outs[0]
         ot, otm, of, ob = o.toks, o.times, o.free, o.bounded
         t, ii, lat, fn = self.t, self.ii, self.lat, self.fn
-        acc, pend, fresh = self.acc, self.pend, self.fresh
+        acc, pend = self.acc, self.pend
         stall = fires = ops = 0
         blocked = False
         while True:
@@ -191,7 +188,6 @@ class Reduce(Node):
                 if r > f:
                     f = r
                 if x.__class__ is not int:        # a value: accumulate
-                    fresh = False
                     it.popleft()
                     itm.popleft()
                     acc = x if acc is None else fn(acc, x)
@@ -200,8 +196,7 @@ class Reduce(Node):
                     t = f
                     fires += 1
                     continue
-                if x == N:
-                    fresh = False
+                if x == N or (x < S0 and not (-3 - x) & MASK):   # N, or a bare S0: nothing
                     it.popleft()
                     itm.popleft()
                     ifr.append(f + 1)
@@ -216,14 +211,14 @@ class Reduce(Node):
                 if x == D:
                     out = D
                     self.done = True
-                elif x != S0 and fresh and acc is None:   # bare stop: no fiber here
-                    out = x + 1
+                elif x <= S0 - EB:                        # bare Sk/e (k > 0) -> S(k-1)/(e-1)
+                    out = x + 1 + EB
+                    acc = None
                 else:
                     out = acc if acc is not None else self.zero
                     acc = None
                     if x != S0:
                         pend = x + 1
-                fresh = x != S0
                 f0 = f
                 if ob:
                     s = of.popleft()
@@ -252,7 +247,7 @@ class Reduce(Node):
             t = f
             fires += 1
         self.t = t
-        self.acc, self.pend, self.fresh = acc, pend, fresh
+        self.acc, self.pend = acc, pend
         self.stall += stall
         self.fires += fires
         self.flops += ops * self.fl
@@ -372,16 +367,17 @@ class Spacc1(Node):
                 continue
             if c == N:
                 continue
-            if v.__class__ is not int or v != c:
+            if not same_stop(c, v):
                 raise self.mismatch("crd and val streams", (c, v))
             if c == D:
                 pend = D
-            elif c != S0:
+            elif (-3 - c) & MASK:                    # Sk, k >= 1: flush, then S(k-1)
                 items = sorted(acc.items())
                 nitems = len(items)
                 fi = 0
                 acc.clear()
-                pend = c + 1
+                e = (-3 - c) >> 24
+                pend = stop(((-3 - c) & MASK) - 1, e - 1 if e else 0)
         self.t = t
         self.items, self.fi, self.pend = items, fi, pend
         self.stall += stall
@@ -407,7 +403,7 @@ class Spacc2(_Queued):
         self.q = [deque(), deque(), deque()]
         self.fl = block * block if block else 1
 
-    def _flush(self, k: int) -> None:
+    def _flush(self, k: int, e: int) -> None:
         q1, q0, qv = self.q
         acc = self.acc
         for i in sorted(acc):
@@ -418,12 +414,14 @@ class Spacc2(_Queued):
                 qv.append(row[j])
             q0.append(S0)
             qv.append(S0)
-        q1.append(stop(k - 2))
+        e1 = max(e - 2, 0)
+        q1.append(stop(k - 2, e1))
         if acc:
             q0.pop()
             qv.pop()
-        q0.append(stop(k - 1))
-        qv.append(stop(k - 1))
+        e0 = 0 if acc else e1 + 1
+        q0.append(stop(k - 1, e0))
+        qv.append(stop(k - 1, e0))
         acc.clear()
 
     def run(self) -> bool:
@@ -451,15 +449,15 @@ class Spacc2(_Queued):
                     self.fire(f, (i_in,), ())
                     continue
                 # no current i: an i stop (empty i fiber) or D; crd0 holds the matching token
-                want = D if i == D else i - 1
-                if j != want or v.__class__ is not int or v != want:
+                if not same_stop(j, v) or not (j == D if i == D else
+                                               j <= -3 and level(j) == level(i) + 1):
                     raise self.mismatch("crd1, crd0 and val streams", (i, j, v))
                 self.fire(f, (i_in, j_in, v_in), ())
                 if i == D:
                     for qi in self.q:
                         qi.append(D)
                 elif level(j) >= 2:
-                    self._flush(level(j))
+                    self._flush(level(j), empt(j))
                 continue
             if j >= 0:
                 if self.cur != N and v.__class__ is not int:
@@ -472,7 +470,7 @@ class Spacc2(_Queued):
             if j == N:
                 self.fire(f, (j_in, v_in), ())
                 continue
-            if v.__class__ is not int or v != j or j == D:
+            if not same_stop(j, v) or j == D:
                 raise self.mismatch("crd0 and val streams", (j, v))
             k = level(j)
             if k == 0:
@@ -483,9 +481,9 @@ class Spacc2(_Queued):
                 return False
             if i_in.times[0] > f:
                 f = i_in.times[0]
-            if it[0] != stop(k - 1):
+            if not (it[0] <= -3 and level(it[0]) == k - 1):
                 raise self.mismatch("crd1 and crd0 stops", (it[0], j))
             self.cur = None
             self.fire(f, (i_in, j_in, v_in), ())
             if k >= 2:
-                self._flush(k)
+                self._flush(k, empt(j))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import deque
 
 from .prims_compute import _Queued
-from .tokens import D, N, S0, level, stop
+from .tokens import D, N, S0, empt, level, same_stop, stop
 
 
 class CrdDrop(_Queued):
@@ -76,13 +76,18 @@ class CrdDrop(_Queued):
                 if not it:
                     return False
                 f = max(f, i_in.times[0])
-                want = D if o == D else o - 1
-                if it[0] != want:
-                    raise self.mismatch("outer and inner stops", (o, it[0]))
+                x = it[0]
+                if not (x == D if o == D else x <= -3 and level(x) == level(o) + 1):
+                    raise self.mismatch("outer and inner stops", (o, x))
                 pops.append(i_in)
             self.fire(f, pops, ())
             qo.append(o)
-            qi.append(D if o == D else o - 1)
+            if o == D:
+                qi.append(D)
+            elif self.held:                              # merged with the last kept fiber
+                qi.append(stop(level(o) + 1))
+            else:                                        # no kept fiber: bare
+                qi.append(stop(level(o) + 1, empt(o) + 1))
             self.held = False
             self.after_crd = False
 
@@ -121,13 +126,13 @@ class CrdHold(_Queued):
                 if not it:
                     return False
                 f = max(f, i_in.times[0])
-                want = D if o == D else o - 1
-                if it[0] != want:
-                    raise self.mismatch("outer and inner stops", (o, it[0]))
+                x = it[0]
+                if not (x == D if o == D else x <= -3 and level(x) == level(o) + 1):
+                    raise self.mismatch("outer and inner stops", (o, x))
                 if not self.room(oo, io):
                     return True
-                self.fire(f, (o_in, i_in), ((oo, want), (io, want)))
-                if want == D:
+                self.fire(f, (o_in, i_in), ((oo, x), (io, x)))
+                if x == D:
                     self.done = True
                 continue
             if not it:
@@ -142,11 +147,11 @@ class CrdHold(_Queued):
             if x == D:
                 raise self.error("inner stream ended (D) inside an outer fiber")
             pops = [i_in]
-            if x != S0:                                 # the outer fiber ends too
+            if level(x):                                # the outer fiber ends too
                 if not ot:
                     return False
                 f = max(f, o_in.times[0])
-                if ot[0] != x + 1:
+                if not (ot[0] <= -3 and level(ot[0]) == level(x) - 1):
                     raise self.mismatch("outer and inner stops", (ot[0], x))
                 pops.append(o_in)
             if not self.room(oo, io):
@@ -160,14 +165,12 @@ class Fork(_Queued):
     with everything nested inside it (level 0: one data token; level L: a fiber closed by
     S(L-1)); stops of level >= `level` close enclosing fibers and go to every lane (merged with
     the lane's last held unit close), as does D. The lane counter restarts at every enclosing
-    stop, so forks and joins at different levels of one loop nest agree.
-
-    Limitation (of SAM's merged stops, level >= 1 only): when a lane's only unit in an enclosing
-    fiber is an empty fiber, its lane stream reads the same as a lane with no unit there, and
-    `join` takes it for the latter.
+    stop, so forks and joins at different levels of one loop nest agree. A lane that got no
+    unit in an enclosing fiber gets a bare stop (emptiness `level`, see sim.tokens), which is
+    how `join` tells it from a lane whose last unit is an empty fiber.
     """
 
-    __slots__ = ("lanes", "lvl", "lane", "inside", "held")
+    __slots__ = ("lanes", "lvl", "lane", "inside", "held", "any")
     kind_name = "fork"
 
     def __init__(self, name: str, lanes: int, lvl: int = 0, ii: int = 1, lat: int = 1):
@@ -177,7 +180,8 @@ class Fork(_Queued):
         self.q = [deque() for _ in range(lanes)]
         self.lane = 0
         self.inside = False              # inside a unit (level >= 1)
-        self.held = [False] * lanes      # lane owes the close S(L-1) of its last unit
+        self.held: list = [None] * lanes  # lane owes this close S(L-1) of its last unit
+        self.any = False                 # some unit went out in the current enclosing fiber
 
     def run(self) -> bool:
         ch = self.ins[0]
@@ -193,29 +197,46 @@ class Fork(_Queued):
             ctl = x.__class__ is int and x < 0 and x != N
             lane = self.lane
             if ctl and (x == D or level(x) >= L):   # enclosing stop or D: every lane
+                if L >= 1 and not self.inside and x != D and empt(x) < L:
+                    # not bare: it also closes an empty unit, which goes to this lane
+                    if self.held[lane] is not None:
+                        self.q[lane].append(self.held[lane])
+                        self.held[lane] = None
+                    self.inside = True
+                    self.any = True
                 for i, qi in enumerate(self.q):
-                    qi.append(x)
-                    self.held[i] = False
+                    if x == D or L == 0 or (i == lane and self.inside):
+                        qi.append(x)
+                    elif self.held[i] is not None:   # merged with the lane's last unit close
+                        qi.append(stop(level(x), empt(self.held[i])))
+                    elif self.any:                   # this lane got no unit: bare
+                        qi.append(stop(level(x), L))
+                    else:
+                        qi.append(x)
+                    self.held[i] = None
                 self.inside = False
+                self.any = False
                 self.lane = 0
                 self.fire(f, (ch,), ())
                 continue
             if not self.inside:                      # a unit starts
-                if self.held[lane]:
-                    self.q[lane].append(stop(L - 1))
-                    self.held[lane] = False
+                if self.held[lane] is not None:
+                    self.q[lane].append(self.held[lane])
+                    self.held[lane] = None
                 self.inside = True
+                self.any = True
             if L == 0:                               # the unit is this one token
                 self.q[lane].append(x)
                 self.inside = False
                 self.lane = (lane + 1) % self.lanes
             elif ctl and level(x) == L - 1:          # the unit's close: held back
-                self.held[lane] = True
+                self.held[lane] = x
                 self.inside = False
                 self.lane = (lane + 1) % self.lanes
             else:
                 self.q[lane].append(x)
             self.fire(f, (ch,), ())
+
 
 class Join(_Queued):
     """Gather lanes back in the original order: the inverse of Fork at the same level."""
@@ -230,9 +251,9 @@ class Join(_Queued):
         self.q = [deque()]
         self.lane = 0
         self.inside = False
-        self.held = False                # the output owes S(L-1) for its last unit
+        self.held = None                 # the close S(L-1) owed for the last unit out
         self.closed = [False] * lanes    # lane's enclosing fiber already ended (merged close)
-        self.endk = None                 # the enclosing stop seen on a closed lane
+        self.endk = None                 # the merged enclosing stop seen last
 
     def run(self) -> bool:
         L = self.lvl
@@ -250,33 +271,43 @@ class Join(_Queued):
                 x = ch.toks[0]
                 f = max(self.t + self.ii, ch.times[0])
                 ctl = x.__class__ is int and x < 0 and x != N
-                if not ctl or (x != D and level(x) < L):
+                enclosing = ctl and (x == D or level(x) >= L)
+                # an enclosing stop at a unit boundary that is not bare closes an empty unit
+                empty_unit = enclosing and L >= 1 and not self.inside and x != D and \
+                    empt(x) < L
+                if not enclosing or empty_unit:
                     if not self.inside:                 # a unit starts
-                        if self.held:
-                            out.append(stop(L - 1))
-                            self.held = False
+                        if self.held is not None:
+                            out.append(self.held)
+                            self.held = None
                         self.inside = True
-                    if L == 0:
+                    if empty_unit:
+                        pass                            # handled as a merged close below
+                    elif L == 0:
                         out.append(x)
                         self.inside = False
                         self.lane = (lane + 1) % self.lanes
+                        self.fire(f, (ch,), ())
+                        continue
                     elif ctl and level(x) == L - 1:     # the unit's close: next lane
-                        self.held = True
+                        self.held = x
                         self.inside = False
                         self.lane = (lane + 1) % self.lanes
+                        self.fire(f, (ch,), ())
+                        continue
                     else:
                         out.append(x)
-                    self.fire(f, (ch,), ())
-                    continue
+                        self.fire(f, (ch,), ())
+                        continue
                 if self.inside:                     # merged close: this lane's fiber ended
                     self.inside = False
-                    self.held = True
+                    self.held = stop(L - 1, empt(x))
                     self.closed[lane] = True
                     self.endk = x
                     self.lane = (lane + 1) % self.lanes
                     self.fire(f, (ch,), ())
                     continue
-            # lane has no more units: the enclosing fiber ends on every lane
+            # this lane has no more units: the enclosing fiber ends on every lane
             pops = []
             f = self.t + self.ii
             endk = self.endk
@@ -286,15 +317,18 @@ class Join(_Queued):
                 if not c.toks:
                     return False
                 f = max(f, c.times[0])
-                if endk is None:
-                    endk = c.toks[0]
                 h = c.toks[0]
-                if h.__class__ is not int or h != endk:
-                    raise self.mismatch("lane stops", (endk, c.toks[0]))
+                if endk is None:
+                    endk = h
+                if not same_stop(h, endk):
+                    raise self.mismatch("lane stops", (endk, h))
                 pops.append(c)
             self.fire(f, pops, ())
-            out.append(endk)
-            self.held = False
+            if self.held is not None and endk != D:     # merged with the last unit's close
+                out.append(stop(level(endk), empt(self.held)))
+            else:
+                out.append(endk)
+            self.held = None
             self.inside = False
             self.closed = [False] * self.lanes
             self.endk = None

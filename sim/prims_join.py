@@ -10,7 +10,7 @@ ref) stands for an empty fiber and is skipped.
 from __future__ import annotations
 
 from .node import Node
-from .tokens import D, N
+from .tokens import MASK, D, N, same_stop
 
 
 class _Joiner(Node):
@@ -91,7 +91,11 @@ class _Joiner(Node):
                     c, x, y = b, N, rb_t[0]
             else:
                 if a != b:
-                    raise self.mismatch("stop tokens of the joined streams", (a, b))
+                    if a > -3 or b > -3 or (a - b) & MASK:
+                        raise self.mismatch("stop tokens of the joined streams", (a, b))
+                    # same level, different emptiness: a union has a fiber if any input has
+                    # one, an intersection only if all have
+                    a = (a if a > b else b) if union else (a if a < b else b)
                 pa = pb = True
                 c = x = y = a
             if c is not None:
@@ -177,9 +181,9 @@ class _Joiner(Node):
                 continue
             data = [h for h in heads if h >= 0]
             if not data:                                   # all stops / D
-                h0 = heads[0]
-                if any(h != h0 for h in heads):
+                if any(not same_stop(h, heads[0]) for h in heads):
                     raise self.mismatch("stop tokens of the joined streams", heads)
+                h0 = max(heads) if is_union else min(heads)   # see _run2
                 if not room(*outs):
                     return True
                 fire(f, ins, [(ocrd, h0)] + [(p, h0) for p in orefs])

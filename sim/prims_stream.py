@@ -6,7 +6,7 @@ from __future__ import annotations
 from itertools import repeat
 
 from .node import Node
-from .tokens import D, N, S0
+from .tokens import EB, MASK, D, N, S0
 
 
 class Root(Node):
@@ -147,9 +147,11 @@ class Scan(Node):
                     elif x == D:
                         c = r = D
                         self.done = True
-                    else:                       # Sk -> S(k+1), merged with the held S0
-                        c = r = x - 1
+                    elif pending:               # Sk -> S(k+1), merged with the held S0
+                        c = r = -4 - ((-3 - x) & MASK)
                         pending = False
+                    else:                       # no fiber before it: a bare S(k+1)
+                        c = r = x - 1 - EB
                     f0 = f
                     if cb:
                         s = cf.popleft()
@@ -306,7 +308,7 @@ class Repeat(Node):
                 else:
                     if sig != S0:
                         raise self.mismatch("input stop and repeat signal", (x, sig))
-                    out = x - 1
+                    out = x - 1 - EB                 # bare: no element, no fiber
                 at.popleft()
                 atm.popleft()
                 gt.popleft()
@@ -345,7 +347,7 @@ class Repeat(Node):
                     if r > f:
                         f = r
                     merged = x.__class__ is int and x <= -3
-                    out = x - 1 if merged else S0
+                    out = -4 - ((-3 - x) & MASK) if merged else S0
                     gt.popleft()
                     gtm.popleft()
                     if merged:

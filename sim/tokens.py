@@ -3,13 +3,21 @@
 crd/ref streams carry non-negative ints; val streams carry Python floats (or b x b numpy blocks);
 control tokens are negative ints in every stream:
 
-    D  = -1          done
-    N  = -2          empty ("no element here", from union)
-    Sk = -3 - k      stop of level k (S0 = -3, S1 = -4, ...; no cap)
-    R  = 0           repeat signal (repsig streams only; S there is S0)
+    D  = -1                   done
+    N  = -2                   empty ("no element here", from union)
+    Sk = -3 - k - e * 2**24   stop of level k (S0 = -3, S1 = -4, ...; up to 2**24 levels)
+    R  = 0                    repeat signal (repsig streams only; S there is S0)
 
 So in a crd/ref stream `t >= 0` is data; in a val stream `t.__class__ is int` is control (a value
 is never an int: arrays and ALUs only produce floats or blocks).
+
+A stop also carries, invisibly (it prints and compares by level as plain `Sk`), its *emptiness*
+e: the number of innermost levels that have no fiber at that point. SAM streams cannot tell a
+stop closing an empty fiber (`S1` after a row whose only fiber is empty) from a bare stop standing
+for a missing fiber (`S1` for an empty row): both read `S1`. Scanners and repeats know which one
+they emit (a fiber was looked up, or not), and reducers, accumulators and joins need it (an empty
+fiber reduces to an explicit 0; a missing one to nothing), so it rides along: e = 0 closes an
+existing fiber, e >= 1 is bare.
 """
 
 from __future__ import annotations
@@ -18,11 +26,13 @@ D = -1
 N = -2
 S0 = -3
 R = 0
+EB = 1 << 24          # emptiness unit of a stop token
+MASK = EB - 1
 
 
-def stop(k: int) -> int:
-    """The token of stop level k."""
-    return -3 - k
+def stop(k: int, e: int = 0) -> int:
+    """The token of stop level k with emptiness e (0: it closes an existing fiber)."""
+    return -3 - k - e * EB
 
 
 def is_stop(t) -> bool:
@@ -31,7 +41,21 @@ def is_stop(t) -> bool:
 
 def level(t: int) -> int:
     """The level k of stop token Sk."""
-    return -3 - t
+    return (-3 - t) & MASK
+
+
+def empt(t: int) -> int:
+    """The emptiness e of a stop token (0: closes an existing fiber; e >= 1: bare)."""
+    return (-3 - t) >> 24
+
+
+def same_stop(a, b) -> bool:
+    """True when a and b are stops of the same level, or the same D / N."""
+    if a.__class__ is not int or b.__class__ is not int:
+        return False
+    if a <= -3 and b <= -3:
+        return not (a - b) & MASK
+    return a == b
 
 
 def show(t, kind: str = "crd") -> str:
@@ -42,7 +66,7 @@ def show(t, kind: str = "crd") -> str:
         if t == N:
             return "N"
         if t <= -3:
-            return f"S{-3 - t}"
+            return f"S{(-3 - t) & MASK}"
         if kind == "repsig":
             return "R"
         return str(t)
@@ -54,6 +78,12 @@ def show(t, kind: str = "crd") -> str:
     return repr(t)
 
 
+def show_empt(tokens, kind: str = "crd") -> str:
+    """Like show_all, but bare stops as `Sk/e` (the inverse of `parse`)."""
+    return " ".join(show(t, kind) + (f"/{empt(t)}" if is_stop(t) and empt(t) else "")
+                    for t in tokens)
+
+
 def show_all(tokens, kind: str = "crd") -> str:
     """Space-separated text of a token sequence."""
     return " ".join(show(t, kind) for t in tokens)
@@ -61,7 +91,7 @@ def show_all(tokens, kind: str = "crd") -> str:
 
 def parse(text: str, kind: str = "crd") -> list:
     """Tokens from text like `0 2 S0 S0 1 S1 D` (tests, hand-written streams). In `val` streams
-    numbers become floats; in `repsig` streams `R`/`S`/`D`."""
+    numbers become floats; in `repsig` streams `R`/`S`/`D`. `Sk/e` is a stop with emptiness e."""
     out: list = []
     for w in text.split():
         if w == "D":
@@ -72,8 +102,9 @@ def parse(text: str, kind: str = "crd") -> list:
             out.append(R)
         elif w == "S":
             out.append(S0)
-        elif w[0] == "S":
-            out.append(stop(int(w[1:])))
+        elif w[0] == "S":        # S2 (closes a fiber) or S2/1 (emptiness 1: bare)
+            k, _, e = w[1:].partition("/")
+            out.append(stop(int(k), int(e or 0)))
         elif kind == "val":
             out.append(float(w))
         else:
