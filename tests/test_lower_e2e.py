@@ -168,3 +168,29 @@ def test_unsupported_is_a_user_error():
     p = load_program(str(ROOT / "ir_examples" / "kernels" / "mttkrp.ff"))
     with pytest.raises(UserError, match="order-2"):
         assert_matches(p, SIZES)
+
+
+MODELS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "ir_examples" / "models").glob("*/*_*.ff")
+                if "gpt3" not in p.name)
+MODEL_SIZES = dict(N=5, F=4, Bt=3, P=5, D1=4, D2=3)
+
+
+@pytest.mark.parametrize("path", MODELS)
+@pytest.mark.parametrize("how", ["program", "fuse", "fuse-inline-widened"])
+def test_models(path, how):
+    """Every model variant, lowered from the program, from fuse's IR, and from fuse's IR with
+    widened intermediates inlined (lowering widens them in the stream); empty graphs too."""
+    p = load_program(str(ROOT / path))
+    for seed, d in ((0, None), (1, 0.0)):
+        dens = {"A": d, "X": d} if d is not None else None
+        assert_matches(p, MODEL_SIZES, seed, density=dens, via_fuse=how != "program",
+                       inline_widened=how == "fuse-inline-widened")
+
+
+def test_inline_widened_models_are_one_graph():
+    from lower_harness import fused_module
+    for path in MODELS:
+        if path.endswith("_full.ff"):
+            m = fused_module(load_program(str(ROOT / path)), inline_widened=True)
+            assert len(m.graphs) == 1, path
+            assert not [t for t in m.tensors if t.role == "temp"], path

@@ -184,7 +184,8 @@ class Analysis:
         if e.loops.get(loop.index) is not loop:
             return None
         tree = self._join_inner(e, loop)
-        if x in e.widen and tree is not None:
+        # At its innermost level a widened node is a value leaf: widened in its parent's loop.
+        if x in e.widen and tree is not None and not (e.vleaf and e.vleaf[0] == x):
             tree = Join("union", tree, Leaf(self.helper(e, x, loop), "helper"))
         return tree
 

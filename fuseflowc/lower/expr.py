@@ -159,6 +159,7 @@ def split_reductions(e: Node, order: tuple[str, ...]) -> Node:
         body = split_reductions(e.body, order)
         for r in sorted(e.indices, key=lambda x: pos[x], reverse=True):
             body = Reduce(e.op, r, body, e.loc)
+        body.widen = e.widen
         return body
     if isinstance(e, Unary):
         e.arg = split_reductions(e.arg, order)
