@@ -56,6 +56,7 @@ def cases(rng, A, B=None):
     return {
         "spmv_row": ({"A": A, "x": x}, {"y": A @ x}),
         "spmv_col": ({"A": A, "x": x}, {"y": A @ x}),
+        "spmv_par": ({"A": A, "x": x}, {"y": A @ x}),
         "spmm_ijk": ({"A": A, "B": B2}, {"C": A @ B2}),
         "spmm_ikj": ({"A": A, "B": B2}, {"C": A @ B2}),
         "spmm_kij": ({"A": A, "B": B2}, {"C": A @ B2}),
@@ -172,7 +173,7 @@ def test_cli_checks_every_example(name, tmp_path):
         assert got, f"{k} not written"
 
 
-@pytest.mark.parametrize("name", ["spmv_row", "spmv_col", "residual", "add"])
+@pytest.mark.parametrize("name", ["spmv_row", "spmv_col", "spmv_par", "residual", "add"])
 def test_cli_check_against_the_reference_evaluator(name, tmp_path):
     """These graphs name their source program: --check runs `fuseflowc run`'s evaluator."""
     rng = np.random.default_rng(12)
