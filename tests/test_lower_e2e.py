@@ -170,6 +170,55 @@ def test_unsupported_is_a_user_error():
         assert_matches(p, SIZES)
 
 
+ML_PROGRAMS = {
+    # A row softmax over a sparse score matrix: max reduction, its value broadcast back (val
+    # repeat) into a union under the broadcast rule, exp, sum, division by the broadcast sum.
+    "softmax": """
+dim I, J
+tensor S[I, J] : csr
+tensor m[I] : sparse
+tensor e[I, J] : csr
+tensor s[I] : sparse
+tensor y[I, J] : csr
+m[i] = max[j](S[i,j])
+e[i,j] = exp(S[i,j] - m[i])
+s[i] = sum[j](e[i,j])
+y[i,j] = e[i,j] / s[i]
+fuse sm: m, e, s, y
+""",
+    # max/min of operands with different patterns: an absent side is not 0 (value unions).
+    "maxmin": """
+dim I, J
+tensor A[I, J] : csr
+tensor B[I, J] : dcsr
+tensor y[I, J] : dense
+tensor z[I, J] : csr
+y[i,j] = max(A[i,j], B[i,j])
+z[i,j] = min(A[i,j], 0.5 * B[i,j]) + exp(A[i,j])
+""",
+    # Non-zero-preserving functions on both sides of unions, a sparse broadcast vector.
+    "exp_union": """
+dim I, J
+tensor A[I, J] : csr
+tensor B[I, J] : csr
+tensor b[I] : sparse
+tensor y[I, J] : dense
+y[i,j] = exp(A[i,j]) + B[i,j] - sigmoid(b[i])
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ML_PROGRAMS))
+@pytest.mark.parametrize("via_fuse", [False, True])
+def test_ml_operations(name, via_fuse):
+    p = load_text(ML_PROGRAMS[name])
+    for d in (None, 0.0, 0.3):
+        for seed in range(2):
+            dens = {t: d for t in ("S", "A", "B", "b")} if d is not None else None
+            assert_matches(p, dict(I=4, J=5), seed, density=dens, via_fuse=via_fuse,
+                           inline_widened=True)
+
+
 MODELS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "ir_examples" / "models").glob("*/*_*.ff")
                 if "gpt3" not in p.name)
 MODEL_SIZES = dict(N=5, F=4, Bt=3, P=5, D1=4, D2=3)
