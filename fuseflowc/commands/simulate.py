@@ -129,11 +129,10 @@ class _progress:
         self.p = None
         if not sys.stderr.isatty():
             return None
+        from rich.console import Console
         from rich.progress import Progress, SpinnerColumn, TextColumn
         self.p = Progress(SpinnerColumn(), TextColumn("simulating: cycle {task.fields[cycle]:,}"),
-                          transient=True, console=None)
-        from rich.console import Console
-        self.p.console = Console(file=sys.stderr)
+                          transient=True, console=Console(file=sys.stderr))
         self.p.start()
         self.task = self.p.add_task("sim", total=None, cycle=0)
         return lambda c: self.p.update(self.task, cycle=c)
