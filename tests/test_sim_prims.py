@@ -458,3 +458,28 @@ def test_fork_join_round_trip(lanes, outer):
         outs, _ = run_node(Fork("f", lanes, level), [stream], lanes)
         (back,), _ = run_node(Join("j", lanes, level), outs, 1)
         assert back == stream, (level, show_all(stream), [show_all(o) for o in outs])
+
+
+# ---- writers and assembly --------------------------------------------------------------------
+
+def test_writers_assemble_csr_and_dcsr():
+    from fuseflowc.formats import shorthand
+    from sim.assemble import assemble
+    from sim.prims_write import Writer
+    # REFERENCE.md's matrix written back in CSR: the dense i level may have no writer
+    w = Writer("w", "write_level", "T", 1, "compressed")
+    wv = Writer("v", "write_vals", "T")
+    run_node(w, ["0 2 S0 S0 1 S1 D"], 0)
+    run_node(wv, [vals("1 2 S0 S0 3 S1 D")], 0)
+    assert w.done and wv.done
+    t, counts = assemble("T", shorthand("csr", 2), (3, 3), None, {1: w.got}, wv.got)
+    assert t.to_dense().tolist() == [[1, 0, 2], [0, 0, 0], [0, 3, 0]]
+    assert t.levels[1].seg.tolist() == SEG and counts["vals"] == 3
+    # DCSR with no rows at all: the j stream is one bare stop
+    t, _ = assemble("T", shorthand("dcsr", 2), (2, 2), None, {0: parse("S0 D")[:-1],
+                    1: parse("S1/1 D")[:-1]}, [])
+    assert t.nnz == 0 and t.levels[0].crd.tolist() == []
+    with pytest.raises(UserError, match="values written"):
+        assemble("T", shorthand("csr", 2), (3, 3), None, {1: w.got}, wv.got[:-2])
+
+
