@@ -304,3 +304,17 @@ def test_cli_errors(tmp_path):
     bad.write_text("tensor A[N]: dense input\ngraph g {\n  %x = frob %y\n}\n")
     r = run_cli(["simulate", str(bad), "--data", str(d)])
     assert r.exit_code == 1 and "bad.samml:3" in r.stderr
+
+
+def test_memory_bandwidth_share_throttles():
+    """With 1 byte/cycle split over the memory nodes, each 4-byte token takes >= 4 cycles."""
+    rng = np.random.default_rng(6)
+    a = _sparse(rng, 10, 8, 0.3)
+    x = rng.random(8)
+    wide = simulate("spmv_row", {"A": a, "x": x}, Arch.load(sets=["memory.latency=0"]))
+    narrow = simulate("spmv_row", {"A": a, "x": x},
+                      Arch.load(sets=["memory.latency=0", "memory.bandwidth=1"]))
+    arrays = [n for n in narrow.kernels[0].nodes if n.kind == "array"]
+    assert all(n.ii >= 4 * 4 for n in arrays)   # 4 bytes at 1/4 byte per cycle (4 memory nodes)
+    assert narrow.cycles > 2 * wide.cycles
+    assert np.allclose(narrow.tensors["y"].to_dense(), a @ x)
