@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from golden import run_cli
 from sim.arch import Arch
-from test_sim_examples import EXAMPLES, _blocky, check, simulate
+from test_sim_examples import _blocky, check
 
 TWO = """
 tensor A[N, M]: csr input
