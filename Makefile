@@ -6,7 +6,7 @@ FFC    := $(VENV)/bin/fuseflowc
 STAMP  := $(VENV)/.installed
 DATA   ?= ../shared/data
 
-.PHONY: demo test venv clean bench-sim
+.PHONY: demo test venv clean bench-sim examples bench-compile
 
 venv: $(STAMP)
 
@@ -31,3 +31,18 @@ clean:
 # Simulator speed: SpMM (ikj) and SDDMM on real matrices; the last line is `token-hops/s: N`.
 bench-sim: $(STAMP)
 	$(PY) -m sim.bench --data $(DATA)
+
+# Every example program and fusion variant, up to 3 orders per region, through the pipeline
+# fuse | lower | simulate --check (separate processes); ends with `examples: N passed, M failed`.
+examples: $(STAMP)
+	$(PY) -m fuseflowc.lower.examples --jobs 2
+
+# Compile time of each model variant: `fuse | lower` as separate processes, Python start-up
+# included (budget: 750 ms).
+bench-compile: $(STAMP)
+	@for m in ir_examples/models/*/*_*.ff; do \
+	  s=$$(date +%s%N); \
+	  $(FFC) fuse $$m | $(FFC) lower > /dev/null || echo "compile failed: $$m"; \
+	  e=$$(date +%s%N); \
+	  echo "compile-ms $$(basename $$m .ff): $$(( (e - s) / 1000000 ))"; \
+	done
