@@ -9,12 +9,15 @@ ref) stands for an empty fiber and is skipped.
 
 from __future__ import annotations
 
+from itertools import islice, repeat
+
 from .node import Node
 from .tokens import MASK, D, N, same_stop
 
 
 class _Joiner(Node):
     __slots__ = ("n", "required")
+    BULK = True  # runs of skipped coordinates in one go (tests turn it off to compare)
 
     def __init__(self, name: str, n: int, required=(), ii: int = 1, lat: int = 1):
         super().__init__(name, ii, lat)
@@ -38,6 +41,7 @@ class _Joiner(Node):
         o0t, o0m, o0f, o0b = o0.toks, o0.times, o0.free, o0.bounded
         o1t, o1m, o1f, o1b = o1.toks, o1.times, o1.free, o1.bounded
         union = self.kind == "union"
+        bulk = self.BULK and not union
         keep_a = 1 not in self.required   # union may emit a coordinate only input 0 has
         keep_b = 0 not in self.required
         t, ii, lat = self.t, self.ii, self.lat
@@ -59,6 +63,40 @@ class _Joiner(Node):
             tm = rb_m[0]
             if tm > f:
                 f = tm
+            if bulk and a >= 0 and b >= 0 and a != b:
+                # An intersection skips every coordinate below the other side's head without
+                # emitting: do such a run in one go (same firing cycles, computed per token).
+                if a < b:
+                    s_t, s_m, s_f, s_rt, s_rm, s_rf, lim = a_t, a_m, a_f, ra_t, ra_m, ra_f, b
+                else:
+                    s_t, s_m, s_f, s_rt, s_rm, s_rf, lim = b_t, b_m, b_f, rb_t, rb_m, rb_f, a
+                k = 0
+                for x in s_t:
+                    if x >= lim or x < 0:
+                        break
+                    k += 1
+                if k > 3:
+                    if len(s_rt) < k:
+                        k = len(s_rt)
+                    fs = []
+                    fj = f - ii
+                    for tm, tr in zip(islice(s_m, k), islice(s_rm, k)):
+                        fj += ii
+                        if tm > fj:
+                            fj = tm
+                        if tr > fj:
+                            fj = tr
+                        fs.append(fj + 1)
+                    for _ in repeat(None, k):
+                        s_t.popleft()
+                        s_m.popleft()
+                        s_rt.popleft()
+                        s_rm.popleft()
+                    s_f.extend(fs)
+                    s_rf.extend(fs)
+                    t = fj
+                    fires += k
+                    continue
             # which inputs to pop (pa, pb) and what to emit (c, x, y) or c None
             c = None
             if a >= 0 and b >= 0:

@@ -41,6 +41,7 @@ class Scan(Node):
 
     __slots__ = ("dense", "size", "seg", "crd", "pos", "end", "base", "pending")
     kind_name = "scan"
+    BULK = True  # long fiber runs in one go (tests turn it off to compare)
 
     def __init__(self, name: str, dense: bool, size: int = 0, seg=None, crd=None,
                  ii: int = 1, lat: int = 1):
@@ -61,6 +62,7 @@ class Scan(Node):
         t, ii, lat = self.t, self.ii, self.lat
         pos, end, base, pending = self.pos, self.end, self.base, self.pending
         dense, crd, seg, size = self.dense, self.crd, self.seg, self.size
+        bulk = self.BULK
         stall = fires = nseg = ncrd = 0
         blocked = False
         while True:
@@ -68,7 +70,7 @@ class Scan(Node):
                 blocked = True
                 break
             f = t + ii
-            if pos + 8 < end:                  # a run inside a fiber: emit it in bulk
+            if bulk and pos + 8 < end:         # a run inside a fiber: emit it in bulk
                 k = end - pos
                 if cb and len(cf) < k:
                     k = len(cf)
