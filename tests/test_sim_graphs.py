@@ -124,3 +124,25 @@ def test_help_teaches():
     for word in ("--data", "--check", "--expect", "--json", "--arch", "--set", "--depth",
                  "--max-cycles", "Examples"):
         assert word in r.stdout
+
+
+@settings(max_examples=20, deadline=None)
+@given(matrices)
+def test_dcsr_add_goes_through_n_refs(shape):
+    """Doubly compressed inputs: the row union gives N refs for rows one side lacks, whose
+    scans give N coordinates that the column union skips."""
+    from fuseflowc.data.fibertree import FiberTensor
+    from fuseflowc.samml.parser import parse_module
+    from fuseflowc.diagnostics import Source
+    from sim.build import Simulator
+    from test_sim_examples import EXAMPLES
+    text = (EXAMPLES / "add.samml").read_text().replace(": csr ", ": dcsr ") \
+        .replace("mode = 0, format = dense", "mode = 0, format = compressed")
+    module = parse_module(Source("add_dcsr.samml", text))
+    n, m, _, density, seed = shape
+    rng = np.random.default_rng(seed)
+    a, b = _rand(rng, n, m, density), _rand(rng, n, m, density)
+    fmt = module.tensor("A").format
+    ins = {"A": FiberTensor.from_dense(a, fmt), "B": FiberTensor.from_dense(b, fmt)}
+    res = Simulator(module, ins, {"N": n, "M": m}).run()
+    np.testing.assert_allclose(res.tensors["C"].to_dense(), a + b)
