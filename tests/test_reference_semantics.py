@@ -153,12 +153,12 @@ def test_sums_that_cancel_stay_stored():
         C[i,k] = A[i,j] * B[j,k]
         y[i] = A[i,j] * x[j]
         """)
-    A = coo((2, 2), {(0, 0): 1.0, (0, 1): -1.0, (1, 0): 0.0}, CSR)
+    A = coo((2, 2), {(0, 0): 1.0, (0, 1): -1.0, (1, 0): 3.0}, CSR)
     B = coo((2, 2), {(0, 1): 2.0, (1, 1): 2.0}, CSR)
     x = FiberTensor.from_dense(np.array([1.0, 1.0]), DENSE1)
     out = evaluate(p, {"A": A, "B": B, "x": x})
     assert stored(out["C"]) == {(0, 1), (1, 1)}
-    np.testing.assert_array_equal(out["C"].to_dense(), np.zeros((2, 2)))
+    np.testing.assert_array_equal(out["C"].to_dense(), [[0, 0], [0, 6]])
     assert stored(out["y"]) == {(0,), (1,)}
 
 
