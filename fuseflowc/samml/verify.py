@@ -221,6 +221,15 @@ class _Verifier:
             self.error(f"operand {i + 1} of {n.KIND} ({port.name}) must be a {want} stream, "
                        f"but {self.name(s, names)} is {_KIND_TEXT[s.kind]} stream", loc, g, n)
             good = False
+        if good and len(n.outputs) == len(sig.outputs):
+            # Results typed "like operand 1" must follow it (a pass may have rewired the input).
+            derived = n.output_kinds([s.kind for s in n.inputs])
+            for i, (s, kind) in enumerate(zip(n.outputs, derived)):
+                if kind is not None and s.kind is not None and s.kind != kind:
+                    loc = n.result_locs[i] if i < len(n.result_locs) else n.loc
+                    self.error(f"result {i + 1} of {n.KIND} is {_KIND_TEXT[s.kind]} stream, but "
+                               f"its operands make it {_KIND_TEXT[kind]} stream", loc, g, n)
+                    good = False
         return good
 
     def dangling(self, g: Graph, names: dict[Stream, str]) -> None:
