@@ -251,60 +251,62 @@ def _pick_pair(factors: list[SVal]) -> tuple[int, int]:
 
 
 def _multiply_sum(a: SVal, b: SVal, done: set[str]) -> SVal:
-    """`sum[done](a * b)`; a matrix product on scipy/numpy when it is one."""
+    """`sum[done](a * b)`; a matrix product on scipy/numpy when every shared index is summed."""
     shared = [i for i in a.indices if i in b.indices]
-    if (len(shared) == 1 and set(shared) == done and len(a.indices) <= 2
-            and len(b.indices) <= 2):
-        return _matmul(a, b, shared[0])
+    if shared and set(shared) == done:
+        return _matmul(a, b, shared)
     return reduce("sum", intersect("*", a, b), done)
 
 
-def _as_matrix(v: SVal, row: str | None, col: str | None):
-    """v's entries as a (values, pattern) pair of scipy CSR matrices with `row`, `col` as rows
-    and columns (None: a single row/column)."""
+def _compact(coords: np.ndarray, sizes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Dense ids 0..m-1 of the distinct rows of `coords` (in key order) and, for each id, the
+    position of one row holding it."""
+    (k,) = keys([coords], sizes)
+    _, first, inv = np.unique(k, return_index=True, return_inverse=True)
+    return inv.reshape(-1).astype(np.int64), first.astype(np.int64)
+
+
+def _matmul(a: SVal, b: SVal, shared: list[str]) -> SVal:
+    """sum[shared](a * b) as a matrix product: rows are a's other indices, the inner dimension
+    the shared ones, columns b's other indices (each compacted to the coordinates present).
+    Values come from the product of the value matrices, the pattern from the product of 0/1
+    matrices (positive counts never cancel), or directly when an operand is full."""
     import scipy.sparse as sp
 
-    n = v.nnz
-    r = v.coords[:, v.indices.index(row)] if row else np.zeros(n, np.int64)
-    c = v.coords[:, v.indices.index(col)] if col else np.zeros(n, np.int64)
-    shape = (v.size_of(row) if row else 1, v.size_of(col) if col else 1)
-    vals = sp.csr_matrix((v.vals, (r, c)), shape=shape)
-    pat = sp.csr_matrix((np.ones(n), (r, c)), shape=shape)
-    return vals, pat, (r, c), shape
-
-
-def _matmul(a: SVal, b: SVal, j: str) -> SVal:
-    """sum[j](a * b) for a over (i?, j) and b over (j, k?): values and pattern from matrix
-    products (the pattern from products of 0/1 matrices, whose positive counts never cancel)."""
-    i = next((x for x in a.indices if x != j), None)
-    k = next((x for x in b.indices if x != j), None)
-    indices = tuple(x for x in (i, k) if x)
-    sizes = tuple(v.size_of(x) for v, x in ((a, i), (b, k)) if x)
-    m = a.size_of(i) if i else 1
-    p = b.size_of(k) if k else 1
-    n = a.size_of(j)
-    if a.is_full() and b.is_full():
-        av, _ = a.transpose(tuple(x for x in (i, j) if x)).to_dense()
-        bv, _ = b.transpose(tuple(x for x in (j, k) if x)).to_dense()
-        vals = np.asarray(av.reshape(m, n) @ bv.reshape(n, p))
-        stored = np.full((m, p), n > 0)
-        rr, cc = np.nonzero(stored)
-        return _from_rc(indices, sizes, i, k, rr, cc, vals[rr, cc])
-    av, ap, (ar, ac), _ = _as_matrix(a, i, j)
-    bv, bp, (br, bc), _ = _as_matrix(b, j, k)
+    a_only = [i for i in a.indices if i not in shared]
+    b_only = [i for i in b.indices if i not in shared]
+    ssizes = tuple(a.size_of(i) for i in shared)
+    ra, rfirst = _compact(a.coords[:, _cols(a, a_only)], tuple(a.size_of(i) for i in a_only))
+    cb, cfirst = _compact(b.coords[:, _cols(b, b_only)], tuple(b.size_of(i) for i in b_only))
+    ka, kb = keys([a.coords[:, _cols(a, shared)], b.coords[:, _cols(b, shared)]], ssizes)
+    _, inv = np.unique(np.concatenate([ka, kb]), return_inverse=True)
+    inv = inv.reshape(-1).astype(np.int64)
+    ja, jb = inv[:a.nnz], inv[a.nnz:]
+    m, p = rfirst.shape[0], cfirst.shape[0]
+    n = int(inv.max()) + 1 if inv.shape[0] else 0
     with np.errstate(all="ignore"):
-        if b.is_full():
-            dense_vals = np.asarray(av @ bv.toarray())
-            rows = np.unique(ar)
-            rr = np.repeat(rows, p)
-            cc = np.tile(np.arange(p, dtype=np.int64), rows.shape[0])
-            return _from_rc(indices, sizes, i, k, rr, cc, dense_vals[rr, cc])
-        if a.is_full():
-            dense_vals = np.asarray(av.toarray() @ bv)
-            cols = np.unique(bc)
-            rr = np.repeat(np.arange(m, dtype=np.int64), cols.shape[0])
-            cc = np.tile(cols, m)
-            return _from_rc(indices, sizes, i, k, rr, cc, dense_vals[rr, cc])
+        if a.is_full() or b.is_full():
+            # A full operand stores every inner coordinate, so every (row, column) pair present
+            # on both sides meets: the result stores all m x p of them.
+            if a.is_full():
+                av = np.zeros((m, n))
+                av[ra, ja] = a.vals
+            else:
+                av = sp.csr_matrix((a.vals, (ra, ja)), shape=(m, n))
+            if b.is_full():
+                bv = np.zeros((n, p))
+                bv[jb, cb] = b.vals
+            else:
+                bv = sp.csr_matrix((b.vals, (jb, cb)), shape=(n, p))
+            vals = av @ bv
+            vals = np.asarray(vals.toarray() if sp.issparse(vals) else vals)
+            rr = np.repeat(np.arange(m, dtype=np.int64), p)
+            cc = np.tile(np.arange(p, dtype=np.int64), m)
+            return _assemble(a, b, a_only, b_only, rfirst[rr], cfirst[cc], vals.reshape(-1))
+        av = sp.csr_matrix((a.vals, (ra, ja)), shape=(m, n))
+        bv = sp.csr_matrix((b.vals, (jb, cb)), shape=(n, p))
+        ap = sp.csr_matrix((np.ones(a.nnz), (ra, ja)), shape=(m, n))
+        bp = sp.csr_matrix((np.ones(b.nnz), (jb, cb)), shape=(n, p))
         pat = (ap @ bp).tocoo()
         val = (av @ bv).tocoo()
     rr, cc = pat.row.astype(np.int64), pat.col.astype(np.int64)
@@ -314,11 +316,14 @@ def _matmul(a: SVal, b: SVal, j: str) -> SVal:
     order = np.argsort(kp)
     vals = np.zeros(kp.shape[0])
     vals[order[np.searchsorted(kp[order], kv)]] = val.data
-    return _from_rc(indices, sizes, i, k, rr, cc, vals)
+    return _assemble(a, b, a_only, b_only, rfirst[rr], cfirst[cc], vals)
 
 
-def _from_rc(indices, sizes, i, k, rr, cc, vals) -> SVal:
-    cols = [c for x, c in ((i, rr), (k, cc)) if x]
-    coords = (np.stack(cols, axis=1).astype(np.int64) if cols
-              else np.zeros((rr.shape[0], 0), np.int64))
+def _assemble(a: SVal, b: SVal, a_only, b_only, pa, pb, vals) -> SVal:
+    """The result entries whose a-side coordinates are those of a's entries `pa` and b-side
+    coordinates those of b's entries `pb`."""
+    coords = np.concatenate([a.coords[pa][:, _cols(a, a_only)],
+                             b.coords[pb][:, _cols(b, b_only)]], axis=1).astype(np.int64)
+    indices = tuple(a_only) + tuple(b_only)
+    sizes = tuple(a.size_of(i) for i in a_only) + tuple(b.size_of(i) for i in b_only)
     return SVal(indices, sizes, coords, np.asarray(vals, np.float64))
