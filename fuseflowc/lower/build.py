@@ -85,6 +85,7 @@ class Analysis:
         self.loops: list[Loop] = []
         self.nodes: list[X.Node] = list(st.expr.walk())
         self._helpers: dict = {}
+        self.parent: dict[X.Node, X.Node] = {c: n for n in self.nodes for c in n.children()}
         self._drop_full_widening(st.expr)
         self._indices(st.expr)
         root_loops = {x: self._new_loop(x, st.expr) for x in self._sorted(st.expr.free)}
@@ -130,15 +131,23 @@ class Analysis:
                     f"(indices {', '.join(after)} are iterated inside {r}); only orders 0-2 "
                     f"exist: choose a dataflow order with {r} nearer the innermost level",
                     e.loc or self.st.loc)
-            body_loops = {x: loops[x] for x in body_space if self.pos[x] < self.pos[r]}
+            # (Only when the level outside r is one of e's own indices: a context level,
+            # iterated for recomputation, has no coordinates of e's own to hold.)
+            e.held = (not after and bool(space) and space[-1] in e.free
+                      and not _full(e.body, r, self.pos)
+                      and (len(space) > 1 or self.pattern_sensitive(e)))
+            own = set(self.spacc_levels(e)) | {r}
+            body_loops = {x: loops[x] for x in body_space if x not in own}
             for x in body_space:
-                if self.pos[x] >= self.pos[r]:
+                if x in own:
                     body_loops[x] = self._new_loop(x, e.body)
-            self._space(e.body, body_space, body_loops)
+            body_space = self._reduction_space(e.body, body_space)
+            self._space(e.body, body_space, {x: body_loops[x] for x in body_space})
             return
         for c in e.children():
             last = self._last(c)
             cs = self._sorted(set(c.free) | {x for x in space if self.pos[x] < last})
+            cs = self._reduction_space(c, cs)
             cl = loops
             x = cs[-1] if cs else None
             if x is not None and self._value_leaf(e, c, x):
@@ -147,6 +156,26 @@ class Analysis:
                 cl = dict(loops)
                 cl[x] = self._new_loop(x, c)
             self._space(c, cs, cl)
+
+    def _reduction_space(self, c: X.Node, cs: tuple[str, ...]) -> tuple[str, ...]:
+        """A reduction iterates an outer (context) index inside its reduced index only if it
+        has coordinates for it. One it lacks that follows the reduced index and all of its own
+        indices is left out (the reduced value is broadcast over it instead); one between its
+        own indices cannot be iterated: an error asking for another order."""
+        if not isinstance(c, X.Reduce):
+            return cs
+        r = self.pos[c.index]
+        lacking = [x for x in cs if x not in c.free and self.pos[x] > r]
+        if not lacking:
+            return cs
+        last_own = max((self.pos[x] for x in c.free), default=-1)
+        if all(self.pos[x] > last_own for x in lacking):
+            return tuple(x for x in cs if x not in lacking)
+        raise UserError(
+            f"the dataflow order {' -> '.join(self.order)} iterates {lacking[0]} inside the "
+            f"reduction over {c.index}, between the reduced expression's own indices, but that "
+            f"expression has no {lacking[0]}: choose an order with {lacking[0]} outside "
+            f"{c.index}", c.loc or self.st.loc)
 
     def _value_leaf(self, parent: X.Node, c: X.Node, x: str) -> bool:
         """Whether child c must join its parent's loop at x (c's innermost index) with its
@@ -169,8 +198,46 @@ class Analysis:
         from .codegen import zero_preserving
         return parent.op in ("max", "min") or not zero_preserving(c)
 
+    def pattern_sensitive(self, e: X.Node) -> bool:
+        """Whether some use of e's value distinguishes an absent entry from a stored 0."""
+        from .codegen import zero_preserving  # noqa: F401  (same notion as widening)
+        while e in self.parent:
+            p = self.parent[e]
+            if isinstance(p, X.Unary):
+                if p.op not in ("relu", "neg", "sqrt", "tanh", "gelu"):
+                    return True
+            elif isinstance(p, X.Reduce):
+                if p.op != "sum":
+                    return True
+            elif isinstance(p, X.Binary):
+                other = p.rhs if e is p.lhs else p.lhs
+                if p.op in ("max", "min"):
+                    return True
+                if p.op in ("/", "mask") and e is p.rhs:
+                    return True
+                if p.op in ("+", "-"):
+                    if isinstance(other, X.Const):
+                        return True  # e + c: an explicit 0 gives c, absence nothing
+                    mine, theirs = set(e.free), set(other.free)
+                    if mine - theirs:
+                        return True  # e decides the pattern
+                    if theirs - mine:
+                        return False  # the other side decides it; absent e counts as 0
+                    # a plain union: e's pattern shows in the result's; look further up
+            e = p
+        return False
+
     def spacc_levels(self, e: X.Reduce) -> tuple[str, ...]:
-        """The indices of e's space produced by its sparse accumulator (after its index)."""
+        """The indices of e's space produced by its sparse accumulator: those after its index,
+        or, for a held order-0 reduction, its innermost level (the held outer coordinates).
+
+        An order-0 reduction whose fibers may be empty is held when its use tells an absent
+        result from 0 (the reducer would emit an explicit 0) or when it sits under two or more
+        levels (the reducer cannot tell an empty fiber closing an outer one from a missing
+        fiber): `crdhold` repeats its outer coordinate per reduced coordinate and `spacc1`
+        accumulates those points, emitting exactly the outer coordinates that had entries."""
+        if e.held:
+            return (e.space[-1],)
         return tuple(x for x in e.space if self.pos[x] > self.pos[e.index])
 
     def _join(self, e: X.Node, loop: Loop) -> "Leaf | Join | None":
@@ -210,7 +277,7 @@ class Analysis:
         if isinstance(e, X.Const):
             return None
         if isinstance(e, X.Reduce):
-            if self.pos[x] > self.pos[e.index]:
+            if x in self.spacc_levels(e):
                 return Leaf(e, "spacc")
             return self._join(e.body, loop)
         if isinstance(e, X.Unary):
@@ -240,7 +307,14 @@ def _full(e: X.Node, x: str, pos: dict[str, int]) -> bool:
     if isinstance(e, X.Unary):
         return _full(e.arg, x, pos)
     if isinstance(e, X.Reduce):
-        return pos[x] < pos[e.index] and _full(e.body, x, pos)
+        if pos[x] > pos[e.index]:
+            return False  # a sparse accumulator's output
+        # At its innermost own level an order-0 reduction of possibly empty fibers may be
+        # held (emitting only coordinates with entries, see Analysis.spacc_levels).
+        if e.free and x == max(e.free, key=pos.__getitem__) \
+                and not _full(e.body, e.index, pos):
+            return False
+        return _full(e.body, x, pos)
     assert isinstance(e, X.Binary)
     a, b = _full(e.lhs, x, pos), _full(e.rhs, x, pos)
     if e.op in UNION_OPS:

@@ -173,8 +173,9 @@ class Codegen:
         def make():
             x, loop = e.vleaf
             if not isinstance(loop.join, Join):
-                return self.raw_val(e)
-            v = self.join(loop)[1][e]
+                v = self.raw_val(e)
+            else:
+                v = self.join(loop)[1][e]
             if x in e.widen:
                 h = self.an.helper(e, x, loop)
                 zero = self.add(ir.Alu(op="mulc", const=0.0),
@@ -206,7 +207,14 @@ class Codegen:
                             "with a tensor", e.loc or self.an.st.loc)
         assert isinstance(e, X.Binary)
         if e.op == "mask":
-            return self.extend(self.val(e.lhs), e.lhs, e)
+            v = self.extend(self.val(e.lhs), e.lhs, e)
+            if any(isinstance(n, X.Reduce) and self.an.spacc_levels(n) or n.vleaf is not None
+                   for n in e.rhs.walk()):
+                # The mask's values are ignored, but a sparse accumulator (or a value leaf)
+                # under it yields values that must go somewhere: add them times 0.
+                m = self.extend(self.val(e.rhs), e.rhs, e)
+                v = self.add(ir.Alu(op="add"), v, self.add(ir.Alu(op="mulc", const=0.0), m))
+            return v
         if isinstance(e.lhs, X.Const) and isinstance(e.rhs, X.Const):
             raise UserError("an operation between two constants has no stream",
                             e.loc or self.an.st.loc)
@@ -230,6 +238,10 @@ class Codegen:
             levels = self.an.spacc_levels(e)
             body = e.body
             crds = [self.crd(body.loops[x]) for x in levels]
+            if e.held:
+                # the outer coordinate held once per reduced coordinate: points to accumulate
+                crds[0], _ = self.add(ir.CrdHold(outer=levels[0], inner=e.index), crds[0],
+                                      self.crd(body.loops[e.index]))
             if len(levels) == 1:
                 c, v = self.add(ir.Spacc1(op=e.op, index=e.index), crds[0], self.val(body))
                 return {levels[0]: c}, v

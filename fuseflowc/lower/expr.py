@@ -33,6 +33,9 @@ class Node:
         #: (index, parent loop) when this node is a value leaf of its parent's loop at `index`:
         #: computed in its own loop, its values ride through the parent's joiner as payload.
         self.vleaf: tuple | None = None
+        #: An order-0 reduction computed by a sparse accumulator over its held outer
+        #: coordinates, so that empty fibers leave no result (see build).
+        self.held = False
 
     def children(self) -> tuple["Node", ...]:
         return ()
