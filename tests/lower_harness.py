@@ -64,11 +64,17 @@ def run_both(program, sizes: dict[str, int], seed: int = 0, density=None,
     return outs, {k: ref[k] for k in outs}, text
 
 
-def assert_matches(program, sizes, seed=0, density=None, inputs=None, **kw):
-    """Lower, simulate, compare with the reference; raise AssertionError with the graph."""
+def assert_matches(program, sizes, seed=0, density=None, inputs=None, patterns=False, **kw):
+    """Lower, simulate, compare with the reference; raise AssertionError with the graph.
+    `patterns`: also require the same stored entries (not only equal dense values)."""
     outs, ref, text = run_both(program, sizes, seed, density, inputs, **kw)
     assert outs, "no output written"
     for name in sorted(ref):
         a, e = outs[name].to_dense(), ref[name].to_dense()
         if not np.allclose(a, e, rtol=1e-6, atol=1e-9, equal_nan=True):
             raise AssertionError(f"{name} differs:\nsim={a}\nref={e}\n{text}")
+        if patterns:
+            pa, pe = outs[name].pattern(), ref[name].pattern()
+            if not (pa == pe).all():
+                raise AssertionError(f"{name}: stored pattern differs:\nsim={pa}\nref={pe}\n"
+                                     f"{text}")

@@ -57,4 +57,4 @@ def programs(draw):
 def test_random_programs(prog, seed):
     text, density = prog
     p = load_text(text)
-    assert_matches(p, dict(I=4, J=5), seed, density=density)
+    assert_matches(p, dict(I=4, J=5), seed, density=density, patterns=True)

@@ -78,8 +78,9 @@ INTERSECT_OPS = ("*", "/", "mask")
 class Analysis:
     """Spaces, loops and join trees of one statement (see the module docstring)."""
 
-    def __init__(self, st: X.Statement):
+    def __init__(self, st: X.Statement, out_format=None):
         self.st = st
+        self.out_format = out_format  # the written tensor's format (compressed levels)
         self.order = st.order
         self.pos = {x: k for k, x in enumerate(st.order)}
         self.loops: list[Loop] = []
@@ -199,8 +200,9 @@ class Analysis:
         return parent.op in ("max", "min") or not zero_preserving(c)
 
     def pattern_sensitive(self, e: X.Node) -> bool:
-        """Whether some use of e's value distinguishes an absent entry from a stored 0."""
-        from .codegen import zero_preserving  # noqa: F401  (same notion as widening)
+        """Whether some use of e's value distinguishes an absent entry from a stored 0 (or the
+        written tensor stores e's innermost level compressed: no explicit zeros there)."""
+        last = e.free[-1] if e.free else None
         while e in self.parent:
             p = self.parent[e]
             if isinstance(p, X.Unary):
@@ -225,6 +227,9 @@ class Analysis:
                         return False  # the other side decides it; absent e counts as 0
                     # a plain union: e's pattern shows in the result's; look further up
             e = p
+        fmt = self.out_format
+        if fmt is not None and last is not None and last in self.st.indices:
+            return fmt.levels[fmt.mode_order.index(self.st.indices.index(last))] == "compressed"
         return False
 
     def spacc_levels(self, e: X.Reduce) -> tuple[str, ...]:

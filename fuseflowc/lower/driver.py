@@ -33,7 +33,7 @@ def lower_regions(regions: list[X.Region], tensors: dict[str, X.TensorInfo],
     for region in regions:
         g = ir.Graph(region.name)
         for st in region.statements:
-            an = Analysis(st)
+            an = Analysis(st, tensors[st.tensor].format)
             Codegen(g, an, tensors).write()
             analyses.append((region.name, an))
         graphs.append(g)
@@ -46,5 +46,5 @@ def lower_statement(st: X.Statement, tensors: dict[str, X.TensorInfo], name: str
                     ) -> ir.Graph:
     """Lower one statement into a fresh graph (for tests and tools)."""
     g = ir.Graph(name)
-    Codegen(g, Analysis(st), tensors).write()
+    Codegen(g, Analysis(st, tensors[st.tensor].format), tensors).write()
     return g
