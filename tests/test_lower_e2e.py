@@ -164,10 +164,30 @@ def test_misc_programs(name):
         assert_matches(p, sizes, seed)
 
 
-def test_unsupported_is_a_user_error():
+@pytest.mark.parametrize("via_fuse", [False, True])
+def test_mttkrp_distributes_the_product_into_the_sum(via_fuse):
+    """(sum_k B C) * D with the order-2 accumulator's outer level l meeting D: the product is
+    distributed into the sum (same values and pattern) and accumulated again over l."""
     p = load_program(str(ROOT / "ir_examples" / "kernels" / "mttkrp.ff"))
+    for d in (None, 0.0, 0.2):
+        for seed in range(2):
+            assert_matches(p, dict(I=4, J=3, K=5, L=4), seed, via_fuse=via_fuse, patterns=True,
+                           density={"B": d} if d is not None else None)
+
+
+def test_unsupported_is_a_user_error():
+    # The same outer-level join, but in a union: a sum does not distribute over it.
+    p = load_text("""
+dim I, J, K, L
+tensor B[I, K, L] : sparse
+tensor C[K, J] : dense
+tensor E[L, J] : dense
+tensor A[I, L, J] : dense
+A[i,l,j] = B[i,k,l] * C[k,j] + E[l,j]
+order A: i -> k -> l -> j
+""")
     with pytest.raises(UserError, match="order-2"):
-        assert_matches(p, SIZES)
+        assert_matches(p, dict(I=3, J=3, K=3, L=3))
 
 
 ML_PROGRAMS = {

@@ -85,6 +85,8 @@ class Analysis:
         self.pos = {x: k for k, x in enumerate(st.order)}
         self.loops: list[Loop] = []
         self.nodes: list[X.Node] = list(st.expr.walk())
+        for n in self.nodes:  # a statement may be analyzed again after a rewrite
+            n.vleaf, n.held, n.loops, n.space = None, False, {}, ()
         self._helpers: dict = {}
         self.parent: dict[X.Node, X.Node] = {c: n for n in self.nodes for c in n.children()}
         self._drop_full_widening(st.expr)

@@ -43,6 +43,15 @@ def zero_preserving(e: X.Node) -> bool:
     return a and b  # max, min of zeros
 
 
+class OuterLevelJoin(UserError):
+    """The outer output level of an order-2 accumulator meets another operand in a joiner
+    (the driver may distribute a product into the sum and retry)."""
+
+    def __init__(self, reduction: X.Reduce, message: str, loc=None):
+        super().__init__(message, loc)
+        self.reduction = reduction
+
+
 class Codegen:
     """Generates the nodes of one statement into graph `g` (see the module docstring)."""
 
@@ -135,7 +144,7 @@ class Codegen:
         e = leaf.node
         levels = self.an.spacc_levels(e)
         if loop.index != levels[-1]:
-            raise UserError(
+            raise OuterLevelJoin(e,
                 f"the outer output level {loop.index} of an order-{len(levels)} reduction over "
                 f"{e.index} meets another operand; joining it is not supported: choose a "
                 f"dataflow order with {e.index} innermost", e.loc or self.an.st.loc)

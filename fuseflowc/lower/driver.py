@@ -7,7 +7,7 @@ from ..samml import ir
 from . import expr as X
 from .adapt import regions_of
 from .build import Analysis
-from .codegen import Codegen
+from .codegen import Codegen, OuterLevelJoin
 
 
 def lower_program(program: ast.Program, source: str | None = None
@@ -33,8 +33,7 @@ def lower_regions(regions: list[X.Region], tensors: dict[str, X.TensorInfo],
     for region in regions:
         g = ir.Graph(region.name)
         for st in region.statements:
-            an = Analysis(st, tensors[st.tensor].format)
-            Codegen(g, an, tensors).write()
+            an = _generate(g, st, tensors)
             analyses.append((region.name, an))
         graphs.append(g)
     decls = [ir.TensorDecl(t.name, tuple(t.dims), t.format, t.role, t.block)
@@ -46,5 +45,55 @@ def lower_statement(st: X.Statement, tensors: dict[str, X.TensorInfo], name: str
                     ) -> ir.Graph:
     """Lower one statement into a fresh graph (for tests and tools)."""
     g = ir.Graph(name)
-    Codegen(g, Analysis(st, tensors[st.tensor].format), tensors).write()
+    _generate(g, st, tensors)
     return g
+
+
+def _generate(g: ir.Graph, st: X.Statement, tensors: dict[str, X.TensorInfo]) -> Analysis:
+    """Analyze and generate one statement into g. When the outer output level of an order-2
+    accumulator would meet another operand of a product (a joiner cannot carry a whole fiber),
+    the product is distributed into the sum (`(sum_k X) * D = sum_k (X * D)` for D without k:
+    same values and pattern) and the statement generated again."""
+    for _ in range(16):
+        an = Analysis(st, tensors[st.tensor].format)
+        scratch = ir.Graph(g.name)
+        try:
+            Codegen(scratch, an, tensors).write()
+        except OuterLevelJoin as e:
+            if not _distribute(st, an, e.reduction):
+                raise
+            continue
+        g.nodes.extend(scratch.nodes)
+        return an
+    raise AssertionError("distribution did not converge")  # pragma: no cover
+
+
+def _distribute(st: X.Statement, an: Analysis, e: X.Reduce) -> bool:
+    """Rewrite `e op o` (op in *, /, mask; e a sum the other operand o does not depend on) into
+    `sum(e.body op o)` in place; False when the rewrite does not apply."""
+    p = an.parent.get(e)
+    if e.op != "sum" or not isinstance(p, X.Binary):
+        return False
+    if p.op == "*":
+        o = p.rhs if p.lhs is e else p.lhs
+    elif p.op in ("/", "mask") and p.lhs is e:
+        o = p.rhs
+    else:
+        return False
+    if e.index in o.every or isinstance(o, X.Const):
+        return False
+    body = X.Binary(p.op, e.body, o, p.loc) if p.lhs is e else X.Binary(p.op, o, e.body, p.loc)
+    new = X.Reduce("sum", e.index, body, e.loc)
+    new.widen = p.widen
+    gp = an.parent.get(p)
+    if gp is None:
+        st.expr = new
+    elif isinstance(gp, X.Unary):
+        gp.arg = new
+    elif isinstance(gp, X.Reduce):
+        gp.body = new
+    elif gp.lhs is p:
+        gp.lhs = new
+    else:
+        gp.rhs = new
+    return True
