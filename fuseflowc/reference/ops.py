@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .values import SVal, keys
@@ -223,16 +225,27 @@ def contract(factors: list[SVal], over) -> SVal:
                 over -= set(local)
         if len(factors) == 1:
             return reduce("sum", factors[0], over)
-        p, q = _pick_pair(factors)
+        p, q = _pick_pair(factors, over)
         a, b = factors[p], factors[q]
         rest = [f for n, f in enumerate(factors) if n not in (p, q)]
-        done = {i for i in set(a.indices) | set(b.indices)
-                if i in over and not any(i in g.indices for g in rest)}
+        done = _done_if_joined(factors, p, q, over)
         factors = [_multiply_sum(a, b, done)] + rest
         over -= done
 
 
-def _pick_pair(factors: list[SVal]) -> tuple[int, int]:
+def _union_sizes(a: SVal, b: SVal) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    extra = [i for i in b.indices if i not in a.indices]
+    return a.indices + tuple(extra), a.sizes + tuple(b.size_of(i) for i in extra)
+
+
+def _done_if_joined(factors: list[SVal], p: int, q: int, over: set[str]) -> set[str]:
+    """The summed indices no factor but the p-th and q-th uses."""
+    rest = [f for n, f in enumerate(factors) if n not in (p, q)]
+    return {i for i in set(factors[p].indices) | set(factors[q].indices)
+            if i in over and not any(i in g.indices for g in rest)}
+
+
+def _pick_pair(factors: list[SVal], over: set[str]) -> tuple[int, int]:
     """The pair to join next: one sharing indices if any, smallest estimated result, ties by
     position (deterministic)."""
     best = None
@@ -244,6 +257,10 @@ def _pick_pair(factors: list[SVal]) -> tuple[int, int]:
             for i in shared:
                 div *= max(a.size_of(i), 1)
             est = a.nnz * b.nnz / div
+            if a.is_full() and b.is_full():
+                # A dense einsum: its cost is the result's size once `done` is summed out.
+                done = _done_if_joined(factors, p, q, over)
+                est = min(est, math.prod(s for i, s in zip(*_union_sizes(a, b)) if i not in done))
             key = (0 if shared or not a.indices or not b.indices else 1, est, p, q)
             if best is None or key < best:
                 best = key
@@ -253,9 +270,26 @@ def _pick_pair(factors: list[SVal]) -> tuple[int, int]:
 def _multiply_sum(a: SVal, b: SVal, done: set[str]) -> SVal:
     """`sum[done](a * b)`; a matrix product on scipy/numpy when every shared index is summed."""
     shared = [i for i in a.indices if i in b.indices]
-    if shared and set(shared) == done:
-        return _matmul(a, b, shared)
-    return reduce("sum", intersect("*", a, b), done)
+    if not done:
+        return intersect("*", a, b)
+    if a.is_full() and b.is_full() and set(shared) != done and a.nnz and b.nnz:
+        return _dense_einsum(a, b, done)
+    return _matmul(a, b, shared, done)
+
+
+def _dense_einsum(a: SVal, b: SVal, done: set[str]) -> SVal:
+    """sum[done](a * b) of two full operands: a dense einsum, whose result is full."""
+    indices, sizes = _union_sizes(a, b)
+    keep = [k for k, i in enumerate(indices) if i not in done]
+    letters = {i: chr(ord("a") + k) for k, i in enumerate(indices)}
+    spec = (f"{''.join(letters[i] for i in a.indices)},{''.join(letters[i] for i in b.indices)}"
+            f"->{''.join(letters[indices[k]] for k in keep)}")
+    with np.errstate(all="ignore"):
+        vals = np.einsum(spec, a.to_dense()[0], b.to_dense()[0])
+    out_sizes = tuple(sizes[k] for k in keep)
+    grid = np.indices(out_sizes).reshape(len(keep), -1).T if keep else np.zeros((1, 0), np.int64)
+    return SVal(tuple(indices[k] for k in keep), out_sizes, grid.astype(np.int64),
+                np.asarray(vals, np.float64).reshape(-1))
 
 
 def _compact(coords: np.ndarray, sizes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -266,14 +300,17 @@ def _compact(coords: np.ndarray, sizes: tuple[int, ...]) -> tuple[np.ndarray, np
     return inv.reshape(-1).astype(np.int64), first.astype(np.int64)
 
 
-def _matmul(a: SVal, b: SVal, shared: list[str]) -> SVal:
-    """sum[shared](a * b) as a matrix product: rows are a's other indices, the inner dimension
-    the shared ones, columns b's other indices (each compacted to the coordinates present).
-    Values come from the product of the value matrices, the pattern from the product of 0/1
-    matrices (positive counts never cancel), or directly when an operand is full."""
+def _matmul(a: SVal, b: SVal, shared: list[str], done: set[str]) -> SVal:
+    """sum[done](a * b) as a matrix product: rows are a's unshared indices plus the shared ones
+    not summed (batch indices), the inner dimension all shared indices, columns b's unshared
+    indices (each compacted to the coordinates present); a batch index in both the row and the
+    inner key makes the matrix block diagonal. Values come from the product of the value
+    matrices, the pattern from the product of 0/1 matrices (positive counts never cancel), or
+    directly when an operand is full."""
     import scipy.sparse as sp
 
-    a_only = [i for i in a.indices if i not in shared]
+    batch = [i for i in shared if i not in done]
+    a_only = [i for i in a.indices if i not in shared] + batch
     b_only = [i for i in b.indices if i not in shared]
     ssizes = tuple(a.size_of(i) for i in shared)
     ra, rfirst = _compact(a.coords[:, _cols(a, a_only)], tuple(a.size_of(i) for i in a_only))
@@ -285,10 +322,11 @@ def _matmul(a: SVal, b: SVal, shared: list[str]) -> SVal:
     m, p = rfirst.shape[0], cfirst.shape[0]
     n = int(inv.max()) + 1 if inv.shape[0] else 0
     with np.errstate(all="ignore"):
-        if a.is_full() or b.is_full():
+        if (a.is_full() and not batch) or b.is_full():
             # A full operand stores every inner coordinate, so every (row, column) pair present
-            # on both sides meets: the result stores all m x p of them.
-            if a.is_full():
+            # on both sides meets: the result stores all m x p of them. (With batch indices a
+            # full `a` meets only the columns of its own batch: not this shortcut.)
+            if a.is_full() and not batch:
                 av = np.zeros((m, n))
                 av[ra, ja] = a.vals
             else:

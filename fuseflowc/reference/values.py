@@ -88,7 +88,10 @@ class SVal:
         """(values, pattern) as dense arrays over the index space (absent entries are 0)."""
         v = np.zeros(self.sizes)
         p = np.zeros(self.sizes, bool)
-        if self.nnz:
+        if self.nnz and not self.indices:
+            v[()] = self.vals[0]
+            p[()] = True
+        elif self.nnz:
             idx = tuple(self.coords.T)
             v[idx] = self.vals
             p[idx] = True
