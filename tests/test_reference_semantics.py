@@ -232,3 +232,19 @@ def test_missing_or_misshaped_input_is_a_user_error():
         evaluate(p, {"A": A})
     with pytest.raises(UserError, match="J = 3"):
         evaluate(p, {"A": A, "x": FiberTensor.from_dense(np.ones(2), DENSE1)})
+
+
+@pytest.mark.parametrize("order", ["A[h,j] * B[h,j,k]", "B[h,j,k] * A[h,j]"])
+def test_batched_product_with_a_full_operand_stores_only_met_batches(order):
+    # h is shared but not summed (a batch index): a full A meets B only in B's own batches.
+    p = prog(f"""dim H = 2, J = 3, K = 2
+        tensor A[H, J] : dense
+        tensor B[H, J, K] : sparse
+        tensor y[H, K] : sparse
+        y[h,k] = {order}
+        """)
+    A = FiberTensor.from_dense(np.arange(1.0, 7.0).reshape(2, 3), DENSE2)
+    B = coo((2, 3, 2), {(0, 1, 1): 2.0, (0, 2, 1): 1.0}, shorthand("sparse", 3))
+    out = evaluate(p, {"A": A, "B": B})
+    assert stored(out["y"]) == {(0, 1)}
+    assert out["y"].to_dense()[0, 1] == 2.0 * 2 + 3.0 * 1
