@@ -55,7 +55,8 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | No
 
     \b
     Example:
-      fuseflowc fuse ir_examples/kernels/spmv.ff | fuseflowc lower | fuseflowc simulate - --data d/ --check
+      fuseflowc fuse ir_examples/kernels/spmv.ff | fuseflowc lower \\
+        | fuseflowc simulate - --data d/ --check
       fuseflowc lower ir_examples/kernels/spmv.ff -o spmv.samml
       fuseflowc lower ir_examples/kernels/nested_matmul_fused.ff --dump-table
       fuseflowc lower model.ff -s 'order y: j -> i' -o y.samml

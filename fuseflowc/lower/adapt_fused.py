@@ -44,13 +44,16 @@ def regions_from_fused(fp: F.FusedProgram) -> tuple[list[X.Region], dict[str, X.
                 continue
             done.add(inst.statement)
             reg = X.Region(_unique(f"{r.name}_{inst.statement}", regions))
-            reg.statements.append(_statement(inst, views, insts, mat, order, tensors, read, widen))
+            st = _statement(inst, views, insts, mat, order, tensors, read, widen)
+            st.order = _own_order(st, tensors, order)
+            reg.statements.append(st)
             regions.append(reg)
             written.add(inst.statement)
         reg = X.Region(_unique(r.name, regions))
         for inst in r.exprs:
             if inst.writes and inst.statement not in done:
-                reg.statements.append(_statement(inst, views, insts, mat, order, tensors, read, widen))
+                reg.statements.append(
+                    _statement(inst, views, insts, mat, order, tensors, read, widen))
                 written.add(inst.statement)
         if reg.statements:
             regions.append(reg)
@@ -177,3 +180,23 @@ def _convert(e: ast.Expr, inst, views, insts, mat, tensors, read, widen, inlined
             return X.MultiReduce(e.op, tuple(e.indices), conv(e.body), e.loc)
         raise AssertionError(type(e))
     return conv(e)
+
+
+def _own_order(st: X.Statement, tensors, preferred: tuple[str, ...]) -> tuple[str, ...]:
+    """A dataflow order for an intermediate lowering materializes on its own: concordant with
+    its views and its own declared storage order (fuse constrained only the region's written
+    tensors), otherwise as close to the region's order as possible."""
+    from .adapt import _topo
+    used = {x for n in st.expr.walk()
+            for x in (n.indices if isinstance(n, X.Access) else
+                      (n.index,) if isinstance(n, X.Reduce) else ())}
+    indices = sorted(used | set(st.indices), key=preferred.index)
+    edges: list[tuple[str, str]] = []
+    for n in st.expr.walk():
+        if isinstance(n, X.Access) and n.format is not None:
+            seq = [n.indices[m] for m in n.format.mode_order]
+            edges += list(zip(seq, seq[1:]))
+    fmt = tensors[st.tensor].format
+    seq = [st.indices[m] for m in fmt.mode_order]
+    edges += list(zip(seq, seq[1:]))
+    return _topo(indices, edges, st)

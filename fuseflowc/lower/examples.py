@@ -1,11 +1,13 @@
 """`make examples`: every example program, every fusion variant, up to 3 dataflow orders each,
 through the real pipeline (separate processes):
 
-    fuseflowc fuse P [--region R --order K] | fuseflowc lower | fuseflowc simulate - --data D --check
+    fuseflowc fuse P [--region R --order K] | fuseflowc lower \
+        | fuseflowc simulate - --data D --check
 
 on random inputs (seeded; unsized dims get small sizes). Prints one line per case and ends with
 `examples: N passed, M failed`; exit status 1 if any failed. Orders: order 0 of every
-region, then orders 1 and 2 of each region that has them (one region varied at a time). Run: python -m fuseflowc.lower.examples
+region, then orders 1 and 2 of each region that has them (one region varied at a time), and
+`fuse --inline-widened` for the fused variants. Run: python -m fuseflowc.lower.examples
 [--jobs N] [--orders 3] [PATH ...] (default: ir_examples/kernels and ir_examples/models).
 
 Only the command-line pipeline is used here, so this module imports nothing of the simulator.
@@ -102,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
                 cases.append(None)
                 continue
             cases.append((prog, None, 0, d))  # order 0 of every region
-            if "_full" in prog.name or "_partial" in prog.name or "fused" in prog.name:
+            if "_full" in prog.name or "_partial" in prog.name or prog.name.endswith("_fused.ff"):
                 # the paper's fusion: widened intermediates inlined, widened in the stream
                 cases.append((prog, None, 0, d, True))
             for region, count in _region_counts(ffc, prog):
