@@ -43,7 +43,7 @@ def relu(x):
     return np.maximum(x, 0)
 
 
-# ---- numpy models ----------------------------------------------------------------------------------
+# ---- numpy models -------------------------------------------------------------------------------
 def gcn_numpy(A, X, W1, b1, W2, b2):
     H1 = relu(A @ X @ W1 + b1)
     return A @ H1 @ W2 + b2
@@ -93,7 +93,7 @@ def bigbird_numpy(d, M):
     return a + G @ d["W2"] + d["c2"], P
 
 
-# ---- small random data -----------------------------------------------------------------------------
+# ---- small random data --------------------------------------------------------------------------
 def _graph_adjacency(n, seed):
     """A random symmetric 0/1 graph with some isolated nodes, GCN-normalized by hand."""
     rng = np.random.default_rng(seed)
@@ -166,7 +166,7 @@ def test_bigbird_attention_layer_small(variant):
     np.testing.assert_allclose(rows[:, mask.any(axis=1)], 1.0)
 
 
-# ---- Cora --------------------------------------------------------------------------------------------
+# ---- Cora ---------------------------------------------------------------------------------------
 def _cora():
     import scipy.sparse as sp
 

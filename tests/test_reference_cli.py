@@ -107,7 +107,7 @@ def test_gen_data_graph_binds_dims_and_normalizes(tmp_path):
     # With --size for the feature dim, random features of that width.
     gen(prog, tmp_path / "e", "--graph", "karate", "--size", "F=5", "--normalize", "none")
     X = np.asarray(sp.load_npz(tmp_path / "e" / "X.npz").toarray())
-    assert X.shape == (34, 5)
+    assert X.shape == (34, 5) and (X != 0).all()  # dense random features, not a sparse input
     np.testing.assert_array_equal(sp.load_npz(tmp_path / "e" / "A.npz").toarray(), raw)
 
 

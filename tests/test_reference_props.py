@@ -153,8 +153,8 @@ class Gen:
             if f == "rsqrt":  # rsqrt(relu(e) + 1)
                 one = Dense(np.ones(self.shape3), np.ones(self.shape3, bool), ())
                 s = o_union("+", o_unary("relu", a), one)
-                return (f"rsqrt(relu({t}) + 1)", Dense(1 / np.sqrt(np.where(s.p, s.v, 1)), s.p, s.free),
-                        bnd)
+                r = 1 / np.sqrt(np.where(s.p, s.v, 1))
+                return f"rsqrt(relu({t}) + 1)", Dense(r, s.p, s.free), bnd
             return f"{f}({t})", o_unary(f, a), bnd
         if kind == "reduce":
             t, a, bnd = self.expr(depth - 1, avoid)

@@ -32,7 +32,7 @@ NORMALIZATIONS = ("gcn", "mean", "none")
                    "sparse matrix input).")
 @click.option("--feature-tensor", metavar="T", default=None,
               help="With --graph: the input receiving the node features (default: the only "
-                   "other matrix input indexed [nodes, F] with F unsized).")
+                   "other matrix input indexed [nodes, F] with F not fixed by the program).")
 @click.option("--format", "style", type=click.Choice(STYLES), default="auto", show_default=True,
               help="File style: auto (dense -> .npy, sparse -> .npz), npy, npz or sam (SAM level "
                    "files).")
@@ -52,9 +52,10 @@ def cmd(program: str, output: str, sizes: tuple[str, ...], densities: tuple[str,
 
     With --graph, the adjacency input (--graph-tensor, default the only square sparse matrix
     input, e.g. A[N, N] : csr) gets the graph's adjacency, normalized by --normalize, and the
-    feature input (--feature-tensor, default the only other matrix input [N, F] with F unsized)
-    gets its node features (the identity when the graph has none, or random features when
-    --size gives F); their dims are bound from the graph. Other inputs are random.
+    feature input (--feature-tensor, default the only other matrix input [N, F] whose F the
+    program does not fix) gets its node features (when the graph has none: the identity, or
+    random features when --size gives F); their dims are bound from the graph. Other inputs
+    are random.
 
     \b
     Example:

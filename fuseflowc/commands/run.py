@@ -35,8 +35,9 @@ def cmd(program: str, data: str, output: str | None, schedule: tuple[str, ...], 
     The outputs (assigned tensors no statement reads, plus those named by `output`) are written
     into OUTDIR, one file per tensor; `--all` writes every assigned tensor. A summary table
     (tensor, shape, format, stored entries, density, wall time per statement) goes to stderr.
-    Without -o only the summary is printed. Schedules do not change the result: --schedule and
-    --unfused are accepted so that the same command line works for every variant.
+    Without -o only the summary is printed. Fusion, order and parallelization do not change the
+    result (--schedule and --unfused are accepted so that one command line serves every
+    variant); a `block` size does, as blocked tensors store whole blocks.
 
     \b
     Example:

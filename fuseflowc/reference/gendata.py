@@ -112,7 +112,7 @@ def _pick_feature_tensor(p: ast.Program, name: str | None, adj: ast.TensorDecl,
         return t
     cands = [t for t in _input_decls(p) if t.order == 2 and t.name != adj.name
              and t.dims[0] == adj.dims[0] and isinstance(t.dims[1], str)
-             and t.dims[1] not in bound and p.dim(t.dims[1]).size is None]
+             and p.dim(t.dims[1]).size is None]
     if len(cands) > 1:
         raise UserError(f"--graph: several inputs could receive the node features "
                         f"({', '.join(t.name for t in cands)}); choose one with "

@@ -50,7 +50,7 @@ def unary(func: str, v: SVal) -> SVal:
         return SVal(v.indices, v.sizes, v.coords, UNARY[func](v.vals).astype(np.float64))
 
 
-# ---- joins ---------------------------------------------------------------------------------------
+# ---- joins --------------------------------------------------------------------------------------
 
 
 def _merged(a: SVal, b: SVal) -> tuple[tuple[str, ...], tuple[int, ...], list[str], list[str]]:
@@ -175,7 +175,7 @@ def binary(op: str, a: SVal, b: SVal) -> SVal:
     return union(op, a, b)
 
 
-# ---- reductions ------------------------------------------------------------------------------------
+# ---- reductions ---------------------------------------------------------------------------------
 
 
 def reduce(op: str, v: SVal, over) -> SVal:
@@ -203,7 +203,7 @@ def reduce(op: str, v: SVal, over) -> SVal:
     return SVal(indices, sizes, c[first], np.asarray(vals, np.float64))
 
 
-# ---- sums of products ----------------------------------------------------------------------------
+# ---- sums of products ---------------------------------------------------------------------------
 
 
 def contract(factors: list[SVal], over) -> SVal:
