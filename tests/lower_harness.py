@@ -59,7 +59,7 @@ def run_both(program, sizes: dict[str, int], seed: int = 0, density=None,
     if inputs is None:
         inputs = random_inputs(specs, sizes, seed, density)
     ref = evaluate(program, inputs)
-    sim = Simulator(module2, inputs, dict(sizes)).run()
+    sim = Simulator(module2, _as_declared(module2, inputs), dict(sizes)).run()
     outs = {t.name: sim.tensors[t.name] for t in module2.tensors if t.role == "output"}
     return outs, {k: ref[k] for k in outs}, text
 
@@ -78,3 +78,14 @@ def assert_matches(program, sizes, seed=0, density=None, inputs=None, patterns=F
             if not (pa == pe).all():
                 raise AssertionError(f"{name}: stored pattern differs:\nsim={pa}\nref={pe}\n"
                                      f"{text}")
+
+
+def _as_declared(module, inputs: dict) -> dict:
+    """The inputs stored as the module declares them, as `simulate --data` loads them (an input
+    may be declared in a permuted format standing for fuse's permuted copy)."""
+    from fuseflowc.data.io import RawTensor, convert
+    out = dict(inputs)
+    for t in module.tensors:
+        if t.role == "input" and t.name in inputs and inputs[t.name].format != t.format:
+            out[t.name] = convert(RawTensor.from_fiber(inputs[t.name]), t.spec(), t.name)
+    return out

@@ -274,6 +274,20 @@ def test_models(path, how):
                        inline_widened=how == "fuse-inline-widened")
 
 
+GPT3 = sorted(str(p.relative_to(ROOT)) for p in
+              (ROOT / "ir_examples" / "models" / "gpt3_bigbird").glob("*_*.ff"))
+
+
+@pytest.mark.parametrize("path", GPT3)
+def test_gpt3_bigbird_through_fuse(path):
+    """One GPT-3 layer with BigBird attention: layer norms, per-head projections (read through
+    fuse's permuted copies of the dense weights, declared so for the loader), masked softmax,
+    feed-forward network."""
+    p = load_program(str(ROOT / path))
+    assert_matches(p, dict(S=6, E=4, NH=2, DH=2, FF=4), 0, via_fuse=True,
+                   density={"M": 0.4})
+
+
 def test_inline_widened_models_are_one_graph():
     from lower_harness import fused_module
     for path in MODELS:

@@ -28,11 +28,16 @@ def regions_from_fused(fp: F.FusedProgram) -> tuple[list[X.Region], dict[str, X.
         tensors[t.name] = X.TensorInfo(t.name, tuple(t.dims), t.format, _ROLES[t.role],
                                        t.block, t.loc)
     decls = {t.name: t for t in fp.tensors}
+    renamed = _input_permutations(fp, decls, tensors)
     regions: list[X.Region] = []
     written: set[str] = set()
     read: set[str] = set()
     for r in fp.regions:
         views = {(v.tensor, tuple(v.indices)): v for v in r.views}
+        for (name, idx), v in list(views.items()):
+            if name in renamed:  # read the input itself, stored in the permuted format
+                views[(name, idx)] = F.View(v.id, renamed[name], v.indices, "input",
+                                            v.mode_order, None, None, v.loc)
         insts = {e.id: e for e in r.exprs}
         mat, widen = _to_materialize(r, insts, decls, views, tensors)
         order = tuple(r.order)
@@ -163,10 +168,11 @@ def _convert(e: ast.Expr, inst, views, insts, mat, tensors, read, widen, inlined
                     f"{v.copy_of or v.tensor.split('__')[0]}: SAMML modules cannot build "
                     "permuted copies yet (choose another order with `fuse --order K`, or change "
                     "a format)", e.loc or inst.loc)
-            if e.tensor in tensors and tensors[e.tensor].role == "temp":
-                read.add(e.tensor)
-            fmt = tensors[e.tensor].format if e.tensor in tensors else None
-            return X.Access(e.tensor, tuple(e.indices), e.loc, fmt)
+            name = v.tensor if v is not None else e.tensor
+            if name in tensors and tensors[name].role == "temp":
+                read.add(name)
+            fmt = tensors[name].format if name in tensors else None
+            return X.Access(name, tuple(e.indices), e.loc, fmt)
         if isinstance(e, ast.Const):
             return X.Const(e.value, e.loc)
         if isinstance(e, ast.Binary):
@@ -200,3 +206,34 @@ def _own_order(st: X.Statement, tensors, preferred: tuple[str, ...]) -> tuple[st
     seq = [st.indices[m] for m in fmt.mode_order]
     edges += list(zip(seq, seq[1:]))
     return _topo(indices, edges, st)
+
+
+def _input_permutations(fp: F.FusedProgram, decls, tensors: dict[str, X.TensorInfo]
+                        ) -> dict[str, str]:
+    """Permuted copies of *inputs* that the module can do without: when a program input is read
+    only through one permuted copy and its levels are all dense or all compressed (so that the
+    copy stores exactly its entries), the module declares the input itself in the copy's
+    format (the data loader stores it so, as a host would before the run). Returns copy name
+    -> input name, and updates the input's format in `tensors`."""
+    copies: dict[str, list[str]] = {}
+    plain: set[str] = set()
+    for r in fp.regions:
+        for v in r.views:
+            t = decls.get(v.tensor)
+            if t is not None and t.role == "permuted":
+                copies.setdefault(t.copy_of or v.copy_of or "", []).append(v.tensor)
+            else:
+                plain.add(v.tensor)
+    out: dict[str, str] = {}
+    for orig, names in copies.items():
+        names = sorted(set(names))
+        src = decls.get(orig)
+        if src is None or src.role != "input" or orig in plain or len(names) != 1:
+            continue
+        if len(set(src.format.levels)) > 1:
+            # Mixed dense/compressed levels: stored in another order, the dense levels would
+            # store other coordinates (explicit zeros) than the original: not the same tensor.
+            continue
+        out[names[0]] = orig
+        tensors[orig].format = decls[names[0]].format
+    return out

@@ -28,6 +28,16 @@ from ..diagnostics import UserError
 from . import expr as X
 
 
+class ContextInsideReduction(UserError):
+    """An outer index iterated inside a reduction, between the reduced expression's own
+    indices, with no coordinates there (the driver may distribute a product into the sum)."""
+
+    def __init__(self, analysis: "Analysis", reduction: X.Reduce, message: str, loc=None):
+        super().__init__(message, loc)
+        self.analysis = analysis
+        self.reduction = reduction
+
+
 class Loop:
     """One iteration level: index `index`, created by node `owner` (the statement root or a
     reduction body); `join` is its join tree (a Leaf or a Join)."""
@@ -174,7 +184,8 @@ class Analysis:
         last_own = max((self.pos[x] for x in c.free), default=-1)
         if all(self.pos[x] > last_own for x in lacking):
             return tuple(x for x in cs if x not in lacking)
-        raise UserError(
+        raise ContextInsideReduction(
+            self, c,
             f"the dataflow order {' -> '.join(self.order)} iterates {lacking[0]} inside the "
             f"reduction over {c.index}, between the reduced expression's own indices, but that "
             f"expression has no {lacking[0]}: choose an order with {lacking[0]} outside "
@@ -315,7 +326,8 @@ def _full(e: X.Node, x: str, pos: dict[str, int]) -> bool:
         return _full(e.arg, x, pos)
     if isinstance(e, X.Reduce):
         if pos[x] > pos[e.index]:
-            return False  # a sparse accumulator's output
+            # a sparse accumulator's output: the union over r of the body's coordinates
+            return _full(e.body, x, pos) and _full(e.body, e.index, pos)
         # At its innermost own level an order-0 reduction of possibly empty fibers may be
         # held (emitting only coordinates with entries, see Analysis.spacc_levels).
         if e.free and x == max(e.free, key=pos.__getitem__) \

@@ -6,7 +6,7 @@ from ..lang import ast
 from ..samml import ir
 from . import expr as X
 from .adapt import regions_of
-from .build import Analysis
+from .build import Analysis, ContextInsideReduction
 from .codegen import Codegen, OuterLevelJoin
 
 
@@ -52,10 +52,17 @@ def lower_statement(st: X.Statement, tensors: dict[str, X.TensorInfo], name: str
 def _generate(g: ir.Graph, st: X.Statement, tensors: dict[str, X.TensorInfo]) -> Analysis:
     """Analyze and generate one statement into g. When the outer output level of an order-2
     accumulator would meet another operand of a product (a joiner cannot carry a whole fiber),
-    the product is distributed into the sum (`(sum_k X) * D = sum_k (X * D)` for D without k:
-    same values and pattern) and the statement generated again."""
-    for _ in range(16):
-        an = Analysis(st, tensors[st.tensor].format)
+    or the order iterates an index of the product's other operand inside the sum, between the
+    summed expression's own indices (no coordinates for it there), the product is distributed
+    into the sum (`(sum_k X) * D = sum_k (X * D)` for D without k: same values and pattern)
+    and the statement generated again."""
+    for _ in range(64):
+        try:
+            an = Analysis(st, tensors[st.tensor].format)
+        except ContextInsideReduction as e:
+            if not _distribute(st, e.analysis, e.reduction):
+                raise
+            continue
         scratch = ir.Graph(g.name)
         try:
             Codegen(scratch, an, tensors).write()
