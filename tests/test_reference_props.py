@@ -113,7 +113,25 @@ def formats(draw, order):
 
 
 def fmt_text(f: Format) -> str:
-    return f"({', '.join(f.levels)}) order ({', '.join(map(str, f.mode_order))})"
+    text = f"({', '.join(f.levels)}) order ({', '.join(map(str, f.mode_order))})"
+    return text + (" blocked" if f.blocked else "")
+
+
+def maybe_blocked(draw, fmt: Format, shape) -> tuple[Format, int | None]:
+    """Sometimes make a matrix format blocked with 2 x 2 blocks (when its sizes allow)."""
+    if len(shape) == 2 and all(s % 2 == 0 for s in shape) and draw(st.booleans()):
+        return Format(fmt.levels, fmt.mode_order, True), 2
+    return fmt, None
+
+
+def o_stored_blocked(fmt: Format, pat: np.ndarray, b: int | None) -> np.ndarray:
+    """Stored entries of a computed pattern materialized in a (possibly blocked) format: a block
+    is stored iff it holds a computed entry, then widened like an element under dense levels."""
+    if b is None:
+        return o_stored(fmt, pat)
+    m, n = pat.shape
+    blocks = pat.reshape(m // b, b, n // b, b).any(axis=(1, 3))
+    return np.kron(o_stored(fmt, blocks), np.ones((b, b), bool)).astype(bool)
 
 
 class Gen:
@@ -193,8 +211,11 @@ def programs(draw):
         dims = draw(st.permutations(DIMS))[:order]
         fmt = draw(formats(order))
         name = f"T{n}"
+        fmt, blk = maybe_blocked(draw, fmt, [sizes[d] for d in dims])
         decls.append(f"tensor {name}[{', '.join(dims)}] : {fmt_text(fmt)}")
-        spec = TensorSpec(name, tuple(dims), fmt)
+        if blk:
+            decls.append(f"block {name}: {blk}")
+        spec = TensorSpec(name, tuple(dims), fmt, blk)
         dens = draw(st.sampled_from([0.0, 0.2, 0.5, 1.0]))
         t = random_tensor(spec, tuple(sizes[d] for d in dims), dens, tensor_rng(seed, name))
         inputs[name] = t
@@ -209,7 +230,10 @@ def programs(draw):
         lhs = draw(st.permutations(free))
         fmt = draw(formats(len(lhs)))
         name = f"S{s}"
+        fmt, blk = maybe_blocked(draw, fmt, [sizes[x.upper()] for x in lhs])
         decls.append(f"tensor {name}[{', '.join(x.upper() for x in lhs)}] : {fmt_text(fmt)}")
+        if blk:
+            decls.append(f"block {name}: {blk}")
         stmts.append(f"{name}[{','.join(lhs)}] = {text}")
         # Extract the result over lhs axes (constant along the others), then materialize.
         sel = tuple(slice(None) if d.lower() in lhs else 0 for d in DIMS)
@@ -217,7 +241,7 @@ def programs(draw):
         perm = [axes_left.index(x) for x in lhs]
         v = np.transpose(val.v[sel], perm)
         p = np.transpose(val.p[sel], perm)
-        stored = o_stored(fmt, p)
+        stored = o_stored_blocked(fmt, p, blk)
         v = np.where(p, v, 0.0)
         expected[name] = (v, stored)
         # Later statements read the materialized tensor.
@@ -255,10 +279,13 @@ def contractions(draw):
         dims = draw(st.permutations(DIMS))[:order]
         fmt = draw(formats(order))
         name = f"T{n}"
+        fmt, blk = maybe_blocked(draw, fmt, [sizes[d] for d in dims])
         decls.append(f"tensor {name}[{', '.join(dims)}] : {fmt_text(fmt)}")
+        if blk:
+            decls.append(f"block {name}: {blk}")
         dens = draw(st.sampled_from([0.0, 0.3, 0.7, 1.0, 1.0]))
-        t = random_tensor(TensorSpec(name, tuple(dims), fmt), tuple(sizes[d] for d in dims),
-                          dens, tensor_rng(seed, name))
+        t = random_tensor(TensorSpec(name, tuple(dims), fmt, blk),
+                          tuple(sizes[d] for d in dims), dens, tensor_rng(seed, name))
         inputs[name] = t
         idx = tuple(d.lower() for d in dims)
         texts.append(f"{name}[{','.join(idx)}]")
@@ -287,7 +314,10 @@ def contractions(draw):
         text = f"mask({text}, M[{','.join(midx)}])"
     lhs = draw(st.permutations(keep))
     fmt = draw(formats(len(lhs)))
+    fmt, blk = maybe_blocked(draw, fmt, [sizes[x.upper()] for x in lhs])
     decls.append(f"tensor S[{', '.join(x.upper() for x in lhs)}] : {fmt_text(fmt)}")
+    if blk:
+        decls.append("block S: 2")
     sel = tuple(slice(None) if d.lower() in lhs else 0 for d in DIMS)
     axes_left = [d.lower() for d in DIMS if d.lower() in lhs]
     perm = [axes_left.index(x) for x in lhs]
@@ -295,7 +325,7 @@ def contractions(draw):
     p = np.transpose(val.p[sel], perm)
     src = ("dim " + ", ".join(f"{d} = {sizes[d]}" for d in DIMS) + "\n" + "\n".join(decls)
            + f"\nS[{','.join(lhs)}] = {text}\n")
-    return src, inputs, {"S": (np.where(p, v, 0.0), o_stored(fmt, p))}
+    return src, inputs, {"S": (np.where(p, v, 0.0), o_stored_blocked(fmt, p, blk))}
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
