@@ -211,10 +211,10 @@ def _own_order(st: X.Statement, tensors, preferred: tuple[str, ...]) -> tuple[st
 def _input_permutations(fp: F.FusedProgram, decls, tensors: dict[str, X.TensorInfo]
                         ) -> dict[str, str]:
     """Permuted copies of *inputs* that the module can do without: when a program input is read
-    only through one permuted copy and its levels are all dense or all compressed (so that the
-    copy stores exactly its entries), the module declares the input itself in the copy's
-    format (the data loader stores it so, as a host would before the run). Returns copy name
-    -> input name, and updates the input's format in `tensors`."""
+    only through one permuted copy that stores exactly its entries (no dense level after the
+    copy's last compressed one, or both all dense), the module declares the input itself in
+    the copy's format (the data loader stores it so, as a host would before the run). Returns
+    copy name -> input name, and updates the input's format in `tensors`."""
     copies: dict[str, list[str]] = {}
     plain: set[str] = set()
     for r in fp.regions:
@@ -230,10 +230,17 @@ def _input_permutations(fp: F.FusedProgram, decls, tensors: dict[str, X.TensorIn
         src = decls.get(orig)
         if src is None or src.role != "input" or orig in plain or len(names) != 1:
             continue
-        if len(set(src.format.levels)) > 1:
-            # Mixed dense/compressed levels: stored in another order, the dense levels would
-            # store other coordinates (explicit zeros) than the original: not the same tensor.
+        copy = decls[names[0]].format
+        if _trailing_dense(copy) and not (copy.is_dense and src.format.is_dense):
+            # Dense levels after the copy's last compressed one would store coordinates (zeros)
+            # the original does not: not the same tensor.
             continue
         out[names[0]] = orig
         tensors[orig].format = decls[names[0]].format
     return out
+
+
+def _trailing_dense(fmt) -> bool:
+    """Whether a dense level follows the last compressed level (or all levels are dense)."""
+    last = max((k for k, lv in enumerate(fmt.levels) if lv != "dense"), default=-1)
+    return last < len(fmt.levels) - 1
