@@ -97,6 +97,8 @@ def _to_materialize(r: F.Region, insts: dict[str, F.Instance], decls, views, ten
             s = _path_safe(c.expr, tensor, frozenset())
             if s is False:
                 return True
+            if s is True and c.writes and not decls[c.statement].format.is_dense:
+                return True  # the stored pattern (zeros) of the written result would differ
             if s is True and not c.writes and unsafe(c.statement, seen | {c.statement}):
                 return True
         return False

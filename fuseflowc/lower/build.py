@@ -103,6 +103,7 @@ class Analysis:
         self._indices(st.expr)
         root_loops = {x: self._new_loop(x, st.expr) for x in self._sorted(st.expr.free)}
         self._space(st.expr, self._sorted(st.expr.free), root_loops)
+        self._check_absent_intersections(st.expr, False)
         for loop in self.loops:
             loop.join = self._join(loop.owner, loop)
             if loop.join is None:  # pragma: no cover - every loop has a source by construction
@@ -161,6 +162,13 @@ class Analysis:
             last = self._last(c)
             cs = self._sorted(set(c.free) | {x for x in space if self.pos[x] < last})
             cs = self._reduction_space(c, cs)
+            if c.free:
+                # A value leaf joins at its innermost own index: it is computed once per point
+                # of its own indices and broadcast over later outer ones (not recomputed inside
+                # them: its values could not ride a joiner as whole fibers).
+                xf = max(c.free, key=self.pos.__getitem__)
+                if cs[-1] != xf and self._value_leaf(e, c, xf):
+                    cs = tuple(y for y in cs if self.pos[y] <= self.pos[xf])
             cl = loops
             x = cs[-1] if cs else None
             if x is not None and self._value_leaf(e, c, x):
@@ -169,6 +177,34 @@ class Analysis:
                 cl = dict(loops)
                 cl[x] = self._new_loop(x, c)
             self._space(c, cs, cl)
+
+    def _check_absent_intersections(self, e: X.Node, maybe_absent: bool) -> None:
+        """A sum (or max/min) of operands without a common index is an intersection whose
+        operands sit at different levels with no joiner between them; under a union side that
+        may be absent, the absence of its outer operand cannot reach its inner one (which reads
+        0, not absent): not lowered, an error. The same for a broadcast sum whose required side
+        holds such an outer product."""
+        if isinstance(e, X.Binary) and e.op in UNION_OPS:
+            la, lb = set(e.lhs.free), set(e.rhs.free)
+            if maybe_absent and la and lb and not la & lb and not (
+                    isinstance(e.lhs, X.Const) or isinstance(e.rhs, X.Const)):
+                raise UserError(
+                    f"{e.op} of operands with indices of their own ({', '.join(sorted(la))} and "
+                    f"{', '.join(sorted(lb))}: an intersection) under an operand of a sum that "
+                    "may be absent is not lowered yet: write it as a separate statement",
+                    e.loc or self.st.loc)
+            for side, mine, theirs in ((e.lhs, la, lb), (e.rhs, lb, la)):
+                if maybe_absent and mine - theirs and _has_broadcast_product(side):
+                    raise UserError(
+                        f"{e.op} whose side {', '.join(sorted(mine))} is a product of operands "
+                        "at different levels, under an operand of a sum that may be absent, is "
+                        "not lowered yet (the outer factor's absence cannot reach the inner "
+                        "one): write it as a separate statement", e.loc or self.st.loc)
+                absent = maybe_absent or not (mine - theirs)
+                self._check_absent_intersections(side, absent)
+            return
+        for c in e.children():
+            self._check_absent_intersections(c, maybe_absent)
 
     def _reduction_space(self, c: X.Node, cs: tuple[str, ...]) -> tuple[str, ...]:
         """A reduction iterates an outer (context) index inside its reduced index only if it
@@ -346,8 +382,13 @@ def _full(e: X.Node, x: str, pos: dict[str, int]) -> bool:
 
 
 def _dense_prefix(e: X.Access, x: str) -> bool:
+    """Whether the view's level of x and every level above it are dense (so that the view has
+    every coordinate of x under every coordinate outside it)."""
     fmt = getattr(e, "format", None)
-    return fmt is not None and fmt.levels[fmt.mode_order.index(e.indices.index(x))] == "dense"
+    if fmt is None:
+        return False
+    level = fmt.mode_order.index(e.indices.index(x))
+    return all(lv == "dense" for lv in fmt.levels[:level + 1])
 
 
 def annotate_indices(e: X.Node, pos: dict[str, int]) -> None:
@@ -375,3 +416,13 @@ def full_at(e: X.Node, x: str, order: tuple[str, ...]) -> bool:
     pos = {y: k for k, y in enumerate(order)}
     annotate_indices(e, pos)
     return _full(e, x, pos)
+
+
+def _has_broadcast_product(e: X.Node) -> bool:
+    """Whether e contains a product, quotient or mask of operands without a common index (an
+    outer product: nothing joins the inner operand with the outer one)."""
+    if isinstance(e, X.Binary) and e.op in INTERSECT_OPS \
+            and not isinstance(e.lhs, X.Const) and not isinstance(e.rhs, X.Const) \
+            and e.lhs.free and e.rhs.free and not set(e.lhs.free) & set(e.rhs.free):
+        return True
+    return any(_has_broadcast_product(c) for c in e.children())

@@ -22,8 +22,10 @@ _ZERO_PRESERVING = ("relu", "neg", "sqrt", "tanh", "gelu")
 
 
 def zero_preserving(e: X.Node) -> bool:
-    """Whether e's value is 0 wherever all its input values are 0 (loading 0 for an absent
-    entry then gives the same result as absence)."""
+    """Whether e's value is 0 wherever its inner input values are 0 (loading 0 for an absent
+    entry then gives the same result as absence). A sum or difference of operands with
+    different indices is not: an operand iterated outside (broadcast) keeps its value while
+    the inner one reads 0."""
     if isinstance(e, X.Access):
         return True
     if isinstance(e, X.Const):
@@ -34,6 +36,8 @@ def zero_preserving(e: X.Node) -> bool:
         return zero_preserving(e.body)
     assert isinstance(e, X.Binary)
     a, b = zero_preserving(e.lhs), zero_preserving(e.rhs)
+    if e.op in ("+", "-", "max", "min") and set(e.lhs.free) != set(e.rhs.free):
+        return False
     if e.op in ("+", "-"):
         return a and b
     if e.op == "*":

@@ -64,6 +64,9 @@ def must_materialize(program: ast.Program, group: list[str]) -> set[str]:
     """The statements of `group` (a fusion region) whose results must be stored and read back."""
     out: set[str] = set()
     members = set(group)
+    outputs = set(program.outputs)
+    read_outside = {a.tensor for s in program.statements if s.name not in members
+                    for a in s.rhs.walk() if isinstance(a, ast.Access)}
 
     def unsafe(t: str, seen: frozenset) -> bool:
         for s in program.statements:
@@ -72,8 +75,14 @@ def must_materialize(program: ast.Program, group: list[str]) -> set[str]:
             r = _path_safe(s.expr, t, frozenset())
             if r is False:
                 return True
-            if r is True and unsafe(s.name, seen | {s.name}):
-                return True
+            if r is True:
+                # The values agree, but the consumer's computed pattern may grow (stored zeros);
+                # stored in a format with compressed levels and read later, that shows.
+                written = s.name in outputs or s.name in read_outside
+                if written and not program.tensor(s.name).format.is_dense:
+                    return True
+                if unsafe(s.name, seen | {s.name}):
+                    return True
         return False
 
     for name in group:
