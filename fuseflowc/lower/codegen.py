@@ -286,3 +286,10 @@ class Codegen:
             self.add(ir.WriteLevel(tensor=st.tensor, mode=mode, format=t.format.levels[level]),
                      self.crd(root.loops[x]))
         self.add(ir.WriteVals(tensor=st.tensor), v)
+        # Every joiner must shape the result. One nobody pulled would filter nothing: that only
+        # happens when its coordinates feed nothing but accumulated outer levels (raising
+        # OuterLevelJoin here lets the driver distribute the product into the sum).
+        for loop in self.an.loops:
+            if isinstance(loop.join, Join) and ("join", loop) not in self.memo:
+                self.join(loop)
+                raise AssertionError(f"the joiner of loop {loop} feeds nothing")
