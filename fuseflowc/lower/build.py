@@ -231,8 +231,8 @@ class Analysis:
         """Whether child c must join its parent's loop at x (c's innermost index) with its
         computed values: a widened intermediate, or a union side that may be absent and whose
         absence must not read as 0 (max/min, or a side that is not zero-preserving)."""
-        if isinstance(c, X.Const):
-            return False
+        if isinstance(c, X.Const) or x not in c.free:
+            return False  # no coordinates of its own at x: it never meets the union there
         if x in c.widen:
             return True
         if not (isinstance(parent, X.Binary) and parent.op in UNION_OPS):
