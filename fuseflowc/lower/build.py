@@ -155,7 +155,7 @@ class Analysis:
             for x in body_space:
                 if x in own:
                     body_loops[x] = self._new_loop(x, e.body)
-            body_space = self._reduction_space(e.body, body_space)
+            body_space = self._reduction_space(e.body, body_space, hoist=False)
             self._space(e.body, body_space, {x: body_loops[x] for x in body_space})
             return
         for c in e.children():
@@ -206,13 +206,23 @@ class Analysis:
         for c in e.children():
             self._check_absent_intersections(c, maybe_absent)
 
-    def _reduction_space(self, c: X.Node, cs: tuple[str, ...]) -> tuple[str, ...]:
+    def _reduction_space(self, c: X.Node, cs: tuple[str, ...], hoist: bool = True
+                         ) -> tuple[str, ...]:
         """A reduction iterates an outer (context) index inside its reduced index only if it
         has coordinates for it. One it lacks that follows the reduced index and all of its own
         indices is left out (the reduced value is broadcast over it instead); one between its
-        own indices cannot be iterated: an error asking for another order."""
+        own indices cannot be iterated: an error asking for another order.
+
+        Outer indices after all of its own are also left out when its fibers may be empty:
+        recomputed inside them, an order-0 reduction could be neither held (no coordinates of
+        its own there) nor trusted (its reducer cannot tell an empty fiber closing an outer one
+        from a missing fiber); computed once and broadcast, it can."""
         if not isinstance(c, X.Reduce):
             return cs
+        last_free = max((self.pos[x] for x in c.free), default=-1)
+        if hoist and cs and self.pos[cs[-1]] > last_free \
+                and not _full(c.body, c.index, self.pos):
+            cs = tuple(x for x in cs if self.pos[x] <= last_free)
         r = self.pos[c.index]
         lacking = [x for x in cs if x not in c.free and self.pos[x] > r]
         if not lacking:

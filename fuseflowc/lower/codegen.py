@@ -206,7 +206,7 @@ class Codegen:
             ref = self.root(e) if not e.space else self.ref_out(e, e.space[-1])
             return self.add(ir.Array(tensor=e.tensor), ref)
         if isinstance(e, X.Unary):
-            return self.add(ir.Alu(op=e.op), self.val(e.arg))
+            return self.add(ir.Alu(op=e.op), self.extend(self.val(e.arg), e.arg, e))
         if isinstance(e, X.Reduce):
             levels = self.an.spacc_levels(e)
             if not levels:
@@ -232,9 +232,11 @@ class Codegen:
             raise UserError("an operation between two constants has no stream",
                             e.loc or self.an.st.loc)
         if isinstance(e.rhs, X.Const):
-            return self.add(ir.Alu(op=_CONST_OP[e.op][0], const=e.rhs.value), self.val(e.lhs))
+            return self.add(ir.Alu(op=_CONST_OP[e.op][0], const=e.rhs.value),
+                            self.extend(self.val(e.lhs), e.lhs, e))
         if isinstance(e.lhs, X.Const):
-            return self.add(ir.Alu(op=_CONST_OP[e.op][1], const=e.lhs.value), self.val(e.rhs))
+            return self.add(ir.Alu(op=_CONST_OP[e.op][1], const=e.lhs.value),
+                            self.extend(self.val(e.rhs), e.rhs, e))
         a = self.extend(self.val(e.lhs), e.lhs, e)
         b = self.extend(self.val(e.rhs), e.rhs, e)
         return self.add(ir.Alu(op=_BINARY_OP[e.op]), a, b)
