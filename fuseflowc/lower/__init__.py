@@ -1,7 +1,10 @@
 """Lowering fused einsum regions to SAMML dataflow graphs with fusion tables (`fuseflowc lower`).
 
-Modules: `expr` (the expression DAG in global index names), `adapt` (programs -> regions),
-`build` (iteration spaces, loops and join trees: the fusion table's content), `table` (the
-fusion table grid), `codegen` (graph generation from the table's cells), `dump` (the
-`--dump-table` text), `driver` (a whole program -> a SAMML module).
+Modules: `expr` (the expression trees in global index names), `adapt_fused` (fused IR ->
+regions) and `adapt` (programs -> regions, for `lower PROGRAM.ff`), `widen` (which fused
+intermediates must be seen as declared), `build` (the fusion table's content: iteration spaces,
+shared loops, join trees, accumulators), `codegen` (the table's cells as memoized lazy
+generators, writers last), `dump` (the `--dump-table` grid), `driver` (a whole program -> a
+SAMML module, with the distribution fallback), `examples` (`make examples`).
+See docs/lowering.md.
 """
