@@ -13,3 +13,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 def pytest_addoption(parser):
     parser.addoption("--update-goldens", action="store_true", default=False,
                      help="rewrite the .expected files of golden tests instead of comparing")
+
+
+# CI runs the same hypothesis examples every time (a red run must be reproducible); local runs
+# draw new ones, which is how the property tests keep finding bugs.
+import os  # noqa: E402
+
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")

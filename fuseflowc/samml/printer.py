@@ -63,6 +63,8 @@ def print_node(n: Node, names: dict[Stream, str]) -> str:
         value = getattr(n, spec.name)
         if not spec.required and (value is None or value == spec.default):
             continue
+        if spec.type == "float" and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)  # the parser reads a float attribute back as a float
         attrs.append(f"{spec.name} = {format_value(value)}")
     if attrs:
         text += " {" + ", ".join(attrs) + "}"
