@@ -44,7 +44,8 @@ class Format:
 
     def name(self) -> str:
         """Canonical text: a shorthand when one fits, else the general form."""
-        for short in SHORTHAND_NAMES:
+        # Order-specific shorthands first, so an all-compressed matrix prints as dcsr.
+        for short in sorted(SHORTHAND_NAMES, key=lambda n: isinstance(_SHORTHANDS[n][0], str)):
             if shorthand(short, self.order) == self:
                 return short
         text = "(" + ", ".join(self.levels) + ")"
