@@ -16,11 +16,17 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-# The main job on a built-in example: evaluate GCN on KarateClub with the reference evaluator.
+# The main job on a built-in example: GCN (2 layers) on KarateClub, fully fused, compiled to one
+# SAMML graph, simulated, and checked against the reference evaluator.
+DEMO := ir_examples/models/gcn/gcn_full.ff
 demo: $(STAMP)
 	@rm -rf out/demo && mkdir -p out/demo
-	$(FFC) gen-data ir_examples/models/gcn/gcn_full.ff --graph karate -o out/demo/data --seed 1
-	$(FFC) run ir_examples/models/gcn/gcn_full.ff --data out/demo/data -o out/demo/result
+	$(FFC) gen-data $(DEMO) --graph karate -o out/demo/data --seed 1
+	$(FFC) fuse $(DEMO) --inline-widened -o out/demo/gcn.fused
+	$(FFC) lower out/demo/gcn.fused -o out/demo/gcn.samml
+	$(FFC) simulate out/demo/gcn.samml --data out/demo/data --check -o out/demo/result --json out/demo/sim.json
+	$(FFC) dot out/demo/gcn.samml -o out/demo/gcn.dot
+	@echo "demo: outputs in out/demo (fused IR, SAMML graph, DOT picture, simulated tensors, sim.json)"
 
 test: $(STAMP)
 	$(PY) -m pytest
