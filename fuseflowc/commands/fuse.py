@@ -11,8 +11,8 @@ inline_widened_option = click.option(
     "--inline-widened", "inline_widened", is_flag=True,
     help="Inline every in-region intermediate, even one whose declared format stores zeros that "
          "a use can tell from absent entries (by default such an intermediate is materialized "
-         "and its region split). Fuses like the paper; results may then differ from "
-         "`fuseflowc run`.")
+         "and its region split). Fuses like the paper: lowering then widens those "
+         "intermediates in the stream instead of storing them.")
 
 
 @click.command("fuse")
@@ -60,3 +60,19 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | No
     source = None if program == "-" else program
     fused = fuse_program(p, source, FuseOptions(order, region, inline_widened))
     write_output(output, fused_str(fused))
+    _note_splits(fused)
+
+
+def _note_splits(fused) -> None:
+    """Tell the user when a fusion region was split into several graphs (never silently)."""
+    parts: dict[str, list] = {}
+    for r in fused.regions:
+        if r.group is not None:
+            parts.setdefault(r.group, []).append(r)
+    for group, regions in parts.items():
+        if len(regions) > 1:
+            stored = sorted({t for r in regions for t in r.materialized})
+            click.echo(f"note: fusion region {group} is split into {len(regions)} graphs: "
+                       f"{', '.join(stored)} must be stored and read back (their declared formats "
+                       f"store entries their computed patterns lack, or their orders conflict); "
+                       f"--inline-widened keeps such intermediates in the stream", err=True)
