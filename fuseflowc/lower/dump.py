@@ -17,6 +17,10 @@ _SYM = {"+": "+", "-": "-", "*": "×", "/": "÷", "max": "max", "min": "min", "m
 
 def _names(an: Analysis) -> dict[X.Node, str]:
     names: dict[X.Node, str] = {}
+    # temporaries are T0, T1, ... skipping the program's own tensor names (an inlined
+    # intermediate called T0 must not be confused with the table's first temporary)
+    taken = {e.tensor for e in _postorder(an.st.expr) if isinstance(e, X.Access)}
+    taken |= {an.st.tensor, *an.st.inlined}
     k = 0
     for e in _postorder(an.st.expr):
         if isinstance(e, X.Access):
@@ -26,6 +30,8 @@ def _names(an: Analysis) -> dict[X.Node, str]:
         elif e is an.st.expr:
             names[e] = f"{an.st.tensor}[{','.join(e.free)}]"
         else:
+            while f"T{k}" in taken:
+                k += 1
             names[e] = f"T{k}[{','.join(e.free)}]"
             k += 1
     return names
