@@ -23,6 +23,7 @@ SCHEMA = {
     "default": {"latency", "ii"},
     "block": set(BLOCK_KEYS),
     "memory": {"bandwidth", "latency", "element_bytes"},
+    "permute": {"elements_per_cycle"},
 }
 
 
@@ -148,12 +149,20 @@ class Arch:
             v = self.table["default"][k]
             if not isinstance(v, int) or v < (1 if k == "ii" else 0):
                 raise UserError(f"default.{k} must be an integer, not {v!r}")
+        rate = self.table.get("permute", {}).get("elements_per_cycle", 1)
+        if not isinstance(rate, (int, float)) or isinstance(rate, bool) or not rate > 0:
+            raise UserError(f"permute.elements_per_cycle must be a positive number, not {rate!r}")
         mem = self.table["memory"]
         for k in ("bandwidth", "latency", "element_bytes"):
             v = mem[k]
             if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0 or \
                     (k != "latency" and v <= 0):
                 raise UserError(f"memory.{k} must be a positive number, not {v!r}")
+
+    @property
+    def permute_rate(self) -> float:
+        """Entries per cycle the sort of a `permute` step handles ([permute])."""
+        return float(self.table.get("permute", {}).get("elements_per_cycle", 1))
 
     @property
     def depth(self) -> int | None:

@@ -9,11 +9,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fuseflowc.diagnostics import UserError
+from fuseflowc.samml.ir import Permute
 
 from .arch import Arch
 from .assemble import assemble
 from .channel import Channel, make_port
 from .engine import Engine
+from .permute import run_permute
 from .prims_compute import Alu, Reduce, Spacc1, Spacc2
 from .prims_crd import CrdDrop, CrdHold, Fork, Join
 from .prims_join import Intersect, Union
@@ -87,7 +89,14 @@ class Simulator:
     def run(self, graphs: list[str] | None = None) -> SimResult:
         """Run the module's graphs in order (or only those named); returns a SimResult."""
         result = SimResult()
-        for g in self.module.graphs:
+        seq = self.module.sequence()
+        for i, g in enumerate(seq):
+            if isinstance(g, Permute):
+                # a step runs when a graph that is run comes after it (it may feed that graph)
+                if not graphs or any(not isinstance(h, Permute) and h.name in graphs
+                                     for h in seq[i + 1:]):
+                    result.kernels.append(self.run_permute(g))
+                continue
             if graphs and g.name not in graphs:
                 continue
             k = self.run_graph(g)
@@ -96,6 +105,16 @@ class Simulator:
             if decl.role != "input" and decl.name in self.tensors:
                 result.tensors[decl.name] = self.tensors[decl.name]
         return result
+
+    def run_permute(self, step) -> KernelResult:
+        """Run a `permute SRC -> DST` step (sim/permute.py): DST becomes available to later
+        graphs; reported as a kernel named like the step."""
+        t0 = time.perf_counter()
+        node, cycles, dst = run_permute(step, self.module, self.tensors, self.arch)
+        self.tensors[step.dst] = dst
+        written = {step.dst: {"seg": node.wr_seg, "crd": node.wr_crd, "vals": node.wr_vals}}
+        return KernelResult(step.name, cycles, [node], [], written,
+                            time.perf_counter() - t0, 0)
 
     def run_graph(self, graph) -> KernelResult:
         """Build and run one graph; the tensors it writes become available to later graphs."""

@@ -593,14 +593,55 @@ class TensorDecl:
 
 
 @dataclass(eq=False)
+class Permute:
+    """A module-level step `permute SRC -> DST [modes (p0, ..., pn-1)]` run between graphs: DST
+    (a temp tensor) becomes SRC's stored entries re-stored in DST's declared format, with DST's
+    logical mode m holding SRC's logical mode `modes[m]` (DST = numpy.transpose(SRC, modes);
+    `modes` None = the identity: same logical tensor, another storage format or mode order).
+    `position` is how many of the module's graphs run before it (steps at one position run in
+    list order)."""
+
+    src: str
+    dst: str
+    modes: tuple[int, ...] | None = None
+    position: int = 0
+    loc: Loc | None = field(default=None, repr=False, compare=False)
+    src_loc: Loc | None = field(default=None, repr=False, compare=False)
+    dst_loc: Loc | None = field(default=None, repr=False, compare=False)
+    modes_loc: Loc | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def name(self) -> str:
+        """How the step is named in reports: `permute A -> A__T`."""
+        return f"permute {self.src} -> {self.dst}"
+
+    def mode_map(self, order: int) -> tuple[int, ...]:
+        """`modes`, or the identity permutation of `order` modes when none is given."""
+        return tuple(self.modes) if self.modes is not None else tuple(range(order))
+
+
+@dataclass(eq=False)
 class Module:
-    """A SAMML file: tensor declarations, graphs run in sequence, and optionally the path of the
-    source program (for `simulate --check`)."""
+    """A SAMML file: tensor declarations, graphs run in sequence, permute steps between them
+    (`steps`, each placed by its `position`), and optionally the path of the source program
+    (for `simulate --check`)."""
 
     tensors: list[TensorDecl] = field(default_factory=list)
     graphs: list[Graph] = field(default_factory=list)
     source: str | None = None
     loc: Loc | None = field(default=None, repr=False)
+    steps: list[Permute] = field(default_factory=list)
+
+    def sequence(self) -> list["Graph | Permute"]:
+        """Graphs and permute steps in execution (file) order: the steps of position k run
+        after the first k graphs."""
+        out: list[Graph | Permute] = []
+        for k in range(len(self.graphs) + 1):
+            out += [s for s in self.steps if s.position == k]
+            if k < len(self.graphs):
+                out.append(self.graphs[k])
+        out += [s for s in self.steps if s.position > len(self.graphs) or s.position < 0]
+        return out
 
     def tensor(self, name: str) -> TensorDecl | None:
         """The declaration of tensor `name`, or None."""

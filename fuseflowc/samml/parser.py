@@ -22,7 +22,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from ..diagnostics import DiagnosticSink, Loc, Source, UserError
 from ..formats import LEVEL_KINDS, SHORTHAND_NAMES, Format, shorthand, shorthand_orders
-from .ir import KINDS, ROLES, Graph, Module, Node, Stream, TensorDecl
+from .ir import KINDS, ROLES, Graph, Module, Node, Permute, Stream, TensorDecl
 
 
 @functools.cache
@@ -130,6 +130,8 @@ class _Builder:
                         self.sink.note("first declared here", m.tensor(decl.name).loc)
                     else:
                         m.tensors.append(decl)
+            elif item.data == "permute":
+                m.steps.append(self.permute(item, len(m.graphs)))
             else:
                 m.graphs.append(self.graph(item))
         self.sink.raise_if_any()
@@ -221,6 +223,19 @@ class _Builder:
             self.sink.error("blocked formats are for order-2 tensors", self.loc(t))
             return None
         return Format(tuple(levels), mode_order, blocked)
+
+    # -- permute steps -----------------------------------------------------------------------
+    def permute(self, t: Tree, position: int) -> Permute:
+        """`permute SRC -> DST [modes (...)]`, placed after the `position` graphs before it
+        (its checks are the verifier's)."""
+        src_tok, dst_tok, modes_tree = t.children
+        step = Permute(str(src_tok), str(dst_tok), None, position, self.loc(t),
+                       self.loc(src_tok), self.loc(dst_tok))
+        if modes_tree is not None:
+            step.modes = tuple(int(x) for x in modes_tree.children)
+            step.modes_loc = self.loc(modes_tree)
+        step.loc = Loc(self.source, step.loc.line, step.loc.col, len("permute"))
+        return step
 
     # -- graphs ------------------------------------------------------------------------------
     def graph(self, t: Tree) -> Graph:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .ir import Graph, Module, Node, Stream, TensorDecl
+from .ir import Graph, Module, Node, Permute, Stream, TensorDecl
 
 
 def print_module(m: Module) -> str:
@@ -20,11 +20,19 @@ def print_module(m: Module) -> str:
     if m.source is not None:
         out.append(f'source "{m.source}"')
     out += [print_tensor(t) for t in m.tensors]
-    for g in m.graphs:
+    for item in m.sequence():
         if out:
             out.append("")
-        out.append(print_graph(g))
+        out.append(print_graph(item) if isinstance(item, Graph) else print_permute(item))
     return "\n".join(out) + "\n"
+
+
+def print_permute(p: Permute) -> str:
+    """`permute A -> A__T` (+ ` modes (1, 0)` unless the modes are the identity)."""
+    text = f"permute {p.src} -> {p.dst}"
+    if p.modes is not None and tuple(p.modes) != tuple(range(len(p.modes))):
+        text += " modes (" + ", ".join(str(x) for x in p.modes) + ")"
+    return text
 
 
 def print_tensor(t: TensorDecl) -> str:

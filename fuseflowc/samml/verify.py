@@ -30,8 +30,14 @@ Tensors (per graph, and across the graphs of a module, which run in order)
     format; per graph, a written tensor has one write_vals and one write_level for every
     compressed level (dense levels may be omitted, their size is known), never two writers of
     the same level; a tensor is written by at most one graph;
-  - a temp or output tensor read by a graph must have been written by an earlier graph; every
-    output tensor is written by some graph; graph names are unique.
+  - a temp or output tensor read by a graph must have been written by an earlier graph (or
+    permute step); every output tensor is written by some graph; graph names are unique.
+
+Permute steps (`permute SRC -> DST [modes (...)]`, between graphs)
+  - SRC and DST declared and distinct, DST a temp of SRC's order, `modes` a permutation of
+    SRC's modes, DST's dims SRC's dims permuted, the same block size, dense/compressed levels;
+  - SRC is an input or written by an earlier graph or step; DST is made by this step alone
+    (no graph writes it, no other step makes it).
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ import re
 from typing import Any
 
 from ..diagnostics import DiagnosticSink, Loc, UserError
-from .ir import (ALU_SCALAR, MAX_LANES, SAME, Alu, Array, Fork, Graph, Intersect, Join, Module, Node, Repeat,
+from .ir import (ALU_SCALAR, MAX_LANES, SAME, Alu, Array, Fork, Graph, Intersect, Join, Module, Node, Permute, Repeat,
                  Root, Scan, Stream, Union, WriteLevel, WriteVals)
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
@@ -108,7 +114,11 @@ class _Verifier:
             self.sink.error("the module has no graph", self.m.loc)
         seen: dict[str, Graph] = {}
         written_by: dict[str, Graph] = {}
-        for g in self.m.graphs:
+        made_by: dict[str, Permute] = {}
+        for g in self.m.sequence():
+            if isinstance(g, Permute):
+                self.permute(g, written_by, made_by)
+                continue
             if g.name in seen:
                 self.error(f"graph {g.name} is defined twice", g.loc, g)
                 self.sink.note("first defined here", seen[g.name].loc)
@@ -117,11 +127,14 @@ class _Verifier:
             reads, writes = self.tensor_uses(g, ok_nodes)
             for name, (node, loc) in sorted(reads.items()):
                 t = self.tensors[name]
-                if t.role != "input" and name not in written_by:
+                if t.role != "input" and name not in written_by and name not in made_by:
                     self.error(f"graph {g.name} reads {t.role} tensor {name} before any graph "
                                "writes it", loc, g, node)
             for name, (node, loc) in sorted(writes.items()):
-                if name in written_by:
+                if name in made_by:
+                    self.error(f"tensor {name} is made by `{made_by[name].name}` and written "
+                               f"again by graph {g.name}", loc, g, node)
+                elif name in written_by:
                     self.error(f"tensor {name} is written by graph {written_by[name].name} and "
                                f"again by graph {g.name}", loc, g, node)
                 else:
@@ -129,6 +142,63 @@ class _Verifier:
         for t in self.m.tensors:
             if t.role == "output" and t.name not in written_by and self.m.graphs:
                 self.sink.error(f"output tensor {t.name} is never written", t.loc)
+
+    # -- permute steps -----------------------------------------------------------------------
+    def permute(self, p: Permute, written_by: dict, made_by: dict) -> None:
+        """A `permute SRC -> DST [modes (...)]` step: both declared, DST a temp of SRC's order
+        with SRC's dims permuted and SRC's block size, `modes` a permutation, SRC available
+        (an input, or written by an earlier graph or step), DST made by this step alone."""
+        where = f" [{p.name}]" if p.loc is None else ""
+
+        def err(msg: str, loc: Loc | None) -> None:
+            self.sink.error(msg + where, loc or p.loc)
+        src, dst = self.tensors.get(p.src), self.tensors.get(p.dst)
+        if src is None:
+            err(f"permute reads tensor {p.src}, which is not declared", p.src_loc)
+        if dst is None:
+            err(f"permute makes tensor {p.dst}, which is not declared", p.dst_loc)
+        if src is None or dst is None:
+            return
+        if p.src == p.dst:
+            err(f"permute makes tensor {p.dst} from itself", p.dst_loc)
+            return
+        if src.role != "input" and p.src not in written_by and p.src not in made_by:
+            err(f"permute reads {src.role} tensor {p.src} before any graph writes it",
+                p.src_loc)
+        if dst.role != "temp":
+            err(f"permute makes tensor {p.dst}, which is an {dst.role}: the destination of a "
+                "permute must be a temp", p.dst_loc)
+        if p.dst in made_by:
+            err(f"tensor {p.dst} is made twice, by `{made_by[p.dst].name}` and again here",
+                p.dst_loc)
+        elif p.dst in written_by:
+            err(f"tensor {p.dst} is written by graph {written_by[p.dst].name}: the destination "
+                "of a permute is made by the step alone", p.dst_loc)
+        made_by.setdefault(p.dst, p)
+        for t in (src, dst):
+            odd = [lv for lv in t.format.levels if lv not in ("dense", "compressed")]
+            if odd:
+                err(f"permute of tensor {t.name}: its {odd[0]} levels are not supported",
+                    p.src_loc if t is src else p.dst_loc)
+                return
+        if src.order != dst.order:
+            err(f"permute from {p.src} ({_plural(src.order, 'mode')}) to {p.dst} "
+                f"({_plural(dst.order, 'mode')}): the orders must match", p.dst_loc)
+            return
+        modes = p.mode_map(src.order)
+        if sorted(modes) != list(range(src.order)):
+            err(f"permute modes ({', '.join(map(str, modes))}) are not a permutation of "
+                f"0..{src.order - 1} (the modes of {p.src})", p.modes_loc)
+            return
+        want = tuple(src.dims[k] for k in modes)
+        if tuple(dst.dims) != want:
+            show = ", ".join(map(str, want))
+            err(f"permute makes {p.dst}[{', '.join(map(str, dst.dims))}], but {p.src}"
+                f"[{', '.join(map(str, src.dims))}] permuted by modes "
+                f"({', '.join(map(str, modes))}) has dims [{show}]", p.dst_loc)
+        if (src.block, src.format.blocked) != (dst.block, dst.format.blocked):
+            err(f"permute from {p.src} (block {src.block or 'none'}) to {p.dst} "
+                f"(block {dst.block or 'none'}): the block sizes must match", p.dst_loc)
 
     # -- per graph structure -----------------------------------------------------------------
     def structure(self, g: Graph) -> set[Node]:
