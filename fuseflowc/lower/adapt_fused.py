@@ -4,7 +4,9 @@ Per fused region: every instance marked `writes` becomes one written statement w
 inlines the instances behind its `inline` views (a fresh copy per use: an intermediate with
 several consumers is recomputed per consumer); input and materialized views are scanned from
 memory. An inline intermediate that must be "seen as declared" (fuseflowc.lower.widen) is
-computed by a graph of its own before the region and read back.
+computed by a graph of its own before the region and read back. A permuted copy (`A__T`,
+`permuted of A`) is a temp made by a module-level `permute A -> A__T` step (`permuted_copies`;
+the driver places the step after the graph writing A).
 """
 
 from __future__ import annotations
@@ -24,20 +26,19 @@ def regions_from_fused(fp: F.FusedProgram) -> tuple[list[X.Region], dict[str, X.
     tensors: dict[str, X.TensorInfo] = {}
     for t in fp.tensors:
         if t.role == "permuted":
-            continue  # declared only if a region reads it (rejected below)
+            continue  # a temp made by a permute step (declared below)
         tensors[t.name] = X.TensorInfo(t.name, tuple(t.dims), t.format, _ROLES[t.role],
                                        t.block, t.loc)
     decls = {t.name: t for t in fp.tensors}
-    renamed = _input_permutations(fp, decls, tensors)
+    copies = permuted_copies(fp)
+    for copy, _ in copies:
+        t = decls[copy]
+        tensors[copy] = X.TensorInfo(t.name, tuple(t.dims), t.format, "temp", t.block, t.loc)
     regions: list[X.Region] = []
-    written: set[str] = set()
+    written: set[str] = {copy for copy, _ in copies}
     read: set[str] = set()
     for r in fp.regions:
         views = {(v.tensor, tuple(v.indices)): v for v in r.views}
-        for (name, idx), v in list(views.items()):
-            if name in renamed:  # read the input itself, stored in the permuted format
-                views[(name, idx)] = F.View(v.id, renamed[name], v.indices, "input",
-                                            v.mode_order, None, None, v.loc)
         insts = {e.id: e for e in r.exprs}
         mat, widen = _to_materialize(r, insts, decls, views, tensors)
         order = tuple(r.order)
@@ -164,12 +165,6 @@ def _convert(e: ast.Expr, inst, views, insts, mat, tensors, read, widen, inlined
                 node = conv(p.expr)
                 node.widen = dict(widen.get(p.id, {}))
                 return node
-            if v is not None and v.kind == "permuted":
-                raise UserError(
-                    f"view {v.id} reads {v.tensor}, a permuted copy of "
-                    f"{v.copy_of or v.tensor.split('__')[0]}: SAMML modules cannot build "
-                    "permuted copies yet (choose another order with `fuse --order K`, or change "
-                    "a format)", e.loc or inst.loc)
             name = v.tensor if v is not None else e.tensor
             if name in tensors and tensors[name].role == "temp":
                 read.add(name)
@@ -210,35 +205,31 @@ def _own_order(st: X.Statement, tensors, preferred: tuple[str, ...]) -> tuple[st
     return _topo(indices, edges, st)
 
 
-def _input_permutations(fp: F.FusedProgram, decls, tensors: dict[str, X.TensorInfo]
-                        ) -> dict[str, str]:
-    """Permuted copies of *inputs* that the module can do without: when a program input is read
-    only through one permuted copy that stores exactly its entries (no dense level after the
-    copy's last compressed one, or both all dense), the module declares the input itself in
-    the copy's format (the data loader stores it so, as a host would before the run). Returns
-    copy name -> input name, and updates the input's format in `tensors`."""
-    copies: dict[str, list[str]] = {}
-    plain: set[str] = set()
-    for r in fp.regions:
-        for v in r.views:
-            t = decls.get(v.tensor)
-            if t is not None and t.role == "permuted":
-                copies.setdefault(t.copy_of or v.copy_of or "", []).append(v.tensor)
-            else:
-                plain.add(v.tensor)
-    out: dict[str, str] = {}
-    for orig, names in copies.items():
-        names = sorted(set(names))
-        src = decls.get(orig)
-        if src is None or src.role != "input" or orig in plain or len(names) != 1:
+def permuted_copies(fp: F.FusedProgram) -> list[tuple[str, str]]:
+    """The permuted copies the fused program reads, as (copy, original) in declaration order.
+    Each becomes a temp made by a module-level step `permute ORIGINAL -> COPY` (same logical
+    modes, the copy's storage format), run after the graph writing the original (inputs: before
+    the first graph), so that the copy's cost is counted like a kernel's.
+
+    A copy must store exactly the original's entries: one with a dense level after its last
+    compressed level (and not all dense like the original) would store zeros the original does
+    not, which the language can tell apart ("seen as declared"): a UserError."""
+    used = {v.tensor for r in fp.regions for v in r.views if v.kind == "permuted"}
+    out = []
+    for t in fp.tensors:
+        if t.role != "permuted" or t.name not in used:
             continue
-        copy = decls[names[0]].format
-        if _trailing_dense(copy) and not (copy.is_dense and src.format.is_dense):
-            # Dense levels after the copy's last compressed one would store coordinates (zeros)
-            # the original does not: not the same tensor.
-            continue
-        out[names[0]] = orig
-        tensors[orig].format = decls[names[0]].format
+        src = next((x for x in fp.tensors if x.name == t.copy_of), None)
+        if src is None:
+            raise UserError(f"permuted tensor {t.name} is a copy of undeclared {t.copy_of}",
+                            t.loc)
+        if _trailing_dense(t.format) and not (t.format.is_dense and src.format.is_dense):
+            raise UserError(
+                f"permuted copy {t.name} of {src.name} ({t.format.name()}) would store entries "
+                f"(zeros) that {src.name} ({src.format.name()}) does not: a dense level follows "
+                "its last compressed one (choose another order with `fuse --order K`, or "
+                "change a format)", t.loc)
+        out.append((t.name, src.name))
     return out
 
 

@@ -20,9 +20,24 @@ def lower_program(program: ast.Program, source: str | None = None
 
 def lower_fused(fp, source: str | None = None) -> tuple[ir.Module, list[tuple[str, Analysis]]]:
     """Lower a fused program (fuseflowc.fuse.ir.FusedProgram) to a module."""
-    from .adapt_fused import regions_from_fused
+    from .adapt_fused import permuted_copies, regions_from_fused
     regions, tensors = regions_from_fused(fp)
-    return lower_regions(regions, tensors, source if source is not None else fp.source)
+    module, analyses = lower_regions(regions, tensors,
+                                     source if source is not None else fp.source)
+    add_permute_steps(module, [(src, copy) for copy, src in permuted_copies(fp)])
+    return module, analyses
+
+
+def add_permute_steps(module: ir.Module, pairs: list[tuple[str, str]]) -> None:
+    """Add a step `permute SRC -> DST` per (SRC, DST) pair, right after the graph that writes
+    SRC (before the first graph when SRC is an input or written by no graph)."""
+    writer: dict[str, int] = {}
+    for k, g in enumerate(module.graphs):
+        for n in g.nodes:
+            if isinstance(n, ir.WriteVals):
+                writer.setdefault(n.tensor, k)
+    for src, dst in pairs:
+        module.steps.append(ir.Permute(src, dst, None, writer.get(src, -1) + 1))
 
 
 def lower_regions(regions: list[X.Region], tensors: dict[str, X.TensorInfo],

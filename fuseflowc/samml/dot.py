@@ -1,6 +1,7 @@
 """Graphviz DOT pictures of SAMML graphs, in the conventions of the SAM papers.
 
 Edges: crd dashed, ref bold, val solid, repsig dotted (each labelled with its stream name).
+A module's `permute` steps are plain grey boxes between the graphs' clusters.
 Nodes are grouped in shaded clusters by region: input iteration (blue), computation (yellow),
 tensor construction (red); each labelled with its kind and key attributes. `render` runs the
 Graphviz `dot` program for SVG or PNG output.
@@ -15,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from ..diagnostics import UserError
-from .ir import Graph, Module, Node, region_of
+from .ir import Graph, Module, Node, Permute, region_of
 
 EDGE_STYLE = {"crd": "dashed", "ref": "bold", "val": "solid", "repsig": "dotted"}
 REGIONS = {  # region -> (title, fill colour, node colour)
@@ -96,14 +97,27 @@ def module_dot(m: Module, graph: str | None = None) -> str:
            "  rankdir=TB; newrank=true;",
            '  node [shape=box, style="filled,rounded", fontname="Helvetica", fontsize=11];',
            '  edge [fontname="Helvetica", fontsize=9, fontcolor="#666666"];']
-    if len(graphs) == 1:
+    if len(graphs) == 1 and (graph is not None or not m.steps):
         out += graph_dot(graphs[0])
     else:
-        for k, g in enumerate(graphs):
+        k = 0
+        for item in m.sequence():
+            if isinstance(item, Permute):
+                # a step between graphs: one plain box (it is not a dataflow graph)
+                lines = [item.name]
+                if item.modes is not None and tuple(item.modes) != tuple(range(len(item.modes))):
+                    lines.append("modes (" + ", ".join(map(str, item.modes)) + ")")
+                label = "\\n".join(_escape_label(x) for x in lines)
+                out.append(f'  p{k} [label="{label}", shape=box, style=filled, '
+                           'fillcolor="#e4e4e4"];')
+                k += 1
+                continue
+            g = item
             out.append(f"  subgraph cluster_g{k} {{")
             out.append(f'    label={_quote("graph " + g.name)}; style=rounded; color="#999999";')
             out += graph_dot(g, prefix=f"g{k}_", indent="    ")
             out.append("  }")
+            k += 1
     out.append("}")
     return "\n".join(out) + "\n"
 
