@@ -58,7 +58,8 @@ def print_tables(stats: dict, console, busiest: int = 5) -> None:
     t = Table(title="simulation", title_justify="left", box=box.SIMPLE)
     for col in ("kernel", "cycles", "FLOPs", "read seg", "read crd", "read vals",
                 "write seg", "write crd", "write vals", "hops"):
-        t.add_column(col, justify="left" if col == "kernel" else "right")
+        t.add_column(col, justify="left" if col == "kernel" else "right",
+                     no_wrap=col == "kernel")  # `permute A -> A__T` stays on one line
 
     def row(name, k):
         r, w = k["bytes_read"], k["bytes_written"]
