@@ -19,6 +19,7 @@ import argparse
 import subprocess
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -40,16 +41,49 @@ def _exe() -> str:
     return str(Path(sys.executable).with_name("fuseflowc"))
 
 
-def _region_counts(ffc: str, prog: Path) -> list[tuple[str, int]]:
+def _region_counts(ffc: str, prog: Path, iw: bool = False) -> list[tuple[str, int]]:
     """(region, number of valid orders) of every region of the program."""
     import json
-    r = subprocess.run([ffc, "orders", str(prog), "--json"], capture_output=True, text=True)
+    cmd = [ffc, "orders", str(prog), "--json"] + (["--inline-widened"] if iw else [])
+    r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         return []
     try:
         return [(x["region"], int(x["orders"])) for x in json.loads(r.stdout)["regions"]]
     except (ValueError, KeyError, TypeError):
         return []
+
+
+def _fused_differ(ffc: str, prog: Path) -> bool:
+    """Whether `fuse --inline-widened` gives another fused program than plain `fuse`."""
+    a, b = (subprocess.run([ffc, "fuse", str(prog)] + extra, capture_output=True, text=True)
+            for extra in ([], ["--inline-widened"]))
+    return (a.returncode, a.stdout) != (b.returncode, b.stdout)
+
+
+def plan_cases(ffc: str, prog: Path, data: Path, orders: int = 3) -> list[tuple]:
+    """The cases of one program: (prog, region, order, data, inline_widened) for order 0 of
+    every region, then orders 1..orders-1 of each region that has them (one region varied at
+    a time), for plain `fuse` and, where it fuses differently, `fuse --inline-widened`."""
+    variants = [False]
+    if ("_full" in prog.name or "_partial" in prog.name or prog.name.endswith("_fused.ff")) \
+            and _fused_differ(ffc, prog):
+        # the paper's fusion: widened intermediates inlined, widened in the stream
+        variants.append(True)
+    cases: list[tuple] = []
+    for iw in variants:
+        cases.append((prog, None, 0, data, iw))
+        for region, count in _region_counts(ffc, prog, iw):
+            for k in range(1, min(orders, count)):
+                cases.append((prog, region, k, data, iw))
+    return cases
+
+
+def _first_error(stderr: str) -> str:
+    """The diagnostic line of a failed step (notes such as region splits come first)."""
+    lines = stderr.strip().splitlines()
+    errs = [x for x in lines if "error" in x]
+    return (errs or lines[-1:] or [""])[0]
 
 
 def _make_data(prog: Path, directory: Path, seed: int = 1) -> None:
@@ -71,17 +105,14 @@ def _case(ffc: str, prog: Path, region: str | None, k: int, data: Path, iw: bool
         cmd += ["--region", region, "--order", str(k)]
     fuse = subprocess.run(cmd, capture_output=True, text=True)
     if fuse.returncode != 0:
-        return False, "fuse: " + fuse.stderr.strip().splitlines()[0] if fuse.stderr else "fuse"
+        return False, "fuse: " + _first_error(fuse.stderr)
     low = subprocess.run([ffc, "lower", "-"], input=fuse.stdout, capture_output=True, text=True)
     if low.returncode != 0:
-        lines = low.stderr.strip().splitlines()
-        return False, "lower: " + (lines[0] if lines else "")
+        return False, "lower: " + _first_error(low.stderr)
     sim = subprocess.run([ffc, "simulate", "-", "--data", str(data), "--check"],
                          input=low.stdout, capture_output=True, text=True)
     if sim.returncode != 0:
-        lines = [x for x in sim.stderr.strip().splitlines() if "error" in x] or \
-            sim.stderr.strip().splitlines()[-1:]
-        return False, "simulate: " + (lines[0] if lines else "")
+        return False, "simulate: " + _first_error(sim.stderr)
     return True, ""
 
 
@@ -91,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--orders", type=int, default=3)
     args = ap.parse_args(argv)
+    start = time.monotonic()
     ffc = _exe()
     progs = _programs(args.paths)
     with tempfile.TemporaryDirectory() as tmp:
@@ -103,13 +135,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"FAIL {prog}: data: {e}", flush=True)
                 cases.append(None)
                 continue
-            cases.append((prog, None, 0, d))  # order 0 of every region
-            if "_full" in prog.name or "_partial" in prog.name or prog.name.endswith("_fused.ff"):
-                # the paper's fusion: widened intermediates inlined, widened in the stream
-                cases.append((prog, None, 0, d, True))
-            for region, count in _region_counts(ffc, prog):
-                for k in range(1, min(args.orders, count)):
-                    cases.append((prog, region, k, d))
+            cases += plan_cases(ffc, prog, d, args.orders)
         with ThreadPoolExecutor(args.jobs) as pool:
             results = list(pool.map(
                 lambda c: (c, _case(ffc, *c)) if c is not None else (None, (False, "")),
@@ -121,11 +147,12 @@ def main(argv: list[str] | None = None) -> int:
             continue
         prog, region, k = c[:3]
         what = f" --region {region} --order {k}" if region else ""
-        if len(c) > 4 and c[4]:
+        if c[4]:
             what += " --inline-widened"
         print(f"{'ok  ' if ok else 'FAIL'} {prog}{what}" + ("" if ok else f": {why}"))
         passed += ok
         failed += not ok
+    print(f"wall time: {time.monotonic() - start:.0f} s ({args.jobs} jobs)")
     print(f"examples: {passed} passed, {failed} failed")
     return 1 if failed else 0
 
