@@ -1,0 +1,21 @@
+"""Passes over SAMML modules and the pipelines that run them (`fuseflowc opt`).
+
+Modules:
+  - `base`: `ModulePass` (a frozen dataclass with a `name` and typed options) and the registry
+    of passes by name (`PASSES`, `register`, `option_specs`).
+  - `pipeline`: parsing `-p 'pass-a,pass-b{factor=4 index=i}'` into pass instances
+    (`parse_pipeline`, `PipelineError`) and running them with verification (`run_pipeline`).
+  - `dce`, `cse`, `cleanup`: the clean-up passes.
+
+A pass mutates the module in place: `apply(module) -> None`. Nothing here imports numpy or
+scipy: `opt` is on the compile path.
+"""
+
+from .base import PASSES, ModulePass, OptionSpec, option_specs, register
+from .pipeline import PassTiming, PipelineError, parse_pipeline, run_pipeline
+
+# Importing a pass module registers it.
+from . import cleanup, cse, dce  # noqa: E402,F401  (registration side effect)
+
+__all__ = ["PASSES", "ModulePass", "OptionSpec", "option_specs", "register", "PassTiming",
+           "PipelineError", "parse_pipeline", "run_pipeline"]

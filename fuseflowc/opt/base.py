@@ -1,0 +1,118 @@
+"""The pass base class and the registry of passes by name.
+
+A pass is a frozen dataclass subclassing `ModulePass`: a class attribute `name` (how pipelines
+spell it), dataclass fields for its options (typed int, str or bool, each with a default), and
+`apply(module)`, which changes the module in place. Options are spelled in pipelines with
+dashes for underscores (`max_rounds` is `max-rounds=3`).
+
+    @register
+    @dataclass(frozen=True)
+    class Unroll(ModulePass):
+        '''Unroll something by `factor`.'''
+        name: ClassVar[str] = "unroll"
+        factor: int = 2
+
+        def apply(self, module: Module) -> None:
+            ...
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from ..samml.ir import Module
+
+#: Option types a pass may declare, by their annotation text.
+OPTION_TYPES: dict[str, type] = {"int": int, "str": str, "bool": bool}
+
+
+@dataclass(frozen=True)
+class ModulePass:
+    """Base of every pass. Subclasses set `name` and implement `apply`."""
+
+    name: ClassVar[str] = ""
+
+    def apply(self, module: "Module") -> None:
+        """Transform `module` in place."""
+        raise NotImplementedError
+
+    def summary(self) -> str:
+        """The first line of the pass's docstring (for --list-passes)."""
+        doc = (type(self).__doc__ or "").strip()
+        return doc.splitlines()[0] if doc else ""
+
+    def spelling(self) -> str:
+        """The pass as a pipeline element, with options that differ from their defaults:
+        `cse` or `unroll{factor=4}`."""
+        parts = []
+        for spec in option_specs(type(self)):
+            value = getattr(self, spec.field)
+            if value != spec.default:
+                parts.append(f"{spec.name}={spec.show(value)}")
+        return self.name + ("{" + " ".join(parts) + "}" if parts else "")
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One option of a pass: its pipeline `name` (dashed), dataclass `field`, `type` (int, str or
+    bool) and `default`."""
+
+    name: str
+    field: str
+    type: type
+    default: Any
+
+    def show(self, value: Any) -> str:
+        """`value` as it is spelled in a pipeline."""
+        if self.type is bool:
+            return "true" if value else "false"
+        return str(value)
+
+    def describe(self) -> str:
+        """`factor: int = 2`."""
+        return f"{self.name}: {self.type.__name__} = {self.show(self.default)}"
+
+
+def option_specs(cls: type[ModulePass]) -> tuple[OptionSpec, ...]:
+    """The options of pass class `cls`, in declaration order."""
+    out = []
+    for f in dataclasses.fields(cls):
+        ann = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+        if ann not in OPTION_TYPES:
+            raise TypeError(f"pass {cls.name}: option {f.name} has type {ann}; "
+                            f"options are int, str or bool")
+        if f.default is dataclasses.MISSING:
+            raise TypeError(f"pass {cls.name}: option {f.name} needs a default")
+        out.append(OptionSpec(f.name.replace("_", "-"), f.name, OPTION_TYPES[ann], f.default))
+    return tuple(out)
+
+
+#: Pass name -> class, in registration order (listed sorted by name).
+PASSES: dict[str, type[ModulePass]] = {}
+
+
+def register(cls: type[ModulePass]) -> type[ModulePass]:
+    """Class decorator: add pass `cls` to `PASSES` under `cls.name` (checking its options)."""
+    if not cls.name:
+        raise TypeError(f"pass class {cls.__name__} has no name")
+    if cls.name in PASSES and PASSES[cls.name] is not cls:
+        raise TypeError(f"two passes are named {cls.name}")
+    option_specs(cls)
+    PASSES[cls.name] = cls
+    return cls
+
+
+def describe_passes(registry: dict[str, type[ModulePass]] | None = None) -> str:
+    """One line per registered pass (sorted by name) with its options and summary."""
+    registry = PASSES if registry is None else registry
+    lines = []
+    for name in sorted(registry):
+        cls = registry[name]
+        opts = ", ".join(s.describe() for s in option_specs(cls))
+        doc = (cls.__doc__ or "").strip().splitlines()
+        head = name + (f"{{{opts}}}" if opts else "")
+        lines.append(f"  {head:<34} {doc[0] if doc else ''}")
+    return "\n".join(lines)

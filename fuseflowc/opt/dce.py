@@ -1,0 +1,59 @@
+"""`dce`: dead-code elimination.
+
+A node is live when it writes a tensor (write_level, write_vals) or one of its results is read
+by a live node; every other node is removed. Permute steps are kept as they are. With
+`decls=true` (the default) a temp tensor declaration no node and no permute step names any more
+is dropped too; input and output declarations always stay (they are the module's interface).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..samml.ir import Graph, Module, WriteLevel, WriteVals
+from .base import ModulePass, register
+
+
+def live_nodes(g: Graph) -> set[int]:
+    """The ids of the nodes of `g` whose results reach a writer (writers included)."""
+    live: set[int] = set()
+    work = [n for n in g.nodes if isinstance(n, (WriteLevel, WriteVals))]
+    while work:
+        n = work.pop()
+        if id(n) in live:
+            continue
+        live.add(id(n))
+        work += [s.producer for s in n.inputs if s.producer is not None]
+    return live
+
+
+def dead_code(g: Graph) -> int:
+    """Remove the nodes of `g` that reach no writer; returns how many were removed."""
+    live = live_nodes(g)
+    before = len(g.nodes)
+    g.nodes = [n for n in g.nodes if id(n) in live]
+    return before - len(g.nodes)
+
+
+def unused_temps(m: Module) -> list[str]:
+    """Names of temp tensors no node and no permute step of `m` names."""
+    named = {getattr(n, "tensor", None) for g in m.graphs for n in g.nodes}
+    named |= {s.src for s in m.steps} | {s.dst for s in m.steps}
+    return [t.name for t in m.tensors if t.role == "temp" and t.name not in named]
+
+
+@register
+@dataclass(frozen=True)
+class DeadCodeElimination(ModulePass):
+    """Remove nodes none of whose results reaches a writer (and unused temp declarations)."""
+
+    name: ClassVar[str] = "dce"
+    decls: bool = True
+
+    def apply(self, module: Module) -> None:
+        for g in module.graphs:
+            dead_code(g)
+        if self.decls:
+            drop = set(unused_temps(module))
+            module.tensors = [t for t in module.tensors if t.name not in drop]
