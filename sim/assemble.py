@@ -35,13 +35,13 @@ def _pieces(tokens: list) -> list[list[int]]:
 def assemble(name: str, fmt, shape: tuple[int, ...], block: int | None,
              level_streams: dict[int, list], vals: list) -> tuple[FiberTensor, dict]:
     """Build tensor `name` (format `fmt`, logical `shape`) from its recorded level streams
-    (logical mode -> crd tokens) and value tokens. Returns the tensor and the bytes written
-    ({'seg', 'crd', 'vals'} in elements)."""
+    (logical mode -> crd tokens) and value tokens. Returns the tensor and the elements it
+    stores ({'seg', 'crd', 'vals'}, see `stored_elements`): what the writers put off-chip,
+    which for a dense level includes the zeros of positions its stream never reached."""
     bshape = shape if block is None else tuple(s // block for s in shape)
     # Expected pieces of the current level: (is_real, parent coordinate prefix).
     expected: list[tuple[bool, tuple]] = [(True, ())]
     positions: list[tuple] = [()]
-    counts = {"seg": 0, "crd": 0, "vals": 0}
     for k, kind in enumerate(fmt.levels):
         mode = fmt.mode_order[k]
         size = bshape[mode]
@@ -76,16 +76,12 @@ def assemble(name: str, fmt, shape: tuple[int, ...], block: int | None,
                 p = prefix + (c,)
                 positions.append(p)
                 nxt.append((True, p))
-        if kind == "compressed":
-            counts["seg"] += sum(1 for real, _ in expected if real) + 1
-            counts["crd"] += len(positions)
         expected = nxt
     values = [0.0 if (v.__class__ is int and v == N) else v for v in vals
               if not (v.__class__ is int and v != N)]
     if len(values) != len(positions):
         raise UserError(f"simulation: tensor {name}: {len(values)} values written for "
                         f"{len(positions)} stored positions")
-    counts["vals"] = len(values) * (block * block if block else 1)
     order = len(shape)
     sc = np.array(positions, dtype=np.int64).reshape(len(positions), order)
     coords = np.empty_like(sc)
@@ -96,4 +92,14 @@ def assemble(name: str, fmt, shape: tuple[int, ...], block: int | None,
             else np.zeros((0, block, block))
     else:
         varr = np.array(values, dtype=np.float64)
-    return FiberTensor.from_coo(shape, coords, varr, fmt, block), counts
+    t = FiberTensor.from_coo(shape, coords, varr, fmt, block)
+    return t, stored_elements(t)
+
+
+def stored_elements(t: FiberTensor) -> dict:
+    """Elements of a tensor's stored arrays: `seg` and `crd` of its compressed levels (a dense
+    level stores neither) and `vals`, every stored value (b x b per block; a dense innermost
+    level stores all its positions, zeros included). Times memory.element_bytes = bytes."""
+    seg = sum(int(lv.seg.shape[0]) for lv in t.levels if lv.kind == "compressed")
+    crd = sum(int(lv.crd.shape[0]) for lv in t.levels if lv.kind == "compressed")
+    return {"seg": seg, "crd": crd, "vals": int(np.asarray(t.vals).size)}

@@ -225,7 +225,7 @@ class Simulator:
                 return Scan(name, True, lvl.size, ii=ii, lat=lat)
             ii = max(ii, arch.mem_ii(eb, share))
             return Scan(name, False, lvl.size, lvl.seg.tolist(), lvl.crd.tolist(), ii=ii,
-                        lat=lat + arch.mem_latency)
+                        lat=lat + arch.mem_latency, eb=eb)
         if k == "repsig":
             return RepSig(name, ii, lat)
         if k == "repeat":
@@ -287,10 +287,14 @@ class Simulator:
         return tuple(dims)
 
     def collect(self, graph, writers) -> dict:
-        """Assemble the tensors this graph wrote; charge the bytes to their writers."""
+        """Assemble the tensors this graph wrote and charge their writers the bytes of the
+        stored arrays (sim/README.md, "What bytes are counted"): each compressed level's seg
+        and crd to that level's writer, every stored value (dense fill-in zeros included) to
+        the tensor's write_vals."""
         by_tensor: dict = {}
         for w in writers:
             by_tensor.setdefault(w.tensor, []).append(w)
+        eb = self.arch.element_bytes
         written = {}
         for tname in sorted(by_tensor):
             ws = by_tensor[tname]
@@ -302,12 +306,12 @@ class Simulator:
                                 "write_vals")
             t, counts = assemble(tname, decl.format, self.shape_of(decl), decl.block, levels,
                                  vw[0].got)
-            eb = self.arch.element_bytes
             written[tname] = {k: v * eb for k, v in counts.items()}
             vw[0].wr_vals += counts["vals"] * eb
             lw = {w.mode: w for w in ws if w.kind == "write_level"}
             for k, mode in enumerate(decl.format.mode_order):
-                if decl.format.levels[k] == "compressed" and mode in lw:
+                if t.levels[k].kind == "compressed":
+                    # assemble() rejects a compressed level without a writer
                     lvl = t.levels[k]
                     lw[mode].wr_seg += eb * int(lvl.seg.shape[0])
                     lw[mode].wr_crd += eb * int(lvl.crd.shape[0])

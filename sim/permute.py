@@ -21,6 +21,8 @@ import numpy as np
 from fuseflowc.data.fibertree import FiberTensor
 from fuseflowc.diagnostics import UserError
 
+from .assemble import stored_elements
+
 
 class PermuteNode:
     """The step as one pseudo node, with the counters `sim.report` reads from a node."""
@@ -42,9 +44,7 @@ class PermuteNode:
 def array_bytes(t: FiberTensor, eb: int) -> dict:
     """Bytes of a tensor's stored arrays: seg and crd of its compressed levels, its values
     (b x b per block)."""
-    seg = sum(int(lv.seg.shape[0]) for lv in t.levels if lv.kind == "compressed")
-    crd = sum(int(lv.crd.shape[0]) for lv in t.levels if lv.kind == "compressed")
-    return {"seg": seg * eb, "crd": crd * eb, "vals": int(np.asarray(t.vals).size) * eb}
+    return {k: v * eb for k, v in stored_elements(t).items()}
 
 
 def permute_tensor(src: FiberTensor, fmt, modes: tuple[int, ...]) -> FiberTensor:

@@ -39,13 +39,14 @@ class Scan(Node):
     Dense levels enumerate 0..size-1 with refs `ref * size + crd`; compressed ones read seg/crd.
     """
 
-    __slots__ = ("dense", "size", "seg", "crd", "pos", "end", "base", "pending")
+    __slots__ = ("dense", "size", "seg", "crd", "pos", "end", "base", "pending", "eb")
     kind_name = "scan"
     BULK = True  # long fiber runs in one go (tests turn it off to compare)
 
     def __init__(self, name: str, dense: bool, size: int = 0, seg=None, crd=None,
-                 ii: int = 1, lat: int = 1):
+                 ii: int = 1, lat: int = 1, eb: int = 4):
         super().__init__(name, ii, lat)
+        self.eb = eb  # memory.element_bytes: bytes per seg entry and per coordinate
         self.dense = dense
         self.size = size
         self.seg = list(seg) if seg is not None else None
@@ -194,8 +195,8 @@ class Scan(Node):
         self.pos, self.end, self.base, self.pending = pos, end, base, pending
         self.stall += stall
         self.fires += fires
-        self.rd_seg += 4 * nseg
-        self.rd_crd += 4 * ncrd
+        self.rd_seg += self.eb * nseg
+        self.rd_crd += self.eb * ncrd
         return blocked
 
 
