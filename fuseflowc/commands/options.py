@@ -13,3 +13,10 @@ unfused_option = click.option(
 output_option = click.option(
     "-o", "--output", "output", metavar="FILE", default=None,
     help="Write the result to FILE (atomically) instead of stdout.")
+
+inline_widened_option = click.option(
+    "--inline-widened", "inline_widened", is_flag=True,
+    help="Inline every in-region intermediate, even one whose declared format stores zeros that "
+         "a use can tell from absent entries (by default such an intermediate is materialized "
+         "and its region split). Fuses like the paper: lowering then widens those "
+         "intermediates in the stream instead of storing them.")

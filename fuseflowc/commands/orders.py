@@ -4,15 +4,9 @@ from __future__ import annotations
 
 import click
 
-from .options import schedule_option, unfused_option
+from .options import inline_widened_option, schedule_option, unfused_option
 
 
-inline_widened_option = click.option(
-    "--inline-widened", "inline_widened", is_flag=True,
-    help="Inline every in-region intermediate, even one whose declared format stores zeros that "
-         "a use can tell from absent entries (by default such an intermediate is materialized "
-         "and its region split). Fuses like the paper; results may then differ from "
-         "`fuseflowc run`.")
 
 
 @click.command("orders")

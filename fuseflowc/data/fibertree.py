@@ -150,6 +150,20 @@ class FiberTensor:
             coords[:, mode] = sc[:, k]
         return coords, self.vals
 
+    def element_coo(self) -> tuple[np.ndarray, np.ndarray]:
+        """Stored entries at element granularity: like `to_coo`, with every stored b x b block
+        expanded into its b*b elements (explicit zeros included)."""
+        coords, vals = self.to_coo()
+        if self.block is None:
+            return coords, vals
+        b = self.block
+        n = coords.shape[0]
+        ii, jj = np.meshgrid(np.arange(b), np.arange(b), indexing="ij")
+        rows = (coords[:, 0, None] * b + ii.reshape(1, -1)).reshape(-1)
+        cols = (coords[:, 1, None] * b + jj.reshape(1, -1)).reshape(-1)
+        coords = np.stack([rows, cols], axis=1) if n else np.zeros((0, 2), np.int64)
+        return coords, vals.reshape(-1)
+
     def to_dense(self) -> np.ndarray:
         """The dense array (absent entries are 0)."""
         coords, vals = self.to_coo()

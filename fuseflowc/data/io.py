@@ -66,15 +66,7 @@ class RawTensor:
     @classmethod
     def from_fiber(cls, t: FiberTensor) -> "RawTensor":
         """Stored entries of a fiber tensor (element granularity, blocks expanded)."""
-        coords, vals = t.to_coo()
-        if t.block is not None:
-            b = t.block
-            n = coords.shape[0]
-            ii, jj = np.meshgrid(np.arange(b), np.arange(b), indexing="ij")
-            rows = (coords[:, 0, None] * b + ii.reshape(1, -1)).reshape(-1)
-            cols = (coords[:, 1, None] * b + jj.reshape(1, -1)).reshape(-1)
-            coords = np.stack([rows, cols], axis=1) if n else np.zeros((0, 2), np.int64)
-            vals = vals.reshape(-1)
+        coords, vals = t.element_coo()
         dense = t.format.is_dense
         if dense:
             nz = vals != 0

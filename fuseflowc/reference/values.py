@@ -56,17 +56,9 @@ class SVal:
     def from_fiber(cls, t: FiberTensor, indices: tuple[str, ...]) -> "SVal":
         """The stored entries of a tensor read as `t[indices...]`; a blocked tensor's stored
         entries are all elements of its stored blocks (explicit zeros included)."""
-        coords, vals = t.to_coo()
+        coords, vals = t.element_coo()
         coords = np.asarray(coords, np.int64).reshape(-1, t.order)
         vals = np.asarray(vals, np.float64)
-        if t.block is not None:
-            b = t.block
-            n = coords.shape[0]
-            ii, jj = np.meshgrid(np.arange(b), np.arange(b), indexing="ij")
-            rows = (coords[:, 0, None] * b + ii.reshape(1, -1)).reshape(-1)
-            cols = (coords[:, 1, None] * b + jj.reshape(1, -1)).reshape(-1)
-            coords = np.stack([rows, cols], axis=1) if n else np.zeros((0, 2), np.int64)
-            vals = vals.reshape(-1)
         return cls(tuple(indices), tuple(int(s) for s in t.shape), coords, vals.copy())
 
     def transpose(self, indices) -> "SVal":
