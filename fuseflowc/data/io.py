@@ -36,7 +36,7 @@ from ..diagnostics import UserError
 from ..files import output_dir
 from ..formats import Format
 from .fibertree import FiberTensor
-from .levelfiles import (LEVEL_FILE_RE, LEVEL_MARK, LEVEL_PREFIX, level_file,
+from .levelfiles import (_err, _shape_text, LEVEL_FILE_RE, LEVEL_MARK, LEVEL_PREFIX, level_file,
                          level_files_present, read_level_files, write_level_files)
 from .spec import TensorSpec
 
@@ -72,17 +72,6 @@ class RawTensor:
             nz = vals != 0
             coords, vals = coords[nz], vals[nz]
         return cls(t.shape, coords.astype(np.int64), np.asarray(vals, np.float64), dense)
-
-
-def _err(path: Path | str, msg: str) -> UserError:
-    return UserError(f"{path}: {msg}")
-
-
-def _shape_text(shape) -> str:
-    shape = tuple(shape)
-    if len(shape) == 1:
-        return f"({shape[0]},)"
-    return "(" + ", ".join(str(s) for s in shape) + ")"
 
 
 def _check_values(path: Path, values: np.ndarray) -> np.ndarray:
