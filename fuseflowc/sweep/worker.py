@@ -47,12 +47,18 @@ def deadline(seconds: float | None):
 
 
 def worker_init() -> None:
-    """Pool initializer: Ctrl-C is the parent's business (it stops the workers itself)."""
+    """Pool initializer: Ctrl-C is the parent's business (it stops the workers itself); the
+    stages are imported once here, so a --timeout does not count a worker's start-up."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import fuseflowc.fuse.algorithm  # noqa: F401
+    import fuseflowc.lang.load  # noqa: F401
+    import fuseflowc.lower.driver  # noqa: F401
+    import fuseflowc.reference.evaluate  # noqa: F401
+    import sim.build  # noqa: F401
 
 
 def _first_line(e: UserError) -> str:
-    return e.format().split("\n", 1)[0].removeprefix("fuseflowc: ")
+    return e.format().split("\n", 1)[0].removeprefix("fuseflowc: ").removeprefix("error: ")
 
 
 def schedule_facts(program) -> tuple[str, str]:
