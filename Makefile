@@ -44,11 +44,7 @@ examples: $(STAMP)
 	$(PY) -m fuseflowc.lower.examples --jobs 2
 
 # Compile time of each model variant: `fuse | lower` as separate processes, Python start-up
-# included (budget: 750 ms).
+# included, median of RUNS runs (budget: 750 ms); one line `compile-ms <model>: N` per model.
+RUNS ?= 5
 bench-compile: $(STAMP)
-	@for m in ir_examples/models/*/*_*.ff; do \
-	  s=$$(date +%s%N); \
-	  $(FFC) fuse $$m | $(FFC) lower > /dev/null || echo "compile failed: $$m"; \
-	  e=$$(date +%s%N); \
-	  echo "compile-ms $$(basename $$m .ff): $$(( (e - s) / 1000000 ))"; \
-	done
+	$(PY) -m fuseflowc.lower.bench_compile --runs $(RUNS)
