@@ -105,7 +105,7 @@ def _apply_masks(p, masks: tuple[str, ...], per_density: dict, seed: int, tensor
     for item in masks:
         name, eq, text = item.partition("=")
         name = name.strip()
-        if not eq or not name:
+        if not eq or not name or ":" in name:
             raise UserError(f"--mask '{item}': expected T=bigbird:block=B,random=R, e.g. "
                             f"--mask M=bigbird:block=64,random=3")
         if name not in tensors:
