@@ -23,6 +23,40 @@ from .cost import Cost, Estimate
 from .stats import DENSE, DataStats, LevelStats, TensorStats, shape_of, stats_of_fiber, \
     uniform_stats
 
+FULL = "full"   # the relation of a dense level: every coordinate under every parent
+
+
+def _and(a, b):
+    """Intersection of two relations (FULL, None = unknown, or a 0/1 csr matrix)."""
+    if isinstance(a, str):
+        return b
+    if isinstance(b, str):
+        return a
+    if a is None or b is None or a.shape != b.shape:
+        return None
+    return a.multiply(b).tocsr()
+
+
+def _or(a, b):
+    """Union of two relations."""
+    if isinstance(a, str) or isinstance(b, str):
+        return FULL
+    if a is None or b is None or a.shape != b.shape:
+        return None
+    return ((a + b) > 0).astype(float).tocsr()
+
+
+def _rels(s: "St") -> list:
+    return list(s.rels) if s.rels is not None else [None] * len(s.cnt)
+
+
+def _hd(s: "St") -> list:
+    out = list(s.hd) if s.hd is not None and len(s.hd) == len(s.cnt) else [None] * len(s.cnt)
+    if s.h is not None:
+        out[-1] = s.h
+    return out
+
+
 _BINARY = {"add", "sub", "mul", "div", "max", "min", "bmm"}
 
 
@@ -41,6 +75,9 @@ class St:
     level: int = 0
     block: int | None = None    # val streams: b for b x b block values
     nonempty: bool = False      # crd streams: no empty fiber beneath (after crddrop)
+    rels: list | None = None    # per depth: which coordinates follow each coordinate of the
+    #                             depth above (scipy csr, FULL, or None when not known)
+    hd: list | None = None      # per depth: elements per coordinate (None when not known)
 
     @property
     def total(self) -> float:
@@ -155,41 +192,68 @@ class _GraphModel:
         return t
 
     def _root(self, n):
-        return [St("ref", [1.0], [1], np.ones(1), tensor=n.tensor, level=0)]
+        return [St("ref", [1.0], [1], np.ones(1), tensor=n.tensor, level=0, rels=[None],
+                   hd=[np.ones(1)])]
 
     def _scan(self, n, r: St):
         t = self._tstats(n.tensor)
         lvl = t.format.level_of_mode(n.mode)
         ls = t.levels[lvl]
         length = ls.fiber_length()
-        if r.h is not None and r.h.shape == length.shape:
-            n_out = float(np.dot(r.h, length))
-        else:  # refs whose parent coordinates are unknown: the average fiber
-            n_out = r.data * (ls.positions / max(float(ls.fibers.sum()), 1e-300))
-        hs = float(ls.hist.sum())
-        h = ls.hist * (n_out / hs) if hs > 0 else np.zeros(ls.size)
+        if ls.pattern is not None and r.h is not None and r.h.shape == (ls.pattern.shape[0],):
+            h = np.asarray(ls.pattern.T @ r.h, dtype=float).reshape(-1)
+            n_out = float(h.sum())
+        else:
+            if r.h is not None and r.h.shape == length.shape:
+                n_out = float(np.dot(r.h, length))
+            else:  # refs whose parent coordinates are unknown: the average fiber
+                n_out = r.data * (ls.positions / max(float(ls.fibers.sum()), 1e-300))
+            hs = float(ls.hist.sum())
+            h = ls.hist * (n_out / hs) if hs > 0 else np.zeros(ls.size)
+        rel = FULL if ls.kind == "dense" else ls.pattern
         if ls.kind == "compressed":
             self.cost.read_seg += 2 * r.data * self.eb
             self.cost.read_crd += n_out * self.eb
         label = DENSE if ls.kind == "dense" else (ls.label, r.index)
         cnt = list(r.cnt) + [n_out + r.nN]
         dims = list(r.dims) + [ls.size]
-        crd = St("crd", cnt, dims, h, r.nN, n.index, label)
-        ref = St("ref", list(cnt), dims, h, r.nN, n.index, label, n.tensor, lvl + 1)
+        rels = _rels(r) + [rel]
+        hd = _hd(r) + [h]
+        crd = St("crd", cnt, dims, h, r.nN, n.index, label, rels=rels, hd=hd)
+        ref = St("ref", list(cnt), dims, h, r.nN, n.index, label, n.tensor, lvl + 1,
+                 rels=list(rels), hd=list(hd))
         return [crd, ref]
 
     def _repsig(self, n, c: St):
-        return [St("repsig", list(c.cnt), list(c.dims), index=c.index)]
+        return [St("repsig", list(c.cnt), list(c.dims), index=c.index, rels=_rels(c),
+                   hd=_hd(c))]
 
     def _repeat(self, n, x: St, s: St):
         f = s.total / x.total if x.total > 0 else 0.0
         out = x.scaled(f)
-        out.cnt, out.dims = list(s.cnt), list(s.dims)
+        out.cnt, out.dims, out.rels = list(s.cnt), list(s.dims), _rels(s)
+        hd = _hd(s)
+        hd[-1] = out.h
+        out.hd = hd
         return [out]
 
     def _joiner(self, n, ins: list, required: list | None):
         pairs = [(ins[2 * k], ins[2 * k + 1]) for k in range(len(ins) // 2)]
         crds = [c for c, _ in pairs]
+        if required is None:
+            rel = _rels(crds[0])[-1]
+            for c in crds[1:]:
+                rel = _and(rel, _rels(c)[-1])
+        elif required:
+            rel = _rels(crds[required[0]])[-1]
+            for k in required[1:]:
+                rel = _and(rel, _rels(crds[k])[-1])
+        else:
+            rel = _rels(crds[0])[-1]
+            for c in crds[1:]:
+                rel = _or(rel, _rels(c)[-1])
+        rels = _rels(crds[0])[:-1] + [rel]
+        hd0 = _hd(crds[0])[:-1]
         if required is None:        # intersect
             h, lab = crds[0].h, crds[0].label
             cur = crds[0]
@@ -211,7 +275,7 @@ class _GraphModel:
         total = float(h.sum())
         cnt = list(crds[0].cnt[:-1]) + [total]
         dims = list(crds[0].dims)
-        out_crd = St("crd", cnt, dims, h, 0.0, n.index, lab)
+        out_crd = St("crd", cnt, dims, h, 0.0, n.index, lab, rels=rels, hd=hd0 + [h])
         outs = [out_crd]
         for k, (c, x) in enumerate(pairs):
             if required is None or (required and k in required):
@@ -223,10 +287,12 @@ class _GraphModel:
             nd = float(present.sum())
             nN = max(total - nd, 0.0)
             if x.kind == "val":
-                outs.append(replace(x, cnt=list(cnt), dims=list(dims), nN=nN))
+                outs.append(replace(x, cnt=list(cnt), dims=list(dims), nN=nN, rels=list(rels),
+                                    hd=hd0 + [None]))
             else:
                 outs.append(replace(x, cnt=list(cnt), dims=list(dims), h=present, nN=nN,
-                                    index=n.index, label=lab))
+                                    index=n.index, label=lab, rels=list(rels),
+                                    hd=hd0 + [present]))
         return outs
 
     def _intersect(self, n, *ins):
@@ -240,7 +306,8 @@ class _GraphModel:
         t = self._tstats(n.tensor)
         b = t.block if t.block else None
         self.cost.read_vals += r.data * self.eb * (b * b if b else 1)
-        return [St("val", list(r.cnt), list(r.dims), None, 0.0, r.index, block=b)]
+        return [St("val", list(r.cnt), list(r.dims), None, 0.0, r.index, block=b, rels=_rels(r),
+                   hd=_hd(r))]
 
     def _alu(self, n, a: St, b: St | None = None):
         if b is None:
@@ -255,7 +322,8 @@ class _GraphModel:
         self.cost.flops += v.data * (v.block * v.block if v.block else 1)
         cnt = list(v.cnt[:-1]) or [1.0]
         dims = list(v.dims[:-1]) or [1]
-        return [St("val", cnt, dims, None, 0.0, None, block=v.block)]
+        return [St("val", cnt, dims, None, 0.0, None, block=v.block, rels=_rels(v)[:-1] or [None],
+                   hd=_hd(v)[:-1] or [None])]
 
     def _distinct(self, c: St, groups: float, per_group: float, space: float) -> np.ndarray:
         """Distinct coordinates of `c` per group of `per_group` fibers (distinct coordinates of
@@ -270,12 +338,48 @@ class _GraphModel:
         self.cost.flops += v.data * (v.block * v.block if v.block else 1)
         groups = float(c.cnt[-3]) if len(c.cnt) >= 3 else 1.0
         k = c.fibers / groups if groups > 0 else 0.0
-        h = self._distinct(c, groups, k, c.dims[-2] if len(c.dims) >= 2 else 1)
+        rels = _rels(c)
+        both = self._through(c, rels, groups)
+        if both is not None:
+            h, rel = both
+        else:
+            h = self._distinct(c, groups, k, c.dims[-2] if len(c.dims) >= 2 else 1)
+            rel = FULL if _full(c) else None
         cnt = list(c.cnt[:-2]) + [float(h.sum())]
         dims = list(c.dims[:-2]) + [c.dims[-1]]
+        rels = rels[:-2] + [rel]
+        hd = _hd(c)[:-2] + [h]
         lab = DENSE if _full(c) else self.fresh()
-        return [St("crd", cnt, dims, h, 0.0, c.index, lab),
-                St("val", list(cnt), list(dims), None, block=v.block)]
+        return [St("crd", cnt, dims, h, 0.0, c.index, lab, rels=rels, hd=hd),
+                St("val", list(cnt), list(dims), None, block=v.block, rels=list(rels),
+                   hd=list(hd))]
+
+    def _through(self, c: St, rels: list, groups: float):
+        """When the relations g -> u (the reduced index) and u -> c are both known, the
+        coordinates c reached from each g: the pattern of their boolean product (the symbolic
+        phase of a sparse matrix product), each present group g counted groups/|g| times."""
+        if len(rels) < 3 or len(c.dims) < 3:
+            return None
+        r1, r2 = rels[-2], rels[-1]
+        if r1 is None or r2 is None or (isinstance(r1, str) and isinstance(r2, str)):
+            return None
+        import scipy.sparse as sp
+        ng, nu, nc = c.dims[-3], c.dims[-2], c.dims[-1]
+        if isinstance(r1, str):
+            r1 = sp.csr_matrix(np.ones((ng, nu)))
+        if isinstance(r2, str):
+            r2 = sp.csr_matrix(np.ones((nu, nc)))
+        if r1.shape != (ng, nu) or r2.shape != (nu, nc):
+            return None
+        b = ((r1 @ r2) > 0).astype(float).tocsr()
+        reach = float(b.nnz)
+        if reach <= 0:
+            return None
+        w = _hd(c)[-3]
+        if w is None or w.shape != (ng,):
+            w = np.full(ng, groups / ng)
+        h = np.asarray(b.T @ w, dtype=float).reshape(-1)
+        return h, b
 
     def _spacc2(self, n, ci: St, cj: St, v: St):
         self.cost.flops += v.data * (v.block * v.block if v.block else 1)
@@ -306,18 +410,19 @@ class _GraphModel:
             keep = 1.0 - math.exp(float(np.sum(np.log1p(-p))))
         o2 = replace(o, cnt=list(o.cnt[:-1]) + [o.total * keep],
                      h=None if o.h is None else o.h * keep, nN=o.nN * keep, nonempty=True)
-        i2 = replace(i, cnt=list(i.cnt[:-2]) + [o2.total, i.total])
+        i2 = replace(i, cnt=list(i.cnt[:-2]) + [o2.total, i.total], rels=None, hd=None)
+        o2.rels = o2.hd = None
         return [o2, i2]
 
     def _crdhold(self, n, o: St, i: St):
         f = i.total / o.total if o.total > 0 else 0.0
         o2 = o.scaled(f)
-        o2.cnt, o2.dims = list(i.cnt), list(i.dims)
+        o2.cnt, o2.dims, o2.rels, o2.hd = list(i.cnt), list(i.dims), None, None
         return [o2, replace(i)]
 
     def _fork(self, n, s: St):
         lanes = int(n.lanes)
-        return [s.scaled(1.0 / lanes) for _ in range(lanes)]
+        return [replace(s.scaled(1.0 / lanes), rels=None, hd=None) for _ in range(lanes)]
 
     def _join(self, n, *ins):
         out = ins[0]
@@ -387,7 +492,15 @@ def written_stats(decl, shape: tuple[int, ...], levels: dict, vals: St | None,
     for k, (kind, size) in enumerate(zip(fmt.levels, sizes)):
         n = ns[k]
         parent = phist * (n / pn) if pn > 0 else np.zeros_like(phist)
-        out.append(LevelStats(kind, size, n, hists[k], parent, phist.copy(), labels[k]))
+        pattern = None
+        s = streams[k]
+        if kind == "compressed" and s is not None and s.rels and k > 0 \
+                and fmt.levels[k - 1] == "dense" and k == 1:
+            rel = s.rels[-1]
+            if rel is not None and not isinstance(rel, str) and rel.shape == (phist.size, size):
+                pattern = rel
+        out.append(LevelStats(kind, size, n, hists[k], parent, phist.copy(), labels[k],
+                              pattern))
         phist, pn = hists[k], n
     return TensorStats(decl.name, tuple(shape), fmt, decl.block, out)
 

@@ -41,6 +41,8 @@ class LevelStats:
     parent: np.ndarray
     fibers: np.ndarray
     label: object = DENSE
+    pattern: object = None   # scipy csr (parent size x size) when a parent coordinate has at
+    #                          most one fiber: which coordinates each parent's fiber holds
 
     def fiber_length(self) -> np.ndarray:
         """Expected length of a fiber of this level, per parent coordinate."""
@@ -104,8 +106,14 @@ def stats_of_fiber(name: str, t) -> TensorStats:
             coords = np.asarray(lv.crd, dtype=np.int64)
             label = f"{label_base}.{k}"
         hist = np.bincount(coords, minlength=lv.size).astype(float)
+        pattern = None
+        if lv.kind == "compressed" and (fibers.size == 0 or fibers.max() <= 1):
+            import scipy.sparse as sp
+            rows = np.repeat(pc, np.diff(lv.seg))
+            pattern = sp.csr_matrix((np.ones(coords.shape[0]), (rows, coords)),
+                                    shape=(psize, lv.size))
         levels.append(LevelStats(lv.kind, lv.size, float(coords.shape[0]), hist, parent, fibers,
-                                 label))
+                                 label, pattern))
         pc, psize = coords, lv.size
     return TensorStats(name, tuple(t.shape), t.format, t.block, levels)
 
