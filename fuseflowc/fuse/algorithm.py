@@ -33,12 +33,15 @@ class FuseOptions:
     semantics, see docs/fused-ir.md);
     `free_input_order`: the storage orders of views read from memory (inputs, materialized
     intermediates) add no POG edge; once an order is chosen, discordant views read permuted
-    copies (fuseflowc.fuse.free_order)."""
+    copies (fuseflowc.fuse.free_order);
+    `orders`: K per region name (or fusion-group name), overriding `order_index` (sweeps pick
+    each region's order independently)."""
 
     order_index: int | None = None
     region: str | None = None
     inline_widened: bool = False
     free_input_order: bool = False
+    orders: dict[str, int] = field(default_factory=dict)
 
 
 def fuse_program(program: ast.Program, source_path: str | None = None,
@@ -71,6 +74,7 @@ def fuse_program(program: ast.Program, source_path: str | None = None,
     for r in regions:
         selected = options.region is None or options.region in (r.name, r.group)
         k = options.order_index if selected and options.order_index is not None else 0
+        k = options.orders.get(r.name, options.orders.get(r.group or "", k))
         choose_order(r, k)
         if options.free_input_order:
             permute_discordant(r, {t.name: t.format for t in program.tensors},
