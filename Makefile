@@ -6,7 +6,7 @@ FFC    := $(VENV)/bin/fuseflowc
 STAMP  := $(VENV)/.installed
 DATA   ?= ../shared/data
 
-.PHONY: demo test venv clean bench-sim examples bench-compile
+.PHONY: demo test venv clean bench-sim examples bench-compile bench-orders
 
 venv: $(STAMP)
 
@@ -142,3 +142,15 @@ models-cycles: $(STAMP)
 	    $(PY) -c "import json,sys; t=json.load(open(sys.argv[1]))['total']; print(f\"{sys.argv[2]:28} {sys.argv[3]:8} cycles {t['cycles']:>12,} flops {t['flops']:>12,} bytes {t['bytes_read']['total'] + t['bytes_written']['total']:>12,} hops {t['token_hops']:>13,} wall-s {int(sys.argv[4]) / 1e9:.1f}\")" $$j $$c $$v $$((e - s)); \
 	  done; \
 	done
+
+# The paper's Figure 17: every valid dataflow order of the nested matmul D = (A B) C on
+# KarateClub (A: normalized adjacency, B: identity features, C: random 34 x 16 weights), fused
+# and unfused, with --free-input-order (discordant inputs read through permuted copies), through
+# fuse | lower | simulate, each checked against the reference evaluator. One line per order
+# (cycles normalized to the worst of its variant), then `orders: N, best/worst = X`.
+SWEEP := ir_examples/kernels/nested_matmul_sweep.ff
+bench-orders: $(STAMP)
+	@mkdir -p out/bench-orders
+	@$(FFC) gen-data $(SWEEP) --graph karate --graph-tensor A --feature-tensor B --size L=16 \
+	  -o out/bench-orders/data --seed 1 > /dev/null
+	$(PY) -m fuseflowc.fuse.order_sweep $(SWEEP) --data out/bench-orders/data
