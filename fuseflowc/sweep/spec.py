@@ -5,6 +5,7 @@
     model = "gcn"                      # default: the file name up to its last '_'
     variant = "full"                   # default: the file name after its last '_'
     inline_widened = true              # fuse --inline-widened (default false)
+    free_input_order = false           # fuse --free-input-order (default false)
 
     orders = [0, 1]                    # dataflow order indices, or "all" (up to max_orders)
     schedule = ["parallelize Y: i by {factor}"]   # --schedule directive templates
@@ -34,8 +35,8 @@ from ..files import read_source
 # keys a spec may hold at the top level, and in one [[programs]] / [[data]] entry
 TOP_KEYS = ("programs", "orders", "max_orders", "order_region", "schedule", "params",
             "pipelines", "data", "arch", "check", "timeout", "max_cycles", "flops_per_cycle")
-PROGRAM_KEYS = ("path", "model", "variant", "inline_widened", "orders", "order_region",
-                "schedule", "params")
+PROGRAM_KEYS = ("path", "model", "variant", "inline_widened", "free_input_order", "orders",
+                "order_region", "schedule", "params")
 DATA_KEYS = ("name", "dir", "graph", "normalize", "sizes", "density", "seed",
              "graph_tensor", "feature_tensor")
 NORMALIZATIONS = ("gcn", "mean", "none")
@@ -51,6 +52,7 @@ class ProgramEntry:
     model: str
     variant: str
     inline_widened: bool = False
+    free_input_order: bool = False
     orders: list[int] | str = field(default_factory=lambda: [0])
     order_region: str | None = None
     schedule: list[str] = field(default_factory=list)
@@ -105,8 +107,12 @@ def read_spec_table(path: str) -> tuple[dict, Source]:
         except tomllib.TOMLDecodeError as e:
             msg = str(e)
             m = _TOML_POS.search(msg)
-            text = _TOML_POS.sub("", msg).strip()
+            text = _TOML_POS.sub("", msg).replace("(at end of document)", "").strip()
             loc = Loc(src, int(m.group(1)), int(m.group(2))) if m else None
+            if loc is None and "end of document" in msg:
+                lines = src.text.rstrip("\n").split("\n")
+                loc = Loc(src, len(lines), len(lines[-1]) + 1)
+                text += " (at the end of the file)"
             if loc is None:
                 raise UserError(f"{path}: invalid TOML: {text}") from None
             raise UserError(f"invalid TOML: {text}", loc) from None
@@ -254,8 +260,9 @@ def _program(keys: _Keys, k: int, v, base: Path, defaults: dict) -> ProgramEntry
     for key in ("model", "variant", "order_region"):
         if key in v and not isinstance(v[key], str):
             raise keys.error(f"{where}.{key}", "expected a string")
-    if "inline_widened" in v and not isinstance(v["inline_widened"], bool):
-        raise keys.error(f"{where}.inline_widened", "expected true or false")
+    for key in ("inline_widened", "free_input_order"):
+        if key in v and not isinstance(v[key], bool):
+            raise keys.error(f"{where}.{key}", "expected true or false")
     params = _params(keys, f"{where}.params", v["params"]) if "params" in v \
         else defaults["params"]
     schedule = _str_list(keys, f"{where}.schedule", v["schedule"]) if "schedule" in v \
@@ -265,6 +272,7 @@ def _program(keys: _Keys, k: int, v, base: Path, defaults: dict) -> ProgramEntry
     return ProgramEntry(
         path=v["path"], file=file, model=v.get("model", model),
         variant=v.get("variant", variant), inline_widened=v.get("inline_widened", False),
+        free_input_order=v.get("free_input_order", False),
         orders=_orders(keys, f"{where}.orders", v["orders"]) if "orders" in v
         else defaults["orders"],
         order_region=v.get("order_region", defaults["order_region"]),
@@ -380,7 +388,7 @@ def parse_spec(path: str) -> SweepSpec:
     programs = [_program(keys, k, v, base, defaults) for k, v in enumerate(progs)]
     seen: dict[tuple, int] = {}
     for k, p in enumerate(programs):
-        key = (p.model, p.variant, p.inline_widened)
+        key = (p.model, p.variant)
         if key in seen:
             raise keys.error(f"programs[{k}]", f"model {p.model} variant {p.variant} appears "
                                                f"twice (programs[{seen[key]}]); give one a "

@@ -135,7 +135,10 @@ def order_table(rows: list[dict]) -> list[dict]:
     """The spread over order indices of configurations otherwise equal (at least two
     orders): best, worst, median cycles and those normalized to the worst."""
     def key(r):
-        return (r["model"], r["variant"], bool(r["inline_widened"]), r["data"],
+        flags = " ".join(f for f, on in (("inline-widened", r["inline_widened"]),
+                                         ("free-input-order", r.get("free_input_order")))
+                         if on)
+        return (r["model"], r["variant"], flags, r["data"],
                 json.dumps(r["params"], sort_keys=True), r["pipeline"] or "",
                 _arch_label(r["arch"]), r["order_region"] or "")
     out = []
@@ -148,7 +151,7 @@ def order_table(rows: list[dict]) -> list[dict]:
         worst, best = max(cycles), min(cycles)
         med = statistics.median(cycles)
         out.append({
-            "model": k[0], "variant": k[1], "inline_widened": k[2], "data": k[3],
+            "model": k[0], "variant": k[1], "flags": k[2], "data": k[3],
             "params": json.loads(k[4]), "pipeline": k[5], "arch": k[6], "region": k[7],
             "orders": len(cycles), "best": best, "worst": worst, "median": med,
             "best_norm": _ratio(best, worst), "median_norm": _ratio(med, worst),
