@@ -75,7 +75,7 @@ def render(s: dict, source: str, images: dict[str, str] | None = None) -> str:
         out.append("")
         img("normalized", "FLOPs and bytes normalized to unfused")
     else:
-        out.extend(["No model has two fusion variants with results.", ""])
+        out.extend(["No model has results for an `unfused` variant and another one.", ""])
 
     out.extend(["## Cycles against parallel factor", ""])
     if s["parallel"]:

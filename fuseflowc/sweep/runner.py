@@ -49,6 +49,8 @@ def describe(config: dict) -> str:
     bits = [config["id"], f"{config['model']}/{config['variant']}"]
     if config.get("inline_widened"):
         bits.append("inline-widened")
+    if config.get("free_input_order"):
+        bits.append("free-input-order")
     bits.append(f"order {config['order']}")
     if config.get("params"):
         bits.append(" ".join(f"{k}={v}" for k, v in sorted(config["params"].items())))

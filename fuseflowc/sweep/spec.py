@@ -252,10 +252,6 @@ def _program(keys: _Keys, k: int, v, base: Path, defaults: dict) -> ProgramEntry
     keys.unknown(v, PROGRAM_KEYS, f"{where}.")
     if not isinstance(v.get("path"), str) or not v["path"]:
         raise keys.error(f"{where}.path", "every program needs a path (a .ff file)")
-    file = base / v["path"]
-    if not file.is_file():
-        raise keys.error(f"{where}.path", f"{v['path']}: no such file (relative to the spec "
-                                          f"file's directory {base})")
     model, variant = _split_name(Path(v["path"]).stem)
     for key in ("model", "variant", "order_region"):
         if key in v and not isinstance(v[key], str):
@@ -269,6 +265,13 @@ def _program(keys: _Keys, k: int, v, base: Path, defaults: dict) -> ProgramEntry
         else defaults["schedule"]
     _check_templates(keys, f"{where}.schedule" if "schedule" in v else "schedule", schedule,
                      params)
+    # only the parameters this program's templates use are swept for it (no duplicate runs)
+    used = {f for t in schedule for f in template_fields(t)}
+    params = {k: vals for k, vals in params.items() if k in used}
+    file = base / v["path"]
+    if not file.is_file():
+        raise keys.error(f"{where}.path", f"{v['path']}: no such file (relative to the spec "
+                                          f"file's directory {base})")
     return ProgramEntry(
         path=v["path"], file=file, model=v.get("model", model),
         variant=v.get("variant", variant), inline_widened=v.get("inline_widened", False),
@@ -377,15 +380,46 @@ def parse_spec(path: str) -> SweepSpec:
     }
     if defaults["order_region"] is not None and not isinstance(defaults["order_region"], str):
         raise keys.error("order_region", "expected a region name")
+    _check_templates(keys, "schedule", defaults["schedule"], params)
+    pipelines = _str_list(keys, "pipelines", table.get("pipelines", [""]))
+    if not pipelines:
+        raise keys.error("pipelines", "expected at least one pipeline ('' runs no pass)")
+    from ..opt.pipeline import PipelineError, parse_pipeline
+    for p in pipelines:
+        try:
+            parse_pipeline(p)
+        except PipelineError as e:
+            raise keys.error("pipelines", str(e)) from None
+    arch = _arch(keys, table["arch"]) if "arch" in table else [[]]
+    spec = SweepSpec(path, [], [], pipelines, arch)
+    if "max_orders" in table:
+        if not _is_int(table["max_orders"]) or table["max_orders"] < 1:
+            raise keys.error("max_orders", "expected a positive integer")
+        spec.max_orders = table["max_orders"]
+    if "check" in table:
+        if not isinstance(table["check"], bool):
+            raise keys.error("check", "expected true or false")
+        spec.check = table["check"]
+    for key, kind in (("timeout", float), ("max_cycles", int), ("flops_per_cycle", float)):
+        if key in table:
+            v = table[key]
+            good = _is_int(v) if kind is int else \
+                (isinstance(v, (int, float)) and not isinstance(v, bool))
+            if not good or v <= 0:
+                what = "integer" if kind is int else "number"
+                raise keys.error(key, f"expected a positive {what}")
+            setattr(spec, key, kind(v))
     progs = table.get("programs")
     if isinstance(progs, str):
         progs = [progs]
+    if progs is None:
+        raise UserError(f"{path}: programs: missing; a spec needs at least one program "
+                        f"(programs = [\"prog.ff\"] or a [[programs]] table)")
     if not isinstance(progs, list) or not progs:
         raise keys.error("programs", "a spec needs programs: a list of .ff paths or of "
-                                     "[[programs]] tables") if "programs" in table else \
-            UserError(f"{path}: programs: missing; a spec needs at least one program "
-                      f"(programs = [\"prog.ff\"] or a [[programs]] table)")
-    programs = [_program(keys, k, v, base, defaults) for k, v in enumerate(progs)]
+                                     "[[programs]] tables")
+    programs = spec.programs = [_program(keys, k, v, base, defaults)
+                                for k, v in enumerate(progs)]
     seen: dict[tuple, int] = {}
     for k, p in enumerate(programs):
         key = (p.model, p.variant)
@@ -402,36 +436,9 @@ def parse_spec(path: str) -> SweepSpec:
         data = [data]
     if not isinstance(data, list) or not data:
         raise keys.error("data", "expected a non-empty list of data sets")
-    datasets = [_data(keys, k, v, base) for k, v in enumerate(data)]
+    datasets = spec.data = [_data(keys, k, v, base) for k, v in enumerate(data)]
     names = [d.name for d in datasets]
     for n in names:
         if names.count(n) > 1:
             raise keys.error("data", f"two data sets are named '{n}'; give each a distinct name")
-    pipelines = _str_list(keys, "pipelines", table.get("pipelines", [""]))
-    if not pipelines:
-        raise keys.error("pipelines", "expected at least one pipeline ('' runs no pass)")
-    from ..opt.pipeline import PipelineError, parse_pipeline
-    for p in pipelines:
-        try:
-            parse_pipeline(p)
-        except PipelineError as e:
-            raise keys.error("pipelines", str(e)) from None
-    arch = _arch(keys, table["arch"]) if "arch" in table else [[]]
-    spec = SweepSpec(path, programs, datasets, pipelines, arch)
-    if "max_orders" in table:
-        if not _is_int(table["max_orders"]) or table["max_orders"] < 1:
-            raise keys.error("max_orders", "expected a positive integer")
-        spec.max_orders = table["max_orders"]
-    if "check" in table:
-        if not isinstance(table["check"], bool):
-            raise keys.error("check", "expected true or false")
-        spec.check = table["check"]
-    for key, kind in (("timeout", float), ("max_cycles", int), ("flops_per_cycle", float)):
-        if key in table:
-            v = table[key]
-            good = _is_int(v) if kind is int else \
-                (isinstance(v, (int, float)) and not isinstance(v, bool))
-            if not good or v <= 0:
-                raise keys.error(key, f"expected a positive {'integer' if kind is int else 'number'}")
-            setattr(spec, key, kind(v))
     return spec
