@@ -51,7 +51,7 @@ from .pipeline import PipelineError
 @register
 @dataclass(frozen=True)
 class Parallelize(ModulePass):
-    """Split the stream at `index` across `factor` lanes (fork, copies per lane, join)."""
+    """Split the stream at `index` over `factor` lanes: fork, a copy per lane, join."""
 
     name: ClassVar[str] = "parallelize"
     index: str = ""
