@@ -67,8 +67,13 @@ class Parallelize(ModulePass):
                                 "(e.g. parallelize{index=i,factor=4})")
 
     def apply(self, module: ir.Module) -> None:
-        for g, index in targets(module, self.index, self.graph, self.spelling()):
+        done = targets(module, self.index, self.graph, self.spelling())
+        for g, index in done:
             parallelize_graph(g, index, self.factor)
+        # This pass replaces the module's schedule directives for the same index.
+        module.schedules = [d for d in module.schedules
+                            if d.kind != "parallelize" or (d.graph, d.index) not in
+                            {(g.name, index) for g, index in done}]
 
 
 def targets(module: ir.Module, index: str, graph: str, spelling: str
