@@ -6,7 +6,7 @@ FFC    := $(VENV)/bin/fuseflowc
 STAMP  := $(VENV)/.installed
 DATA   ?= ../shared/data
 
-.PHONY: demo test venv clean bench-sim examples bench-compile
+.PHONY: demo test venv clean bench-sim examples bench-compile bench-block
 
 venv: $(STAMP)
 
@@ -52,3 +52,8 @@ bench-compile: $(STAMP)
 	  e=$$(date +%s%N); \
 	  echo "compile-ms $$(basename $$m .ff): $$(( (e - s) / 1000000 ))"; \
 	done
+
+# Sparsity blocking: BigBird attention (one head, S = 256) at b = 16, 32, 64 against the
+# element-sparse program on the same mask; ends with a table of cycles and speed-ups.
+bench-block: $(STAMP)
+	$(PY) -m sim.bench_block --seq 256
