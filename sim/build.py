@@ -20,6 +20,7 @@ from .permute import run_permute
 from .prims_compute import Alu, Reduce, Spacc1, Spacc2
 from .prims_crd import CrdDrop, CrdHold, Fork, Join
 from .prims_join import Intersect, Union
+from .prims_locate import Locate
 from .prims_stream import Array, Repeat, RepSig, Root, Scan
 from .prims_write import Writer
 
@@ -240,6 +241,15 @@ class Simulator:
             if k == "intersect":
                 return Intersect(name, npairs, ii=ii, lat=lat)
             return Union(name, npairs, getattr(n, "required", None) or (), ii=ii, lat=lat)
+        if k == "locate":
+            decl, t = self._tensor(n.tensor, name)
+            if not 0 <= n.mode < decl.order:
+                raise UserError(f"simulation: {name}: tensor {n.tensor} has no mode {n.mode}")
+            lvl = t.levels[t.format.level_of_mode(n.mode)]
+            if lvl.kind != "dense":
+                raise UserError(f"simulation: {name}: locates into a dense level but the data "
+                                f"of {n.tensor} has a {lvl.kind} level for mode {n.mode}")
+            return Locate(name, lvl.size, ii=ii, lat=lat)
         if k == "array":
             decl, t = self._tensor(n.tensor, name)
             if t.block:

@@ -283,6 +283,32 @@ class Union(_Joiner):
                                doc="input positions a coordinate must be present in")
 
 
+@dataclass(eq=False)
+class Locate(Node):
+    """Locator (SAM's): the intersection of a coordinate stream with a DENSE level of `tensor`
+    (the one holding `mode`) without scanning that level. A dense level is randomly accessible:
+    the ref of coordinate c under parent ref p is p * size + c. For each fiber of the crd
+    stream it takes the parent ref of the dense level's matching fiber and emits every
+    coordinate with its own ref and the located one, i.e. exactly what
+    `intersect crd, ref, scan(parent)` emits. (crd, ref|val|crd, parent ref) -> (crd, same
+    kind as operand 2, ref). Made by `opt -p locate` (docs/opt.md)."""
+
+    KIND: ClassVar[str] = "locate"
+    REGION: ClassVar[str] = "iteration"
+    INPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"), _p("ref", *PAYLOAD_KINDS),
+                                          _p("parent", "ref"))
+    OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"), _p("ref", "ref"),
+                                           _p("located", "ref"))
+    tensor: str = attr("ident", doc="tensor whose dense level is located into")
+    mode: int = attr("nat", doc="logical mode that dense level stores")
+    index: str = attr("ident", doc="index variable joined on")
+
+    def output_kinds(self, input_kinds: list[str | None]) -> list[str | None]:
+        """The ref output has the kind of its payload input (ref, val or crd)."""
+        payload = input_kinds[1] if len(input_kinds) > 1 else "ref"
+        return ["crd", payload, "ref"]
+
+
 # -- computation ---------------------------------------------------------------------------------
 
 @dataclass(eq=False)
@@ -482,7 +508,7 @@ class Join(Node):
 
 #: Kind name -> node class, in documentation order.
 KINDS: dict[str, type[Node]] = {cls.KIND: cls for cls in (
-    Root, Scan, Repsig, Repeat, Intersect, Union, Array, Alu, Reduce, Spacc1, Spacc2,
+    Root, Scan, Repsig, Repeat, Intersect, Union, Locate, Array, Alu, Reduce, Spacc1, Spacc2,
     CrdDrop, CrdHold, WriteLevel, WriteVals, Fork, Join)}
 
 
