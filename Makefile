@@ -6,7 +6,7 @@ FFC    := $(VENV)/bin/fuseflowc
 STAMP  := $(VENV)/.installed
 DATA   ?= ../shared/data
 
-.PHONY: demo test venv clean bench-sim examples bench-compile bench-orders
+.PHONY: demo test venv clean bench-sim examples bench-compile bench-orders bench-block
 
 venv: $(STAMP)
 
@@ -118,6 +118,11 @@ run-data: data
 	  s=$$(date +%s%N); $(FFC) run $$p --data $$d > /dev/null 2>&1 || echo "run failed: $$d"; \
 	  e=$$(date +%s%N); echo "run-ms $$d: $$(( (e - s) / 1000000 ))"; \
 	done
+
+# Sparsity blocking: BigBird attention (one head, S = 256) at b = 16, 32, 64 against the
+# element-sparse program on the same mask; ends with a table of cycles and speed-ups.
+bench-block: $(STAMP)
+	$(PY) -m sim.bench_block --seq 256
 
 # Simulated cycles per model x fusion variant: one JSON per configuration under out/cycles/, one
 # summary line each. GCN, GraphSAGE and SAE are fused with `fuse --inline-widened` (intermediates
