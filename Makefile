@@ -6,7 +6,7 @@ FFC    := $(VENV)/bin/fuseflowc
 STAMP  := $(VENV)/.installed
 DATA   ?= ../shared/data
 
-.PHONY: demo test venv clean bench-sim examples bench-compile
+.PHONY: demo test venv clean bench-sim examples bench-compile bench-estimate
 
 venv: $(STAMP)
 
@@ -52,3 +52,9 @@ bench-compile: $(STAMP)
 	  e=$$(date +%s%N); \
 	  echo "compile-ms $$(basename $$m .ff): $$(( (e - s) / 1000000 ))"; \
 	done
+
+# The estimator's accuracy: FLOPs and bytes estimated (from the data, and from nnz only) against
+# the simulator's counts for GCN and GraphSAGE (KarateClub, Cora; every fusion variant), BigBird
+# attention, GPT-3 and SAE at small sizes; ends with the average errors (paper Table 2).
+bench-estimate: $(STAMP)
+	$(PY) -m fuseflowc.estimate.bench --data $(DATA) -j 2
