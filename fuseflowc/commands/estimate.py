@@ -87,6 +87,7 @@ def _module(path: str, schedule, unfused: bool, order, inline_widened: bool):
                    "(they write its inputs).")
 @click.option("--json", "as_json", is_flag=True,
               help="Write JSON (total, kernels, ms) instead of the tab-separated table.")
+@click.option("-q", "--quiet", is_flag=True, help="No table on stderr.")
 @click.option("--element-bytes", type=click.IntRange(min=1), default=4, show_default=True,
               help="Bytes per seg, crd or value element (the simulator's "
                    "memory.element_bytes).")
@@ -96,7 +97,7 @@ def _module(path: str, schedule, unfused: bool, order, inline_widened: bool):
               help="For a program: the K-th valid dataflow order (as `fuseflowc fuse --order`).")
 @inline_widened_option
 @output_option
-def cmd(input_path, data_dir, densities, sizes, region, as_json, element_bytes, schedule,
+def cmd(input_path, data_dir, densities, sizes, region, as_json, quiet, element_bytes, schedule,
         unfused, order, inline_widened, output):
     """Estimate FLOPs and off-chip bytes of INPUT without simulating it.
 
@@ -139,7 +140,8 @@ def cmd(input_path, data_dir, densities, sizes, region, as_json, element_bytes, 
             raise UserError(f"--region {region}: no such kernel (the module has: "
                             + ", ".join(kernels) + ")")
         kernels = {region: kernels[region]}
-    _table(kernels, est, stats)
+    if not quiet:
+        _table(kernels, est, stats)
     if as_json:
         total = kernels[region].to_json() if region is not None else est.total.to_json()
         doc = {"total": total, "kernels": {k: c.to_json() for k, c in kernels.items()},
