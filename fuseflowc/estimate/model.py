@@ -381,21 +381,24 @@ class _GraphModel:
         r1, r2 = rels[-2], rels[-1]
         if r1 is None or r2 is None or (isinstance(r1, str) and isinstance(r2, str)):
             return None
-        import scipy.sparse as sp
         ng, nu, nc = c.dims[-3], c.dims[-2], c.dims[-1]
-        if isinstance(r1, str):
-            r1 = sp.csr_matrix(np.ones((ng, nu)))
-        if isinstance(r2, str):
-            r2 = sp.csr_matrix(np.ones((nu, nc)))
-        if r1.shape != (ng, nu) or r2.shape != (nu, nc):
-            return None
-        b = ((r1 @ r2) > 0).astype(float).tocsr()
-        reach = float(b.nnz)
-        if reach <= 0:
-            return None
         w = _hd(c)[-3]
         if w is None or w.shape != (ng,):
             w = np.full(ng, groups / ng)
+        # a dense side reaches everything the other side reaches (no dense product formed)
+        if isinstance(r1, str):
+            if r2.shape != (nu, nc):
+                return None
+            reach = (np.asarray(r2.sum(axis=0)).reshape(-1) > 0).astype(float)
+            return float(w.sum()) * reach, None
+        if r1.shape != (ng, nu):
+            return None
+        if isinstance(r2, str):
+            rows = (np.asarray(r1.sum(axis=1)).reshape(-1) > 0).astype(float)
+            return np.full(nc, float(np.dot(w, rows))), (FULL if rows.all() else None)
+        if r2.shape != (nu, nc):
+            return None
+        b = ((r1 @ r2) > 0).astype(float).tocsr()
         h = np.asarray(b.T @ w, dtype=float).reshape(-1)
         return h, b
 
