@@ -152,6 +152,11 @@ def cmd(input_path, data_dir, densities, sizes, region, as_json, quiet, element_
             if stats.sizes.get(k, v) != v:
                 raise UserError(f"--size {k}={v}: the data has {k} = {stats.sizes[k]}")
     else:
+        for name in sorted(dens):
+            decl = module.tensor(name)
+            if decl is None or decl.role != "input":
+                raise UserError(f"--density {name}={dens[name]}: the module has no input tensor "
+                                f"{name}")
         for k, v in size_map.items():
             if v < 1:
                 raise UserError(f"--size {k}={v}: a size is at least 1")
