@@ -173,14 +173,16 @@ def test_bigbird_attention_small(tmp_path):
 
 # ---- the command ---------------------------------------------------------------------------
 def test_cli_program_and_samml_agree(tmp_path):
-    samml = tmp_path / "spmv.samml"
-    assert run_cli(["lower", str(KERNELS / "spmv.ff"), "-o", str(samml)]).exit_code == 0
+    fused, samml = tmp_path / "spmv.fused", tmp_path / "spmv.samml"
+    assert run_cli(["fuse", str(KERNELS / "spmv.ff"), "-o", str(fused)]).exit_code == 0
+    assert run_cli(["lower", str(fused), "-o", str(samml)]).exit_code == 0
     args = ["--size", "I=10", "--size", "J=8", "--density", "A=0.25", "--json"]
     a = run_cli(["estimate", str(samml), *args])
     b = run_cli(["estimate", str(KERNELS / "spmv.ff"), *args])
-    assert a.exit_code == b.exit_code == 0, a.stderr + b.stderr
-    ja, jb = json.loads(a.stdout), json.loads(b.stdout)
-    assert ja["total"] == jb["total"] and ja["total"]["flops"] == 40.0
+    c = run_cli(["estimate", str(fused), *args])
+    assert a.exit_code == b.exit_code == c.exit_code == 0, a.stderr + b.stderr + c.stderr
+    ja, jb, jc = (json.loads(r.stdout) for r in (a, b, c))
+    assert ja["total"] == jb["total"] == jc["total"] and ja["total"]["flops"] == 40.0
     assert "ms" in ja and "estimate" in a.stderr
 
 
