@@ -6,6 +6,7 @@ Modules:
   - `pipeline`: parsing `-p 'pass-a,pass-b{factor=4 index=i}'` into pass instances
     (`parse_pipeline`, `PipelineError`) and running them with verification (`run_pipeline`).
   - `dce`, `cse`, `cleanup`: the clean-up passes.
+  - `locate`: intersections with a dense level scan become `locate` nodes.
 
 A pass mutates the module in place: `apply(module) -> None`. Nothing here imports numpy or
 scipy: `opt` is on the compile path.
@@ -15,7 +16,7 @@ from .base import PASSES, ModulePass, OptionSpec, option_specs, register
 from .pipeline import PassTiming, PipelineError, parse_pipeline, run_pipeline
 
 # Importing a pass module registers it.
-from . import cleanup, cse, dce  # noqa: E402,F401  (registration side effect)
+from . import cleanup, cse, dce, locate  # noqa: E402,F401  (registration side effect)
 
 __all__ = ["PASSES", "ModulePass", "OptionSpec", "option_specs", "register", "PassTiming",
            "PipelineError", "parse_pipeline", "run_pipeline"]
