@@ -15,6 +15,7 @@ from .arch import Arch
 from .assemble import assemble
 from .channel import Channel, make_port
 from .engine import Engine
+from .ops import block_contracts
 from .permute import run_permute
 from .prims_compute import Alu, Reduce, Spacc1, Spacc2
 from .prims_crd import CrdDrop, CrdHold, Fork, Join
@@ -177,7 +178,11 @@ class Simulator:
             for s in list(n.inputs) + list(n.outputs):
                 if s.kind == "val" and blk.get(s):
                     vb = blk[s]
-            lat, ii = arch.timing(n.KIND, getattr(n, "op", None), vb)
+            op = getattr(n, "op", None)
+            if n.KIND == "alu" and vb and n.out is not None:
+                # a labelled block ALU that contracts an inner index is a block matmul
+                op = "bmm" if block_contracts(n.op, n.in0, n.in1, n.out) else n.op
+            lat, ii = arch.timing(n.KIND, op, vb)
             sim[n] = self._make(n, name, lat, ii, vb, share, eb)
             if n.KIND in ("write_level", "write_vals"):
                 writers.append(sim[n])
@@ -257,14 +262,18 @@ class Simulator:
                 vbytes = eb
             ii = max(ii, arch.mem_ii(vbytes, share))
             return Array(name, vals, zero, vbytes, ii=ii, lat=lat + arch.mem_latency)
+        # block einsum labels (None: plain b x b blocks or scalars)
+        labels = None
+        if getattr(n, "out", None) is not None:
+            labels = ((n.in0, n.in1, n.out) if k == "alu" else (n.in0, n.out))
         if k == "alu":
-            return Alu(name, n.op, vb, n.const, ii=ii, lat=lat)
+            return Alu(name, n.op, vb, n.const, ii=ii, lat=lat, labels=labels)
         if k == "reduce":
-            return Reduce(name, n.op, vb, ii=ii, lat=lat)
+            return Reduce(name, n.op, vb, ii=ii, lat=lat, labels=labels)
         if k == "spacc1":
-            return Spacc1(name, n.op, vb, ii=ii, lat=lat)
+            return Spacc1(name, n.op, vb, ii=ii, lat=lat, labels=labels)
         if k == "spacc2":
-            return Spacc2(name, n.op, vb, ii=ii, lat=lat)
+            return Spacc2(name, n.op, vb, ii=ii, lat=lat, labels=labels)
         if k == "crddrop":
             return CrdDrop(name, ii, lat)
         if k == "crdhold":

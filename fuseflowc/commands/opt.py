@@ -41,7 +41,7 @@ def cmd(graph: str, pipeline: str, output: str | None, no_verify: bool,
 
     \b
     Examples:
-      fuseflowc lower ir_examples/kernels/spmv.ff | fuseflowc opt -p cleanup
+      fuseflowc fuse ir_examples/kernels/spmv.ff | fuseflowc lower | fuseflowc opt -p cleanup
       fuseflowc opt g.samml -p cse,dce -o g.opt.samml --time-passes
       fuseflowc opt g.samml -p 'dce{decls=false}' --print-after-all
       fuseflowc opt --list-passes

@@ -89,8 +89,9 @@ def _p(name: str, *kinds: str) -> Port:
 # ---- attributes -------------------------------------------------------------------------------
 
 #: Attribute value types: `ident` a name (tensor, index variable), `int`, `nat` an int >= 0,
-#: `pos` an int >= 1, `float`, `enum` one of `choices`, `int_list` a list of ints >= 0.
-ATTR_TYPES = ("ident", "int", "nat", "pos", "float", "enum", "int_list")
+#: `pos` an int >= 1, `float`, `enum` one of `choices`, `int_list` a list of ints >= 0,
+#: `ident_list` a list of names (the inner index labels of block values, `[i, k]`).
+ATTR_TYPES = ("ident", "int", "nat", "pos", "float", "enum", "int_list", "ident_list")
 
 
 def attr(type: str, *, choices: tuple[str, ...] = (), required: bool = True, default: Any = None,
@@ -339,6 +340,12 @@ class Alu(Node):
     REGION: ClassVar[str] = "compute"
     op: str = attr("enum", choices=ALU_OPS, doc="the operation")
     const: float | None = attr("float", required=False, doc="the constant of a scalar op")
+    # Block einsum labels (docs/samml.md, "Blocked tensors"): the inner index of each axis of
+    # the operands' and the result's block values. A label of an input missing from `out` is
+    # contracted (summed: mul only); a label missing from an input broadcasts it.
+    in0: list[str] | None = attr("ident_list", required=False, doc="block axes of operand a")
+    in1: list[str] | None = attr("ident_list", required=False, doc="block axes of operand b")
+    out: list[str] | None = attr("ident_list", required=False, doc="block axes of the result")
 
     def signature(self, n_inputs: int | None = None) -> Signature:
         if self.op in ALU_BINARY or (self.op not in ALU_OPS and n_inputs == 2):
@@ -361,6 +368,10 @@ class Reduce(Node):
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("val", "val"),)
     op: str = attr("enum", choices=REDUCE_OPS, doc="reduction")
     index: str = attr("ident", doc="the reduced index variable")
+    # Block values: each input block (axes `in0`) is first reduced by `op` over its labels
+    # missing from `out` (a reduction over an inner index), then accumulated.
+    in0: list[str] | None = attr("ident_list", required=False, doc="block axes of the input")
+    out: list[str] | None = attr("ident_list", required=False, doc="block axes of the result")
 
 
 @dataclass(eq=False)
@@ -375,6 +386,10 @@ class Spacc1(Node):
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"), _p("val", "val"))
     op: str = attr("enum", choices=REDUCE_OPS, doc="reduction")
     index: str = attr("ident", doc="the reduced index variable")
+    # Block values: each input block (axes `in0`) is first reduced by `op` over its labels
+    # missing from `out` (a reduction over an inner index), then accumulated.
+    in0: list[str] | None = attr("ident_list", required=False, doc="block axes of the input")
+    out: list[str] | None = attr("ident_list", required=False, doc="block axes of the result")
 
 
 @dataclass(eq=False)
@@ -388,6 +403,10 @@ class Spacc2(Node):
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd1", "crd"), _p("crd0", "crd"), _p("val", "val"))
     op: str = attr("enum", choices=REDUCE_OPS, doc="reduction")
     index: str = attr("ident", doc="the reduced index variable")
+    # Block values: each input block (axes `in0`) is first reduced by `op` over its labels
+    # missing from `out` (a reduction over an inner index), then accumulated.
+    in0: list[str] | None = attr("ident_list", required=False, doc="block axes of the input")
+    out: list[str] | None = attr("ident_list", required=False, doc="block axes of the result")
 
 
 # -- tensor construction -------------------------------------------------------------------------

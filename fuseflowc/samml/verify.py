@@ -543,6 +543,10 @@ def _type_problem(v: Any, type_: str, choices: tuple[str, ...]) -> str | None:
         ok = isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool)
                                          and x >= 0 for x in v)
         return None if ok else f"expected a list of integers >= 0, got {_show(v)}"
+    if type_ == "ident_list":
+        ok = isinstance(v, list) and all(isinstance(x, str) and _IDENT.match(x) for x in v) \
+            and len(set(v)) == len(v)
+        return None if ok else f"expected a list of distinct names, got {_show(v)}"
     raise AssertionError(type_)
 
 
