@@ -384,3 +384,28 @@ def test_prune_uses_the_real_estimator_when_present(tmp_path):
     for x in read_rows(str(out)):
         assert x["status"] == "ok" and x["est_flops"] is not None and x["est_bytes"] > 0
         assert x["est_cycles"] >= x["est_bytes"] / 256
+
+
+def test_parallel_factors_apply_only_with_the_schedule_pass(tmp_path):
+    spec = write(tmp_path, f"""
+schedule = ["parallelize y: i by {{factor}}"]
+pipelines = ["", "schedule"]
+[params]
+factor = [1, 4]
+[[programs]]
+path = "{KERNELS / 'spmv.ff'}"
+[[data]]
+sizes = {{ I = 40, J = 30 }}
+density = 0.2
+seed = 4
+""")
+    out = tmp_path / "r.csv"
+    r = run_cli(["sweep", spec, "-o", str(out)])
+    assert r.exit_code == 0, r.stderr
+    rows = {(x["params"]["factor"], x["pipeline"]): x for x in read_rows(str(out))}
+    assert {x["parallel"] for x in rows.values()} == {"y:i=1", "y:i=4"}
+    assert all(x["status"] == "ok" and x["check"] == "match" for x in rows.values())
+    assert rows[(4, None)]["cycles"] == rows[(1, None)]["cycles"]          # not applied
+    assert rows[(4, "schedule")]["cycles"] < rows[(1, "schedule")]["cycles"]
+    assert "note: 2 configuration(s) parallelize in their schedule but their pipeline has " \
+           "no `schedule` pass" in r.stderr

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import tempfile
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -28,17 +29,24 @@ class SweepSummary:
     skipped: int = 0                                # already in the results file
     counts: dict = field(default_factory=dict)      # status -> rows written now
     failed: list = field(default_factory=list)      # rows with status error/timeout
+    unapplied: int = 0     # rows whose parallelize directives no `schedule` pass applied
 
     def add(self, row: dict) -> None:
         self.counts[row["status"]] = self.counts.get(row["status"], 0) + 1
         if row["status"] in ("error", "timeout"):
             self.failed.append(row)
+        if row.get("parallel") and not re.search(r"(^|,)\s*schedule\b", row["pipeline"] or ""):
+            self.unapplied += 1
 
     def text(self, results: str) -> str:
         """The closing lines on stderr (no wall times: the same sweep prints the same)."""
         parts = [f"{self.counts.get(s, 0)} {s}" for s in ("ok", "error", "timeout", "pruned")
                  if self.counts.get(s)]
         lines = [f"{describe(r)}: {r['status']}: {r['error']}" for r in self.failed]
+        if self.unapplied:
+            lines.append(f"note: {self.unapplied} configuration(s) parallelize in their schedule "
+                         f"but their pipeline has no `schedule` pass, so the directives were not "
+                         f"applied (add pipelines = [\"schedule\"]; see docs/opt.md)")
         lines.append(f"sweep: {self.total} configurations: " + (", ".join(parts) or "none run")
                      + f"; {self.skipped} already in {results}")
         return "\n".join(lines)
