@@ -409,3 +409,36 @@ seed = 4
     assert rows[(4, "schedule")]["cycles"] < rows[(1, "schedule")]["cycles"]
     assert "note: 2 configuration(s) parallelize in their schedule but their pipeline has " \
            "no `schedule` pass" in r.stderr
+
+
+def test_ctrl_c_leaves_a_valid_file_and_stops_the_workers(tmp_path):
+    import signal
+    import subprocess
+    import time
+    sets = "".join(f"""
+[[data]]
+name = "s{k}"
+sizes = {{ I = 600, J = 600 }}
+density = 0.005
+seed = {k}
+""" for k in range(6))
+    spec = write(tmp_path, f'programs = ["{KERNELS / "spmv.ff"}"]\n' + sets)
+    out = tmp_path / "r.csv"
+    exe = str(Path(sys.executable).with_name("fuseflowc"))
+    proc = subprocess.Popen([exe, "sweep", spec, "-o", str(out), "-j", "2"],
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if out.exists() and out.read_text().count("\n") >= 2:     # header and one row
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    if proc.returncode == 0:
+        pytest.skip("the sweep finished before Ctrl-C arrived")
+    assert proc.returncode == 130 and "interrupted" in err
+    rows = read_rows(str(out))                  # parses: whole rows only
+    assert 1 <= len(rows) < 6 and all(x["status"] == "ok" for x in rows)
+    r = run_cli(["sweep", spec, "-o", str(out), "--dry-run"])
+    assert r.stdout.count("done  ") == len(rows)

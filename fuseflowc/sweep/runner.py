@@ -186,24 +186,28 @@ def run_sweep(spec: SweepSpec, results: str, jobs: int = 1, prune: float | None 
             raise UserError("--prune needs the estimator (fuseflowc.estimate), which this "
                             "installation lacks") from None
     writer = ResultsWriter(results)
-    pool = _Pool(jobs)
-    interrupted = True
     try:
-        with tempfile.TemporaryDirectory(prefix="fuseflowc-sweep-") as cache:
-            if prune is not None and todo:
-                todo = _prune_phase(spec, todo, done_rows, prune, pool, cache, timeout, writer,
-                                    summary)
-            progress = _Progress(len(todo), "sweep")
+        # the workers must be gone before the data cache is removed: stop them inside the block
+        with tempfile.TemporaryDirectory(prefix="fuseflowc-sweep-",
+                                         ignore_cleanup_errors=True) as cache:
+            pool = _Pool(jobs)
+            finished = False
             try:
-                for row in pool.rows(todo, _context(spec, cache, timeout)):
-                    writer.append(row)
-                    summary.add(row)
-                    progress.step(row)
+                if prune is not None and todo:
+                    todo = _prune_phase(spec, todo, done_rows, prune, pool, cache, timeout,
+                                        writer, summary)
+                progress = _Progress(len(todo), "sweep")
+                try:
+                    for row in pool.rows(todo, _context(spec, cache, timeout)):
+                        writer.append(row)
+                        summary.add(row)
+                        progress.step(row)
+                finally:
+                    progress.close()
+                finished = True
             finally:
-                progress.close()
-        interrupted = False
+                pool.close(kill=not finished)
     finally:
-        pool.close(kill=interrupted)
         writer.close()
     rewrite_sorted(results, [c["id"] for c in configs])
     return summary
