@@ -6,7 +6,7 @@ FFC    := $(VENV)/bin/fuseflowc
 STAMP  := $(VENV)/.installed
 DATA   ?= ../shared/data
 
-.PHONY: demo test venv clean bench-sim examples bench-compile
+.PHONY: demo test venv clean bench-sim examples bench-compile bench-orders
 
 venv: $(STAMP)
 
@@ -44,11 +44,113 @@ examples: $(STAMP)
 	$(PY) -m fuseflowc.lower.examples --jobs 2
 
 # Compile time of each model variant: `fuse | lower` as separate processes, Python start-up
-# included (budget: 750 ms).
+# included, median of RUNS runs (budget: 750 ms); one line `compile-ms <model>: N` per model.
+RUNS ?= 5
 bench-compile: $(STAMP)
-	@for m in ir_examples/models/*/*_*.ff; do \
-	  s=$$(date +%s%N); \
-	  $(FFC) fuse $$m | $(FFC) lower > /dev/null || echo "compile failed: $$m"; \
-	  e=$$(date +%s%N); \
-	  echo "compile-ms $$(basename $$m .ff): $$(( (e - s) / 1000000 ))"; \
+	$(PY) -m fuseflowc.lower.bench_compile --runs $(RUNS)
+
+# ---- data: the four models' full-size inputs (docs/data.md, "Model data sets") --------------
+# Generated under out/data/ (git-ignored) from the shared data sets in $(DATA), never copied
+# into the repository. Each data directory is a make target: rebuilt only when missing or
+# older than its program; gen-data writes it atomically, so an interrupted run leaves nothing.
+# `make data` builds all of them; `make data-gcn data-graphsage data-sae data-gpt3 data-mini`
+# one family. Seed 1 throughout.
+DDIR  := out/data
+GEN    = mkdir -p $(@D) && $(FFC) gen-data --seed 1
+GRAPHS := karate cora cora_ml
+graph_src = $(if $(filter karate,$(1)),karate,$(DATA)/$(1).npz)
+
+# GPT-3 Small: 12 heads of 64, hidden 768, FFN 3072 (the program's constants are these sizes').
+GPT3_SIZES := --size E=768 --size NH=12 --size DH=64 --size FF=3072
+# BigBird masks: 16 blocks per row at both lengths (block 64 at S=1024 as BigBird-base; block 4
+# at S=64), window 3, global first/last block, 3 random blocks per row: density 55.5%.
+GPT3_MASK_64   := M=bigbird:block=4,random=3
+GPT3_MASK_1024 := M=bigbird:block=64,random=3
+# The sparse autoencoder on ImageNet-size images: 224 x 224 = 50176 pixels, a batch of 5 sampled
+# images (the paper's artifact), 50% of the pixels non-zero; hidden sizes 1024 and 256.
+SAE_IMAGENET := --size Bt=5 --size P=50176 --size D1=1024 --size D2=256 --density X=0.5
+# Reduced for simulation: ImageNet-size images with hidden sizes 64 / 16 (1/16 of the work).
+SAE_IMAGENET_H64 := --size Bt=5 --size P=50176 --size D1=64 --size D2=16 --density X=0.5
+# The small variant for tests and simulation: MNIST-size 28 x 28 = 784 pixels, hidden 256 / 64.
+SAE_MNIST    := --size Bt=5 --size P=784 --size D1=256 --size D2=64 --density X=0.5
+# Reduced-but-faithful GPT-3 layer (ir_examples/models/gpt3_mini): 4 heads of 16, hidden 64,
+# FFN 256 (4 x hidden, as GPT-3), the same BigBird geometry (16 blocks per row, 3 random).
+MINI_SIZES := --size E=64 --size NH=4 --size DH=16 --size FF=256
+
+DATA_DIRS := $(foreach g,$(GRAPHS),$(DDIR)/gcn/$(g) $(DDIR)/graphsage/$(g)) \
+             $(DDIR)/sae/imagenet $(DDIR)/sae/imagenet_h64 $(DDIR)/sae/mnist \
+             $(DDIR)/gpt3/s64 $(DDIR)/gpt3/s1024 \
+             $(DDIR)/gpt3_mini/s64 $(DDIR)/gpt3_mini/s256
+
+.PHONY: data data-gcn data-graphsage data-sae data-gpt3 data-mini run-data models-cycles
+
+data: $(DATA_DIRS)
+data-gcn: $(foreach g,$(GRAPHS),$(DDIR)/gcn/$(g))
+data-graphsage: $(foreach g,$(GRAPHS),$(DDIR)/graphsage/$(g))
+data-sae: $(DDIR)/sae/imagenet $(DDIR)/sae/imagenet_h64 $(DDIR)/sae/mnist
+data-gpt3: $(DDIR)/gpt3/s64 $(DDIR)/gpt3/s1024
+data-mini: $(DDIR)/gpt3_mini/s64 $(DDIR)/gpt3_mini/s256
+
+$(DDIR)/gcn/%: ir_examples/models/gcn/gcn.ff | $(STAMP)
+	$(GEN) $< --graph $(call graph_src,$*) --normalize gcn -o $@
+$(DDIR)/graphsage/%: ir_examples/models/graphsage/graphsage.ff | $(STAMP)
+	$(GEN) $< --graph $(call graph_src,$*) --normalize mean -o $@
+$(DDIR)/sae/imagenet: ir_examples/models/sae/sae.ff | $(STAMP)
+	$(GEN) $< $(SAE_IMAGENET) -o $@
+$(DDIR)/sae/imagenet_h64: ir_examples/models/sae/sae.ff | $(STAMP)
+	$(GEN) $< $(SAE_IMAGENET_H64) -o $@
+$(DDIR)/sae/mnist: ir_examples/models/sae/sae.ff | $(STAMP)
+	$(GEN) $< $(SAE_MNIST) -o $@
+$(DDIR)/gpt3/s64: ir_examples/models/gpt3_bigbird/gpt3_bigbird.ff | $(STAMP)
+	$(GEN) $< $(GPT3_SIZES) --size S=64 --mask $(GPT3_MASK_64) -o $@
+$(DDIR)/gpt3/s1024: ir_examples/models/gpt3_bigbird/gpt3_bigbird.ff | $(STAMP)
+	$(GEN) $< $(GPT3_SIZES) --size S=1024 --mask $(GPT3_MASK_1024) -o $@
+$(DDIR)/gpt3_mini/s64: ir_examples/models/gpt3_mini/gpt3_mini.ff | $(STAMP)
+	$(GEN) $< $(MINI_SIZES) --size S=64 --mask $(GPT3_MASK_64) -o $@
+$(DDIR)/gpt3_mini/s256: ir_examples/models/gpt3_mini/gpt3_mini.ff | $(STAMP)
+	$(GEN) $< $(MINI_SIZES) --size S=256 --mask M=bigbird:block=16,random=3 -o $@
+
+# The reference evaluator on every full-size data set (wall time per model and data set).
+run-data: data
+	@for d in $(DATA_DIRS); do \
+	  m=$$(echo $$d | cut -d/ -f3); p=ir_examples/models/$$m; \
+	  [ $$m = gpt3 ] && p=ir_examples/models/gpt3_bigbird/gpt3_bigbird.ff || p=$$p/$$m.ff; \
+	  s=$$(date +%s%N); $(FFC) run $$p --data $$d > /dev/null 2>&1 || echo "run failed: $$d"; \
+	  e=$$(date +%s%N); echo "run-ms $$d: $$(( (e - s) / 1000000 ))"; \
 	done
+
+# Simulated cycles per model x fusion variant: one JSON per configuration under out/cycles/, one
+# summary line each. GCN, GraphSAGE and SAE are fused with `fuse --inline-widened` (intermediates
+# stay in the stream, as the paper fuses); the GPT-3 layers with plain `fuse` (their
+# inline-widened regions do not lower yet: docs/lowering.md, "Limits"). CYCLES_SET picks the
+# configurations as model:data-dir pairs, e.g. make models-cycles CYCLES_SET=gcn:gcn/cora_ml.
+CYCLES_SET ?= gcn:gcn/cora graphsage:graphsage/cora sae:sae/mnist gpt3_mini:gpt3_mini/s64 \
+              sae:sae/imagenet_h64 gpt3_mini:gpt3_mini/s256
+models-cycles: $(STAMP)
+	@mkdir -p out/cycles
+	@for c in $(CYCLES_SET); do \
+	  m=$${c%%:*}; d=$(DDIR)/$${c#*:}; $(MAKE) -s $$d >/dev/null; \
+	  for v in unfused partial full; do \
+	    p=ir_examples/models/$$m/$${m}_$$v.ff; [ $$m = gpt3 ] && p=ir_examples/models/gpt3_bigbird/gpt3_bigbird_$$v.ff; \
+	    j=out/cycles/$$(echo $${c#*:} | tr / _)_$$v.json; \
+	    iw=--inline-widened; case $$m in gpt3*) iw=;; esac; \
+	    s=$$(date +%s%N); \
+	    $(FFC) fuse $$p $$iw | $(FFC) lower | \
+	      $(FFC) simulate - --data $$d --check --json $$j > /dev/null 2> $$j.log \
+	      || { echo "$$c $$v: FAILED (see $$j.log)"; continue; }; \
+	    e=$$(date +%s%N); \
+	    $(PY) -c "import json,sys; t=json.load(open(sys.argv[1]))['total']; print(f\"{sys.argv[2]:28} {sys.argv[3]:8} cycles {t['cycles']:>12,} flops {t['flops']:>12,} bytes {t['bytes_read']['total'] + t['bytes_written']['total']:>12,} hops {t['token_hops']:>13,} wall-s {int(sys.argv[4]) / 1e9:.1f}\")" $$j $$c $$v $$((e - s)); \
+	  done; \
+	done
+
+# The paper's Figure 17: every valid dataflow order of the nested matmul D = (A B) C on
+# KarateClub (A: normalized adjacency, B: identity features, C: random 34 x 16 weights), fused
+# and unfused, with --free-input-order (discordant inputs read through permuted copies), through
+# fuse | lower | simulate, each checked against the reference evaluator. One line per order
+# (cycles normalized to the worst of its variant), then `orders: N, best/worst = X`.
+SWEEP := ir_examples/kernels/nested_matmul_sweep.ff
+bench-orders: $(STAMP)
+	@mkdir -p out/bench-orders
+	@$(FFC) gen-data $(SWEEP) --graph karate --graph-tensor A --feature-tensor B --size L=16 \
+	  -o out/bench-orders/data --seed 1 > /dev/null
+	$(PY) -m fuseflowc.fuse.order_sweep $(SWEEP) --data out/bench-orders/data

@@ -14,8 +14,9 @@ from fuseflowc.diagnostics import UserError
 
 DEFAULT_ARCH = Path(__file__).with_name("arch.toml")
 
-KINDS = ("root", "scan", "repsig", "repeat", "intersect", "union", "array", "alu", "reduce",
-         "spacc1", "spacc2", "crddrop", "crdhold", "write_level", "write_vals", "fork", "join")
+KINDS = ("root", "scan", "repsig", "repeat", "intersect", "union", "locate", "array", "alu",
+         "reduce", "spacc1", "spacc2", "crddrop", "crdhold", "write_level", "write_vals", "fork",
+         "join")
 BLOCK_KEYS = tuple(f"{w}_{x}" for w in ("bmm", "elementwise", "load", "reduce")
                    for x in ("latency", "ii"))
 SCHEMA = {

@@ -15,10 +15,12 @@ from .arch import Arch
 from .assemble import assemble
 from .channel import Channel, make_port
 from .engine import Engine
+from .ops import block_contracts
 from .permute import run_permute
 from .prims_compute import Alu, Reduce, Spacc1, Spacc2
 from .prims_crd import CrdDrop, CrdHold, Fork, Join
 from .prims_join import Intersect, Union
+from .prims_locate import Locate
 from .prims_stream import Array, Repeat, RepSig, Root, Scan
 from .prims_write import Writer
 
@@ -176,7 +178,11 @@ class Simulator:
             for s in list(n.inputs) + list(n.outputs):
                 if s.kind == "val" and blk.get(s):
                     vb = blk[s]
-            lat, ii = arch.timing(n.KIND, getattr(n, "op", None), vb)
+            op = getattr(n, "op", None)
+            if n.KIND == "alu" and vb and n.out is not None:
+                # a labelled block ALU that contracts an inner index is a block matmul
+                op = "bmm" if block_contracts(n.op, n.in0, n.in1, n.out) else n.op
+            lat, ii = arch.timing(n.KIND, op, vb)
             sim[n] = self._make(n, name, lat, ii, vb, share, eb)
             if n.KIND in ("write_level", "write_vals"):
                 writers.append(sim[n])
@@ -235,6 +241,15 @@ class Simulator:
             if k == "intersect":
                 return Intersect(name, npairs, ii=ii, lat=lat)
             return Union(name, npairs, getattr(n, "required", None) or (), ii=ii, lat=lat)
+        if k == "locate":
+            decl, t = self._tensor(n.tensor, name)
+            if not 0 <= n.mode < decl.order:
+                raise UserError(f"simulation: {name}: tensor {n.tensor} has no mode {n.mode}")
+            lvl = t.levels[t.format.level_of_mode(n.mode)]
+            if lvl.kind != "dense":
+                raise UserError(f"simulation: {name}: locates into a dense level but the data "
+                                f"of {n.tensor} has a {lvl.kind} level for mode {n.mode}")
+            return Locate(name, lvl.size, ii=ii, lat=lat)
         if k == "array":
             decl, t = self._tensor(n.tensor, name)
             if t.block:
@@ -247,14 +262,18 @@ class Simulator:
                 vbytes = eb
             ii = max(ii, arch.mem_ii(vbytes, share))
             return Array(name, vals, zero, vbytes, ii=ii, lat=lat + arch.mem_latency)
+        # block einsum labels (None: plain b x b blocks or scalars)
+        labels = None
+        if getattr(n, "out", None) is not None:
+            labels = ((n.in0, n.in1, n.out) if k == "alu" else (n.in0, n.out))
         if k == "alu":
-            return Alu(name, n.op, vb, n.const, ii=ii, lat=lat)
+            return Alu(name, n.op, vb, n.const, ii=ii, lat=lat, labels=labels)
         if k == "reduce":
-            return Reduce(name, n.op, vb, ii=ii, lat=lat)
+            return Reduce(name, n.op, vb, ii=ii, lat=lat, labels=labels)
         if k == "spacc1":
-            return Spacc1(name, n.op, vb, ii=ii, lat=lat)
+            return Spacc1(name, n.op, vb, ii=ii, lat=lat, labels=labels)
         if k == "spacc2":
-            return Spacc2(name, n.op, vb, ii=ii, lat=lat)
+            return Spacc2(name, n.op, vb, ii=ii, lat=lat, labels=labels)
         if k == "crddrop":
             return CrdDrop(name, ii, lat)
         if k == "crdhold":

@@ -139,3 +139,112 @@ def alu_flops(op: str, block: int | None) -> int:
 
 REDUCE_SCALAR = {"sum": lambda a, b: a + b, "max": _max}
 REDUCE_BLOCK = {"sum": np.add, "max": np.maximum}
+
+
+# -- labelled block values (block einsums) ------------------------------------------------------
+# A block value of a lowered blocked region is an ndarray whose axes are the inner (within-block)
+# indices of its view, listed by the node's `in0`/`in1`/`out` labels (docs/samml.md, "Blocked
+# tensors"). A scalar (no labels) is a 0-d value: a float.
+
+def _align(x, have: tuple, want: tuple):
+    """x with axes `have` transposed and expanded to broadcast against axes `want` (every label
+    of `have` must be in `want`)."""
+    if not have:
+        return x
+    perm = sorted(range(len(have)), key=lambda k: want.index(have[k]))
+    y = np.transpose(x, perm) if perm != list(range(len(have))) else x
+    present = [want.index(have[k]) for k in perm]
+    shape = [1] * len(want)
+    for ax, n in zip(present, y.shape):
+        shape[ax] = n
+    return y.reshape(shape)
+
+
+def _full(x, have: tuple, want: tuple, b: int):
+    """x aligned to `want` and broadcast to the full b x ... x b shape (a fresh array)."""
+    return np.broadcast_to(_align(np.asarray(x, dtype=np.float64), have, want),
+                           (b,) * len(want)).copy()
+
+
+def _letters(*label_lists):
+    names = sorted({x for ls in label_lists for x in ls})
+    if len(names) > 52:  # pragma: no cover - far beyond any statement
+        raise ValueError("too many block labels")
+    alpha = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    return {x: alpha[k] for k, x in enumerate(names)}
+
+
+def block_contracts(op: str, in0, in1, out) -> bool:
+    """Whether a labelled ALU contracts an inner index (a block matmul, timed as `bmm`)."""
+    if out is None:
+        return op == "bmm"
+    return bool((set(in0 or ()) | set(in1 or ())) - set(out))
+
+
+def labelled_alu(op: str, in0, in1, out, b: int, const: float | None):
+    """(fn, n_left, n_right) of a labelled block ALU: fn(x[, y]) computes the result with axes
+    `out`; n_left(y) / n_right(x) the result when operand a / b is N (the operation's identity).
+    Binary element-wise ops broadcast an operand over the labels it lacks; `mul` (and `bmm`) sum
+    over the labels in no output (np.einsum)."""
+    in0, out = tuple(in0 or ()), tuple(out or ())
+    if arity(op) == 1:
+        base = alu_function(op, b, const)
+        if in0 == out:
+            return base, None, None
+        return (lambda x: base(_full(x, in0, out, b))), None, None
+    in1 = tuple(in1 or ())
+    if op in ("mul", "bmm"):
+        m = _letters(in0, in1, out)
+        spec = (f"{''.join(m[x] for x in in0)},{''.join(m[x] for x in in1)}"
+                f"->{''.join(m[x] for x in out)}")
+
+        def fn(x, y):
+            r = np.einsum(spec, x, y)
+            return r if out else float(r)
+        # N is the identity 1: the other operand's sum over the contracted labels
+        ones0 = np.ones((b,) * len(in0))
+        ones1 = np.ones((b,) * len(in1))
+        return fn, (lambda y: fn(ones0, y)), (lambda x: fn(x, ones1))
+    if set(in0) - set(out) or set(in1) - set(out):
+        raise ValueError(f"block alu {op}: only mul contracts labels")
+    base = BINARY_BLOCK[op]
+
+    def fn2(x, y):
+        return base(_align(x, in0, out), _align(y, in1, out))
+    if op == "sub":
+        nl = lambda y: -_full(y, in1, out, b)  # noqa: E731
+    elif op == "div":
+        nl = lambda y: _np(np.divide)(1.0, _full(y, in1, out, b))  # noqa: E731
+    else:
+        nl = lambda y: _full(y, in1, out, b)  # noqa: E731
+    return fn2, nl, (lambda x: _full(x, in0, out, b))
+
+
+def labelled_alu_flops(op: str, in0, in1, out, b: int) -> int:
+    """Element operations of one labelled block ALU firing: the size of its einsum's iteration
+    space (b^3 for a b x b block matmul, as `alu_flops`; b^2 element-wise on b x b blocks)."""
+    return b ** len(set(in0 or ()) | set(in1 or ()) | set(out or ()))
+
+
+def labelled_reduce(op: str, in0, out, b: int):
+    """(pre, zero, flops): `pre` reduces one input block with axes `in0` over the labels missing
+    from `out` (None when nothing is reduced inside the block), `zero` the result of an empty
+    fiber (a zero block with axes `out`), flops per input block."""
+    in0, out = tuple(in0 or ()), tuple(out or ())
+    zero = np.zeros((b,) * len(out)) if out else 0.0
+    fl = b ** len(in0)
+    gone = tuple(k for k, x in enumerate(in0) if x not in out)
+    if not gone:
+        if in0 == out:
+            return None, zero, fl
+        keep = tuple(in0)
+        return (lambda x: _align(x, keep, out).reshape((b,) * len(out))), zero, fl
+    red = np.sum if op == "sum" else np.max
+    kept = tuple(x for x in in0 if x in out)
+
+    def pre(x):
+        r = red(x, axis=gone)
+        if not out:
+            return float(r)
+        return _full(r, kept, out, b)
+    return pre, zero, fl

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import deque
 
 from .node import Node
-from .ops import REDUCE_BLOCK, REDUCE_SCALAR, alu_flops, alu_function, arity
+from .ops import (REDUCE_BLOCK, REDUCE_SCALAR, alu_flops, alu_function, arity, labelled_alu,
+                  labelled_alu_flops, labelled_reduce)
 from .tokens import EB, MASK, D, N, S0, empt, level, same_stop, stop
 
 
@@ -23,16 +24,22 @@ class Alu(Node):
     operand acts as the identity of the operation (the other operand is the result); unary and
     scalar ops pass N through."""
 
-    __slots__ = ("op", "fn", "binary", "fl")
+    __slots__ = ("op", "fn", "binary", "fl", "nl", "nr")
     kind_name = "alu"
 
     def __init__(self, name: str, op: str, block: int | None = None, const=None,
-                 ii: int = 1, lat: int = 1):
+                 ii: int = 1, lat: int = 1, labels=None):
         super().__init__(name, ii, lat)
         self.op = op
-        self.fn = alu_function(op, block, const)
         self.binary = arity(op) == 2
-        self.fl = alu_flops(op, block)
+        self.nl = self.nr = None
+        if labels is not None and block:
+            # a block einsum: (in0, in1, out) inner-index labels (sim.ops.labelled_alu)
+            self.fn, self.nl, self.nr = labelled_alu(op, *labels, block, const)
+            self.fl = labelled_alu_flops(op, *labels, block)
+        else:
+            self.fn = alu_function(op, block, const)
+            self.fl = alu_flops(op, block)
 
     def run(self) -> bool:
         return self._run2() if self.binary else self._run1()
@@ -82,7 +89,9 @@ class Alu(Node):
         o = self.outs[0]
         ot, otm, of, ob = o.toks, o.times, o.free, o.bounded
         t, ii, lat, fn, op = self.t, self.ii, self.lat, self.fn, self.op
-        mul = op == "mul"   # the common case, without a function call (float or block: same)
+        # the common case, without a function call (float or unlabelled block: same)
+        mul = op == "mul" and self.nl is None
+        nl, nr = self.nl, self.nr
         stall = fires = ops = 0
         blocked = False
         while at and bt:
@@ -127,9 +136,9 @@ class Alu(Node):
                 if z == D:
                     self.done = True
             elif xc and x == N:
-                z = _n_left(op, fn, y)
+                z = _n_left(op, fn, y) if nl is None else nl(y)
             elif yc and y == N:
-                z = x
+                z = x if nr is None else nr(x)
             else:
                 raise self.mismatch("operand streams", (x, y))
             ot.append(z)
@@ -150,21 +159,26 @@ class Reduce(Node):
     A bare stop (no fiber here at all: see sim.tokens) reduces to nothing: S(k-1) alone.
     """
 
-    __slots__ = ("fn", "acc", "zero", "pend", "fl")
+    __slots__ = ("fn", "acc", "zero", "pend", "fl", "pre")
     kind_name = "reduce"
 
     def __init__(self, name: str, op: str = "sum", block: int | None = None,
-                 ii: int = 1, lat: int = 1):
+                 ii: int = 1, lat: int = 1, labels=None):
         super().__init__(name, ii, lat)
         self.fn = (REDUCE_BLOCK if block else REDUCE_SCALAR)[op]
         self.acc = None
-        if block:
+        self.pre = None
+        if block and labels is not None:
+            # labelled blocks: reduce inside each block first (sim.ops.labelled_reduce)
+            self.pre, self.zero, self.fl = labelled_reduce(op, *labels, block)
+        elif block:
             import numpy as np
             self.zero = np.zeros((block, block))
+            self.fl = block * block
         else:
             self.zero = 0.0
+            self.fl = 1
         self.pend = None
-        self.fl = block * block if block else 1
 
     def run(self) -> bool:
         ch = self.ins[0]
@@ -190,6 +204,8 @@ class Reduce(Node):
                 if x.__class__ is not int:        # a value: accumulate
                     it.popleft()
                     itm.popleft()
+                    if self.pre is not None:
+                        x = self.pre(x)
                     acc = x if acc is None else fn(acc, x)
                     ops += 1
                     ifr.append(f + 1)
@@ -287,15 +303,18 @@ class Spacc1(Node):
     level across the reduced index; on a stop Sk with k >= 1 emits the accumulated fiber sorted
     by coordinate (one point per cycle), then S(k-1); S0 only ends an inner fiber."""
 
-    __slots__ = ("fn", "acc", "fl", "items", "fi", "pend")
+    __slots__ = ("fn", "acc", "fl", "items", "fi", "pend", "pre")
     kind_name = "spacc1"
 
     def __init__(self, name: str, op: str = "sum", block: int | None = None,
-                 ii: int = 1, lat: int = 1):
+                 ii: int = 1, lat: int = 1, labels=None):
         super().__init__(name, ii, lat)
         self.fn = (REDUCE_BLOCK if block else REDUCE_SCALAR)[op]
         self.acc: dict = {}
         self.fl = block * block if block else 1
+        self.pre = None
+        if block and labels is not None:
+            self.pre, _, self.fl = labelled_reduce(op, *labels, block)
         self.items: list = []   # the fiber being flushed, sorted
         self.fi = 0             # next item of it to emit
         self.pend = None        # the stop (or D) that follows the flushed fiber
@@ -361,6 +380,8 @@ class Spacc1(Node):
             fires += 1
             if c >= 0:
                 if v.__class__ is not int:
+                    if self.pre is not None:
+                        v = self.pre(v)
                     old = acc.get(c)
                     acc[c] = v if old is None else fn(old, v)
                     ops += 1
@@ -391,17 +412,20 @@ class Spacc2(_Queued):
     inner levels; a stop Sk with k >= 2 in the crd0 stream flushes them sorted: crd1 gets the
     i's then S(k-2); crd0 and val get each i's j's closed by S0, the last closed by S(k-1)."""
 
-    __slots__ = ("fn", "acc", "cur", "fl")
+    __slots__ = ("fn", "acc", "cur", "fl", "pre")
     kind_name = "spacc2"
 
     def __init__(self, name: str, op: str = "sum", block: int | None = None,
-                 ii: int = 1, lat: int = 1):
+                 ii: int = 1, lat: int = 1, labels=None):
         super().__init__(name, ii, lat)
         self.fn = (REDUCE_BLOCK if block else REDUCE_SCALAR)[op]
         self.acc: dict = {}
         self.cur = None
         self.q = [deque(), deque(), deque()]
         self.fl = block * block if block else 1
+        self.pre = None
+        if block and labels is not None:
+            self.pre, _, self.fl = labelled_reduce(op, *labels, block)
 
     def _flush(self, k: int, e: int) -> None:
         q1, q0, qv = self.q
@@ -461,6 +485,8 @@ class Spacc2(_Queued):
                 continue
             if j >= 0:
                 if self.cur != N and v.__class__ is not int:
+                    if self.pre is not None:
+                        v = self.pre(v)
                     row = self.acc.setdefault(self.cur, {})
                     old = row.get(j)
                     row[j] = v if old is None else self.fn(old, v)

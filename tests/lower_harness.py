@@ -1,5 +1,6 @@
-"""End-to-end check of lowering: lower a program, simulate the module on random inputs, compare
-every output with the reference evaluator (dense comparison, as `simulate --check`)."""
+"""End-to-end check of lowering: fuse a program, lower its fused IR, simulate the module on random
+inputs, compare every output with the reference evaluator (values, and stored patterns when
+asked), as the pipeline `fuse | lower | simulate --check` does."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from fuseflowc.diagnostics import Source
 from fuseflowc.lang.checker import check
 from fuseflowc.lang.load import apply_overrides
 from fuseflowc.lang.parser import parse_directives, parse_program
-from fuseflowc.lower.driver import lower_program
 from fuseflowc.reference.evaluate import evaluate
 from fuseflowc.samml.parser import parse_module
 from fuseflowc.samml.printer import print_module
@@ -42,14 +42,12 @@ def fused_module(program, order_index: int | None = None, region: str | None = N
 
 
 def run_both(program, sizes: dict[str, int], seed: int = 0, density=None,
-             inputs: dict | None = None, via_fuse: bool = False, order_index=None, region=None,
+             inputs: dict | None = None, order_index=None, region=None,
              inline_widened: bool = False):
-    """(simulated outputs, reference outputs) of `program`; the module is printed, parsed
-    back and verified on the way (what the pipeline does between processes)."""
-    if via_fuse:
-        module = fused_module(program, order_index, region, inline_widened)
-    else:
-        module, _ = lower_program(program, None)
+    """(simulated outputs, reference outputs) of `program` through `fuse` (options as
+    fused_module) and `lower`; the fused IR and the module are printed, parsed back and
+    verified on the way (what the pipeline does between processes)."""
+    module = fused_module(program, order_index, region, inline_widened)
     verify(module)
     text = print_module(module)
     module2 = parse_module(Source("<lowered>", text))

@@ -164,14 +164,15 @@ def test_misc_programs(name):
         assert_matches(p, sizes, seed)
 
 
-@pytest.mark.parametrize("via_fuse", [False, True])
-def test_mttkrp_distributes_the_product_into_the_sum(via_fuse):
+@pytest.mark.parametrize("inline_widened", [False, True])
+def test_mttkrp_distributes_the_product_into_the_sum(inline_widened):
     """(sum_k B C) * D with the order-2 accumulator's outer level l meeting D: the product is
     distributed into the sum (same values and pattern) and accumulated again over l."""
     p = load_program(str(ROOT / "ir_examples" / "kernels" / "mttkrp.ff"))
     for d in (None, 0.0, 0.2):
         for seed in range(2):
-            assert_matches(p, dict(I=4, J=3, K=5, L=4), seed, via_fuse=via_fuse, patterns=True,
+            assert_matches(p, dict(I=4, J=3, K=5, L=4), seed, inline_widened=inline_widened,
+                           patterns=True,
                            density={"B": d} if d is not None else None)
 
 
@@ -246,15 +247,15 @@ y[i,j] = exp(A[i,j]) + B[i,j] - sigmoid(b[i])
 
 
 @pytest.mark.parametrize("name", sorted(ML_PROGRAMS))
-@pytest.mark.parametrize("via_fuse", [False, True])
-def test_ml_operations(name, via_fuse):
+@pytest.mark.parametrize("inline_widened", [False, True])
+def test_ml_operations(name, inline_widened):
     p = load_text(ML_PROGRAMS[name])
     for d in (None, 0.0, 0.3):
         for seed in range(2):
             dens = {t: d for t in ("S", "A", "B", "b") if t in p.inputs} if d is not None \
                 else None
-            assert_matches(p, dict(I=4, J=5, K=5), seed, density=dens, via_fuse=via_fuse,
-                           inline_widened=True, patterns=True)
+            assert_matches(p, dict(I=4, J=5, K=5), seed, density=dens,
+                           inline_widened=inline_widened, patterns=True)
 
 
 MODELS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "ir_examples" / "models").glob("*/*_*.ff")
@@ -263,14 +264,14 @@ MODEL_SIZES = dict(N=5, F=4, Bt=3, P=5, D1=4, D2=3)
 
 
 @pytest.mark.parametrize("path", MODELS)
-@pytest.mark.parametrize("how", ["program", "fuse", "fuse-inline-widened"])
+@pytest.mark.parametrize("how", ["fuse", "fuse-inline-widened"])
 def test_models(path, how):
-    """Every model variant, lowered from the program, from fuse's IR, and from fuse's IR with
-    widened intermediates inlined (lowering widens them in the stream); empty graphs too."""
+    """Every model variant, lowered from fuse's IR, and from fuse's IR with widened
+    intermediates inlined (lowering widens them in the stream); empty graphs too."""
     p = load_program(str(ROOT / path))
     for seed, d in ((0, None), (1, 0.0)):
         dens = {"A": d, "X": d} if d is not None else None
-        assert_matches(p, MODEL_SIZES, seed, density=dens, via_fuse=how != "program",
+        assert_matches(p, MODEL_SIZES, seed, density=dens,
                        inline_widened=how == "fuse-inline-widened")
 
 
@@ -284,7 +285,7 @@ def test_gpt3_bigbird_through_fuse(path):
     fuse's permuted copies of the dense weights, declared so for the loader), masked softmax,
     feed-forward network."""
     p = load_program(str(ROOT / path))
-    assert_matches(p, dict(S=6, E=4, NH=2, DH=2, FF=4), 0, via_fuse=True,
+    assert_matches(p, dict(S=6, E=4, NH=2, DH=2, FF=4), 0,
                    density={"M": 0.4})
 
 

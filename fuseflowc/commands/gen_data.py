@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..diagnostics import UserError
 from .options import schedule_option
 
 STYLES = ("auto", "npy", "npz", "sam")
@@ -36,10 +37,16 @@ NORMALIZATIONS = ("gcn", "mean", "none")
 @click.option("--format", "style", type=click.Choice(STYLES), default="auto", show_default=True,
               help="File style: auto (dense -> .npy, sparse -> .npz), npy, npz or sam (SAM level "
                    "files).")
+@click.option("--mask", "masks", multiple=True, metavar="T=bigbird:block=B,random=R[,...]",
+              help="Give square matrix input T a BigBird attention mask (values 1.0): blocks "
+                   "of B tokens, global first/last blocks, a window of 3 blocks, R random "
+                   "blocks per block row; optional global=G, window=W, seed=N (default: "
+                   "--seed). Repeatable.")
 @schedule_option
 def cmd(program: str, output: str, sizes: tuple[str, ...], densities: tuple[str, ...], seed: int,
         graph: str | None, normalize: str, graph_tensor: str | None,
-        feature_tensor: str | None, style: str, schedule: tuple[str, ...]) -> None:
+        feature_tensor: str | None, style: str, masks: tuple[str, ...],
+        schedule: tuple[str, ...]) -> None:
     """Write random input tensors for PROGRAM into the directory -o DIR.
 
     Every input (a declared tensor no statement assigns) gets a file of its declared shape and
@@ -62,6 +69,14 @@ def cmd(program: str, output: str, sizes: tuple[str, ...], densities: tuple[str,
       fuseflowc gen-data ir_examples/kernels/spmv.ff --size I=100 --size J=80 \\
           --density A=0.05 -o data --seed 1
       fuseflowc gen-data ir_examples/models/gcn/gcn_full.ff --graph karate -o out/demo/data
+
+    With --mask T=bigbird:block=B,random=R the input T (an S x S matrix) is a BigBird mask
+    instead of random (fuseflowc.data.bigbird; see docs/data.md):
+
+    \b
+      fuseflowc gen-data ir_examples/models/gpt3_bigbird/gpt3_bigbird_full.ff \\
+          --size S=64 --size E=768 --size NH=12 --size DH=64 --size FF=3072 \\
+          --mask M=bigbird:block=8,random=3 -o data --seed 1
     """
     from ..lang.load import load_program
     from ..reference.gendata import generate, parse_densities, parse_sizes, summary
@@ -71,6 +86,47 @@ def cmd(program: str, output: str, sizes: tuple[str, ...], densities: tuple[str,
     density_opts = parse_densities(p, densities)
     tensors, sources = generate(p, size_opts, density_opts, seed, graph, normalize, graph_tensor,
                                 feature_tensor)
+    _apply_masks(p, masks, density_opts[1], seed, tensors, sources)
     from ..data.io import save_tensors
     save_tensors(output, tensors, style, atomic=True)
     click.echo(summary(p, tensors, sources, output), err=True)
+
+
+def _apply_masks(p, masks: tuple[str, ...], per_density: dict, seed: int, tensors: dict,
+                 sources: dict) -> None:
+    """Replace each `--mask T=SPEC` input T by its BigBird mask (stored in T's format)."""
+    if not masks:
+        return
+    from ..data.bigbird import parse_mask_spec
+    from ..data.io import tensor_from_scipy
+
+    specs = {s.name: s for s in p.specs()}
+    done: set[str] = set()
+    for item in masks:
+        name, eq, text = item.partition("=")
+        name = name.strip()
+        if not eq or not name or ":" in name:
+            raise UserError(f"--mask '{item}': expected T=bigbird:block=B,random=R, e.g. "
+                            f"--mask M=bigbird:block=64,random=3")
+        if name not in tensors:
+            what = "is computed by the program, not an input" if name in set(p.assigned) \
+                else "is not a tensor of the program"
+            raise UserError(f"--mask {item}: {name} {what}; inputs are "
+                            f"{', '.join(p.inputs) or '(none)'}")
+        if name in done:
+            raise UserError(f"--mask {item}: {name} already has a mask")
+        if name in per_density:
+            raise UserError(f"--mask {item}: {name} also has --density; a mask's density is "
+                            f"fixed by its BigBird parameters")
+        shape = tensors[name].shape
+        if len(shape) != 2 or shape[0] != shape[1]:
+            raise UserError(f"--mask {item}: {name} must be a square matrix, its shape is "
+                            f"{' x '.join(map(str, shape))}", p.tensor(name).loc)
+        spec = parse_mask_spec(text.strip())
+        try:
+            m = spec.build(shape[0], seed)
+        except UserError as e:
+            raise UserError(f"--mask {item}: {e}") from None
+        tensors[name] = tensor_from_scipy(m, specs[name])
+        sources[name] = f"{spec.text()}, density {m.nnz / (shape[0] * shape[1]):.4f}"
+        done.add(name)

@@ -45,7 +45,7 @@ def cmd(graph: str, pipeline: str, output: str | None, no_verify: bool,
 
     \b
     Examples:
-      fuseflowc lower ir_examples/kernels/spmv.ff | fuseflowc opt -p cleanup
+      fuseflowc fuse ir_examples/kernels/spmv.ff | fuseflowc lower | fuseflowc opt -p cleanup
       fuseflowc opt g.samml -p 'parallelize{index=i,factor=4},parallelize{index=j,factor=4}'
       fuseflowc fuse prog.ff | fuseflowc lower | fuseflowc opt -p schedule,cleanup
       fuseflowc opt g.samml -p 'schedule,parallelize{index=i,factor=8}'

@@ -20,3 +20,11 @@ inline_widened_option = click.option(
          "a use can tell from absent entries (by default such an intermediate is materialized "
          "and its region split). Fuses like the paper: lowering then widens those "
          "intermediates in the stream instead of storing them.")
+
+free_input_order_option = click.option(
+    "--free-input-order", "free_input_order", is_flag=True,
+    help="Let the dataflow order ignore the storage order of every tensor a region reads from "
+         "memory (inputs and stored intermediates): their mode orders add no edge to the partial "
+         "order graph, so more orders are valid; after the order is chosen, each discordant "
+         "view reads a permuted copy (a transpose made by a `permute` step before the region, "
+         "whose cycles and bytes the simulator counts).")

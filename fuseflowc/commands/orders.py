@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from .options import inline_widened_option, schedule_option, unfused_option
+from .options import (free_input_order_option, inline_widened_option, schedule_option,
+                      unfused_option)
 
 
 
@@ -19,21 +20,25 @@ from .options import inline_widened_option, schedule_option, unfused_option
               help="Also list the first N orders of the enumeration (numbered as --order K).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @inline_widened_option
+@free_input_order_option
 def cmd(program: str, schedule: tuple[str, ...], unfused: bool, region: str | None,
-        list_n: int, as_json: bool, inline_widened: bool) -> None:
+        list_n: int, as_json: bool, inline_widened: bool, free_input_order: bool) -> None:
     """Count the valid dataflow orders of each region of PROGRAM, exactly.
 
     A valid order is a linear extension of the region's partial order graph (see `fuseflowc
     fuse`); counts come from a dynamic program over the POG, never from enumerating. The
     enumeration is lexicographic in the region's canonical index order (the `index` lines of
     the fused IR): order 0 always takes the first free index. `--list N` prints orders 0..N-1;
-    `fuseflowc fuse --order K` compiles the K-th.
+    `fuseflowc fuse --order K` compiles the K-th. `--free-input-order` counts the larger
+    space in which tensors read from memory do not constrain the order (discordant ones are
+    then read through permuted copies).
 
     \b
     Examples:
       fuseflowc orders ir_examples/models/graphsage/graphsage_full.ff
       fuseflowc orders ir_examples/models/gcn/gcn_partial.ff --region layer1 --list 5
       fuseflowc orders prog.ff --unfused --json
+      fuseflowc orders ir_examples/kernels/nested_matmul_sweep.ff --free-input-order --list 12
     """
     import json
 
@@ -44,7 +49,8 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, region: str | No
 
     p = load_program(program, schedule, unfused)
     fused = fuse_program(p, None if program == "-" else program,
-                         FuseOptions(inline_widened=inline_widened))
+                         FuseOptions(inline_widened=inline_widened,
+                                     free_input_order=free_input_order))
     rows = region_orders(fused, region, list_n)
     if as_json:
         write_output(None, json.dumps({"regions": rows}, indent=2) + "\n")

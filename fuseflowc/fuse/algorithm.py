@@ -20,6 +20,7 @@ from ..diagnostics import Loc, UserError
 from ..formats import Format
 from ..lang import ast
 from . import ir
+from .free_order import permute_discordant
 from .pog import POG, find_cycle
 
 
@@ -29,11 +30,18 @@ class FuseOptions:
     `region`: the region name (or fusion-group name) K applies to (None: all);
     `inline_widened`: inline even the intermediates whose declared format's stored zeros a use
     can tell from absent entries (the paper's fusion; results may differ from the language's
-    semantics, see docs/fused-ir.md)."""
+    semantics, see docs/fused-ir.md);
+    `free_input_order`: the storage orders of views read from memory (inputs, materialized
+    intermediates) add no POG edge; once an order is chosen, discordant views read permuted
+    copies (fuseflowc.fuse.free_order);
+    `orders`: K per region name (or fusion-group name), overriding `order_index` (sweeps pick
+    each region's order independently)."""
 
     order_index: int | None = None
     region: str | None = None
     inline_widened: bool = False
+    free_input_order: bool = False
+    orders: dict[str, int] = field(default_factory=dict)
 
 
 def fuse_program(program: ast.Program, source_path: str | None = None,
@@ -56,9 +64,9 @@ def fuse_program(program: ast.Program, source_path: str | None = None,
             rname = stmts[0] if stmts[0] not in taken else stmts[0] + ".kernel"
         else:
             rname = name
-        regions.extend(_fuse_group(program, name, rname, stmts, loc, options.inline_widened))
+        regions.extend(_fuse_group(program, name, rname, stmts, loc, options.inline_widened,
+                                   options.free_input_order))
     regions = _execution_order(program, regions)
-    tensors = _tensors(program, regions)
     if options.region is not None and not any(
             r.name == options.region or r.group == options.region for r in regions):
         known = ", ".join(r.name for r in regions)
@@ -66,7 +74,12 @@ def fuse_program(program: ast.Program, source_path: str | None = None,
     for r in regions:
         selected = options.region is None or options.region in (r.name, r.group)
         k = options.order_index if selected and options.order_index is not None else 0
+        k = options.orders.get(r.name, options.orders.get(r.group or "", k))
         choose_order(r, k)
+        if options.free_input_order:
+            permute_discordant(r, {t.name: t.format for t in program.tensors},
+                               {t.name for t in program.tensors})
+    tensors = _tensors(program, regions)
     dims = [(d.name, d.size) for d in program.dims]
     return ir.FusedProgram(source_path, dims, tensors, regions)
 
@@ -94,7 +107,8 @@ def choose_order(region: ir.Region, k: int) -> None:
 # ---- one fusion group ---------------------------------------------------------------------
 
 def _fuse_group(program: ast.Program, group: str | None, name: str, stmts: list[str],
-                loc: Loc | None, inline_widened: bool = False) -> list[ir.Region]:
+                loc: Loc | None, inline_widened: bool = False,
+                free_input_order: bool = False) -> list[ir.Region]:
     """The dataflow graphs of one fusion group: one, or several after materializations."""
     # Intermediates whose declared (widened) pattern some use can tell from the computed one
     # must be stored and read back (docs/language.md, "seen as declared"); lowering's rule.
@@ -113,6 +127,7 @@ def _fuse_group(program: ast.Program, group: str | None, name: str, stmts: list[
         for n, roots in enumerate(kernels):
             kname = name if len(kernels) == 1 else f"{name}.{n + 1}"
             b = _KernelBuilder(program, group, kname, stmts, materialized, loc)
+            b.free_input_order = free_input_order
             try:
                 result = b.build(roots)
             except UserError as e:
@@ -199,6 +214,7 @@ class _KernelBuilder:
         self.used: set[str] = set()
         self.fresh = 0
         self.fresh_names: list[str] = []
+        self.free_input_order = False  # views read from memory impose no format edge
 
     # -- naming ------------------------------------------------------------------------------
     def _name_like(self, base: str) -> str:
@@ -380,7 +396,7 @@ class _KernelBuilder:
                 edges.append(ir.Edge(a, b, *rest, loc=loc))
 
         for k, v in self.view_keys.items():
-            if v.kind == "inline":
+            if v.kind == "inline" or self.free_input_order:
                 continue
             decl = self.p.tensor(v.original)
             stored = [v.indices[m] for m in v.format.mode_order]

@@ -1,7 +1,7 @@
 """Lowering fused einsum regions to SAMML dataflow graphs with fusion tables (`fuseflowc lower`).
 
 Modules: `expr` (the expression trees in global index names), `adapt_fused` (fused IR ->
-regions) and `adapt` (programs -> regions, for `lower PROGRAM.ff`), `widen` (which fused
+regions: lowering reads only the fused IR of `fuseflowc fuse`), `widen` (which fused
 intermediates must be seen as declared), `build` (the fusion table's content: iteration spaces,
 shared loops, join trees, accumulators), `codegen` (the table's cells as memoized lazy
 generators, writers last), `dump` (the `--dump-table` grid), `driver` (a whole program -> a

@@ -11,6 +11,8 @@ the driver places the step after the graph writing A).
 
 from __future__ import annotations
 
+import heapq
+
 from ..diagnostics import UserError
 from ..fuse import ir as F
 from ..lang import ast
@@ -189,7 +191,6 @@ def _own_order(st: X.Statement, tensors, preferred: tuple[str, ...]) -> tuple[st
     """A dataflow order for an intermediate lowering materializes on its own: concordant with
     its views and its own declared storage order (fuse constrained only the region's written
     tensors), otherwise as close to the region's order as possible."""
-    from .adapt import _topo
     used = {x for n in st.expr.walk()
             for x in (n.indices if isinstance(n, X.Access) else
                       (n.index,) if isinstance(n, X.Reduce) else ())}
@@ -237,3 +238,32 @@ def _trailing_dense(fmt) -> bool:
     """Whether a dense level follows the last compressed level (or all levels are dense)."""
     last = max((k for k, lv in enumerate(fmt.levels) if lv != "dense"), default=-1)
     return last < len(fmt.levels) - 1
+
+
+def _topo(indices: list[str], edges: list[tuple[str, str]], s: ast.Assignment
+          ) -> tuple[str, ...]:
+    """A topological order of `indices` under `edges`, ties broken by position in `indices`."""
+    rank = {x: k for k, x in enumerate(indices)}
+    succ: dict[str, set[str]] = {x: set() for x in indices}
+    indeg = {x: 0 for x in indices}
+    for a, b in set(edges):
+        if a != b and b not in succ[a]:
+            succ[a].add(b)
+            indeg[b] += 1
+    ready = [(rank[x], x) for x in indices if indeg[x] == 0]
+    heapq.heapify(ready)
+    out: list[str] = []
+    while ready:
+        _, x = heapq.heappop(ready)
+        out.append(x)
+        for y in sorted(succ[x], key=rank.get):
+            indeg[y] -= 1
+            if indeg[y] == 0:
+                heapq.heappush(ready, (rank[y], y))
+    if len(out) != len(indices):
+        stuck = [x for x in indices if x not in out]
+        raise UserError(f"statement {s.name}: no dataflow order is concordant with the storage "
+                        "orders of its tensors and the order directives (a cycle among "
+                        + ", ".join(stuck) + "); a permuted copy of a tensor is needed "
+                        "(not supported by lower yet): change a format or an order", s.loc)
+    return tuple(out)

@@ -221,10 +221,11 @@ class Codegen:
         assert isinstance(e, X.Binary)
         if e.op == "mask":
             v = self.extend(self.val(e.lhs), e.lhs, e)
-            if any(isinstance(n, X.Reduce) and self.an.spacc_levels(n) or n.vleaf is not None
-                   for n in e.rhs.walk()):
-                # The mask's values are ignored, but a sparse accumulator (or a value leaf)
-                # under it yields values that must go somewhere: add them times 0.
+            if any(isinstance(n, X.Reduce) or n.vleaf is not None for n in e.rhs.walk()):
+                # The mask's values are ignored, but its pattern is that of the reductions (and
+                # value leaves) under it, which own loops of their own: their joiners must be
+                # generated, and a sparse accumulator's values must go somewhere. Generate the
+                # mask's values and add them times 0.
                 m = self.extend(self.val(e.rhs), e.rhs, e)
                 v = self.add(ir.Alu(op="add"), v, self.add(ir.Alu(op="mulc", const=0.0), m))
             return v

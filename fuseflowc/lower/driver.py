@@ -5,25 +5,23 @@ from __future__ import annotations
 from ..lang import ast
 from ..samml import ir
 from . import expr as X
-from .adapt import regions_of
 from .build import Analysis, ContextInsideReduction
 from .codegen import Codegen, OuterLevelJoin
 
 
 def lower_program(program: ast.Program, source: str | None = None
                   ) -> tuple[ir.Module, list[tuple[str, Analysis]]]:
-    """Lower a checked program to a module (one graph per region, in execution order); also
-    returns each written statement's analysis (graph name, analysis) for `--dump-table`."""
-    regions, tensors = regions_of(program)
-    module, analyses = lower_regions(regions, tensors, source)
-    add_schedules(module, regions, [(d.statement, d.index, d.index, d.factor)
-                                    for d in program.directives
-                                    if isinstance(d, ast.Parallelize)])
-    return module, analyses
+    """`fuse` (default options) then `lower_fused`: what the pipeline `fuseflowc fuse P |
+    fuseflowc lower` computes, in one process (a convenience for tests and tools; lowering
+    itself reads only the fused IR)."""
+    from ..fuse.algorithm import fuse_program
+    return lower_fused(fuse_program(program, source), source)
 
 
 def lower_fused(fp, source: str | None = None) -> tuple[ir.Module, list[tuple[str, Analysis]]]:
-    """Lower a fused program (fuseflowc.fuse.ir.FusedProgram) to a module."""
+    """Lower a fused program (fuseflowc.fuse.ir.FusedProgram) to a module (one graph per
+    region, in execution order); also returns each written statement's analysis (graph name,
+    analysis) for `--dump-table`."""
     from .adapt_fused import permuted_copies, regions_from_fused
     regions, tensors = regions_from_fused(fp)
     module, analyses = lower_regions(regions, tensors,

@@ -89,8 +89,9 @@ def _p(name: str, *kinds: str) -> Port:
 # ---- attributes -------------------------------------------------------------------------------
 
 #: Attribute value types: `ident` a name (tensor, index variable), `int`, `nat` an int >= 0,
-#: `pos` an int >= 1, `float`, `enum` one of `choices`, `int_list` a list of ints >= 0.
-ATTR_TYPES = ("ident", "int", "nat", "pos", "float", "enum", "int_list")
+#: `pos` an int >= 1, `float`, `enum` one of `choices`, `int_list` a list of ints >= 0,
+#: `ident_list` a list of names (the inner index labels of block values, `[i, k]`).
+ATTR_TYPES = ("ident", "int", "nat", "pos", "float", "enum", "int_list", "ident_list")
 
 
 def attr(type: str, *, choices: tuple[str, ...] = (), required: bool = True, default: Any = None,
@@ -282,6 +283,32 @@ class Union(_Joiner):
                                doc="input positions a coordinate must be present in")
 
 
+@dataclass(eq=False)
+class Locate(Node):
+    """Locator (SAM's): the intersection of a coordinate stream with a DENSE level of `tensor`
+    (the one holding `mode`) without scanning that level. A dense level is randomly accessible:
+    the ref of coordinate c under parent ref p is p * size + c. For each fiber of the crd
+    stream it takes the parent ref of the dense level's matching fiber and emits every
+    coordinate with its own ref and the located one, i.e. exactly what
+    `intersect crd, ref, scan(parent)` emits. (crd, ref|val|crd, parent ref) -> (crd, same
+    kind as operand 2, ref). Made by `opt -p locate` (docs/opt.md)."""
+
+    KIND: ClassVar[str] = "locate"
+    REGION: ClassVar[str] = "iteration"
+    INPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"), _p("ref", *PAYLOAD_KINDS),
+                                          _p("parent", "ref"))
+    OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"), _p("ref", "ref"),
+                                           _p("located", "ref"))
+    tensor: str = attr("ident", doc="tensor whose dense level is located into")
+    mode: int = attr("nat", doc="logical mode that dense level stores")
+    index: str = attr("ident", doc="index variable joined on")
+
+    def output_kinds(self, input_kinds: list[str | None]) -> list[str | None]:
+        """The ref output has the kind of its payload input (ref, val or crd)."""
+        payload = input_kinds[1] if len(input_kinds) > 1 else "ref"
+        return ["crd", payload, "ref"]
+
+
 # -- computation ---------------------------------------------------------------------------------
 
 @dataclass(eq=False)
@@ -313,6 +340,12 @@ class Alu(Node):
     REGION: ClassVar[str] = "compute"
     op: str = attr("enum", choices=ALU_OPS, doc="the operation")
     const: float | None = attr("float", required=False, doc="the constant of a scalar op")
+    # Block einsum labels (docs/samml.md, "Blocked tensors"): the inner index of each axis of
+    # the operands' and the result's block values. A label of an input missing from `out` is
+    # contracted (summed: mul only); a label missing from an input broadcasts it.
+    in0: list[str] | None = attr("ident_list", required=False, doc="block axes of operand a")
+    in1: list[str] | None = attr("ident_list", required=False, doc="block axes of operand b")
+    out: list[str] | None = attr("ident_list", required=False, doc="block axes of the result")
 
     def signature(self, n_inputs: int | None = None) -> Signature:
         if self.op in ALU_BINARY or (self.op not in ALU_OPS and n_inputs == 2):
@@ -335,6 +368,10 @@ class Reduce(Node):
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("val", "val"),)
     op: str = attr("enum", choices=REDUCE_OPS, doc="reduction")
     index: str = attr("ident", doc="the reduced index variable")
+    # Block values: each input block (axes `in0`) is first reduced by `op` over its labels
+    # missing from `out` (a reduction over an inner index), then accumulated.
+    in0: list[str] | None = attr("ident_list", required=False, doc="block axes of the input")
+    out: list[str] | None = attr("ident_list", required=False, doc="block axes of the result")
 
 
 @dataclass(eq=False)
@@ -349,6 +386,10 @@ class Spacc1(Node):
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"), _p("val", "val"))
     op: str = attr("enum", choices=REDUCE_OPS, doc="reduction")
     index: str = attr("ident", doc="the reduced index variable")
+    # Block values: each input block (axes `in0`) is first reduced by `op` over its labels
+    # missing from `out` (a reduction over an inner index), then accumulated.
+    in0: list[str] | None = attr("ident_list", required=False, doc="block axes of the input")
+    out: list[str] | None = attr("ident_list", required=False, doc="block axes of the result")
 
 
 @dataclass(eq=False)
@@ -362,6 +403,10 @@ class Spacc2(Node):
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd1", "crd"), _p("crd0", "crd"), _p("val", "val"))
     op: str = attr("enum", choices=REDUCE_OPS, doc="reduction")
     index: str = attr("ident", doc="the reduced index variable")
+    # Block values: each input block (axes `in0`) is first reduced by `op` over its labels
+    # missing from `out` (a reduction over an inner index), then accumulated.
+    in0: list[str] | None = attr("ident_list", required=False, doc="block axes of the input")
+    out: list[str] | None = attr("ident_list", required=False, doc="block axes of the result")
 
 
 # -- tensor construction -------------------------------------------------------------------------
@@ -463,7 +508,7 @@ class Join(Node):
 
 #: Kind name -> node class, in documentation order.
 KINDS: dict[str, type[Node]] = {cls.KIND: cls for cls in (
-    Root, Scan, Repsig, Repeat, Intersect, Union, Array, Alu, Reduce, Spacc1, Spacc2,
+    Root, Scan, Repsig, Repeat, Intersect, Union, Locate, Array, Alu, Reduce, Spacc1, Spacc2,
     CrdDrop, CrdHold, WriteLevel, WriteVals, Fork, Join)}
 
 

@@ -47,7 +47,7 @@ import re
 from typing import Any
 
 from ..diagnostics import DiagnosticSink, Loc, UserError
-from .ir import (ALU_SCALAR, MAX_LANES, SAME, Alu, Array, Fork, Graph, Intersect, Join, Module, Node, Permute, Repeat,
+from .ir import (ALU_SCALAR, MAX_LANES, SAME, Alu, Array, Fork, Graph, Intersect, Join, Locate, Module, Node, Permute, Repeat,
                  Root, Scan, Stream, Union, WriteLevel, WriteVals)
 from .ir import SCHEDULE_ATTRS, SCHEDULE_KINDS
 
@@ -433,6 +433,8 @@ class _Verifier:
                 if o is not None:
                     for s in n.outputs:
                         origin[s] = o
+            elif isinstance(n, Locate):
+                self.locate(g, n, decl, origin)
             elif isinstance(n, (Intersect, Union)):
                 for i in range(len(n.inputs) // 2):
                     o = origin.get(n.inputs[2 * i + 1])
@@ -516,6 +518,29 @@ class _Verifier:
             return
         origin[n.outputs[1]] = (n.tensor, level + 1)
 
+    def locate(self, g: Graph, n: Locate, decl, origin: dict) -> None:
+        """A locate's dense level: like a dense scan of it fed the parent refs."""
+        o = origin.get(n.inputs[1])
+        if o is not None:
+            origin[n.outputs[1]] = o
+        if not self._mode_ok(g, n, decl):
+            return
+        level = decl.format.level_of_mode(n.mode)
+        if decl.format.levels[level] != "dense":
+            self.error(f"locate into tensor {decl.name} mode {n.mode}, but {decl.name} "
+                       f"({decl.format.name()}) stores mode {n.mode} in a "
+                       f"{decl.format.levels[level]} level (locate needs a dense one)",
+                       self.attr_loc(n, "mode"), g, n)
+            return
+        p = origin.get(n.inputs[2])
+        if p is not None and p != (n.tensor, level):
+            self.error(f"locate into mode {n.mode} of tensor {n.tensor} needs parent references "
+                       f"into its storage level {level}, but its parent operand points into "
+                       f"level {p[1]} of tensor {p[0]}",
+                       n.operand_locs[2] if len(n.operand_locs) > 2 else n.loc, g, n)
+            return
+        origin[n.outputs[2]] = (n.tensor, level + 1)
+
     def array(self, g: Graph, n: Array, decl, o: tuple[str, int]) -> None:
         src, depth = o
         loc = n.operand_locs[0] if n.operand_locs else n.loc
@@ -562,6 +587,10 @@ def _type_problem(v: Any, type_: str, choices: tuple[str, ...]) -> str | None:
         ok = isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool)
                                          and x >= 0 for x in v)
         return None if ok else f"expected a list of integers >= 0, got {_show(v)}"
+    if type_ == "ident_list":
+        ok = isinstance(v, list) and all(isinstance(x, str) and _IDENT.match(x) for x in v) \
+            and len(set(v)) == len(v)
+        return None if ok else f"expected a list of distinct names, got {_show(v)}"
     raise AssertionError(type_)
 
 

@@ -1,0 +1,179 @@
+"""`fuseflowc estimate`: FLOPs and off-chip bytes of a module, analytically (no simulation)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+import click
+
+from ..diagnostics import UserError
+from .options import inline_widened_option, output_option, schedule_option, unfused_option
+
+_COLUMNS = ("flops", "read_seg", "read_crd", "read_vals", "write_seg", "write_crd", "write_vals",
+            "bytes")
+
+
+def _pairs(values: tuple[str, ...], what: str, conv) -> tuple[dict, object]:
+    """`NAME=VALUE` options (one bare VALUE allowed for --density: the default)."""
+    out, default = {}, None
+    for v in values:
+        name, eq, val = v.partition("=")
+        if not eq:
+            if what != "--density":
+                raise UserError(f"{what} {v}: expected NAME=VALUE")
+            name, val = None, v
+        try:
+            x = conv(val)
+        except ValueError:
+            raise UserError(f"{what} {v}: {val!r} is not a number") from None
+        if name is None:
+            default = x
+        else:
+            out[name.strip()] = x
+    return out, default
+
+
+def _is_samml(text: str) -> bool:
+    return re.search(r"^\s*graph\s+\S+\s*\{", text, re.M) is not None
+
+
+def _module(path: str, schedule, unfused: bool, order, inline_widened: bool):
+    """The SAMML module of INPUT: parsed and verified, or compiled from a program or fused IR
+    through the fuse and lower stages' library functions."""
+    from ..files import read_source
+    from ..samml.verify import verify
+    src = read_source(path)
+    source = None if path == "-" else path
+    if _is_samml(src.text):
+        if schedule or unfused or order is not None or inline_widened:
+            raise UserError("--schedule, --unfused, --order and --inline-widened apply to "
+                            "programs; this input is a SAMML module")
+        from ..samml.parser import parse_module
+        module = parse_module(src)
+    else:
+        from ..lower.driver import lower_fused
+        from .lower import _is_fused_ir
+        if _is_fused_ir(src.text):
+            if schedule or unfused or order is not None or inline_widened:
+                raise UserError("--schedule, --unfused, --order and --inline-widened apply to "
+                                "programs; this input is fused IR")
+            from ..fuse.parser import parse_fused
+            fused = parse_fused(src)
+        else:
+            from ..fuse.algorithm import FuseOptions, fuse_program
+            from .lower import _program_from_source
+            program = _program_from_source(src, schedule, unfused)
+            fused = fuse_program(program, source, FuseOptions(order, None, inline_widened))
+        module, _ = lower_fused(fused, source)
+    verify(module)
+    return module
+
+
+@click.command("estimate")
+@click.argument("input_path", metavar="INPUT", default="-")
+@click.option("--data", "data_dir", metavar="DIR",
+              help="Measure sizes, densities and intersection rates from the input tensors in "
+                   "DIR (the files `fuseflowc simulate --data` reads).")
+@click.option("--density", "densities", multiple=True, metavar="[T=]D",
+              help="Without --data: fraction of stored entries of input T (of blocks, if "
+                   "blocked), or D for every input without its own (repeatable). Default: 1 "
+                   "for dense formats, 0.1 otherwise.")
+@click.option("--size", "sizes", multiple=True, metavar="DIM=N",
+              help="Without --data: the size of a dim (repeatable; every named dim needs one).")
+@click.option("--region", "region", metavar="R",
+              help="Report only the kernel (graph) R; the graphs before it are still modelled "
+                   "(they write its inputs).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Write JSON (total, kernels, ms) instead of the tab-separated table.")
+@click.option("--element-bytes", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Bytes per seg, crd or value element (the simulator's "
+                   "memory.element_bytes).")
+@schedule_option
+@unfused_option
+@click.option("--order", "order", type=click.IntRange(min=0), default=None, metavar="K",
+              help="For a program: the K-th valid dataflow order (as `fuseflowc fuse --order`).")
+@inline_widened_option
+@output_option
+def cmd(input_path, data_dir, densities, sizes, region, as_json, element_bytes, schedule,
+        unfused, order, inline_widened, output):
+    """Estimate FLOPs and off-chip bytes of INPUT without simulating it.
+
+    INPUT is a SAMML module (from `lower`/`opt`), or fused IR or a .ff program, compiled here
+    (fuse, then lower); - reads stdin. Expected stream lengths are propagated through every
+    graph: scanners multiply fibers by their expected length, joiners combine coordinate
+    histograms, reductions divide; FLOPs and bytes are counted as the simulator counts them
+    (docs/estimate.md). Sizes, densities and intersection rates come from --data DIR, or else
+    from --size and --density (uniform independent non-zeros). A table goes to stderr; stdout
+    (or -o FILE) gets one tab-separated line per kernel and a total line, or JSON with --json.
+
+    \b
+    Examples:
+      fuseflowc estimate gcn.samml --data out/demo/data
+      fuseflowc estimate ir_examples/kernels/spmv.ff --size I=1000 --size J=1000 --density A=0.01
+      fuseflowc fuse m.ff | fuseflowc lower | fuseflowc estimate --data d/ --json -o est.json
+    """
+    from ..estimate import DataStats, estimate_module
+    from ..files import write_output
+    module = _module(input_path, schedule, unfused, order, inline_widened)
+    dens, default = _pairs(densities, "--density", float)
+    size_map, _ = _pairs(sizes, "--size", int)
+    if data_dir:
+        if densities:
+            raise UserError("--density applies without --data (with --data, densities are "
+                            "measured from the files)")
+        stats = DataStats.from_dir(data_dir, module, element_bytes)
+        for k, v in size_map.items():
+            if stats.sizes.get(k, v) != v:
+                raise UserError(f"--size {k}={v}: the data has {k} = {stats.sizes[k]}")
+    else:
+        for k, v in size_map.items():
+            if v < 1:
+                raise UserError(f"--size {k}={v}: a size is at least 1")
+        stats = DataStats.from_values(module, size_map, dens, element_bytes, default)
+    est = estimate_module(module, stats)
+    kernels = est.kernels
+    if region is not None:
+        if region not in kernels:
+            raise UserError(f"--region {region}: no such kernel (the module has: "
+                            + ", ".join(kernels) + ")")
+        kernels = {region: kernels[region]}
+    _table(kernels, est, stats)
+    if as_json:
+        total = kernels[region].to_json() if region is not None else est.total.to_json()
+        doc = {"total": total, "kernels": {k: c.to_json() for k, c in kernels.items()},
+               "ms": round(est.ms, 3), "stats": stats.origin}
+        write_output(output, json.dumps(doc, indent=1) + "\n")
+        return
+    lines = ["kernel\t" + "\t".join(_COLUMNS)]
+    rows = list(kernels.items())
+    if region is None:
+        rows.append(("total", est.total))
+    for name, c in rows:
+        lines.append(name + "\t" + "\t".join(f"{_value(c, col):.0f}" for col in _COLUMNS))
+    write_output(output, "\n".join(lines) + "\n")
+
+
+def _value(c, col: str) -> float:
+    return float(getattr(c, col))
+
+
+def _table(kernels: dict, est, stats) -> None:
+    """The rich table on stderr, with the model's wall time."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    console = Console(file=sys.stderr, width=None if sys.stderr.isatty() else 110)
+    t = Table(title=f"estimate ({stats.origin}, {est.ms:.1f} ms)", title_justify="left",
+              box=box.SIMPLE)
+    for col in ("kernel", "FLOPs", "read seg", "read crd", "read vals", "write seg",
+                "write crd", "write vals", "bytes"):
+        t.add_column(col, justify="left" if col == "kernel" else "right",
+                     no_wrap=col == "kernel")
+    rows = list(kernels.items())
+    if len(kernels) > 1:
+        rows.append(("total", est.total))
+    for name, c in rows:
+        t.add_row(name, *(f"{_value(c, col):,.0f}" for col in _COLUMNS))
+    console.print(t)

@@ -1,0 +1,562 @@
+"""The analytic model: expected stream lengths propagated through each SAMML graph, turned into
+FLOPs and bytes the way the simulator counts them (sim/README.md, "Counters").
+
+Every stream gets a `St`: its element counts per nesting depth (`cnt`, the last entry being the
+stream's own elements, N tokens included), and for coordinate and reference streams the expected
+number of elements per coordinate of the stream's index (`h`). A scanner multiplies the fibers
+it looks up by their expected length given their parent coordinate; joiners combine histograms
+coordinate by coordinate (`_meet`); repeats multiply; reducers and accumulators divide. Tensors
+written by a graph get statistics estimated from what their writers receive, and later graphs
+read them like inputs. docs/estimate.md gives the formulas and their assumptions.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..diagnostics import UserError
+from .cost import Cost, Estimate
+from .stats import DENSE, DataStats, LevelStats, TensorStats, shape_of, stats_of_fiber, \
+    uniform_stats
+
+FULL = "full"   # the relation of a dense level: every coordinate under every parent
+
+
+def _and(a, b):
+    """Intersection of two relations (FULL, None = unknown, or a 0/1 csr matrix)."""
+    if isinstance(a, str):
+        return b
+    if isinstance(b, str):
+        return a
+    if a is None or b is None or a.shape != b.shape:
+        return None
+    return a.multiply(b).tocsr()
+
+
+def _or(a, b):
+    """Union of two relations."""
+    if isinstance(a, str) or isinstance(b, str):
+        return FULL
+    if a is None or b is None or a.shape != b.shape:
+        return None
+    return ((a + b) > 0).astype(float).tocsr()
+
+
+def _rels(s: "St") -> list:
+    return list(s.rels) if s.rels is not None else [None] * len(s.cnt)
+
+
+def _hd(s: "St") -> list:
+    out = list(s.hd) if s.hd is not None and len(s.hd) == len(s.cnt) else [None] * len(s.cnt)
+    if s.h is not None:
+        out[-1] = s.h
+    return out
+
+
+_BINARY = {"add", "sub", "mul", "div", "max", "min", "bmm"}
+
+
+@dataclass
+class St:
+    """The expected shape of one stream (see the module docstring)."""
+
+    kind: str
+    cnt: list
+    dims: list                  # size of the coordinate space of each nesting depth
+    h: np.ndarray | None = None
+    nN: float = 0.0
+    index: str | None = None
+    label: object = None
+    tensor: str | None = None   # ref streams: the tensor and the storage level they point into
+    level: int = 0
+    block: int | None = None    # val streams: b for b x b block values
+    nonempty: bool = False      # crd streams: no empty fiber beneath (after crddrop)
+    rels: list | None = None    # per depth: which coordinates follow each coordinate of the
+    #                             depth above (scipy csr, FULL, or None when not known)
+    hd: list | None = None      # per depth: elements per coordinate (None when not known)
+
+    @property
+    def total(self) -> float:
+        """Elements of the stream, N tokens included."""
+        return float(self.cnt[-1])
+
+    @property
+    def data(self) -> float:
+        """Elements that are not N."""
+        return max(float(self.cnt[-1]) - self.nN, 0.0)
+
+    @property
+    def fibers(self) -> float:
+        """Fibers of the innermost level (elements of the level above)."""
+        return float(self.cnt[-2]) if len(self.cnt) >= 2 else 1.0
+
+    def scaled(self, f: float) -> "St":
+        """This stream with every count multiplied by f."""
+        return replace(self, cnt=[c * f for c in self.cnt],
+                       h=None if self.h is None else self.h * f, nN=self.nN * f)
+
+
+def _full(s: St) -> bool:
+    """Every fiber of s holds every coordinate (a dense scan, or a pattern measured full)."""
+    if s.label == DENSE:
+        return True
+    if s.h is None or not s.h.size:
+        return False
+    f = s.fibers
+    return f > 0 and bool(np.all(s.h >= f * (1 - 1e-9)))
+
+
+def _meet(a: St, b: St, fresh) -> tuple[np.ndarray, object]:
+    """Expected matches per coordinate of two aligned coordinate streams (same fibers): the
+    other side when one is full; min(a, b) when both follow the same pattern (same label);
+    else a*b/F, coordinates present independently in each fiber."""
+    if _full(a):
+        return b.h, b.label
+    if _full(b):
+        return a.h, a.label
+    if a.label is not None and a.label == b.label:
+        return np.minimum(a.h, b.h), a.label
+    f = max(a.fibers, 1e-300)
+    if a.h.shape != b.h.shape:
+        n = a.data * b.data / f / max(max(a.h.size, b.h.size), 1)
+        return np.full(a.h.size, n / max(a.h.size, 1) * max(a.h.size, 1)), fresh()
+    return a.h * b.h / f, fresh()
+
+
+def _join(a: St, b: St, fresh) -> tuple[np.ndarray, object]:
+    """Expected coordinates per value present in either stream."""
+    m, lab = _meet(a, b, fresh)
+    h = a.h + b.h - m if a.h.shape == b.h.shape else np.maximum(a.h, b.h)
+    if _full(a) or _full(b):
+        return (a.h if _full(a) else b.h), DENSE
+    if a.label is not None and a.label == b.label:
+        return np.maximum(a.h, b.h), a.label
+    return h, fresh()
+
+
+def _hit(p: np.ndarray, k: float, r: float) -> np.ndarray:
+    """P(at least one of k draws without replacement from r items, p*r of them marked, is
+    marked) = 1 - C(r - pr, k) / C(r, k), with real arguments (lgamma)."""
+    m = p * r
+    a = r - m - k + 1.0
+    with np.errstate(all="ignore"):
+        lg = np.vectorize(math.lgamma, otypes=[float])
+        miss = np.where(a > 0, np.exp(lg(np.maximum(r - m + 1.0, 1e-9)) - lg(np.maximum(a, 1e-9))
+                                       - math.lgamma(r + 1.0) + math.lgamma(r - k + 1.0)), 0.0)
+    return np.clip(1.0 - miss, 0.0, 1.0)
+
+
+def _alu_flops(op: str, block: int | None) -> int:
+    """sim.ops.alu_flops: 1 per element, b^3 for a block matmul, b^2 element-wise on blocks."""
+    if not block:
+        return 1
+    return block ** 3 if op == "bmm" else block * block
+
+
+class _GraphModel:
+    """Propagates St through one graph in topological order and accumulates its Cost."""
+
+    def __init__(self, graph, module, tensors: dict, eb: int):
+        self.graph = graph
+        self.module = module
+        self.tensors = tensors     # name -> TensorStats (inputs and tensors written so far)
+        self.eb = eb
+        self.cost = Cost()
+        self.st: dict = {}
+        self.writes: dict = {}     # tensor -> {"levels": {mode: St}, "vals": St}
+        self._fresh = 0
+
+    def fresh(self):
+        self._fresh += 1
+        return f"{self.graph.name}#{self._fresh}"
+
+    def run(self) -> None:
+        for n in self.graph.topo_order():
+            ins = [self.st[s] for s in n.inputs]
+            outs = getattr(self, "_" + n.KIND)(n, *ins)
+            if outs is None:
+                continue
+            for s, v in zip(n.outputs, outs):
+                self.st[s] = v
+
+    # ---- iteration -----------------------------------------------------------------------
+    def _tstats(self, name: str) -> TensorStats:
+        t = self.tensors.get(name)
+        if t is None:
+            raise UserError(f"estimate: graph {self.graph.name} reads tensor {name}, which has "
+                            "no statistics (not an input, and not written by an earlier graph)")
+        return t
+
+    def _root(self, n):
+        return [St("ref", [1.0], [1], np.ones(1), tensor=n.tensor, level=0, rels=[None],
+                   hd=[np.ones(1)])]
+
+    def _scan(self, n, r: St):
+        t = self._tstats(n.tensor)
+        lvl = t.format.level_of_mode(n.mode)
+        ls = t.levels[lvl]
+        length = ls.fiber_length()
+        if ls.pattern is not None and r.h is not None and r.h.shape == (ls.pattern.shape[0],):
+            h = np.asarray(ls.pattern.T @ r.h, dtype=float).reshape(-1)
+            n_out = float(h.sum())
+        else:
+            if r.h is not None and r.h.shape == length.shape:
+                n_out = float(np.dot(r.h, length))
+            else:  # refs whose parent coordinates are unknown: the average fiber
+                n_out = r.data * (ls.positions / max(float(ls.fibers.sum()), 1e-300))
+            hs = float(ls.hist.sum())
+            h = ls.hist * (n_out / hs) if hs > 0 else np.zeros(ls.size)
+        rel = FULL if ls.kind == "dense" else ls.pattern
+        if ls.kind == "compressed":
+            self.cost.read_seg += 2 * r.data * self.eb
+            self.cost.read_crd += n_out * self.eb
+        label = DENSE if ls.kind == "dense" else (ls.label, r.index)
+        cnt = list(r.cnt) + [n_out + r.nN]
+        dims = list(r.dims) + [ls.size]
+        rels = _rels(r) + [rel]
+        hd = _hd(r) + [h]
+        crd = St("crd", cnt, dims, h, r.nN, n.index, label, rels=rels, hd=hd)
+        ref = St("ref", list(cnt), dims, h, r.nN, n.index, label, n.tensor, lvl + 1,
+                 rels=list(rels), hd=list(hd))
+        return [crd, ref]
+
+    def _repsig(self, n, c: St):
+        return [St("repsig", list(c.cnt), list(c.dims), index=c.index, rels=_rels(c),
+                   hd=_hd(c))]
+
+    def _repeat(self, n, x: St, s: St):
+        f = s.total / x.total if x.total > 0 else 0.0
+        out = x.scaled(f)
+        out.cnt, out.dims, out.rels = list(s.cnt), list(s.dims), _rels(s)
+        hd = _hd(s)
+        hd[-1] = out.h
+        out.hd = hd
+        return [out]
+
+    def _joiner(self, n, ins: list, required: list | None):
+        pairs = [(ins[2 * k], ins[2 * k + 1]) for k in range(len(ins) // 2)]
+        crds = [c for c, _ in pairs]
+        if required is None:
+            rel = _rels(crds[0])[-1]
+            for c in crds[1:]:
+                rel = _and(rel, _rels(c)[-1])
+        elif required:
+            rel = _rels(crds[required[0]])[-1]
+            for k in required[1:]:
+                rel = _and(rel, _rels(crds[k])[-1])
+        else:
+            rel = _rels(crds[0])[-1]
+            for c in crds[1:]:
+                rel = _or(rel, _rels(c)[-1])
+        rels = _rels(crds[0])[:-1] + [rel]
+        hd0 = _hd(crds[0])[:-1]
+        if required is None:        # intersect
+            h, lab = crds[0].h, crds[0].label
+            cur = crds[0]
+            for c in crds[1:]:
+                h, lab = _meet(cur, c, self.fresh)
+                cur = replace(cur, h=h, label=lab, cnt=cur.cnt[:-1] + [float(h.sum())])
+        elif required:
+            cur = crds[required[0]]
+            h, lab = cur.h, cur.label
+            for k in required[1:]:
+                h, lab = _meet(cur, crds[k], self.fresh)
+                cur = replace(cur, h=h, label=lab, cnt=cur.cnt[:-1] + [float(h.sum())])
+        else:
+            cur = crds[0]
+            h, lab = cur.h, cur.label
+            for c in crds[1:]:
+                h, lab = _join(cur, c, self.fresh)
+                cur = replace(cur, h=h, label=lab, cnt=cur.cnt[:-1] + [float(h.sum())])
+        total = float(h.sum())
+        cnt = list(crds[0].cnt[:-1]) + [total]
+        dims = list(crds[0].dims)
+        out_crd = St("crd", cnt, dims, h, 0.0, n.index, lab, rels=rels, hd=hd0 + [h])
+        outs = [out_crd]
+        for k, (c, x) in enumerate(pairs):
+            if required is None or (required and k in required):
+                present = h
+            elif not required:
+                present = c.h if c.h.shape == h.shape else h
+            else:
+                present, _ = _meet(out_crd, c, self.fresh)
+            nd = float(present.sum())
+            nN = max(total - nd, 0.0)
+            if x.kind == "val":
+                outs.append(replace(x, cnt=list(cnt), dims=list(dims), nN=nN, rels=list(rels),
+                                    hd=hd0 + [None]))
+            else:
+                outs.append(replace(x, cnt=list(cnt), dims=list(dims), h=present, nN=nN,
+                                    index=n.index, label=lab, rels=list(rels),
+                                    hd=hd0 + [present]))
+        return outs
+
+    def _intersect(self, n, *ins):
+        return self._joiner(n, list(ins), None)
+
+    def _union(self, n, *ins):
+        return self._joiner(n, list(ins), list(getattr(n, "required", None) or []))
+
+    # ---- computation ---------------------------------------------------------------------
+    def _array(self, n, r: St):
+        t = self._tstats(n.tensor)
+        b = t.block if t.block else None
+        self.cost.read_vals += r.data * self.eb * (b * b if b else 1)
+        return [St("val", list(r.cnt), list(r.dims), None, 0.0, r.index, block=b, rels=_rels(r),
+                   hd=_hd(r))]
+
+    def _alu(self, n, a: St, b: St | None = None):
+        if b is None:
+            self.cost.flops += a.data * _alu_flops(n.op, a.block)
+            return [replace(a)]
+        blk = a.block or b.block
+        both = max(a.total - a.nN - b.nN, 0.0)
+        self.cost.flops += both * _alu_flops(n.op, blk)
+        return [replace(a, nN=max(a.nN + b.nN - a.total, 0.0), block=blk)]
+
+    def _reduce(self, n, v: St):
+        self.cost.flops += v.data * (v.block * v.block if v.block else 1)
+        cnt = list(v.cnt[:-1]) or [1.0]
+        dims = list(v.dims[:-1]) or [1]
+        return [St("val", cnt, dims, None, 0.0, None, block=v.block, rels=_rels(v)[:-1] or [None],
+                   hd=_hd(v)[:-1] or [None])]
+
+    def _distinct(self, c: St, groups: float, per_group: float, space: float) -> np.ndarray:
+        """Distinct coordinates of `c` per group of `per_group` fibers (distinct coordinates of
+        the reduced index, out of `space`), over `groups` groups. A coordinate found in a
+        fraction p of the fibers is present in a group unless none of its K fibers has it:
+        C(R - pR, K) / C(R, K) (drawing K of the R reduced coordinates without replacement)."""
+        fib = max(groups * per_group, 1e-300)
+        p = np.clip(c.h / fib, 0.0, 1.0)
+        return groups * _hit(p, per_group, max(float(space), per_group, 1.0))
+
+    def _spacc1(self, n, c: St, v: St):
+        self.cost.flops += v.data * (v.block * v.block if v.block else 1)
+        groups = float(c.cnt[-3]) if len(c.cnt) >= 3 else 1.0
+        k = c.fibers / groups if groups > 0 else 0.0
+        rels = _rels(c)
+        both = self._through(c, rels, groups)
+        if both is not None:
+            h, rel = both
+        else:
+            h = self._distinct(c, groups, k, c.dims[-2] if len(c.dims) >= 2 else 1)
+            rel = FULL if _full(c) else None
+        cnt = list(c.cnt[:-2]) + [float(h.sum())]
+        dims = list(c.dims[:-2]) + [c.dims[-1]]
+        rels = rels[:-2] + [rel]
+        hd = _hd(c)[:-2] + [h]
+        lab = DENSE if _full(c) else self.fresh()
+        return [St("crd", cnt, dims, h, 0.0, c.index, lab, rels=rels, hd=hd),
+                St("val", list(cnt), list(dims), None, block=v.block, rels=list(rels),
+                   hd=list(hd))]
+
+    def _through(self, c: St, rels: list, groups: float):
+        """When the relations g -> u (the reduced index) and u -> c are both known, the
+        coordinates c reached from each g: the pattern of their boolean product (the symbolic
+        phase of a sparse matrix product), each present group g counted groups/|g| times."""
+        if len(rels) < 3 or len(c.dims) < 3:
+            return None
+        r1, r2 = rels[-2], rels[-1]
+        if r1 is None or r2 is None or (isinstance(r1, str) and isinstance(r2, str)):
+            return None
+        import scipy.sparse as sp
+        ng, nu, nc = c.dims[-3], c.dims[-2], c.dims[-1]
+        if isinstance(r1, str):
+            r1 = sp.csr_matrix(np.ones((ng, nu)))
+        if isinstance(r2, str):
+            r2 = sp.csr_matrix(np.ones((nu, nc)))
+        if r1.shape != (ng, nu) or r2.shape != (nu, nc):
+            return None
+        b = ((r1 @ r2) > 0).astype(float).tocsr()
+        reach = float(b.nnz)
+        if reach <= 0:
+            return None
+        w = _hd(c)[-3]
+        if w is None or w.shape != (ng,):
+            w = np.full(ng, groups / ng)
+        h = np.asarray(b.T @ w, dtype=float).reshape(-1)
+        return h, b
+
+    def _spacc2(self, n, ci: St, cj: St, v: St):
+        self.cost.flops += v.data * (v.block * v.block if v.block else 1)
+        groups = float(ci.cnt[-3]) if len(ci.cnt) >= 3 else 1.0
+        k = ci.fibers / groups if groups > 0 else 0.0
+        space = ci.dims[-2] if len(ci.dims) >= 2 else 1
+        hi = self._distinct(ci, groups, k, space)
+        ni = float(hi.sum())
+        kj = ci.data / ni if ni > 0 else 0.0
+        hj = self._distinct(cj, ni, kj, space)
+        cnti = list(ci.cnt[:-2]) + [ni]
+        cntj = cnti + [float(hj.sum())]
+        dimsi = list(ci.dims[:-2]) + [ci.dims[-1]]
+        dimsj = dimsi + [cj.dims[-1]]
+        labi = DENSE if _full(ci) else self.fresh()
+        labj = DENSE if _full(cj) else self.fresh()
+        return [St("crd", cnti, dimsi, hi, 0.0, ci.index, labi),
+                St("crd", cntj, dimsj, hj, 0.0, cj.index, labj),
+                St("val", list(cntj), list(dimsj), None, block=v.block)]
+
+    # ---- construction --------------------------------------------------------------------
+    def _crddrop(self, n, o: St, i: St):
+        if _full(i):
+            keep = 1.0
+        else:
+            f = max(i.fibers, 1e-300)
+            p = np.clip(i.h / f, 0.0, 1.0 - 1e-12)
+            keep = 1.0 - math.exp(float(np.sum(np.log1p(-p))))
+        o2 = replace(o, cnt=list(o.cnt[:-1]) + [o.total * keep],
+                     h=None if o.h is None else o.h * keep, nN=o.nN * keep, nonempty=True)
+        i2 = replace(i, cnt=list(i.cnt[:-2]) + [o2.total, i.total], rels=None, hd=None)
+        o2.rels = o2.hd = None
+        return [o2, i2]
+
+    def _crdhold(self, n, o: St, i: St):
+        f = i.total / o.total if o.total > 0 else 0.0
+        o2 = o.scaled(f)
+        o2.cnt, o2.dims, o2.rels, o2.hd = list(i.cnt), list(i.dims), None, None
+        return [o2, replace(i)]
+
+    def _fork(self, n, s: St):
+        lanes = int(n.lanes)
+        return [replace(s.scaled(1.0 / lanes), rels=None, hd=None) for _ in range(lanes)]
+
+    def _join(self, n, *ins):
+        out = ins[0]
+        for s in ins[1:]:
+            out = replace(out, cnt=[a + b for a, b in zip(out.cnt, s.cnt)],
+                          h=None if out.h is None or s.h is None or out.h.shape != s.h.shape
+                          else out.h + s.h, nN=out.nN + s.nN)
+        return [out]
+
+    def _write_level(self, n, c: St):
+        self.writes.setdefault(n.tensor, {"levels": {}, "vals": None})["levels"][n.mode] = c
+
+    def _write_vals(self, n, v: St):
+        self.writes.setdefault(n.tensor, {"levels": {}, "vals": None})["vals"] = v
+
+
+def written_stats(decl, shape: tuple[int, ...], levels: dict, vals: St | None,
+                  fresh_label: str) -> TensorStats:
+    """Statistics of a tensor assembled from its writers' streams (sim/assemble.py): dense
+    levels store every position under their parents; a compressed level stores the coordinates
+    its stream carries, less the prefixes left with no stored entry beneath (`from_coo` keeps
+    only prefixes of stored values)."""
+    fmt = decl.format
+    bshape = shape if not decl.block else tuple(s // decl.block for s in shape)
+    sizes = [int(bshape[m]) for m in fmt.mode_order]
+    ns: list[float] = []
+    hists: list[np.ndarray] = []
+    labels: list = []
+    streams: list = []
+    prev = 1.0
+    for k, (kind, size) in enumerate(zip(fmt.levels, sizes)):
+        s = levels.get(fmt.mode_order[k])
+        streams.append(s)
+        if kind == "dense":
+            n = prev * size
+            hist = np.full(size, prev)
+            lab = DENSE
+        else:
+            if s is None:
+                n = vals.data if vals is not None else 0.0
+                hist = np.full(size, n / max(size, 1))
+                lab = f"{fresh_label}.{k}"
+            else:
+                n = s.data
+                hist = s.h if s.h is not None and s.h.shape == (size,) else \
+                    np.full(size, n / max(size, 1))
+                lab = s.label[0] if isinstance(s.label, tuple) else \
+                    (DENSE if s.label == DENSE else f"{fresh_label}.{k}")
+        ns.append(n)
+        hists.append(hist)
+        labels.append(lab)
+        prev = n
+    # prefixes of a compressed level whose compressed child fiber stays empty are not stored
+    for k in range(len(ns) - 2, -1, -1):
+        if fmt.levels[k] != "compressed" or fmt.levels[k + 1] != "compressed":
+            continue
+        s, child = streams[k], streams[k + 1]
+        if s is None or s.nonempty or child is None or child.h is None or _full(child):
+            continue
+        f = max(child.fibers, 1e-300)
+        p = np.clip(child.h / f, 0.0, 1.0 - 1e-12)
+        keep = 1.0 - math.exp(float(np.sum(np.log1p(-p))))
+        ns[k] *= keep
+        hists[k] = hists[k] * keep
+    out: list[LevelStats] = []
+    phist, pn = np.ones(1), 1.0
+    for k, (kind, size) in enumerate(zip(fmt.levels, sizes)):
+        n = ns[k]
+        parent = phist * (n / pn) if pn > 0 else np.zeros_like(phist)
+        pattern = None
+        s = streams[k]
+        if kind == "compressed" and s is not None and s.rels and k > 0 \
+                and fmt.levels[k - 1] == "dense" and k == 1:
+            rel = s.rels[-1]
+            if rel is not None and not isinstance(rel, str) and rel.shape == (phist.size, size):
+                pattern = rel
+        out.append(LevelStats(kind, size, n, hists[k], parent, phist.copy(), labels[k],
+                              pattern))
+        phist, pn = hists[k], n
+    return TensorStats(decl.name, tuple(shape), fmt, decl.block, out)
+
+
+def _permuted(step, src: TensorStats, dst_decl, shape, data: DataStats) -> TensorStats:
+    """DST's statistics after `permute SRC -> DST`: exact when SRC is an input loaded from
+    files, else SRC's density spread uniformly (dense formats are exact either way)."""
+    modes = step.mode_map(len(shape))
+    fiber = data.fibers.get(step.src)
+    if fiber is not None:
+        from ..data.fibertree import FiberTensor
+        coords, vals = fiber.to_coo()
+        coords = coords[:, list(modes)] if coords.size else coords.reshape(-1, len(shape))
+        t = FiberTensor.from_coo(shape, coords, vals, dst_decl.format, dst_decl.block)
+        return stats_of_fiber(dst_decl.name, t)
+    total = math.prod(shape) / ((dst_decl.block or 1) ** 2 if dst_decl.block else 1)
+    d = src.nnz / total if total else 0.0
+    return uniform_stats(dst_decl.name, shape, dst_decl.format, dst_decl.block, d)
+
+
+def estimate_module(module, stats: DataStats) -> Estimate:
+    """Expected FLOPs and bytes of every graph (and permute step) of `module` on data described
+    by `stats`, without simulating. Kernels are keyed by graph name (permute steps by
+    `permute SRC -> DST`), in execution order."""
+    from ..samml.ir import Permute
+    t0 = time.perf_counter()
+    eb = stats.element_bytes
+    tensors = dict(stats.tensors)
+    est = Estimate()
+    for item in module.sequence():
+        if isinstance(item, Permute):
+            src = tensors.get(item.src)
+            dst = module.tensor(item.dst)
+            if src is None or dst is None:
+                raise UserError(f"estimate: {item.name}: {item.src} has no statistics")
+            shape = shape_of(dst, stats.sizes)
+            dst_stats = _permuted(item, src, dst, shape, stats)
+            rd, wr = src.stored(), dst_stats.stored()
+            est.kernels[item.name] = Cost(0.0, rd["seg"] * eb, rd["crd"] * eb, rd["vals"] * eb,
+                                          wr["seg"] * eb, wr["crd"] * eb, wr["vals"] * eb)
+            tensors[item.dst] = dst_stats
+            continue
+        gm = _GraphModel(item, module, tensors, eb)
+        gm.run()
+        for name in sorted(gm.writes):
+            w = gm.writes[name]
+            decl = module.tensor(name)
+            if decl is None:
+                raise UserError(f"estimate: graph {item.name} writes undeclared tensor {name}")
+            ts = written_stats(decl, shape_of(decl, stats.sizes), w["levels"], w["vals"],
+                               f"{name}")
+            st = ts.stored()
+            gm.cost.write_seg += st["seg"] * eb
+            gm.cost.write_crd += st["crd"] * eb
+            gm.cost.write_vals += st["vals"] * eb
+            tensors[name] = ts
+        est.kernels[item.name] = gm.cost
+    est.ms = (time.perf_counter() - t0) * 1000.0
+    return est

@@ -1,0 +1,77 @@
+"""`locate`: replace the intersection of a coordinate stream with a DENSE level scan by a
+`locate` node (SAM's locator) that computes the dense level's refs instead of scanning it.
+
+A dense level is randomly accessible: the ref of coordinate c under parent ref p is
+p * size + c. An `intersect` of (crd, ref) with the (crd, ref) outputs of a dense `scan` walks
+the whole dense fiber for every fiber of the other operand (GCN's A X on Cora: the dense k level
+of X, 2708 coordinates, per row of A); `locate crd, ref, parent` emits exactly the same streams
+at one element per cycle of the other operand. The dense scan is removed when nothing else
+reads it.
+
+Only two-operand intersections are rewritten (the operand pair must be both outputs of one
+dense scan; with two dense operands the second is located). Unions are left alone (docs/opt.md,
+"locate", says why).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..samml.ir import Graph, Intersect, Locate, Module, Node, Scan
+from .base import ModulePass, register
+
+
+def _dense_scan_pair(n: Intersect, side: int) -> Scan | None:
+    """The dense scan whose (crd, ref) outputs are operand pair `side` of `n`, or None."""
+    c, r = n.inputs[2 * side], n.inputs[2 * side + 1]
+    s = c.producer
+    if (isinstance(s, Scan) and s.format == "dense" and r.producer is s and c.index == 0
+            and r.index == 1 and len(s.inputs) == 1):
+        return s
+    return None
+
+
+def locate_graph(g: Graph) -> int:
+    """Rewrite every eligible intersection of `g`; returns how many were rewritten."""
+    done = 0
+    for pos, n in enumerate(list(g.nodes)):
+        if not isinstance(n, Intersect) or len(n.inputs) != 4 or len(n.outputs) != 3:
+            continue
+        for d in (1, 0):
+            scan = _dense_scan_pair(n, d)
+            if scan is not None:
+                break
+        else:
+            continue
+        o = 1 - d
+        loc = Locate(tensor=scan.tensor, mode=scan.mode, index=n.index, lane=n.lane)
+        loc.loc = n.loc
+        loc.inputs = [n.inputs[2 * o], n.inputs[2 * o + 1], scan.inputs[0]]
+        # The intersection's result streams keep their identity (and names): only their
+        # producer changes.
+        loc.outputs = [n.outputs[0], n.outputs[1 + o], n.outputs[1 + d]]
+        for i, s in enumerate(loc.outputs):
+            s.producer, s.index = loc, i
+        g.nodes[g.nodes.index(n)] = loc
+        if not _used(g, scan):
+            g.remove(scan)
+        done += 1
+    return done
+
+
+def _used(g: Graph, node: Node) -> bool:
+    outs = {id(s) for s in node.outputs}
+    return any(id(s) in outs for m in g.nodes for s in m.inputs)
+
+
+@register
+@dataclass(frozen=True)
+class LocateDense(ModulePass):
+    """Intersections with a dense level scan become locate nodes (no scan of the dense level)."""
+
+    name: ClassVar[str] = "locate"
+
+    def apply(self, module: Module) -> None:
+        for g in module.graphs:
+            locate_graph(g)

@@ -1,0 +1,78 @@
+"""The configurations of a sweep: the cross product of a spec's axes, each with a stable id.
+
+A configuration is a plain JSON-ready dict (it crosses process boundaries and is written into
+the results file). Its id is the first 12 hex digits of the SHA-256 of its canonical JSON
+(sorted keys, no spaces), so the same configuration has the same id in every run and resuming
+can tell which rows are done.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+
+from ..diagnostics import UserError
+from .spec import ProgramEntry, SweepSpec
+
+# The fields of a configuration, in the order results files show them.
+CONFIG_FIELDS = ("model", "variant", "program", "inline_widened", "order", "order_region",
+                 "params", "schedule", "pipeline", "data", "data_source", "arch", "check")
+
+
+def config_id(config: dict) -> str:
+    """A stable 12-hex-digit id of a configuration (only its CONFIG_FIELDS count)."""
+    canon = json.dumps({k: config[k] for k in CONFIG_FIELDS}, sort_keys=True,
+                       separators=(",", ":"))
+    return hashlib.sha256(canon.encode("utf-8")).hexdigest()[:12]
+
+
+def _param_points(params: dict[str, list]) -> list[dict]:
+    names = sorted(params)
+    return [dict(zip(names, vals)) for vals in itertools.product(*(params[n] for n in names))]
+
+
+def _order_count(prog: ProgramEntry, schedule: list[str]) -> int | None:
+    """How many orders `"all"` means for this program and schedule: the order count of the
+    chosen region, or the smallest count over all regions (one index is applied to every
+    region); None when the program does not compile this far (its rows will say why)."""
+    from ..fuse.algorithm import FuseOptions, fuse_program
+    from ..fuse.orders import region_orders
+    from ..lang.load import load_program
+    try:
+        p = load_program(str(prog.file), tuple(schedule))
+        fused = fuse_program(p, str(prog.file), FuseOptions(inline_widened=prog.inline_widened))
+        rows = region_orders(fused, prog.order_region)
+    except UserError:
+        return None
+    return min(r["orders"] for r in rows) if rows else None
+
+
+def expand(spec: SweepSpec) -> list[dict]:
+    """Every configuration of the spec, in a fixed order (programs, parameters, orders,
+    pipelines, data sets, arch alternatives), each with its `id`."""
+    out: list[dict] = []
+    seen: set[str] = set()
+    for prog in spec.programs:
+        for point in _param_points(prog.params):
+            schedule = [t.format(**point) for t in prog.schedule]
+            if prog.orders == "all":
+                n = _order_count(prog, schedule)
+                orders = list(range(min(n, spec.max_orders))) if n else [0]
+            else:
+                orders = list(prog.orders)
+            for order, pipeline, data, arch in itertools.product(
+                    orders, spec.pipelines, spec.data, spec.arch):
+                config = {
+                    "model": prog.model, "variant": prog.variant, "program": prog.path,
+                    "inline_widened": prog.inline_widened, "order": order,
+                    "order_region": prog.order_region, "params": point,
+                    "schedule": schedule, "pipeline": pipeline, "data": data.name,
+                    "data_source": data.describe(), "arch": list(arch), "check": spec.check,
+                }
+                config["id"] = config_id(config)
+                if config["id"] in seen:  # e.g. the same parameter value listed twice
+                    continue
+                seen.add(config["id"])
+                out.append(config)
+    return out

@@ -1,0 +1,202 @@
+"""Results files: one row per configuration, CSV or JSON lines (chosen by the file's extension).
+
+Rows are appended and flushed one at a time (a complete line per write), so an interrupted sweep
+leaves a valid file, and a later run skips the ids already present. In CSV, structured fields
+(params, schedule, data_source, arch, kernel_cycles) are compact JSON text and a missing value
+is an empty cell; in JSON lines every field keeps its JSON type. Lines starting with `#` are
+comments in both.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from ..diagnostics import UserError
+
+# (name, type): type is one of str, int, float, bool, json
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("id", "str"), ("model", "str"), ("variant", "str"), ("program", "str"),
+    ("inline_widened", "bool"), ("order", "int"), ("order_region", "str"),
+    ("params", "json"), ("schedule", "json"), ("pipeline", "str"), ("data", "str"),
+    ("data_source", "json"), ("arch", "json"),
+    ("parallel", "str"), ("block", "str"),
+    ("status", "str"), ("check", "str"),
+    ("cycles", "int"), ("kernel_cycles", "json"), ("flops", "int"),
+    ("bytes_read_seg", "int"), ("bytes_read_crd", "int"), ("bytes_read_vals", "int"),
+    ("bytes_written_seg", "int"), ("bytes_written_crd", "int"), ("bytes_written_vals", "int"),
+    ("bytes", "int"),
+    ("est_flops", "float"), ("est_bytes", "float"), ("est_cycles", "float"),
+    ("wall_seconds", "float"), ("error", "str"),
+)
+NAMES = tuple(n for n, _ in COLUMNS)
+TYPES = dict(COLUMNS)
+STATUSES = ("ok", "error", "timeout", "pruned")
+
+
+def results_kind(path: str) -> str:
+    """'csv' or 'jsonl' from the file name; anything else is a UserError."""
+    suffix = Path(path).suffix.lower()
+    if suffix == ".csv":
+        return "csv"
+    if suffix in (".jsonl", ".ndjson", ".json"):
+        return "jsonl"
+    raise UserError(f"{path}: results files are .csv or .jsonl (JSON lines), not '{suffix}'")
+
+
+def normalize_row(row: dict) -> dict:
+    """A row with every column present (None where absent), in column order."""
+    return {n: row.get(n) for n in NAMES}
+
+
+def _cell(name: str, v) -> str:
+    if v is None:
+        return ""
+    t = TYPES[name]
+    if t == "json":
+        return json.dumps(v, sort_keys=True, separators=(",", ":"))
+    if t == "bool":
+        return "true" if v else "false"
+    if t == "float":
+        return repr(float(v))
+    return str(v)
+
+
+def _parse_cell(path: str, line: int, name: str, text: str):
+    if text == "":
+        return None if TYPES[name] != "str" else ""
+    t = TYPES[name]
+    try:
+        if t == "json":
+            return json.loads(text)
+        if t == "bool":
+            if text not in ("true", "false"):
+                raise ValueError(text)
+            return text == "true"
+        if t == "int":
+            return int(text)
+        if t == "float":
+            return float(text)
+    except ValueError:
+        raise UserError(f"{path}:{line}: column {name}: cannot read {text!r} as {t}") from None
+    return text
+
+
+def format_row(kind: str, row: dict) -> str:
+    """One row as one complete line of the file (with its newline)."""
+    row = normalize_row(row)
+    if kind == "jsonl":
+        return json.dumps(row, separators=(", ", ": ")) + "\n"
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerow([_cell(n, row[n]) for n in NAMES])
+    return buf.getvalue()
+
+
+def header(kind: str) -> str:
+    """The first line of a new file (CSV only)."""
+    if kind == "csv":
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerow(NAMES)
+        return buf.getvalue()
+    return ""
+
+
+def read_rows(path: str) -> list[dict]:
+    """Every row of a results file, typed (see COLUMNS); unknown extra columns are kept."""
+    kind = results_kind(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise UserError(f"{path}: cannot read: {e}") from None
+    rows: list[dict] = []
+    lines = [(k + 1, ln) for k, ln in enumerate(text.split("\n"))
+             if ln.strip() and not ln.lstrip().startswith("#")]
+    if kind == "jsonl":
+        for n, ln in lines:
+            try:
+                row = json.loads(ln)
+            except json.JSONDecodeError as e:
+                raise UserError(f"{path}:{n}:{e.colno}: not a JSON row: {e.msg}") from None
+            if not isinstance(row, dict) or "id" not in row:
+                raise UserError(f"{path}:{n}: a row is a JSON object with an id")
+            rows.append({**normalize_row(row), **row})
+        return rows
+    if not lines:
+        return rows
+    reader = csv.reader([ln for _, ln in lines])
+    try:
+        table = list(reader)
+    except csv.Error as e:
+        raise UserError(f"{path}: malformed CSV: {e}") from None
+    head = table[0]
+    if "id" not in head:
+        raise UserError(f"{path}:{lines[0][0]}: the first row must be the header (with an id "
+                        f"column)")
+    for (n, _), cells in zip(lines[1:], table[1:]):
+        if len(cells) != len(head):
+            raise UserError(f"{path}:{n}: {len(cells)} cells, but the header has {len(head)}")
+        row = {}
+        for name, text in zip(head, cells):
+            row[name] = _parse_cell(path, n, name, text) if name in TYPES else text
+        rows.append({**normalize_row(row), **row})
+    return rows
+
+
+class ResultsWriter:
+    """Appends rows to a results file, one flushed line each. Opening an existing file checks
+    its header (CSV) and drops a partial last line left by a killed run."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.kind = results_kind(path)
+        p = Path(path)
+        parent = p.parent if str(p.parent) else Path(".")
+        if not parent.is_dir():
+            raise UserError(f"{path}: directory {parent} does not exist")
+        fresh = not p.exists() or p.stat().st_size == 0
+        if not fresh:
+            self._repair_tail(p)
+            if self.kind == "csv":
+                first = p.read_text(encoding="utf-8").split("\n", 1)[0]
+                if next(csv.reader([first]), []) != list(NAMES):
+                    raise UserError(f"{path}: its header is not the one this version writes; "
+                                    f"write the results to a new file")
+        self.f = open(p, "a", encoding="utf-8", newline="")
+        if fresh:
+            self._write(header(self.kind))
+
+    @staticmethod
+    def _repair_tail(p: Path) -> None:
+        data = p.read_bytes()
+        if data and not data.endswith(b"\n"):
+            keep = data.rfind(b"\n") + 1
+            with open(p, "r+b") as f:
+                f.truncate(keep)
+
+    def _write(self, text: str) -> None:
+        if text:
+            self.f.write(text)
+            self.f.flush()  # no fsync: a row lost to a power cut is simply run again
+
+    def append(self, row: dict) -> None:
+        """Write one row (a complete line) and flush it."""
+        self._write(format_row(self.kind, row))
+
+    def close(self) -> None:
+        self.f.close()
+
+
+def rewrite_sorted(path: str, order: list[str]) -> None:
+    """Rewrite the file with its rows in `order` of ids (others after them, as they were), so a
+    finished sweep's file does not depend on which worker finished first. Atomic."""
+    from ..files import write_output
+    kind = results_kind(path)
+    rows = read_rows(path)
+    rank = {i: k for k, i in enumerate(order)}
+    rows.sort(key=lambda r: (rank.get(r["id"], len(rank)),))
+    text = header(kind) + "".join(format_row(kind, {n: r.get(n) for n in NAMES}) for r in rows)
+    write_output(path, text)

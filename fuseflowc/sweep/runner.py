@@ -1,0 +1,226 @@
+"""Running a sweep: skip the configurations already in the results file, optionally prune by
+the estimate, run the rest in worker processes, append one row each, and finally put the file's
+rows in grid order.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..diagnostics import UserError
+from .grid import expand
+from .results import ResultsWriter, read_rows, rewrite_sorted
+from .spec import SweepSpec
+from .worker import run_config, worker_init
+
+
+@dataclass
+class SweepSummary:
+    """What a run did: counts by status, and the rows that failed."""
+
+    total: int = 0
+    skipped: int = 0                                # already in the results file
+    counts: dict = field(default_factory=dict)      # status -> rows written now
+    failed: list = field(default_factory=list)      # rows with status error/timeout
+
+    def add(self, row: dict) -> None:
+        self.counts[row["status"]] = self.counts.get(row["status"], 0) + 1
+        if row["status"] in ("error", "timeout"):
+            self.failed.append(row)
+
+    def text(self, results: str) -> str:
+        """The closing lines on stderr (no wall times: the same sweep prints the same)."""
+        parts = [f"{self.counts.get(s, 0)} {s}" for s in ("ok", "error", "timeout", "pruned")
+                 if self.counts.get(s)]
+        lines = [f"{describe(r)}: {r['status']}: {r['error']}" for r in self.failed]
+        lines.append(f"sweep: {self.total} configurations: " + (", ".join(parts) or "none run")
+                     + f"; {self.skipped} already in {results}")
+        return "\n".join(lines)
+
+
+def describe(config: dict) -> str:
+    """A short human name of a configuration, e.g. `3f2a9c0d1e2b gcn/full order 1 karate`."""
+    bits = [config["id"], f"{config['model']}/{config['variant']}"]
+    if config.get("inline_widened"):
+        bits.append("inline-widened")
+    bits.append(f"order {config['order']}")
+    if config.get("params"):
+        bits.append(" ".join(f"{k}={v}" for k, v in sorted(config["params"].items())))
+    if config.get("pipeline"):
+        bits.append(f"-p {config['pipeline']}")
+    bits.append(config["data"])
+    if config.get("arch"):
+        bits.append(" ".join(f"--set {a}" for a in config["arch"]))
+    return " ".join(bits)
+
+
+def _context(spec: SweepSpec, cache: str, timeout: float | None, estimate_only=False) -> dict:
+    return {"base": str(Path(spec.path).parent.resolve()), "data_cache": cache,
+            "check": spec.check, "timeout": timeout if timeout is not None else spec.timeout,
+            "max_cycles": spec.max_cycles, "flops_per_cycle": spec.flops_per_cycle,
+            "estimate_only": estimate_only}
+
+
+class _Pool:
+    """Runs configurations in order (jobs == 1, in this process) or in worker processes, and
+    yields rows as they finish. Ctrl-C stops the workers at once."""
+
+    def __init__(self, jobs: int):
+        self.jobs = jobs
+        self.pool = None
+        if jobs > 1:
+            import multiprocessing as mp
+            method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+            self.pool = ProcessPoolExecutor(jobs, mp_context=mp.get_context(method),
+                                            initializer=worker_init)
+
+    def rows(self, configs: list[dict], ctx: dict):
+        if self.pool is None:
+            for c in configs:
+                yield run_config(c, ctx)
+            return
+        pending = {self.pool.submit(run_config, c, ctx): c for c in configs}
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in sorted(done, key=lambda f: pending[f]["id"]):
+                c = pending.pop(fut)
+                try:
+                    yield fut.result()
+                except Exception as e:  # a worker died (e.g. killed by the OS): still a row
+                    yield {**c, "status": "error",
+                           "error": f"worker: {type(e).__name__}: {e}".rstrip(": ")}
+
+    def close(self, kill: bool = False) -> None:
+        if self.pool is None:
+            return
+        if kill:
+            for p in list(getattr(self.pool, "_processes", {}).values()):
+                p.terminate()
+        self.pool.shutdown(wait=not kill, cancel_futures=True)
+
+
+class _Progress:
+    """A rich progress bar on stderr, transient, only when stderr is a terminal."""
+
+    def __init__(self, total: int, what: str):
+        self.p = None
+        if sys.stderr.isatty() and total:
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                       TimeElapsedColumn)
+            self.p = Progress(TextColumn(what), BarColumn(), MofNCompleteColumn(),
+                              TimeElapsedColumn(), TextColumn("{task.fields[last]}"),
+                              transient=True, console=Console(file=sys.stderr))
+            self.task = self.p.add_task(what, total=total, last="")
+            self.p.start()
+
+    def step(self, row: dict) -> None:
+        if self.p is not None:
+            self.p.update(self.task, advance=1, last=f"{row['model']}/{row['variant']} "
+                                                     f"{row['status']}")
+
+    def close(self) -> None:
+        if self.p is not None:
+            self.p.stop()
+
+
+def prune_rows(estimated: list[dict], done: list[dict], factor: float) -> dict[str, str]:
+    """id -> reason for every estimated configuration whose estimated cycles exceed `factor`
+    times the best estimate among configurations of the same model, data set and arch
+    (estimated now or already in the results file). Rows without an estimate are kept."""
+    best: dict[tuple, tuple[float, str]] = {}
+
+    def group(r):
+        return (r["model"], r["data"], json.dumps(r["arch"]))
+    for r in list(done) + list(estimated):
+        e = r.get("est_cycles")
+        if e is None:
+            continue
+        g = group(r)
+        if g not in best or (e, r["id"]) < best[g]:
+            best[g] = (e, r["id"])
+    out = {}
+    for r in estimated:
+        e = r.get("est_cycles")
+        if e is None:
+            continue
+        b, bid = best[group(r)]
+        if e > factor * b:
+            out[r["id"]] = (f"estimated {e:.0f} cycles is {e / b:.2f}x the best estimate "
+                            f"({b:.0f} cycles, {bid}) for {r['model']} on {r['data']}; "
+                            f"--prune {factor:g}")
+    return out
+
+
+def run_sweep(spec: SweepSpec, results: str, jobs: int = 1, prune: float | None = None,
+              timeout: float | None = None) -> SweepSummary:
+    """Run every configuration of `spec` not yet in `results`; returns the summary."""
+    configs = expand(spec)
+    done_rows = read_rows(results) if Path(results).exists() and \
+        Path(results).stat().st_size else []
+    done = {r["id"] for r in done_rows}
+    todo = [c for c in configs if c["id"] not in done]
+    summary = SweepSummary(total=len(configs), skipped=len(configs) - len(todo))
+    if prune is not None:
+        try:
+            import fuseflowc.estimate  # noqa: F401
+        except ImportError:
+            raise UserError("--prune needs the estimator (fuseflowc.estimate), which this "
+                            "installation lacks") from None
+    writer = ResultsWriter(results)
+    pool = _Pool(jobs)
+    interrupted = True
+    try:
+        with tempfile.TemporaryDirectory(prefix="fuseflowc-sweep-") as cache:
+            if prune is not None and todo:
+                todo = _prune_phase(spec, todo, done_rows, prune, pool, cache, timeout, writer,
+                                    summary)
+            progress = _Progress(len(todo), "sweep")
+            try:
+                for row in pool.rows(todo, _context(spec, cache, timeout)):
+                    writer.append(row)
+                    summary.add(row)
+                    progress.step(row)
+            finally:
+                progress.close()
+        interrupted = False
+    finally:
+        pool.close(kill=interrupted)
+        writer.close()
+    rewrite_sorted(results, [c["id"] for c in configs])
+    return summary
+
+
+def _prune_phase(spec, todo, done_rows, factor, pool, cache, timeout, writer, summary):
+    """Estimate every configuration to run; write the pruned ones (and those that fail to
+    compile: running them again would fail the same way); return the rest, estimates kept."""
+    ctx = _context(spec, cache, timeout, estimate_only=True)
+    progress = _Progress(len(todo), "estimate")
+    estimated: dict[str, dict] = {}
+    try:
+        for row in pool.rows(todo, ctx):
+            estimated[row["id"]] = row
+            progress.step(row)
+    finally:
+        progress.close()
+    ok = [estimated[c["id"]] for c in todo if estimated[c["id"]].get("status") == "estimated"]
+    reasons = prune_rows(ok, done_rows, factor)
+    keep = []
+    for c in todo:
+        row = estimated[c["id"]]
+        if row.get("status") != "estimated":
+            writer.append(row)
+            summary.add(row)
+        elif c["id"] in reasons:
+            row["status"] = "pruned"
+            row["error"] = reasons[c["id"]]
+            writer.append(row)
+            summary.add(row)
+        else:
+            keep.append(c)
+    return keep

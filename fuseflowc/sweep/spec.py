@@ -1,0 +1,429 @@
+"""Sweep spec files: a small TOML (or JSON) description of a grid of configurations.
+
+    [[programs]]                       # or: programs = ["a.ff", "b.ff"]
+    path = "../models/gcn/gcn_full.ff" # relative to the spec file
+    model = "gcn"                      # default: the file name up to its last '_'
+    variant = "full"                   # default: the file name after its last '_'
+    inline_widened = true              # fuse --inline-widened (default false)
+
+    orders = [0, 1]                    # dataflow order indices, or "all" (up to max_orders)
+    schedule = ["parallelize Y: i by {factor}"]   # --schedule directive templates
+    [params]
+    factor = [1, 2, 4]                 # template parameters, swept
+    pipelines = ["", "cleanup"]        # opt pipelines
+    [[data]]                           # data sets: a directory, or gen-data parameters
+    name = "karate"
+    graph = "karate"
+    arch = [[], ["memory.latency=0"]]  # alternatives of --set overrides
+
+Everything a user can get wrong is a UserError located at file:line:col (TOML syntax, JSON
+syntax) or naming the file and key (`spec.toml: orders: ...`). See docs/sweep.md.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..diagnostics import Loc, Source, UserError
+from ..files import read_source
+
+# keys a spec may hold at the top level, and in one [[programs]] / [[data]] entry
+TOP_KEYS = ("programs", "orders", "max_orders", "order_region", "schedule", "params",
+            "pipelines", "data", "arch", "check", "timeout", "max_cycles", "flops_per_cycle")
+PROGRAM_KEYS = ("path", "model", "variant", "inline_widened", "orders", "order_region",
+                "schedule", "params")
+DATA_KEYS = ("name", "dir", "graph", "normalize", "sizes", "density", "seed",
+             "graph_tensor", "feature_tensor")
+NORMALIZATIONS = ("gcn", "mean", "none")
+DEFAULT_MAX_ORDERS = 64
+
+
+@dataclass
+class ProgramEntry:
+    """One program (a fusion variant of a model) of the grid."""
+
+    path: str                 # as written in the spec (the configuration records this)
+    file: Path                # resolved against the spec's directory
+    model: str
+    variant: str
+    inline_widened: bool = False
+    orders: list[int] | str = field(default_factory=lambda: [0])
+    order_region: str | None = None
+    schedule: list[str] = field(default_factory=list)
+    params: dict[str, list] = field(default_factory=dict)
+
+
+@dataclass
+class DataEntry:
+    """One data set: an existing directory, or gen-data parameters."""
+
+    name: str
+    dir: Path | None = None                   # resolved against the spec's directory
+    gen: dict = field(default_factory=dict)   # as written: dir, or graph, sizes, density, seed...
+
+    def describe(self) -> dict:
+        """What identifies the data set in a configuration (JSON-ready, paths as written)."""
+        return {"name": self.name, **self.gen}
+
+
+@dataclass
+class SweepSpec:
+    """A parsed spec: the grid's axes and per-configuration limits."""
+
+    path: str
+    programs: list[ProgramEntry]
+    data: list[DataEntry]
+    pipelines: list[str]
+    arch: list[list[str]]
+    max_orders: int = DEFAULT_MAX_ORDERS
+    check: bool = True
+    timeout: float | None = None
+    max_cycles: int | None = None
+    flops_per_cycle: float = 1.0
+
+
+# ---- reading ---------------------------------------------------------------------------------
+_TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
+
+
+def read_spec_table(path: str) -> tuple[dict, Source]:
+    """The raw table of a spec file (TOML, or JSON when it ends in .json), with its source."""
+    src = read_source(path)
+    if path.endswith(".json"):
+        try:
+            table = json.loads(src.text)
+        except json.JSONDecodeError as e:
+            raise UserError(f"invalid JSON: {e.msg}", Loc(src, e.lineno, e.colno)) from None
+    else:
+        import tomllib
+        try:
+            table = tomllib.loads(src.text)
+        except tomllib.TOMLDecodeError as e:
+            msg = str(e)
+            m = _TOML_POS.search(msg)
+            text = _TOML_POS.sub("", msg).strip()
+            loc = Loc(src, int(m.group(1)), int(m.group(2))) if m else None
+            if loc is None:
+                raise UserError(f"{path}: invalid TOML: {text}") from None
+            raise UserError(f"invalid TOML: {text}", loc) from None
+    if not isinstance(table, dict):
+        raise UserError(f"{path}: a spec is a table (a JSON object) of keys such as programs, "
+                        f"orders, data")
+    return table, src
+
+
+class _Keys:
+    """Type-checked access to a spec table; errors name the file and the key path, and point
+    at the key's line when it can be found in the text."""
+
+    def __init__(self, src: Source, prefix: str = ""):
+        self.src = src
+        self.prefix = prefix
+
+    def error(self, key: str, message: str) -> UserError:
+        loc = _find_key(self.src, key)
+        where = f"{self.prefix}{key}"
+        if loc is not None:
+            return UserError(f"{where}: {message}", loc)
+        return UserError(f"{self.src.name}: {where}: {message}")
+
+    def unknown(self, table: dict, allowed: tuple[str, ...], where: str = "") -> None:
+        for k in table:
+            if k not in allowed:
+                raise self.error(f"{where}{k}", "unknown key; expected one of "
+                                 + ", ".join(allowed))
+
+
+def _loc_at(src: Source, start: int, length: int) -> Loc:
+    line = src.text.count("\n", 0, start) + 1
+    col = start - (src.text.rfind("\n", 0, start) + 1) + 1
+    return Loc(src, line, col, length)
+
+
+def _find_key(src: Source, key: str) -> Loc | None:
+    """Where key path `key` (e.g. `orders`, `data[1].seed`) is written in the text, as well as
+    a text search can tell: `name =` (TOML) or `"name":` (JSON) after the k-th `[[table]]`
+    header for an entry of an array of tables; None when not found."""
+    m = re.fullmatch(r"(\w+)\[(\d+)\](?:\.(\w+))?.*", key)
+    start = 0
+    if m:
+        table, k, name = m.group(1), int(m.group(2)), m.group(3)
+        heads = list(re.finditer(r"^[ \t]*\[\[[ \t]*(" + re.escape(table) + r")[ \t]*\]\]",
+                                 src.text, re.M))
+        if k >= len(heads):
+            return _find_key(src, table)
+        if name is None:
+            h = heads[k]
+            return _loc_at(src, h.start(1), len(table))
+        start = heads[k].end()
+    else:
+        name = key.split(".")[-1]
+    for pat in (r'^[ \t]*"?(' + re.escape(name) + r')"?[ \t]*=',
+                r'^[ \t]*\[\[?[ \t]*(' + re.escape(name) + r')[ \t]*\]',
+                r'"(' + re.escape(name) + r')"[ \t]*:'):
+        found = re.compile(pat, re.M).search(src.text, start)
+        if found:
+            return _loc_at(src, found.start(1), len(name))
+    return None
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _str_list(keys: _Keys, key: str, v, allow_str: bool = True) -> list[str]:
+    if allow_str and isinstance(v, str):
+        return [v]
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise keys.error(key, "expected a list of strings")
+    return list(v)
+
+
+def _orders(keys: _Keys, key: str, v) -> list[int] | str:
+    if v == "all":
+        return "all"
+    if _is_int(v):
+        v = [v]
+    if not isinstance(v, list) or not v or not all(_is_int(x) and x >= 0 for x in v):
+        raise keys.error(key, 'expected "all" or a non-empty list of order indices (integers '
+                              '>= 0), e.g. [0, 1, 2]')
+    return sorted(set(v))
+
+
+def _params(keys: _Keys, key: str, v) -> dict[str, list]:
+    if not isinstance(v, dict):
+        raise keys.error(key, "expected a table of parameter lists, e.g. factor = [1, 2, 4]")
+    out = {}
+    for name in sorted(v):
+        vals = v[name]
+        if not isinstance(vals, list):
+            vals = [vals]
+        if not vals or not all(isinstance(x, (str, int, float)) and not isinstance(x, bool)
+                               for x in vals):
+            raise keys.error(f"{key}.{name}", "expected a non-empty list of numbers or strings")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise keys.error(f"{key}.{name}", "a parameter name is a word (letters, digits, _)")
+        out[name] = list(vals)
+    return out
+
+
+def template_fields(template: str) -> list[str]:
+    """The `{name}` fields of a schedule template (`{{`/`}}` are literal braces)."""
+    try:
+        return [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+    except ValueError as e:
+        raise ValueError(str(e)) from None
+
+
+def _check_templates(keys: _Keys, key: str, templates: list[str], params: dict) -> None:
+    for t in templates:
+        try:
+            names = template_fields(t)
+        except ValueError as e:
+            raise keys.error(key, f"bad template '{t}': {e}") from None
+        for n in names:
+            if n not in params:
+                known = ", ".join(sorted(params)) or "(none)"
+                raise keys.error(key, f"template '{t}' uses {{{n}}}, which [params] does not "
+                                      f"define (parameters: {known})")
+
+
+def _split_name(stem: str) -> tuple[str, str]:
+    model, sep, variant = stem.rpartition("_")
+    return (model, variant) if sep and model else (stem, stem)
+
+
+def _program(keys: _Keys, k: int, v, base: Path, defaults: dict) -> ProgramEntry:
+    where = f"programs[{k}]"
+    if isinstance(v, str):
+        v = {"path": v}
+    if not isinstance(v, dict):
+        raise keys.error("programs", "expected a list of paths or of tables with a path")
+    keys.unknown(v, PROGRAM_KEYS, f"{where}.")
+    if not isinstance(v.get("path"), str) or not v["path"]:
+        raise keys.error(f"{where}.path", "every program needs a path (a .ff file)")
+    file = base / v["path"]
+    if not file.is_file():
+        raise keys.error(f"{where}.path", f"{v['path']}: no such file (relative to the spec "
+                                          f"file's directory {base})")
+    model, variant = _split_name(Path(v["path"]).stem)
+    for key in ("model", "variant", "order_region"):
+        if key in v and not isinstance(v[key], str):
+            raise keys.error(f"{where}.{key}", "expected a string")
+    if "inline_widened" in v and not isinstance(v["inline_widened"], bool):
+        raise keys.error(f"{where}.inline_widened", "expected true or false")
+    params = _params(keys, f"{where}.params", v["params"]) if "params" in v \
+        else defaults["params"]
+    schedule = _str_list(keys, f"{where}.schedule", v["schedule"]) if "schedule" in v \
+        else defaults["schedule"]
+    _check_templates(keys, f"{where}.schedule" if "schedule" in v else "schedule", schedule,
+                     params)
+    return ProgramEntry(
+        path=v["path"], file=file, model=v.get("model", model),
+        variant=v.get("variant", variant), inline_widened=v.get("inline_widened", False),
+        orders=_orders(keys, f"{where}.orders", v["orders"]) if "orders" in v
+        else defaults["orders"],
+        order_region=v.get("order_region", defaults["order_region"]),
+        schedule=schedule, params=params)
+
+
+def _density(keys: _Keys, key: str, v):
+    def ok(x):
+        return isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x <= 1
+    if ok(v):
+        return float(v)
+    if isinstance(v, dict) and all(ok(x) for x in v.values()):
+        return {n: float(v[n]) for n in sorted(v)}
+    raise keys.error(key, "expected a fraction between 0 and 1, or a table T = fraction")
+
+
+def _data(keys: _Keys, k: int, v, base: Path) -> DataEntry:
+    where = f"data[{k}]"
+    if not isinstance(v, dict):
+        raise keys.error("data", "expected a list of tables (dir = ..., or graph/sizes/density/"
+                                 "seed for generated data)")
+    keys.unknown(v, DATA_KEYS, f"{where}.")
+    if "dir" in v:
+        if not isinstance(v["dir"], str):
+            raise keys.error(f"{where}.dir", "expected a path")
+        extra = [x for x in v if x not in ("name", "dir")]
+        if extra:
+            raise keys.error(f"{where}.{extra[0]}", "a data set is either a directory (dir) or "
+                                                   "generated (graph, sizes, ...), not both")
+        d = base / v["dir"]
+        if not d.is_dir():
+            raise keys.error(f"{where}.dir", f"{v['dir']}: no such directory (relative to the "
+                                             f"spec file's directory {base})")
+        return DataEntry(v.get("name", Path(v["dir"]).name), d, {"dir": v["dir"]})
+    gen: dict = {}
+    if "graph" in v:
+        if not isinstance(v["graph"], str):
+            raise keys.error(f"{where}.graph", "expected karate, PATH.npz or PATH.mtx")
+        g = gen["graph"] = v["graph"]
+        if g != "karate" and not (base / g).is_file():
+            raise keys.error(f"{where}.graph", f"{g}: no such file (relative to the spec "
+                                               f"file's directory {base})")
+    if "normalize" in v:
+        if v["normalize"] not in NORMALIZATIONS:
+            raise keys.error(f"{where}.normalize", "expected one of " + ", ".join(NORMALIZATIONS))
+        gen["normalize"] = v["normalize"]
+    if "sizes" in v:
+        s = v["sizes"]
+        if not isinstance(s, dict) or not all(_is_int(x) and x >= 0 for x in s.values()):
+            raise keys.error(f"{where}.sizes", "expected a table DIM = N, e.g. { N = 100 }")
+        gen["sizes"] = {n: s[n] for n in sorted(s)}
+    if "density" in v:
+        gen["density"] = _density(keys, f"{where}.density", v["density"])
+    gen["seed"] = v.get("seed", 0)
+    if not _is_int(gen["seed"]):
+        raise keys.error(f"{where}.seed", "expected an integer")
+    for key in ("graph_tensor", "feature_tensor"):
+        if key in v:
+            if not isinstance(v[key], str):
+                raise keys.error(f"{where}.{key}", "expected a tensor name")
+            gen[key] = v[key]
+    name = v.get("name")
+    if name is None:
+        name = Path(v["graph"]).stem if "graph" in v else f"random-{gen['seed']}"
+    if not isinstance(name, str) or not name:
+        raise keys.error(f"{where}.name", "expected a non-empty string")
+    return DataEntry(name, None, gen)
+
+
+def _arch(keys: _Keys, v) -> list[list[str]]:
+    if not isinstance(v, list) or not v:
+        raise keys.error("arch", 'expected a list of alternatives, each a list of KEY=VALUE '
+                                 'overrides, e.g. [[], ["memory.latency=0"]]')
+    out = []
+    for alt in v:
+        items = [alt] if isinstance(alt, str) else alt
+        if isinstance(items, dict):
+            items = [f"{k}={json.dumps(x) if isinstance(x, str) else x}" for k, x in
+                     sorted(items.items())]
+        if not isinstance(items, list) or not all(isinstance(x, str) for x in items):
+            raise keys.error("arch", "each alternative is a list of KEY=VALUE strings")
+        for x in items:
+            if "=" not in x or "." not in x.split("=", 1)[0]:
+                raise keys.error("arch", f"'{x}': expected SECTION.KEY=VALUE, e.g. "
+                                         f"memory.latency=0")
+        out.append(list(items))
+    return out
+
+
+def parse_spec(path: str) -> SweepSpec:
+    """Read and check a spec file; every mistake is a located UserError."""
+    table, src = read_spec_table(path)
+    keys = _Keys(src)
+    keys.unknown(table, TOP_KEYS)
+    base = Path(path).parent
+    params = _params(keys, "params", table.get("params", {}))
+    defaults = {
+        "orders": _orders(keys, "orders", table["orders"]) if "orders" in table else [0],
+        "order_region": table.get("order_region"),
+        "schedule": _str_list(keys, "schedule", table.get("schedule", [])),
+        "params": params,
+    }
+    if defaults["order_region"] is not None and not isinstance(defaults["order_region"], str):
+        raise keys.error("order_region", "expected a region name")
+    progs = table.get("programs")
+    if isinstance(progs, str):
+        progs = [progs]
+    if not isinstance(progs, list) or not progs:
+        raise keys.error("programs", "a spec needs programs: a list of .ff paths or of "
+                                     "[[programs]] tables") if "programs" in table else \
+            UserError(f"{path}: programs: missing; a spec needs at least one program "
+                      f"(programs = [\"prog.ff\"] or a [[programs]] table)")
+    programs = [_program(keys, k, v, base, defaults) for k, v in enumerate(progs)]
+    seen: dict[tuple, int] = {}
+    for k, p in enumerate(programs):
+        key = (p.model, p.variant, p.inline_widened)
+        if key in seen:
+            raise keys.error(f"programs[{k}]", f"model {p.model} variant {p.variant} appears "
+                                               f"twice (programs[{seen[key]}]); give one a "
+                                               f"distinct variant name")
+        seen[key] = k
+    data = table.get("data")
+    if data is None:
+        raise UserError(f"{path}: data: missing; a spec needs at least one data set "
+                        f"([[data]] with dir = ..., or graph/sizes/density/seed)")
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list) or not data:
+        raise keys.error("data", "expected a non-empty list of data sets")
+    datasets = [_data(keys, k, v, base) for k, v in enumerate(data)]
+    names = [d.name for d in datasets]
+    for n in names:
+        if names.count(n) > 1:
+            raise keys.error("data", f"two data sets are named '{n}'; give each a distinct name")
+    pipelines = _str_list(keys, "pipelines", table.get("pipelines", [""]))
+    if not pipelines:
+        raise keys.error("pipelines", "expected at least one pipeline ('' runs no pass)")
+    from ..opt.pipeline import PipelineError, parse_pipeline
+    for p in pipelines:
+        try:
+            parse_pipeline(p)
+        except PipelineError as e:
+            raise keys.error("pipelines", str(e)) from None
+    arch = _arch(keys, table["arch"]) if "arch" in table else [[]]
+    spec = SweepSpec(path, programs, datasets, pipelines, arch)
+    if "max_orders" in table:
+        if not _is_int(table["max_orders"]) or table["max_orders"] < 1:
+            raise keys.error("max_orders", "expected a positive integer")
+        spec.max_orders = table["max_orders"]
+    if "check" in table:
+        if not isinstance(table["check"], bool):
+            raise keys.error("check", "expected true or false")
+        spec.check = table["check"]
+    for key, kind in (("timeout", float), ("max_cycles", int), ("flops_per_cycle", float)):
+        if key in table:
+            v = table[key]
+            good = _is_int(v) if kind is int else \
+                (isinstance(v, (int, float)) and not isinstance(v, bool))
+            if not good or v <= 0:
+                raise keys.error(key, f"expected a positive {'integer' if kind is int else 'number'}")
+            setattr(spec, key, kind(v))
+    return spec

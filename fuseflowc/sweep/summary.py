@@ -1,0 +1,210 @@
+"""What `fuseflowc report` says about a results file, as plain data (JSON-ready): the fusion
+comparison, parallel-factor and block-size scaling, the spread over dataflow orders and the
+estimator's error. Only rows with status ok (simulated, check passed or skipped) count.
+
+Choices (documented in docs/sweep.md):
+- fusion: per model, data set and arch, each variant's best (fewest cycles) configuration;
+  speedup, FLOPs and bytes relative to the variant named `unfused`;
+- parallel: rows whose program is parallelized, grouped by what is parallelized (the site,
+  e.g. `Y:i`), best cycles per total factor; baseline = the best unparallelized row of the
+  same model, variant and data set (else the smallest factor);
+- block: per model and data set, best cycles per variant and block size; baseline = the best
+  unblocked row of that model and data set;
+- orders: configurations equal but for the order index; best, worst and median cycles,
+  normalized to the worst (the paper's Figure 17);
+- estimator: mean and max of |estimate - simulated| / simulated for FLOPs and bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+
+VARIANT_RANK = {"unfused": 0, "partial": 1, "full": 2}
+
+
+def _variant_key(v: str) -> tuple:
+    return (VARIANT_RANK.get(v, 3), v)
+
+
+def _best(rows: list[dict]) -> dict:
+    return min(rows, key=lambda r: (r["cycles"], r["id"]))
+
+
+def _arch_label(arch) -> str:
+    return " ".join(arch or [])
+
+
+def _group(rows, key) -> dict:
+    out: dict = {}
+    for r in rows:
+        out.setdefault(key(r), []).append(r)
+    return out
+
+
+def _ratio(a, b):
+    return None if a is None or not b else a / b
+
+
+def fusion_table(rows: list[dict]) -> list[dict]:
+    """Per (model, data, arch) and variant: the best row's cycles, FLOPs, bytes, and those
+    relative to the unfused variant (speedup = unfused cycles / cycles)."""
+    out = []
+    groups = _group(rows, lambda r: (r["model"], r["data"], _arch_label(r["arch"])))
+    for (model, data, arch) in sorted(groups):
+        g = groups[(model, data, arch)]
+        by_var = _group(g, lambda r: r["variant"])
+        if len(by_var) < 2:
+            continue
+        base = _best(by_var["unfused"]) if "unfused" in by_var else None
+        for v in sorted(by_var, key=_variant_key):
+            b = _best(by_var[v])
+            out.append({
+                "model": model, "data": data, "arch": arch, "variant": v, "id": b["id"],
+                "cycles": b["cycles"], "flops": b["flops"], "bytes": b["bytes"],
+                "speedup": _ratio(base["cycles"], b["cycles"]) if base else None,
+                "flops_norm": _ratio(b["flops"], base["flops"]) if base else None,
+                "bytes_norm": _ratio(b["bytes"], base["bytes"]) if base else None,
+            })
+    return out
+
+
+def _factors(parallel: str) -> tuple[str, int]:
+    """'Y:i=4,Z:j=2' -> ('Y:i,Z:j', 8)."""
+    sites, total = [], 1
+    for part in parallel.split(","):
+        site, _, f = part.rpartition("=")
+        sites.append(site)
+        total *= int(f) if f.isdigit() else 1
+    return ",".join(sites), total
+
+
+def parallel_table(rows: list[dict]) -> list[dict]:
+    """Cycles against the total parallel factor per (model, variant, data, site)."""
+    out = []
+    plain = _group([r for r in rows if not r["parallel"]],
+                   lambda r: (r["model"], r["variant"], r["data"]))
+    groups = _group([r for r in rows if r["parallel"]],
+                    lambda r: (r["model"], r["variant"], r["data"], _factors(r["parallel"])[0]))
+    for key in sorted(groups):
+        model, variant, data, site = key
+        by_f = _group(groups[key], lambda r: _factors(r["parallel"])[1])
+        points = {f: _best(rs) for f, rs in by_f.items()}
+        if (model, variant, data) in plain:
+            points.setdefault(1, _best(plain[(model, variant, data)]))
+        base = points[min(points)]["cycles"]
+        for f in sorted(points):
+            out.append({"model": model, "variant": variant, "data": data, "site": site,
+                        "factor": f, "cycles": points[f]["cycles"], "id": points[f]["id"],
+                        "speedup": _ratio(base, points[f]["cycles"])})
+    return out
+
+
+def _block_size(block: str) -> str:
+    sizes = sorted({part.rpartition("=")[2] for part in block.split(",")})
+    return sizes[0] if len(sizes) == 1 else block
+
+
+def block_table(rows: list[dict]) -> list[dict]:
+    """Cycles per block size per (model, data), against the best unblocked row."""
+    out = []
+    groups = _group(rows, lambda r: (r["model"], r["data"]))
+    for key in sorted(groups):
+        g = groups[key]
+        if not any(r["block"] for r in g):
+            continue
+        unblocked = [r for r in g if not r["block"]]
+        base = _best(unblocked)["cycles"] if unblocked else None
+        cells = _group(g, lambda r: (r["variant"], _block_size(r["block"]) if r["block"]
+                                     else "none"))
+
+        def order(k):
+            b = k[1]
+            return (_variant_key(k[0]), -1 if b == "none" else int(b) if b.isdigit() else 1 << 30,
+                    b)
+        for variant, size in sorted(cells, key=order):
+            b = _best(cells[(variant, size)])
+            out.append({"model": key[0], "data": key[1], "variant": variant, "block": size,
+                        "cycles": b["cycles"], "id": b["id"],
+                        "speedup": _ratio(base, b["cycles"])})
+    return out
+
+
+def order_table(rows: list[dict]) -> list[dict]:
+    """The spread over order indices of configurations otherwise equal (at least two
+    orders): best, worst, median cycles and those normalized to the worst."""
+    def key(r):
+        return (r["model"], r["variant"], bool(r["inline_widened"]), r["data"],
+                json.dumps(r["params"], sort_keys=True), r["pipeline"] or "",
+                _arch_label(r["arch"]), r["order_region"] or "")
+    out = []
+    groups = _group(rows, key)
+    for k in sorted(groups):
+        by_order = {r["order"]: r["cycles"] for r in groups[k]}
+        if len(by_order) < 2:
+            continue
+        cycles = [by_order[o] for o in sorted(by_order)]
+        worst, best = max(cycles), min(cycles)
+        med = statistics.median(cycles)
+        out.append({
+            "model": k[0], "variant": k[1], "inline_widened": k[2], "data": k[3],
+            "params": json.loads(k[4]), "pipeline": k[5], "arch": k[6], "region": k[7],
+            "orders": len(cycles), "best": best, "worst": worst, "median": med,
+            "best_norm": _ratio(best, worst), "median_norm": _ratio(med, worst),
+            "best_order": min(by_order, key=lambda o: (by_order[o], o)),
+            "normalized": [c / worst for c in sorted(cycles)] if worst else [],
+        })
+    return out
+
+
+def _err(est, sim) -> float | None:
+    if est is None or sim is None or sim == 0:
+        return None
+    return abs(est - sim) / sim
+
+
+def estimator_table(rows: list[dict]) -> dict:
+    """Relative error of the estimate against the simulator, per model and over all rows."""
+    def stats(rs):
+        fe = [e for e in (_err(r["est_flops"], r["flops"]) for r in rs) if e is not None]
+        be = [e for e in (_err(r["est_bytes"], r["bytes"]) for r in rs) if e is not None]
+        return {"rows": len(rs),
+                "flops_mean": statistics.fmean(fe) if fe else None,
+                "flops_max": max(fe) if fe else None,
+                "bytes_mean": statistics.fmean(be) if be else None,
+                "bytes_max": max(be) if be else None}
+    with_est = [r for r in rows if r["est_flops"] is not None or r["est_bytes"] is not None]
+    groups = _group(with_est, lambda r: r["model"])
+    return {"per_model": [{"model": m, **stats(groups[m])} for m in sorted(groups)],
+            "overall": stats(with_est) if with_est else None}
+
+
+def summarize(rows: list[dict]) -> dict:
+    """The whole summary of a results file's rows."""
+    status: dict[str, int] = {}
+    for r in rows:
+        status[r["status"] or "?"] = status.get(r["status"] or "?", 0) + 1
+    ok = [r for r in rows if r["status"] == "ok" and r["cycles"] is not None]
+    for r in ok:
+        r["parallel"] = r["parallel"] or ""
+        r["block"] = r["block"] or ""
+    failed = [{"id": r["id"], "model": r["model"], "variant": r["variant"],
+               "order": r["order"], "data": r["data"], "status": r["status"],
+               "error": r["error"]} for r in rows if r["status"] in ("error", "timeout")]
+    return {
+        "rows": len(rows), "status": dict(sorted(status.items())),
+        "fusion": fusion_table(ok), "parallel": parallel_table(ok), "block": block_table(ok),
+        "orders": order_table(ok), "estimator": estimator_table(ok), "failed": failed,
+    }
+
+
+def clean_json(x):
+    """Floats rounded to 6 significant digits (stable text), NaN/inf as null."""
+    if isinstance(x, float):
+        return None if not math.isfinite(x) else float(f"{x:.6g}")
+    if isinstance(x, dict):
+        return {k: clean_json(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [clean_json(v) for v in x]
+    return x

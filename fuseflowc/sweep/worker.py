@@ -1,0 +1,219 @@
+"""One configuration, start to finish, in whatever process runs it: load the program with the
+configuration's schedule, fuse with its order index, lower, run its opt pipeline, make or find
+its data, estimate, simulate, check against the reference evaluator. The result is always a row
+(a dict of results-file columns): a failure at any stage is recorded, never raised.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import signal
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from ..diagnostics import UserError
+
+
+class ConfigTimeout(BaseException):
+    """Raised by the alarm when a configuration runs past its --timeout (a BaseException, so no
+    `except Exception` on the way can swallow it)."""
+
+
+@contextlib.contextmanager
+def deadline(seconds: float | None):
+    """Raise ConfigTimeout in this (main) thread after `seconds` of wall time. Without a main
+    thread or SIGALRM (e.g. on Windows) there is no limit."""
+    usable = seconds and threading.current_thread() is threading.main_thread() \
+        and hasattr(signal, "setitimer")
+    if not usable:
+        yield
+        return
+
+    def fire(signum, frame):
+        raise ConfigTimeout()
+    old = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def worker_init() -> None:
+    """Pool initializer: Ctrl-C is the parent's business (it stops the workers itself)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _first_line(e: UserError) -> str:
+    return e.format().split("\n", 1)[0].removeprefix("fuseflowc: ")
+
+
+def schedule_facts(program) -> tuple[str, str]:
+    """The effective parallelization and blocking of a checked program, as text:
+    ('Y:i=4', 'A=16'), '' when there is none. (Sorted, so equal schedules read the same.)"""
+    from ..lang import ast
+    par = sorted(f"{d.statement}:{d.index}={d.factor}" for d in program.directives
+                 if isinstance(d, ast.Parallelize))
+    blk = sorted(f"{d.tensor}={d.size}" for d in program.directives if isinstance(d, ast.Block))
+    return ",".join(par), ",".join(blk)
+
+
+def data_dir_for(config: dict, program, ctx: dict) -> Path:
+    """The directory holding the configuration's input data: the spec's `dir`, or data made by
+    gen-data's generator into the sweep's cache (keyed by program, schedule and parameters;
+    several workers may race to make it: the first complete directory wins)."""
+    from ..data.io import save_tensors
+    from ..reference.gendata import generate, parse_densities, parse_sizes
+
+    base = Path(ctx["base"])
+    src = config["data_source"]
+    if "dir" in src:
+        return base / src["dir"]
+    key = hashlib.sha256(json.dumps([config["program"], config["schedule"], src],
+                                    sort_keys=True).encode()).hexdigest()[:16]
+    cache = Path(ctx["data_cache"])
+    target = cache / key
+    if target.is_dir():
+        return target
+    sizes = parse_sizes(program, [f"{k}={v}" for k, v in src.get("sizes", {}).items()])
+    dens = src.get("density")
+    items = [] if dens is None else [str(dens)] if not isinstance(dens, dict) else \
+        [f"{k}={v}" for k, v in dens.items()]
+    graph = src.get("graph")
+    if graph is not None and graph != "karate":
+        graph = str(base / graph)
+    tensors, _ = generate(program, sizes, parse_densities(program, items), src.get("seed", 0),
+                          graph, src.get("normalize", "gcn"), src.get("graph_tensor"),
+                          src.get("feature_tensor"))
+    tmp = Path(tempfile.mkdtemp(prefix=".gen-", dir=cache))
+    save_tensors(tmp, tensors)
+    try:
+        os.rename(tmp, target)
+    except OSError:  # another worker made it first
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def estimate_cost(module, data_dir: Path, arch, flops_per_cycle: float
+                  ) -> tuple[float, float, float] | None:
+    """(FLOPs, bytes, cycles) estimated without simulating, or None without the estimator.
+
+    cycles is a roofline: max(bytes / memory.bandwidth, FLOPs / flops_per_cycle), the time
+    the off-chip traffic needs at the arch's bandwidth or the arithmetic needs at the spec's
+    `flops_per_cycle`, whichever is longer (the estimator knows no pipeline stalls, so this is
+    a lower bound used only to rank configurations for --prune)."""
+    try:
+        from fuseflowc.estimate import DataStats, estimate_module
+    except ImportError:
+        return None
+    stats = DataStats.from_dir(data_dir, module)
+    est = estimate_module(module, stats)
+    flops, nbytes = float(est.total.flops), float(est.total.bytes)
+    return flops, nbytes, max(nbytes / arch.bandwidth, flops / flops_per_cycle)
+
+
+def run_config(config: dict, ctx: dict) -> dict:
+    """Run one configuration (see the module docstring); returns its row. ctx: base (the spec's
+    directory), data_cache, check, timeout, max_cycles, flops_per_cycle, estimate_only."""
+    row = {k: v for k, v in config.items()}
+    start = time.perf_counter()
+    stage = ["load"]
+    try:
+        with deadline(ctx.get("timeout")):
+            _run(config, ctx, row, stage)
+    except ConfigTimeout:
+        row["status"] = "timeout"
+        row["error"] = f"timeout after {ctx['timeout']:g} s (during {stage[0]})"
+    except UserError as e:
+        row["status"] = "error"
+        row["error"] = f"{stage[0]}: {_first_line(e)}"
+    except Exception as e:  # a bug in fuseflowc: still one row, the sweep goes on
+        row["status"] = "error"
+        row["error"] = f"{stage[0]}: internal error: {type(e).__name__}: {e}"
+    if not ctx.get("estimate_only"):
+        row["wall_seconds"] = round(time.perf_counter() - start, 3)
+    return row
+
+
+def _run(config: dict, ctx: dict, row: dict, stage: list) -> None:
+    from ..fuse.algorithm import FuseOptions, fuse_program
+    from ..lang.load import load_program
+    from ..lower.driver import lower_fused
+    from ..opt.pipeline import PipelineError, parse_pipeline, run_pipeline
+    from ..samml.verify import verify
+    from sim.arch import Arch
+
+    path = str(Path(ctx["base"]) / config["program"])
+    program = load_program(path, tuple(config["schedule"]))
+    row["parallel"], row["block"] = schedule_facts(program)
+    stage[0] = "fuse"
+    fused = fuse_program(program, path, FuseOptions(config["order"], config["order_region"],
+                                                    config["inline_widened"]))
+    stage[0] = "lower"
+    module, _ = lower_fused(fused, path)
+    verify(module)
+    stage[0] = "opt"
+    try:
+        run_pipeline(module, parse_pipeline(config["pipeline"]))
+    except PipelineError as e:
+        raise UserError(str(e)) from None
+    stage[0] = "arch"
+    arch = Arch.load(None, tuple(config["arch"]))
+    stage[0] = "data"
+    data_dir = data_dir_for(config, program, ctx)
+    stage[0] = "estimate"
+    est = estimate_cost(module, data_dir, arch, ctx.get("flops_per_cycle", 1.0))
+    if est is not None:
+        row["est_flops"], row["est_bytes"], row["est_cycles"] = est
+    if ctx.get("estimate_only"):
+        row["status"] = "estimated"
+        return
+    stage[0] = "simulate"
+    _simulate(module, program, data_dir, arch, ctx, row, stage)
+
+
+def _simulate(module, program, data_dir: Path, arch, ctx: dict, row: dict, stage: list) -> None:
+    from ..data.io import load_inputs
+    from sim.build import Simulator
+    from sim.compare import compare
+    from sim.report import result_stats
+
+    specs = [t.spec() for t in module.tensors if t.role == "input"]
+    inputs, sizes = load_inputs(data_dir, specs)
+    result = Simulator(module, inputs, sizes, arch, ctx.get("max_cycles")).run()
+    stats = result_stats(result)
+    total = stats["total"]
+    row["cycles"] = total["cycles"]
+    row["kernel_cycles"] = {k["graph"]: k["cycles"] for k in stats["kernels"]}
+    row["flops"] = total["flops"]
+    for which, short in (("bytes_read", "read"), ("bytes_written", "written")):
+        for part in ("seg", "crd", "vals"):
+            row[f"bytes_{short}_{part}"] = total[which][part]
+    row["bytes"] = total["bytes_read"]["total"] + total["bytes_written"]["total"]
+    row["status"] = "ok"
+    if not ctx.get("check", True):
+        row["check"] = "skipped"
+        return
+    stage[0] = "check"
+    from ..reference.evaluate import evaluate
+    outputs = {t.name: result.tensors[t.name] for t in module.tensors
+               if t.role == "output" and t.name in result.tensors}
+    names = set(program.inputs)
+    ref_inputs, _ = load_inputs(data_dir, [s for s in program.specs() if s.name in names], sizes)
+    ref = evaluate(program, ref_inputs)
+    expected = {k: v for k, v in ref.items() if k in outputs or
+                (module.tensor(k) is not None and module.tensor(k).role == "output")}
+    problems = compare(outputs, expected)
+    if problems:
+        row["check"] = "mismatch"
+        row["status"] = "error"
+        row["error"] = "check: outputs differ from the reference: " + "; ".join(problems[:3])
+    else:
+        row["check"] = "match"
