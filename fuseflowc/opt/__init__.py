@@ -6,10 +6,10 @@ Modules:
   - `pipeline`: parsing `-p 'pass-a,pass-b{factor=4 index=i}'` into pass instances
     (`parse_pipeline`, `PipelineError`) and running them with verification (`run_pipeline`).
   - `dce`, `cse`, `cleanup`: the clean-up passes.
+  - `locate`: intersections with a dense level scan become `locate` nodes.
   - `parallelize` (with `contexts`, the loop nest of each stream): fork/lanes/join.
   - `schedule`: applies the module's `schedule parallelize` directives (`resolve_pipeline` lets
     explicit `parallelize` passes override them).
-  - `locate`: intersections with a dense level scan become `locate` nodes.
 
 A pass mutates the module in place: `apply(module) -> None`. Nothing here imports numpy or
 scipy: `opt` is on the compile path.

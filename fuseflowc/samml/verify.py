@@ -50,6 +50,7 @@ from ..diagnostics import DiagnosticSink, Loc, UserError
 from .ir import (ALU_SCALAR, MAX_LANES, SAME, Alu, Array, Fork, Graph, Intersect, Join, Locate, Module, Node, Permute, Repeat,
                  Root, Scan, Stream, Union, WriteLevel, WriteVals)
 from .ir import SCHEDULE_ATTRS, SCHEDULE_KINDS
+from .ir import ALU_BINARY, Reduce, Spacc1, Spacc2
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 _KIND_TEXT = {"crd": "a crd", "ref": "a ref", "val": "a val", "repsig": "a repsig"}
@@ -291,6 +292,8 @@ class _Verifier:
                 self.error(f"alu op {n.op} takes no constant (only the scalar ops "
                            f"{', '.join(ALU_SCALAR)} do)", self.attr_loc(n, "const"), g, n)
                 good = False
+        if good and (getattr(n, "out", None) is not None or getattr(n, "in0", None) is not None):
+            good = self._check_block_labels(g, n) and good
         if isinstance(n, (Fork, Join)) and isinstance(n.lanes, int) and n.lanes > MAX_LANES:
             self.error(f"{n.KIND} of {n.lanes} lanes: at most {MAX_LANES} are supported",
                        self.attr_loc(n, "lanes"), g, n)
@@ -563,6 +566,34 @@ class _Verifier:
                 self.sink.note("first written here", writers[key].loc)
             return
         writers[key] = n
+
+
+    def _check_block_labels(self, g, n) -> bool:
+        """Block einsum labels (docs/samml.md, Blocked tensors): `out` with every input's
+        labels; results only from input labels; only a product contracts a label; a reducer
+        only drops labels."""
+        if not isinstance(n, (Alu, Reduce, Spacc1, Spacc2)):
+            return True
+        binary = isinstance(n, Alu) and n.op in ALU_BINARY
+        need = ["in0", "out"] + (["in1"] if binary else [])
+        missing = [k for k in need if getattr(n, k, None) is None]
+        if missing:
+            self.error(f"{n.KIND} with block labels needs {', '.join(missing)} too (labels of "
+                       "every input and of the result)", n.loc, g, n)
+            return False
+        ins = set(n.in0) | (set(n.in1) if binary else set())
+        extra = [x for x in n.out if x not in ins]
+        if extra:
+            self.error(f"{n.KIND} result labels {', '.join(extra)} are in no input",
+                       self.attr_loc(n, "out"), g, n)
+            return False
+        gone = ins - set(n.out)
+        if gone and isinstance(n, Alu) and n.op not in ("mul", "bmm"):
+            self.error(f"alu op {n.op} cannot contract the labels {', '.join(sorted(gone))} "
+                       "(only mul sums over labels missing from out)", self.attr_loc(n, "out"),
+                       g, n)
+            return False
+        return True
 
 
 def _type_problem(v: Any, type_: str, choices: tuple[str, ...]) -> str | None:
