@@ -54,11 +54,11 @@ def make_inputs(program, sizes, b, density, seed, single=()):
     return out
 
 
-def check(text, b, sizes, density, seed, single=(), via_fuse=False, patterns=True):
+def check(text, b, sizes, density, seed, single=(), patterns=True):
     program = load_text(text % {"b": b})
     sizes = {k: v * b for k, v in sizes.items()}
     inputs = make_inputs(program, sizes, b, density, seed, single)
-    assert_matches(program, sizes, inputs=inputs, patterns=patterns, via_fuse=via_fuse)
+    assert_matches(program, sizes, inputs=inputs, patterns=patterns)
 
 
 blocks = st.sampled_from([1, 2, 4])
@@ -188,7 +188,7 @@ def test_blocked_attention(b, density, seed, s, d, fm, fo, single):
     """The full softmax attention (row max and row sum reduced inside the blocks) against the
     evaluator; an empty mask gives no entry (rows without mask blocks stay empty)."""
     check(ATTENTION % dict(fm=fm, fo=fo), b, dict(S=s, D=d), density, seed,
-          single=("M",) if single else (), via_fuse=True, patterns=(fo != "bdense"))
+          single=("M",) if single else (), patterns=(fo != "bdense"))
 
 
 @pytest.mark.parametrize("b", [16, 32, 64])
@@ -203,7 +203,7 @@ def test_bigbird_attention_examples(b):
     tri = np.abs(np.subtract.outer(np.arange(nb), np.arange(nb))) <= 1
     spec = next(s for s in program.specs() if s.name == "M")
     inputs["M"] = FiberTensor.from_dense(np.kron(tri, np.ones((b, b))), spec.format, b)
-    assert_matches(program, sizes, inputs=inputs, via_fuse=True)
+    assert_matches(program, sizes, inputs=inputs)
 
 
 def test_mixed_block_sizes_rejected():
@@ -263,4 +263,4 @@ def test_blocked_row_statistics(b, density, seed, n, m, red, op, fmt):
     # reference has no entry: a lowering limitation of unblocked programs too (csr formats,
     # same graph shape); values are still equal, so '*' compares values only.
     check(ROWSTAT % dict(fa=fa, fb=fb, red=red, op=op), b, dict(N=n, M=m), density, seed,
-          via_fuse=True, patterns=op != "*")
+          patterns=op != "*")
