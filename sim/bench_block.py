@@ -111,8 +111,8 @@ def main(argv=None) -> int:
         d = out / f"data_b{b}"
         dens = make_data(d, a.seq, a.dh, b, a.random, seed=b)
         res = {}
-        runs = [("unblocked", PROGRAMS / "bigbird_attention.ff"),
-                ("blocked", PROGRAMS / f"bigbird_attention_b{b}.ff")]
+        runs = [("unblocked", PROGRAMS / "attention.ff"),
+                ("blocked", PROGRAMS / f"attention-b{b}.ff")]
         for tag, prog in runs[1:] if a.blocked_only else runs:
             r = run(ffc, prog, d, a.order, out / f"{tag}_b{b}.json")
             cyc, fl = _cycles(r["report"])
