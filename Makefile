@@ -6,7 +6,10 @@ FFC    := $(VENV)/bin/fuseflowc
 STAMP  := $(VENV)/.installed
 DATA   ?= ../shared/data
 
-.PHONY: demo test venv clean bench-sim examples bench-compile bench-orders bench-block
+.PHONY: demo test venv clean bench-sim examples bench-compile
+.PHONY: bench-orders
+.PHONY: bench-block
+.PHONY: bench-estimate
 
 venv: $(STAMP)
 
@@ -159,3 +162,9 @@ bench-orders: $(STAMP)
 	@$(FFC) gen-data $(SWEEP) --graph karate --graph-tensor A --feature-tensor B --size L=16 \
 	  -o out/bench-orders/data --seed 1 > /dev/null
 	$(PY) -m fuseflowc.fuse.order_sweep $(SWEEP) --data out/bench-orders/data
+
+# The estimator's accuracy: FLOPs and bytes estimated (from the data, and from nnz only) against
+# the simulator's counts for GCN and GraphSAGE (KarateClub, Cora; every fusion variant), BigBird
+# attention, GPT-3 and SAE at small sizes; ends with the average errors (paper Table 2).
+bench-estimate: $(STAMP)
+	$(PY) -m fuseflowc.estimate.bench --data $(DATA) -j 2
