@@ -4,7 +4,8 @@ value arrays. Token semantics follow REFERENCE.md (see sim.tokens for the encodi
 from __future__ import annotations
 
 from collections import deque
-from itertools import islice
+from itertools import accumulate, count, islice
+from operator import add, sub
 
 #: Consume an iterator at C speed (see sim.prims_join).
 drain = deque(maxlen=0).extend
@@ -83,9 +84,22 @@ class Scan(Node):
                     k = len(rf)
                 # Free slots are stamped in pop order, so the k-th is the latest; when even it
                 # is free by the first firing, no firing of the run waits for a slot.
-                if k > 8 and (not cb or cf[k - 1] <= f) and (not rb or rf[k - 1] <= f):
-                    last = f + (k - 1) * ii
-                    stamps = range(f + lat, last + lat + 1, ii)
+                if k > 8:
+                    if (not cb or cf[k - 1] <= f) and (not rb or rf[k - 1] <= f):
+                        last = f + (k - 1) * ii
+                        stamps = range(f + lat, last + lat + 1, ii)
+                    else:
+                        # Back-pressure: firing j is max(f_{j-1} + ii, slot j's free cycle),
+                        # so f_j - j*ii is a running max of (free_j - j*ii) from f (C speed).
+                        if cb and rb:
+                            frees = map(max, islice(cf, k), islice(rf, k))
+                        else:
+                            frees = islice(cf if cb else rf, k)
+                        g = accumulate(map(sub, frees, count(0, ii)), max, initial=f)
+                        next(g)
+                        stamps = list(map(add, g, count(lat, ii)))
+                        last = stamps[-1] - lat
+                        stall += last - t - k * ii  # the waits of the k firings, summed
                     if dense:
                         ct.extend(range(pos - base, pos - base + k))
                     else:
