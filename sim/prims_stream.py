@@ -4,8 +4,7 @@ value arrays. Token semantics follow REFERENCE.md (see sim.tokens for the encodi
 from __future__ import annotations
 
 from collections import deque
-from itertools import accumulate, count, islice
-from operator import add, sub
+from itertools import islice
 
 #: Consume an iterator at C speed (see sim.prims_join).
 drain = deque(maxlen=0).extend
@@ -69,6 +68,7 @@ class Scan(Node):
         pos, end, base, pending = self.pos, self.end, self.base, self.pending
         dense, crd, seg, size = self.dense, self.crd, self.seg, self.size
         bulk = self.BULK
+        retry = 0                   # a failed bulk attempt is not retried before this firing
         stall = fires = nseg = ncrd = 0
         blocked = False
         while True:
@@ -76,7 +76,7 @@ class Scan(Node):
                 blocked = True
                 break
             f = t + ii
-            if bulk and pos + 8 < end:         # a run inside a fiber: emit it in bulk
+            if bulk and pos + 8 < end and fires >= retry:  # a run inside a fiber: in bulk
                 k = end - pos
                 if cb and len(cf) < k:
                     k = len(cf)
@@ -85,21 +85,24 @@ class Scan(Node):
                 # Free slots are stamped in pop order, so the k-th is the latest; when even it
                 # is free by the first firing, no firing of the run waits for a slot.
                 if k > 8:
-                    if (not cb or cf[k - 1] <= f) and (not rb or rf[k - 1] <= f):
-                        last = f + (k - 1) * ii
-                        stamps = range(f + lat, last + lat + 1, ii)
-                    else:
-                        # Back-pressure: firing j is max(f_{j-1} + ii, slot j's free cycle),
-                        # so f_j - j*ii is a running max of (free_j - j*ii) from f (C speed).
-                        if cb and rb:
-                            frees = map(max, islice(cf, k), islice(rf, k))
-                        else:
-                            frees = islice(cf if cb else rf, k)
-                        g = accumulate(map(sub, frees, count(0, ii)), max, initial=f)
-                        next(g)
-                        stamps = list(map(add, g, count(lat, ii)))
-                        last = stamps[-1] - lat
-                        stall += last - t - k * ii  # the waits of the k firings, summed
+                    f1 = f
+                    if (cb and cf[k - 1] > f) or (rb and rf[k - 1] > f):
+                        # Back-pressure: firing j is max(f_{j-1} + ii, slot j's free cycle).
+                        # Slots freed back to back (a consumer firing every ii cycles, the
+                        # usual steady state) make that max(f, free_0) + j*ii; otherwise
+                        # go token by token.
+                        fr = list(islice(cf if cb else rf, k))
+                        fr0 = fr[0]
+                        if fr != list(range(fr0, fr0 + k * ii, ii)) or \
+                                (cb and rb and fr != list(islice(rf, k))):
+                            k = 0
+                            retry = fires + 32      # not for 32 firings (bounded cost)
+                        elif fr0 > f:
+                            f1 = fr0
+                if k > 8:
+                    last = f1 + (k - 1) * ii
+                    stamps = range(f1 + lat, last + lat + 1, ii)
+                    stall += f1 - f                 # only the first firing waits
                     if dense:
                         ct.extend(range(pos - base, pos - base + k))
                     else:
