@@ -6,7 +6,10 @@ FFC    := $(VENV)/bin/fuseflowc
 STAMP  := $(VENV)/.installed
 DATA   ?= ../shared/data
 
-.PHONY: demo test venv clean bench-sim examples bench-compile bench-orders
+.PHONY: demo test venv clean bench-sim examples bench-compile
+.PHONY: bench-orders
+.PHONY: bench-block
+.PHONY: bench-estimate
 
 venv: $(STAMP)
 
@@ -119,6 +122,11 @@ run-data: data
 	  e=$$(date +%s%N); echo "run-ms $$d: $$(( (e - s) / 1000000 ))"; \
 	done
 
+# Sparsity blocking: BigBird attention (one head, S = 256) at b = 16, 32, 64 against the
+# element-sparse program on the same mask; ends with a table of cycles and speed-ups.
+bench-block: $(STAMP)
+	$(PY) -m sim.bench_block --seq 256
+
 # Simulated cycles per model x fusion variant: one JSON per configuration under out/cycles/, one
 # summary line each. GCN, GraphSAGE and SAE are fused with `fuse --inline-widened` (intermediates
 # stay in the stream, as the paper fuses); the GPT-3 layers with plain `fuse` (their
@@ -154,3 +162,9 @@ bench-orders: $(STAMP)
 	@$(FFC) gen-data $(SWEEP) --graph karate --graph-tensor A --feature-tensor B --size L=16 \
 	  -o out/bench-orders/data --seed 1 > /dev/null
 	$(PY) -m fuseflowc.fuse.order_sweep $(SWEEP) --data out/bench-orders/data
+
+# The estimator's accuracy: FLOPs and bytes estimated (from the data, and from nnz only) against
+# the simulator's counts for GCN and GraphSAGE (KarateClub, Cora; every fusion variant), BigBird
+# attention, GPT-3 and SAE at small sizes; ends with the average errors (paper Table 2).
+bench-estimate: $(STAMP)
+	$(PY) -m fuseflowc.estimate.bench --data $(DATA) -j 2

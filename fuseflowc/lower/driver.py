@@ -27,7 +27,27 @@ def lower_fused(fp, source: str | None = None) -> tuple[ir.Module, list[tuple[st
     module, analyses = lower_regions(regions, tensors,
                                      source if source is not None else fp.source)
     add_permute_steps(module, [(src, copy) for copy, src in permuted_copies(fp)])
+    add_schedules(module, regions, [(p.statement, p.local, p.index, p.factor)
+                                    for r in fp.regions for p in r.parallel])
     return module, analyses
+
+
+def add_schedules(module: ir.Module, regions: list[X.Region],
+                  pars: list[tuple[str, str, str, int]]) -> None:
+    """Record each `parallelize STATEMENT: LOCAL by F` (as (statement, local, index name in the
+    graphs, F)) as a `schedule parallelize` directive of every graph that computes the
+    statement (written or inlined) and iterates the index; `fuseflowc opt -p schedule` applies
+    them (fuseflowc.opt.schedule)."""
+    seen: set[tuple[str, str]] = set()
+    for stmt, local, index, factor in pars:
+        for reg, g in zip(regions, module.graphs):
+            names = {n for st in reg.statements for n in (st.name, *st.inlined)}
+            if stmt not in names or (g.name, index) in seen:
+                continue
+            if any(getattr(n, "index", None) == index for n in g.nodes):
+                seen.add((g.name, index))
+                module.schedules.append(ir.Schedule("parallelize", g.name, index, factor,
+                                                    stmt, local))
 
 
 def add_permute_steps(module: ir.Module, pairs: list[tuple[str, str]]) -> None:

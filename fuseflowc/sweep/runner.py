@@ -6,6 +6,7 @@ rows in grid order.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -48,6 +49,8 @@ def describe(config: dict) -> str:
     bits = [config["id"], f"{config['model']}/{config['variant']}"]
     if config.get("inline_widened"):
         bits.append("inline-widened")
+    if config.get("free_input_order"):
+        bits.append("free-input-order")
     bits.append(f"order {config['order']}")
     if config.get("params"):
         bits.append(" ".join(f"{k}={v}" for k, v in sorted(config["params"].items())))
@@ -60,7 +63,9 @@ def describe(config: dict) -> str:
 
 
 def _context(spec: SweepSpec, cache: str, timeout: float | None, estimate_only=False) -> dict:
-    return {"base": str(Path(spec.path).parent.resolve()), "data_cache": cache,
+    # paths as the user wrote them (relative to the current directory), so that error texts
+    # in rows are the same wherever the repository lives
+    return {"base": os.path.dirname(spec.path) or ".", "data_cache": cache,
             "check": spec.check, "timeout": timeout if timeout is not None else spec.timeout,
             "max_cycles": spec.max_cycles, "flops_per_cycle": spec.flops_per_cycle,
             "estimate_only": estimate_only}
