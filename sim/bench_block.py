@@ -31,25 +31,10 @@ PROGRAMS = ROOT / "ir_examples" / "models" / "bigbird_attention"
 
 
 def block_pattern(nb: int, n_random: int, seed: int) -> np.ndarray:
-    """BigBird's block pattern (fuseflowc.data.bigbird when present, else the same rules here:
-    global first/last block rows and columns, window of three, seeded random blocks)."""
-    try:
-        from fuseflowc.data.bigbird import bigbird_block_pattern
-        return np.asarray(bigbird_block_pattern(nb, n_random, seed), dtype=bool)
-    except ImportError:
-        pass
-    rng = np.random.default_rng(seed)
-    p = np.zeros((nb, nb), dtype=bool)
-    p[[0, -1], :] = True
-    p[:, [0, -1]] = True
-    for r in range(nb):
-        p[r, max(0, r - 1):r + 2] = True
-    for r in range(1, nb - 1):
-        cand = [c for c in range(1, nb - 1) if abs(c - r) > 1]
-        if cand:
-            pick = rng.choice(cand, size=min(n_random, len(cand)), replace=False)
-            p[r, pick] = True
-    return p
+    """BigBird's block pattern (fuseflowc.data.bigbird: global first/last block rows and
+    columns, window of three, seeded random blocks)."""
+    from fuseflowc.data.bigbird import bigbird_block_pattern
+    return np.asarray(bigbird_block_pattern(nb, n_random, seed), dtype=bool)
 
 
 def make_data(d: Path, seq: int, dh: int, b: int, n_random: int, seed: int) -> float:
@@ -111,8 +96,8 @@ def main(argv=None) -> int:
         d = out / f"data_b{b}"
         dens = make_data(d, a.seq, a.dh, b, a.random, seed=b)
         res = {}
-        runs = [("unblocked", PROGRAMS / "bigbird_attention.ff"),
-                ("blocked", PROGRAMS / f"bigbird_attention_b{b}.ff")]
+        runs = [("unblocked", PROGRAMS / "attention.ff"),
+                ("blocked", PROGRAMS / f"attention-b{b}.ff")]
         for tag, prog in runs[1:] if a.blocked_only else runs:
             r = run(ffc, prog, d, a.order, out / f"{tag}_b{b}.json")
             cyc, fl = _cycles(r["report"])

@@ -17,7 +17,7 @@ PROGRAMS = ROOT / "ir_examples" / "models" / "bigbird_attention"
 
 @pytest.mark.parametrize("b", [16, 32, 64])
 def test_gen_data_and_simulate_blocked_attention(tmp_path, b):
-    prog = PROGRAMS / f"bigbird_attention_b{b}.ff"
+    prog = PROGRAMS / f"attention-b{b}.ff"
     d = tmp_path / "data"
     r = run_cli(["gen-data", str(prog), "--size", "S=128", "--density", "M=0.5",
                  "-o", str(d), "--seed", str(b)])
@@ -41,7 +41,7 @@ def test_gen_data_and_simulate_blocked_attention(tmp_path, b):
 
 
 def test_run_evaluates_blocked_attention(tmp_path):
-    prog = PROGRAMS / "bigbird_attention_b32.ff"
+    prog = PROGRAMS / "attention-b32.ff"
     d = tmp_path / "data"
     assert run_cli(["gen-data", str(prog), "--size", "S=64", "-o", str(d)]).exit_code == 0
     r = run_cli(["run", str(prog), "--data", str(d), "-o", str(tmp_path / "out")])

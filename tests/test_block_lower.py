@@ -54,11 +54,11 @@ def make_inputs(program, sizes, b, density, seed, single=()):
     return out
 
 
-def check(text, b, sizes, density, seed, single=(), via_fuse=False, patterns=True):
+def check(text, b, sizes, density, seed, single=(), patterns=True):
     program = load_text(text % {"b": b})
     sizes = {k: v * b for k, v in sizes.items()}
     inputs = make_inputs(program, sizes, b, density, seed, single)
-    assert_matches(program, sizes, inputs=inputs, patterns=patterns, via_fuse=via_fuse)
+    assert_matches(program, sizes, inputs=inputs, patterns=patterns)
 
 
 blocks = st.sampled_from([1, 2, 4])
@@ -188,7 +188,7 @@ def test_blocked_attention(b, density, seed, s, d, fm, fo, single):
     """The full softmax attention (row max and row sum reduced inside the blocks) against the
     evaluator; an empty mask gives no entry (rows without mask blocks stay empty)."""
     check(ATTENTION % dict(fm=fm, fo=fo), b, dict(S=s, D=d), density, seed,
-          single=("M",) if single else (), via_fuse=True, patterns=(fo != "bdense"))
+          single=("M",) if single else (), patterns=(fo != "bdense"))
 
 
 @pytest.mark.parametrize("b", [16, 32, 64])
@@ -196,14 +196,39 @@ def test_bigbird_attention_examples(b):
     """The shipped programs at S = 2 x 64 with every block row attending to its window."""
     from pathlib import Path
     root = Path(__file__).resolve().parent.parent / "ir_examples/models/bigbird_attention"
-    program = load_text((root / f"bigbird_attention_b{b}.ff").read_text())
+    program = load_text((root / f"attention-b{b}.ff").read_text())
     sizes = dict(S=128, DH=64)
     inputs = make_inputs(program, sizes, b, 0.5, b)
     nb = 128 // b
     tri = np.abs(np.subtract.outer(np.arange(nb), np.arange(nb))) <= 1
     spec = next(s for s in program.specs() if s.name == "M")
     inputs["M"] = FiberTensor.from_dense(np.kron(tri, np.ones((b, b))), spec.format, b)
-    assert_matches(program, sizes, inputs=inputs, via_fuse=True)
+    assert_matches(program, sizes, inputs=inputs)
+
+
+def test_unblocked_attention_example_same_values():
+    """The element-sparse program on the same block-structured mask as the b = 16 one: both
+    match the evaluator, and their outputs agree (the mask is the only sparsity)."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent / "ir_examples/models/bigbird_attention"
+    sizes = dict(S=32, DH=64)
+    outs = []
+    for name in ("attention.ff", "attention-b16.ff"):
+        program = load_text((root / name).read_text())
+        rng = np.random.default_rng(3)
+        inputs = {}
+        for spec in program.specs():
+            if spec.name in ("Q", "K", "V"):
+                inputs[spec.name] = FiberTensor.from_dense(rng.uniform(-1, 1, (32, 64)),
+                                                           spec.format, spec.block)
+            elif spec.name == "M":
+                m = np.kron(np.array([[1, 0], [1, 1]]), np.ones((16, 16)))
+                inputs["M"] = FiberTensor.from_dense(m, spec.format, spec.block)
+        from lower_harness import run_both
+        got, ref, _ = run_both(program, sizes, inputs=inputs, order_index=51)
+        np.testing.assert_allclose(got["O"].to_dense(), ref["O"].to_dense(), rtol=1e-9)
+        outs.append(got["O"].to_dense())
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-9, atol=1e-12)
 
 
 def test_mixed_block_sizes_rejected():
@@ -263,4 +288,4 @@ def test_blocked_row_statistics(b, density, seed, n, m, red, op, fmt):
     # reference has no entry: a lowering limitation of unblocked programs too (csr formats,
     # same graph shape); values are still equal, so '*' compares values only.
     check(ROWSTAT % dict(fa=fa, fb=fb, red=red, op=op), b, dict(N=n, M=m), density, seed,
-          via_fuse=True, patterns=op != "*")
+          patterns=op != "*")
