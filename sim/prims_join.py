@@ -20,6 +20,8 @@ from .tokens import MASK, D, N, same_stop
 #: Consume an iterator at C speed (`drain(islice(iter(d.popleft, None), k))` pops k items of
 #: a deque of ints without a Python-level loop).
 drain = deque(maxlen=0).extend
+#: Runs up to this long are skipped by a plain loop; longer ones with C-level calls.
+SHORT = 32
 
 
 def _run_length(d: deque, lim: int) -> int:
@@ -116,10 +118,47 @@ class _Joiner(Node):
                     s_ints = ints_b
                 # The run: the leading coordinates in 0..lim-1, or all leading coordinates
                 # when the other side is at a stop (stops and N are negative).
-                k = _run_length(s_t, lim)
-                if k > 3:
-                    if len(s_rt) < k:
-                        k = len(s_rt)
+                # Short runs by a plain loop (cheapest), long ones by _run_length.
+                k = 0
+                if lim >= 0:
+                    for x in s_t:
+                        if x >= lim or x < 0:
+                            break
+                        k += 1
+                        if k == SHORT:
+                            break
+                else:
+                    for x in s_t:
+                        if x < 0:
+                            break
+                        k += 1
+                        if k == SHORT:
+                            break
+                if k == SHORT:
+                    k = _run_length(s_t, lim)
+                if len(s_rt) < k:
+                    k = len(s_rt)
+                if 3 < k <= SHORT:
+                    fs = []
+                    fj = f - ii
+                    for tm, tr in zip(islice(s_m, k), islice(s_rm, k)):
+                        fj += ii
+                        if tm > fj:
+                            fj = tm
+                        if tr > fj:
+                            fj = tr
+                        fs.append(fj + 1)
+                    for _ in repeat(None, k):
+                        s_t.popleft()
+                        s_m.popleft()
+                        s_rt.popleft()
+                        s_rm.popleft()
+                    s_f.extend(fs)
+                    s_rf.extend(fs)
+                    t = fj
+                    fires += k
+                    continue
+                if k > SHORT:
                     # Firing j is f_j = max(f_{j-1} + ii, arrival_j) with f_-1 = f - ii, so
                     # f_j - j*ii is a running max of (arrival_j - j*ii) started at f. Common
                     # cases at C speed: arrivals j*ii apart (a producer firing back to back)

@@ -77,11 +77,12 @@ def test_empty_fiber_reduction_under_a_product_stores_nothing(text, order):
                            density={t: density for t in ("A", "A1")}, order_index=order)
 
 
-# Known pattern gap: a reduction to a scalar (no free index) over an empty tensor. The
-# order-0 reducer emits an explicit 0 for the empty stream and a scalar has no coordinate level
-# that a held accumulator could drop; the product then stores explicit zeros at A's
-# coordinates where the evaluator stores nothing ("a reduction result is stored only where
-# something was reduced"). Values agree (0 either way).
+# Found with random chains (widened patterns checked): a reduction to a scalar (no free index,
+# written so or made so by lowering, which sums an operand over the indices only it has) of a
+# possibly empty tensor under a product. The order-0 reducer emitted an explicit 0 for the
+# empty stream and a scalar has no coordinate level a held accumulator could drop, so the
+# product stored explicit zeros where the evaluator stores nothing ("a reduction result is
+# stored only where something was reduced"). Lowering now distributes the product into the sum.
 SCALAR_SUM_OF_EMPTY = """
 dim I, J, K
 tensor A[I] : sparse
@@ -91,9 +92,6 @@ y[i] = A[i] * sum[j,k](B[j,k])
 """
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "a scalar reduction of an empty tensor yields an explicit 0 (no coordinate level to hold); "
-    "fix: compute it inside its consumer's outermost loop and hold it over that loop"))
 def test_scalar_sum_of_an_empty_tensor_stores_nothing():
     program = load_text(SCALAR_SUM_OF_EMPTY)
     assert_matches(program, {"I": 4, "J": 3, "K": 3}, seed=0, patterns=True,
@@ -105,3 +103,27 @@ def test_scalar_sum_of_a_non_empty_tensor():
     for seed in range(3):
         assert_matches(program, {"I": 4, "J": 3, "K": 3}, seed=seed, patterns=True,
                        density={"A": 0.8, "B": 0.5})
+
+
+SCALAR_MADE_BY_LOWERING = """
+dim I, J, K
+tensor A1[J] : sparse
+tensor A3[K, I] : (compressed, compressed) order (1, 0)
+tensor T0[J] : sparse
+tensor T1[K] : sparse
+tensor T2[K] : sparse
+T0[j] = sum[i,k](A3[k,i] * A1[j])
+T1[k] = A3[k,i] * T0[j]
+T2[k] = A3[k,i] * A1[j]
+fuse all: T0, T1, T2
+"""
+
+
+@pytest.mark.parametrize("order", [0, 1, 2])
+@pytest.mark.parametrize("inline_widened", [False, True])
+def test_scalar_made_by_lowering_of_an_empty_tensor(order, inline_widened):
+    program = load_text(SCALAR_MADE_BY_LOWERING)
+    for d in (0.0, 0.4):
+        assert_matches(program, {"I": 3, "J": 4, "K": 3}, seed=1, patterns=True,
+                       density={"A1": d, "A3": 0.6}, order_index=order,
+                       inline_widened=inline_widened)

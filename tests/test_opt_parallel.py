@@ -51,6 +51,9 @@ def indices(module) -> list[str]:
 
 def inputs_for(module, sizes: dict, seed: int, density=None, dim: int = 6):
     sizes = dict(sizes)
+    # blocked tensors: the smallest size that is a multiple of every block size
+    for b in sorted({t.block for t in module.tensors if t.block}):
+        dim = dim if dim % b == 0 else (dim // b + 1) * b
     for t in module.tensors:
         for d in t.dims:
             if isinstance(d, str):
@@ -214,3 +217,15 @@ def test_errors():
     with pytest.raises(UserError, match=f"option index: graph {g.name} does not iterate index "
                                         f"{other}"):
         parse_pipeline(f"parallelize{{index={other},graph={g.name}}}")[0].apply(gcn)
+
+
+@pytest.mark.parametrize("rel", ["kernels/spmm.ff", "kernels/sddmm.ff",
+                                 "models/gcn/gcn_partial.ff"])
+def test_after_locate(rel):
+    """`locate` nodes (a joiner without a dense scan) parallelize like intersections."""
+    module, sizes = lowered(ROOT / "ir_examples" / rel)
+    located = optimized(module, "locate")
+    assert any(isinstance(n, ir.Locate) for g in located.graphs for n in g.nodes)
+    for k, index in enumerate(indices(located)):
+        check_same(located, f"parallelize{{index={index},factor={2 + k % 3}}}", sizes, seed=k,
+                   dim=5)

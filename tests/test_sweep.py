@@ -384,3 +384,70 @@ def test_prune_uses_the_real_estimator_when_present(tmp_path):
     for x in read_rows(str(out)):
         assert x["status"] == "ok" and x["est_flops"] is not None and x["est_bytes"] > 0
         assert x["est_cycles"] >= x["est_bytes"] / 256
+
+
+def test_parallel_factors_apply_only_with_the_schedule_pass(tmp_path):
+    spec = write(tmp_path, f"""
+schedule = ["parallelize y: i by {{factor}}"]
+pipelines = ["", "schedule"]
+[params]
+factor = [1, 4]
+[[programs]]
+path = "{KERNELS / 'spmv.ff'}"
+[[data]]
+sizes = {{ I = 40, J = 30 }}
+density = 0.2
+seed = 4
+""")
+    out = tmp_path / "r.csv"
+    r = run_cli(["sweep", spec, "-o", str(out)])
+    assert r.exit_code == 0, r.stderr
+    rows = {(x["params"]["factor"], x["pipeline"]): x for x in read_rows(str(out))}
+    assert {x["parallel"] for x in rows.values()} == {"y:i=1", "y:i=4"}
+    assert all(x["status"] == "ok" and x["check"] == "match" for x in rows.values())
+    assert rows[(4, None)]["cycles"] == rows[(1, None)]["cycles"]          # not applied
+    assert rows[(4, "schedule")]["cycles"] < rows[(1, "schedule")]["cycles"]
+    assert "note: 2 configuration(s) parallelize in their schedule but their pipeline has " \
+           "no `schedule` pass" in r.stderr
+
+
+def test_ctrl_c_leaves_a_valid_file_and_stops_the_workers(tmp_path):
+    import signal
+    import subprocess
+    import time
+    sets = "".join(f"""
+[[data]]
+name = "s{k}"
+sizes = {{ I = 600, J = 600 }}
+density = 0.005
+seed = {k}
+""" for k in range(6))
+    spec = write(tmp_path, f'programs = ["{KERNELS / "spmv.ff"}"]\n' + sets)
+    out = tmp_path / "r.csv"
+    exe = str(Path(sys.executable).with_name("fuseflowc"))
+    proc = subprocess.Popen([exe, "sweep", spec, "-o", str(out), "-j", "2"],
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if out.exists() and out.read_text().count("\n") >= 2:     # header and one row
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    if proc.returncode == 0:
+        pytest.skip("the sweep finished before Ctrl-C arrived")
+    assert proc.returncode == 130 and "interrupted" in err
+    rows = read_rows(str(out))                  # parses: whole rows only
+    assert 1 <= len(rows) < 6 and all(x["status"] == "ok" for x in rows)
+    r = run_cli(["sweep", spec, "-o", str(out), "--dry-run"])
+    assert r.stdout.count("done  ") == len(rows)
+
+
+def test_results_directory_is_created_and_a_directory_is_refused(tmp_path):
+    w = ResultsWriter(str(tmp_path / "new" / "deeper" / "r.jsonl"))
+    w.close()
+    assert (tmp_path / "new" / "deeper" / "r.jsonl").exists()
+    (tmp_path / "d.csv").mkdir()
+    with pytest.raises(UserError, match="is a directory"):
+        ResultsWriter(str(tmp_path / "d.csv"))

@@ -41,7 +41,7 @@ def cmd(graph: str, pipeline: str, output: str | None, no_verify: bool,
 
     The pass `schedule` applies the program's `parallelize` directives recorded in the module
     (`schedule parallelize {...}` lines); an explicit parallelize{index=X} in the same pipeline
-    replaces the directives for X. Without `schedule` the directives are left alone.
+    replaces the directives for X. Without `schedule` the other directives are left alone.
 
     \b
     Examples:

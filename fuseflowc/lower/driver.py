@@ -100,6 +100,9 @@ def _generate(g: ir.Graph, st: X.Statement, tensors: dict[str, X.TensorInfo]) ->
             if not _distribute(st, e.analysis, e.reduction):
                 raise
             continue
+        scalar = _scalar_of_possibly_empty(an)
+        if scalar is not None and _distribute(st, an, scalar):
+            continue
         scratch = ir.Graph(g.name)
         try:
             Codegen(scratch, an, tensors).write()
@@ -110,6 +113,23 @@ def _generate(g: ir.Graph, st: X.Statement, tensors: dict[str, X.TensorInfo]) ->
         g.nodes.extend(scratch.nodes)
         return an
     raise AssertionError("distribution did not converge")  # pragma: no cover
+
+
+def _scalar_of_possibly_empty(an: Analysis) -> X.Reduce | None:
+    """A sum to a scalar (no free index) whose fibers may be empty, under a product, quotient or
+    mask: its reducer would emit an explicit 0 for an empty stream where the language stores
+    nothing, and a scalar has no coordinate level to hold it on. Distributed into the sum
+    (`(sum_j Y) * X = sum_j (Y * X)`), it gets X's indices and can be held like any order-0
+    reduction (same values and pattern)."""
+    from .build import _full
+    for n in an.nodes:
+        if isinstance(n, X.Reduce) and n.op == "sum" and not n.free \
+                and not _full(n.body, n.index, an.pos):
+            p = an.parent.get(n)
+            if isinstance(p, X.Binary) and (p.op == "*" or (p.op in ("/", "mask")
+                                                             and p.lhs is n)):
+                return n
+    return None
 
 
 def _distribute(st: X.Statement, an: Analysis, e: X.Reduce) -> bool:

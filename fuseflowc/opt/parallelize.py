@@ -8,7 +8,8 @@ round-robin to F lanes by `fork`, the part of the graph that iterates `i` is cop
 Which nodes are copied per lane (*laned*): every node that defines a stream iterating `i` (its
 context, see `contexts`, contains `i`), except
 
-- the nodes that make the `i` level itself: scanners and joiners (intersect/union) of index `i`.
+- the nodes that make the `i` level itself: scanners and joiners (intersect/union/locate) of
+  index `i`.
   They stay serial so that every tensor's `i` coordinates are co-iterated before they are dealt
   out; their outputs are forked, so all lanes see aligned units;
 - writers and roots;
@@ -121,7 +122,7 @@ def _serial(n: ir.Node, ctx: dict[ir.Stream, Context], index: str) -> bool:
     """True when `n` stays one node (see the module docstring for why)."""
     if isinstance(n, (ir.Root, ir.WriteLevel, ir.WriteVals)):
         return True
-    if isinstance(n, (ir.Scan, ir.Intersect, ir.Union)) and n.index == index:
+    if isinstance(n, (ir.Scan, ir.Intersect, ir.Union, ir.Locate)) and n.index == index:
         return True
     outs = [ctx[s] for s in n.outputs]
     if not outs or not any(index in c for c in outs):
@@ -146,7 +147,7 @@ def _serial(n: ir.Node, ctx: dict[ir.Stream, Context], index: str) -> bool:
 
 
 #: Kinds known to keep whole units of an enclosing index intact (others stay serial: safe).
-_LANED_KINDS = (ir.Scan, ir.Repsig, ir.Repeat, ir.Intersect, ir.Union, ir.Array, ir.Alu,
+_LANED_KINDS = (ir.Scan, ir.Repsig, ir.Repeat, ir.Intersect, ir.Union, ir.Locate, ir.Array, ir.Alu,
                 ir.Reduce, ir.Spacc1, ir.Spacc2, ir.CrdDrop, ir.CrdHold, ir.Fork, ir.Join)
 
 

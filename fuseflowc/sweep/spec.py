@@ -389,7 +389,11 @@ def parse_spec(path: str) -> SweepSpec:
         try:
             parse_pipeline(p)
         except PipelineError as e:
-            raise keys.error("pipelines", str(e)) from None
+            # one line: the list of passes that may follow grows with every new pass
+            first = str(e).split("\n")[0].removesuffix("; the passes are:")
+            if first != str(e):
+                first += " (`fuseflowc opt --list-passes` lists them)"
+            raise keys.error("pipelines", first) from None
     arch = _arch(keys, table["arch"]) if "arch" in table else [[]]
     spec = SweepSpec(path, [], [], pipelines, arch)
     if "max_orders" in table:
