@@ -6,7 +6,10 @@ FFC    := $(VENV)/bin/fuseflowc
 STAMP  := $(VENV)/.installed
 DATA   ?= ../shared/data
 
-.PHONY: demo test venv clean bench-sim examples bench-compile bench-orders
+.PHONY: demo test venv clean bench-sim examples bench-compile
+.PHONY: bench-orders
+.PHONY: bench-block
+.PHONY: bench-estimate
 
 venv: $(STAMP)
 
@@ -119,6 +122,11 @@ run-data: data
 	  e=$$(date +%s%N); echo "run-ms $$d: $$(( (e - s) / 1000000 ))"; \
 	done
 
+# Sparsity blocking: BigBird attention (one head, S = 256) at b = 16, 32, 64 against the
+# element-sparse program on the same mask; ends with a table of cycles and speed-ups.
+bench-block: $(STAMP)
+	$(PY) -m sim.bench_block --seq 256
+
 # Simulated cycles per model x fusion variant: one JSON per configuration under out/cycles/, one
 # summary line each. GCN, GraphSAGE and SAE are fused with `fuse --inline-widened` (intermediates
 # stay in the stream, as the paper fuses); the GPT-3 layers with plain `fuse` (their
@@ -154,3 +162,43 @@ bench-orders: $(STAMP)
 	@$(FFC) gen-data $(SWEEP) --graph karate --graph-tensor A --feature-tensor B --size L=16 \
 	  -o out/bench-orders/data --seed 1 > /dev/null
 	$(PY) -m fuseflowc.fuse.order_sweep $(SWEEP) --data out/bench-orders/data
+
+# The estimator's accuracy: FLOPs and bytes estimated (from the data, and from nnz only) against
+# the simulator's counts for GCN and GraphSAGE (KarateClub, Cora; every fusion variant), BigBird
+# attention, GPT-3 and SAE at small sizes; ends with the average errors (paper Table 2).
+bench-estimate: $(STAMP)
+	$(PY) -m fuseflowc.estimate.bench --data $(DATA) -j 2
+
+# ---- bench: the FuseFlow paper's Section 8 as one benchmark (docs/bench.md) ------------------
+# `make bench`: Figures 12, 14-17, Tables 2-3 and compile times at a scale meant for ~30 min on
+# 2 cores; `make bench-quick`: the same at toy sizes (~2 min). Each figure is a sweep spec in
+# ir_examples/bench/ (quick/ for the toy sizes) run by `fuseflowc sweep` and `fuseflowc report`;
+# results, per-sweep reports and SUMMARY.md (also printed) go to results/ (results/quick/).
+# Sweeps resume: rerun to finish an interrupted run; `rm -rf results` to start over.
+# The BigBird masks need `gen-data --mask`, so their data directories are made here.
+.PHONY: bench bench-quick
+BENCH_JOBS ?= 2
+BDATA  := out/bench/data
+BQDATA := out/bench/quick/data
+BIGBIRD := ir_examples/models/bigbird_attention/bigbird_attention.ff
+MINI    := ir_examples/models/gpt3_mini/gpt3_mini.ff
+
+$(BDATA)/bigbird_s64: $(BIGBIRD) | $(STAMP)
+	$(GEN) $< --size S=64 --mask M=bigbird:block=4,random=3 -o $@ > /dev/null
+$(BDATA)/bigbird_s128: $(BIGBIRD) | $(STAMP)
+	$(GEN) $< --size S=128 --mask M=bigbird:block=64,random=3 -o $@ > /dev/null
+$(BQDATA)/bigbird_s16: $(BIGBIRD) | $(STAMP)
+	$(GEN) $< --size S=16 --mask M=bigbird:block=4,random=1 -o $@ > /dev/null
+$(BQDATA)/bigbird_s64: $(BIGBIRD) | $(STAMP)
+	$(GEN) $< --size S=64 --mask M=bigbird:block=32,random=1 -o $@ > /dev/null
+$(BQDATA)/gpt3_mini_s16: $(MINI) | $(STAMP)
+	$(GEN) $< --size E=16 --size NH=2 --size DH=8 --size FF=64 --size S=16 \
+	  --mask M=bigbird:block=4,random=1 -o $@ > /dev/null
+
+bench: $(STAMP) $(DDIR)/gpt3_mini/s64 $(BDATA)/bigbird_s64 $(BDATA)/bigbird_s128
+	$(PY) -m fuseflowc.bench --specs ir_examples/bench --out results --jobs $(BENCH_JOBS) \
+	  --compile-runs 3 --scale full
+
+bench-quick: $(STAMP) $(BQDATA)/gpt3_mini_s16 $(BQDATA)/bigbird_s16 $(BQDATA)/bigbird_s64
+	$(PY) -m fuseflowc.bench --specs ir_examples/bench/quick --out results/quick \
+	  --jobs $(BENCH_JOBS) --compile-runs 1 --scale quick

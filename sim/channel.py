@@ -20,6 +20,8 @@ from itertools import islice, repeat
 #: The most tokens a fan-out producer emits per activation (see FanOut.prepare).
 STAGE = 256
 
+_drain = deque(maxlen=0).extend  # consume an iterator at C speed
+
 
 class Channel:
     """A FIFO from one producer node to one consumer node carrying one stream."""
@@ -76,10 +78,8 @@ class FanOut:
         for c in self.chans:
             c.toks.extend(self.toks)
             c.times.extend(self.times)
-            if c.bounded:
-                pl = c.free.popleft
-                for _ in repeat(None, m):
-                    pl()
+            if c.bounded:       # take m free slots (C speed: free cycles are ints)
+                _drain(islice(iter(c.free.popleft, None), m))
         self.toks.clear()
         self.times.clear()
 

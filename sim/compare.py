@@ -6,9 +6,11 @@ import numpy as np
 
 
 def compare(actual: dict, expected: dict, rtol: float = 1e-6, atol: float = 1e-9,
-            show: int = 5) -> list[str]:
+            show: int = 5, patterns: bool = True) -> list[str]:
     """Messages for every tensor of `expected` that `actual` lacks or gets wrong (empty when all
-    match). Values are compared densely with numpy.isclose (NaNs equal)."""
+    match). Values are compared densely with numpy.isclose (NaNs equal); with `patterns`, the
+    stored coordinates too (an explicit 0 is not an absent entry: the language stores a
+    reduction result only where something was reduced)."""
     problems = []
     for name in sorted(expected):
         e = expected[name]
@@ -22,6 +24,8 @@ def compare(actual: dict, expected: dict, rtol: float = 1e-6, atol: float = 1e-9
             continue
         ok = np.isclose(ad, ed, rtol=rtol, atol=atol, equal_nan=True)
         if ok.all():
+            if patterns:
+                problems += _pattern_problems(name, a, e, show)
             continue
         bad = np.argwhere(~ok)
         with np.errstate(invalid="ignore"):
@@ -34,3 +38,17 @@ def compare(actual: dict, expected: dict, rtol: float = 1e-6, atol: float = 1e-9
             lines.append(f"  ... and {bad.shape[0] - show} more")
         problems.append("\n".join(lines))
     return problems
+
+
+def _pattern_problems(name: str, a, e, show: int) -> list[str]:
+    """A message when `a` stores other coordinates than `e` (values already equal)."""
+    pa, pe = a.pattern(), e.pattern()
+    if pa.shape != pe.shape or (pa == pe).all():
+        return []
+    extra, missing = np.argwhere(pa & ~pe), np.argwhere(pe & ~pa)
+    lines = [f"{name}: values match but the stored entries differ ({len(extra)} stored that "
+             f"should be absent, {len(missing)} absent that should be stored)"]
+    for what, idx in (("stored, expected absent", extra), ("absent, expected stored", missing)):
+        for at in idx[:show]:
+            lines.append(f"  at {tuple(int(i) for i in at)}: {what}")
+    return ["\n".join(lines)]

@@ -221,9 +221,13 @@ def labelled_alu(op: str, in0, in1, out, b: int, const: float | None):
 
 
 def labelled_alu_flops(op: str, in0, in1, out, b: int) -> int:
-    """Element operations of one labelled block ALU firing: the size of its einsum's iteration
-    space (b^3 for a b x b block matmul, as `alu_flops`; b^2 element-wise on b x b blocks)."""
-    return b ** len(set(in0 or ()) | set(in1 or ()) | set(out or ()))
+    """Element operations of one labelled block ALU firing, as scalars count them (an ALU op
+    is 1 FLOP, each value a reducer adds is 1): the size n of its einsum's iteration space
+    for element-wise ops (b^2 on b x b blocks), 2n when it contracts a label (a multiply and
+    an add per point: 2 b^3 for a b x b block matmul). The legacy unlabelled `bmm` op keeps
+    `alu_flops`' b^3 (one per multiply-accumulate)."""
+    n = b ** len(set(in0 or ()) | set(in1 or ()) | set(out or ()))
+    return 2 * n if block_contracts(op, in0, in1, out) else n
 
 
 def labelled_reduce(op: str, in0, out, b: int):

@@ -9,10 +9,50 @@ ref) stands for an empty fiber and is skipped.
 
 from __future__ import annotations
 
-from itertools import islice, repeat
+from collections import deque
+from bisect import bisect_left
+from itertools import accumulate, count, islice, repeat
+from operator import add, sub
 
 from .node import Node
 from .tokens import MASK, D, N, same_stop
+
+#: Consume an iterator at C speed (`drain(islice(iter(d.popleft, None), k))` pops k items of
+#: a deque of ints without a Python-level loop).
+drain = deque(maxlen=0).extend
+#: Runs up to this long are skipped by a plain loop; longer ones with C-level calls.
+SHORT = 32
+
+
+def _run_length(d: deque, lim: int) -> int:
+    """How many leading tokens of crd deque `d` are coordinates below `lim` (any coordinate when
+    lim < 0). Coordinates increase within a fiber and control tokens are negative, so chunks
+    without a negative are sorted: min and bisect (C speed) replace a loop per token."""
+    it = iter(d)
+    k = 0
+    m = 32
+    while True:
+        w = list(islice(it, m))
+        if not w:
+            return k
+        j = len(w)
+        if min(w) < 0:                 # the first negative ends the run: find it
+            lo, hi = 0, j
+            while hi - lo > 8:
+                mid = (lo + hi) >> 1
+                if min(w[lo:mid]) < 0:
+                    hi = mid
+                else:
+                    lo = mid
+            j = lo
+            while w[j] >= 0:
+                j += 1
+        if lim >= 0 and j and w[j - 1] >= lim:
+            return k + bisect_left(w, lim, 0, j)
+        k += j
+        if j < len(w):
+            return k
+        m <<= 1
 
 
 class _Joiner(Node):
@@ -42,6 +82,8 @@ class _Joiner(Node):
         o1t, o1m, o1f, o1b = o1.toks, o1.times, o1.free, o1.bounded
         union = self.kind == "union"
         bulk = self.BULK and not union
+        ints_a = r0.kind != "val"       # ref payloads hold ints (None-sentinel pops are safe)
+        ints_b = r1.kind != "val"
         keep_a = 1 not in self.required   # union may emit a coordinate only input 0 has
         keep_b = 0 not in self.required
         t, ii, lat = self.t, self.ii, self.lat
@@ -63,21 +105,40 @@ class _Joiner(Node):
             tm = rb_m[0]
             if tm > f:
                 f = tm
-            if bulk and a >= 0 and b >= 0 and a != b:
-                # An intersection skips every coordinate below the other side's head without
-                # emitting: do such a run in one go (same firing cycles, computed per token).
-                if a < b:
+            if bulk and a != b and (a >= 0 or b >= 0) and (a >= 0 or a <= -3) \
+                    and (b >= 0 or b <= -3):
+                # An intersection skips, without emitting, every coordinate below the other
+                # side's head coordinate, and every coordinate facing the other side's stop
+                # (the tail of a fiber): do such a run in one go (same firing cycles).
+                if b < 0 or 0 <= a < b:
                     s_t, s_m, s_f, s_rt, s_rm, s_rf, lim = a_t, a_m, a_f, ra_t, ra_m, ra_f, b
+                    s_ints = ints_a
                 else:
                     s_t, s_m, s_f, s_rt, s_rm, s_rf, lim = b_t, b_m, b_f, rb_t, rb_m, rb_f, a
+                    s_ints = ints_b
+                # The run: the leading coordinates in 0..lim-1, or all leading coordinates
+                # when the other side is at a stop (stops and N are negative).
+                # Short runs by a plain loop (cheapest), long ones by _run_length.
                 k = 0
-                for x in s_t:
-                    if x >= lim or x < 0:
-                        break
-                    k += 1
-                if k > 3:
-                    if len(s_rt) < k:
-                        k = len(s_rt)
+                if lim >= 0:
+                    for x in s_t:
+                        if x >= lim or x < 0:
+                            break
+                        k += 1
+                        if k == SHORT:
+                            break
+                else:
+                    for x in s_t:
+                        if x < 0:
+                            break
+                        k += 1
+                        if k == SHORT:
+                            break
+                if k == SHORT:
+                    k = _run_length(s_t, lim)
+                if len(s_rt) < k:
+                    k = len(s_rt)
+                if 3 < k <= SHORT:
                     fs = []
                     fj = f - ii
                     for tm, tr in zip(islice(s_m, k), islice(s_rm, k)):
@@ -95,6 +156,35 @@ class _Joiner(Node):
                     s_f.extend(fs)
                     s_rf.extend(fs)
                     t = fj
+                    fires += k
+                    continue
+                if k > SHORT:
+                    # Firing j is f_j = max(f_{j-1} + ii, arrival_j) with f_-1 = f - ii, so
+                    # f_j - j*ii is a running max of (arrival_j - j*ii) started at f. Common
+                    # cases at C speed: arrivals j*ii apart (a producer firing back to back)
+                    # give f_j = max(f, arrival_0) + j*ii.
+                    tms = list(islice(s_m, k))
+                    a0 = tms[0]
+                    step = range(a0, a0 + k * ii, ii)
+                    if s_rm[0] == a0 and tms == list(step) and tms == list(islice(s_rm, k)):
+                        f0 = f if f > a0 else a0
+                        fs = list(range(f0 + 1, f0 + 1 + k * ii, ii))
+                    else:
+                        g = accumulate(map(sub, map(max, tms, islice(s_rm, k)),
+                                           count(0, ii)), max, initial=f)
+                        next(g)
+                        fs = list(map(add, g, count(1, ii)))   # f_j + 1: the freed slots
+                    drain(islice(iter(s_t.popleft, None), k))
+                    drain(islice(iter(s_m.popleft, None), k))
+                    drain(islice(iter(s_rm.popleft, None), k))
+                    if s_ints:
+                        drain(islice(iter(s_rt.popleft, None), k))
+                    else:                   # val payloads (blocks do not compare with None)
+                        for _ in repeat(None, k):
+                            s_rt.popleft()
+                    s_f.extend(fs)
+                    s_rf.extend(fs)
+                    t = fs[-1] - 1
                     fires += k
                     continue
             # which inputs to pop (pa, pb) and what to emit (c, x, y) or c None

@@ -3,7 +3,11 @@ value arrays. Token semantics follow REFERENCE.md (see sim.tokens for the encodi
 
 from __future__ import annotations
 
-from itertools import repeat
+from collections import deque
+from itertools import islice
+
+#: Consume an iterator at C speed (see sim.prims_join).
+drain = deque(maxlen=0).extend
 
 from .node import Node
 from .tokens import EB, MASK, D, N, S0
@@ -64,6 +68,7 @@ class Scan(Node):
         pos, end, base, pending = self.pos, self.end, self.base, self.pending
         dense, crd, seg, size = self.dense, self.crd, self.seg, self.size
         bulk = self.BULK
+        retry = 0                   # a failed bulk attempt is not retried before this firing
         stall = fires = nseg = ncrd = 0
         blocked = False
         while True:
@@ -71,7 +76,7 @@ class Scan(Node):
                 blocked = True
                 break
             f = t + ii
-            if bulk and pos + 8 < end:         # a run inside a fiber: emit it in bulk
+            if bulk and pos + 8 < end and fires >= retry:  # a run inside a fiber: in bulk
                 k = end - pos
                 if cb and len(cf) < k:
                     k = len(cf)
@@ -79,9 +84,25 @@ class Scan(Node):
                     k = len(rf)
                 # Free slots are stamped in pop order, so the k-th is the latest; when even it
                 # is free by the first firing, no firing of the run waits for a slot.
-                if k > 8 and (not cb or cf[k - 1] <= f) and (not rb or rf[k - 1] <= f):
-                    last = f + (k - 1) * ii
-                    stamps = range(f + lat, last + lat + 1, ii)
+                if k > 8:
+                    f1 = f
+                    if (cb and cf[k - 1] > f) or (rb and rf[k - 1] > f):
+                        # Back-pressure: firing j is max(f_{j-1} + ii, slot j's free cycle).
+                        # Slots freed back to back (a consumer firing every ii cycles, the
+                        # usual steady state) make that max(f, free_0) + j*ii; otherwise
+                        # go token by token.
+                        fr = list(islice(cf if cb else rf, k))
+                        fr0 = fr[0]
+                        if fr != list(range(fr0, fr0 + k * ii, ii)) or \
+                                (cb and rb and fr != list(islice(rf, k))):
+                            k = 0
+                            retry = fires + 32      # not for 32 firings (bounded cost)
+                        elif fr0 > f:
+                            f1 = fr0
+                if k > 8:
+                    last = f1 + (k - 1) * ii
+                    stamps = range(f1 + lat, last + lat + 1, ii)
+                    stall += f1 - f                 # only the first firing waits
                     if dense:
                         ct.extend(range(pos - base, pos - base + k))
                     else:
@@ -90,14 +111,10 @@ class Scan(Node):
                     ctm.extend(stamps)
                     rt.extend(range(pos, pos + k))
                     rtm.extend(stamps)
-                    if cb:
-                        pl = cf.popleft
-                        for _ in repeat(None, k):
-                            pl()
+                    if cb:                      # take k free slots (C speed: ints)
+                        drain(islice(iter(cf.popleft, None), k))
                     if rb:
-                        pl = rf.popleft
-                        for _ in repeat(None, k):
-                            pl()
+                        drain(islice(iter(rf.popleft, None), k))
                     pos += k
                     t = last
                     fires += k

@@ -50,34 +50,87 @@ def result_stats(result, arch=None) -> dict:
     return out
 
 
+#: The kernel table's figure columns: (header, function of a kernel's stats), in print order.
+KERNEL_COLUMNS = (
+    ("cycles", lambda k: k["cycles"]),
+    ("FLOPs", lambda k: k["flops"]),
+    ("read seg", lambda k: k["bytes_read"]["seg"]),
+    ("read crd", lambda k: k["bytes_read"]["crd"]),
+    ("read vals", lambda k: k["bytes_read"]["vals"]),
+    ("write seg", lambda k: k["bytes_written"]["seg"]),
+    ("write crd", lambda k: k["bytes_written"]["crd"]),
+    ("write vals", lambda k: k["bytes_written"]["vals"]),
+    ("hops", lambda k: k["token_hops"]),
+)
+#: When the whole table is too wide: the timing figures, then the off-chip bytes.
+SPLIT = ((0, 1, 8), (2, 3, 4, 5, 6, 7))
+
+
+def _fitting_groups(console, rows: list[tuple[str, list[str]]], build) -> list[list[int]]:
+    """The figure columns in groups, each making a table (with the kernel column) no wider
+    than the console: all in one table if it fits, else timing and bytes apart (SPLIT), each
+    split further where it still does not fit. Figures are never truncated."""
+    wide = console.options.update_width(1 << 20)  # measure unclamped by the console
+
+    def fits(cols):
+        return console.measure(build(cols, rows), options=wide).maximum <= console.width
+
+    every = list(range(len(KERNEL_COLUMNS)))
+    if fits(every):
+        return [every]
+    groups: list[list[int]] = []
+    for part in SPLIT:
+        cur: list[int] = []
+        for j in part:
+            if cur and not fits(cur + [j]):
+                groups.append(cur)
+                cur = [j]
+            else:
+                cur = cur + [j]
+        groups.append(cur)
+    return groups
+
+
 def print_tables(stats: dict, console, busiest: int = 5) -> None:
-    """Per-kernel and total figures, then the busiest nodes, as rich tables."""
+    """Per-kernel and total figures, then the busiest nodes, as rich tables. Figures are
+    never cut: columns that do not fit the console's width go to a continuation table."""
     from rich.table import Table
 
     from rich import box
-    t = Table(title="simulation", title_justify="left", box=box.SIMPLE)
-    for col in ("kernel", "cycles", "FLOPs", "read seg", "read crd", "read vals",
-                "write seg", "write crd", "write vals", "hops"):
-        t.add_column(col, justify="left" if col == "kernel" else "right",
-                     no_wrap=col == "kernel")  # `permute A -> A__T` stays on one line
-
-    def row(name, k):
-        r, w = k["bytes_read"], k["bytes_written"]
-        t.add_row(name, f"{k['cycles']:,}", f"{k['flops']:,}", f"{r['seg']:,}", f"{r['crd']:,}",
-                  f"{r['vals']:,}", f"{w['seg']:,}", f"{w['crd']:,}", f"{w['vals']:,}",
-                  f"{k['token_hops']:,}")
-    for k in stats["kernels"]:
-        row(k["graph"], k)
+    headers = [h for h, _ in KERNEL_COLUMNS]
+    rows = [(k["graph"], [f"{fn(k):,}" for _, fn in KERNEL_COLUMNS]) for k in stats["kernels"]]
     if len(stats["kernels"]) > 1:
-        row("total", stats["total"])
-    console.print(t)
+        rows.append(("total", [f"{fn(stats['total']):,}" for _, fn in KERNEL_COLUMNS]))
+
+    def build(cols, rows, title="simulation"):
+        t = Table(title=title, title_justify="left", box=box.SIMPLE)
+        # `permute A -> A__T` stays on one line; figures never wrap or shrink
+        t.add_column("kernel", justify="left", no_wrap=True,
+                     min_width=max(len(r[0]) for r in rows) if rows else None)
+        for j in cols:
+            width = max([len(r[1][j]) for r in rows] + [len(w) for w in headers[j].split()])
+            t.add_column(headers[j], justify="right", no_wrap=True, min_width=width)
+        for name, cells in rows:
+            t.add_row(name, *[cells[j] for j in cols])
+        return t
+
+    groups = _fitting_groups(console, rows, build)
+    for i, cols in enumerate(groups):
+        title = "simulation" if i == 0 else ("off-chip bytes" if cols[0] in SPLIT[1]
+                                             else "simulation (continued)")
+        console.print(build(cols, rows, title))
     nodes = [(k["graph"], n) for k in stats["kernels"] for n in k["nodes"]]
     nodes.sort(key=lambda gn: (-gn[1]["busy_cycles"], -gn[1]["stalled_cycles"], gn[0],
                                gn[1]["name"]))
+    top = nodes[:busiest]
+    cells = [(f"{n['busy_cycles']:,}", f"{n['stalled_cycles']:,}", f"{n['finish']:,}")
+             for _, n in top]
     b = Table(title="busiest nodes (cycles)", title_justify="left", box=box.SIMPLE)
-    for col in ("kernel", "node", "busy", "stalled", "finish"):
-        b.add_column(col, justify="left" if col in ("kernel", "node") else "right")
-    for g, n in nodes[:busiest]:
-        b.add_row(g, n["name"], f"{n['busy_cycles']:,}", f"{n['stalled_cycles']:,}",
-                  f"{n['finish']:,}")
+    b.add_column("kernel", justify="left", overflow="fold")   # names fold, never cut
+    b.add_column("node", justify="left", overflow="fold")
+    for j, col in enumerate(("busy", "stalled", "finish")):
+        width = max([len(c[j]) for c in cells] + [len(col)])
+        b.add_column(col, justify="right", no_wrap=True, min_width=width)
+    for (g, n), c in zip(top, cells):
+        b.add_row(g, n["name"], *c)
     console.print(b)

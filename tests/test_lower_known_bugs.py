@@ -40,3 +40,90 @@ def test_mask_pattern_is_that_of_the_unused_reduction(fmt, density):
     for seed in range(3):
         assert_matches(program, {"I": 3, "J": 4, "K": 2}, seed=seed, patterns=True,
                        density={"A1": density})
+
+
+# Found with 2000 random chains: an order-0 reduction of possibly empty fibers under one level
+# emitted an explicit 0 for an empty fiber; a product carried it up (through a sum over that
+# level, or broadcast over a dense level) into a compressed level of the written tensor.
+REDUCED_ZERO_REDUCED_AGAIN = """
+dim I, J, K
+tensor A0[J] : sparse
+tensor A1[I, K] : (dense, compressed) order (1, 0)
+tensor A2[K, J] : (compressed, compressed) order (0, 1)
+tensor T0[J] : sparse
+tensor T1[J] : sparse
+T0[j] = A0[j] * A0[j]
+T1[j] = A2[k,j] * A1[i,k]
+fuse all: T0, T1
+"""
+
+REDUCED_ZERO_BROADCAST = """
+dim I, J, K
+tensor A[I, K] : csr
+tensor B[I, J] : csr
+tensor y[I, J] : csr
+y[i,j] = sum[k](A[i,k]) * B[i,j]
+"""
+
+
+@pytest.mark.parametrize("text", [REDUCED_ZERO_REDUCED_AGAIN, REDUCED_ZERO_BROADCAST],
+                         ids=["reduced-again", "broadcast"])
+@pytest.mark.parametrize("order", [0, 1])
+def test_empty_fiber_reduction_under_a_product_stores_nothing(text, order):
+    program = load_text(text)
+    for density in (0.0, 0.2, 0.5):
+        for seed in range(2):
+            assert_matches(program, {"I": 3, "J": 4, "K": 3}, seed=seed, patterns=True,
+                           density={t: density for t in ("A", "A1")}, order_index=order)
+
+
+# Found with random chains (widened patterns checked): a reduction to a scalar (no free index,
+# written so or made so by lowering, which sums an operand over the indices only it has) of a
+# possibly empty tensor under a product. The order-0 reducer emitted an explicit 0 for the
+# empty stream and a scalar has no coordinate level a held accumulator could drop, so the
+# product stored explicit zeros where the evaluator stores nothing ("a reduction result is
+# stored only where something was reduced"). Lowering now distributes the product into the sum.
+SCALAR_SUM_OF_EMPTY = """
+dim I, J, K
+tensor A[I] : sparse
+tensor B[J, K] : dcsr
+tensor y[I] : sparse
+y[i] = A[i] * sum[j,k](B[j,k])
+"""
+
+
+def test_scalar_sum_of_an_empty_tensor_stores_nothing():
+    program = load_text(SCALAR_SUM_OF_EMPTY)
+    assert_matches(program, {"I": 4, "J": 3, "K": 3}, seed=0, patterns=True,
+                   density={"A": 0.8, "B": 0.0})
+
+
+def test_scalar_sum_of_a_non_empty_tensor():
+    program = load_text(SCALAR_SUM_OF_EMPTY)
+    for seed in range(3):
+        assert_matches(program, {"I": 4, "J": 3, "K": 3}, seed=seed, patterns=True,
+                       density={"A": 0.8, "B": 0.5})
+
+
+SCALAR_MADE_BY_LOWERING = """
+dim I, J, K
+tensor A1[J] : sparse
+tensor A3[K, I] : (compressed, compressed) order (1, 0)
+tensor T0[J] : sparse
+tensor T1[K] : sparse
+tensor T2[K] : sparse
+T0[j] = sum[i,k](A3[k,i] * A1[j])
+T1[k] = A3[k,i] * T0[j]
+T2[k] = A3[k,i] * A1[j]
+fuse all: T0, T1, T2
+"""
+
+
+@pytest.mark.parametrize("order", [0, 1, 2])
+@pytest.mark.parametrize("inline_widened", [False, True])
+def test_scalar_made_by_lowering_of_an_empty_tensor(order, inline_widened):
+    program = load_text(SCALAR_MADE_BY_LOWERING)
+    for d in (0.0, 0.4):
+        assert_matches(program, {"I": 3, "J": 4, "K": 3}, seed=1, patterns=True,
+                       density={"A1": d, "A3": 0.6}, order_index=order,
+                       inline_widened=inline_widened)

@@ -39,6 +39,31 @@ def _is_samml(text: str) -> bool:
     return re.search(r"^\s*graph\s+\S+\s*\{", text, re.M) is not None
 
 
+def _is_fused_ir(text: str) -> bool:
+    """Fused IR has `region NAME ... {` lines; programs never do."""
+    return re.search(r"^\s*region\s+\S+.*\{\s*$", text, re.M) is not None
+
+
+def _program(src, schedule, unfused: bool):
+    """Parse and check a program already read (it may come from stdin), with the command
+    line's schedule overrides, as lang.load.load_program does for a path."""
+    from dataclasses import replace
+
+    from ..diagnostics import Source
+    from ..lang import ast
+    from ..lang.checker import check
+    from ..lang.load import apply_overrides
+    from ..lang.parser import parse_directives, parse_program
+    p = parse_program(src)
+    overrides = []
+    for k, text in enumerate(schedule):
+        overrides.extend(parse_directives(Source(f"<--schedule {k + 1}>", text)))
+    p = apply_overrides(p, overrides)
+    if unfused:
+        p = replace(p, directives=[d for d in p.directives if not isinstance(d, ast.Fuse)])
+    return check(p)
+
+
 def _module(path: str, schedule, unfused: bool, order, inline_widened: bool):
     """The SAMML module of INPUT: parsed and verified, or compiled from a program or fused IR
     through the fuse and lower stages' library functions."""
@@ -54,7 +79,6 @@ def _module(path: str, schedule, unfused: bool, order, inline_widened: bool):
         module = parse_module(src)
     else:
         from ..lower.driver import lower_fused
-        from .lower import _is_fused_ir
         if _is_fused_ir(src.text):
             if schedule or unfused or order is not None or inline_widened:
                 raise UserError("--schedule, --unfused, --order and --inline-widened apply to "
@@ -63,8 +87,7 @@ def _module(path: str, schedule, unfused: bool, order, inline_widened: bool):
             fused = parse_fused(src)
         else:
             from ..fuse.algorithm import FuseOptions, fuse_program
-            from .lower import _program_from_source
-            program = _program_from_source(src, schedule, unfused)
+            program = _program(src, schedule, unfused)
             fused = fuse_program(program, source, FuseOptions(order, None, inline_widened))
         module, _ = lower_fused(fused, source)
     verify(module)
@@ -87,6 +110,7 @@ def _module(path: str, schedule, unfused: bool, order, inline_widened: bool):
                    "(they write its inputs).")
 @click.option("--json", "as_json", is_flag=True,
               help="Write JSON (total, kernels, ms) instead of the tab-separated table.")
+@click.option("-q", "--quiet", is_flag=True, help="No table on stderr.")
 @click.option("--element-bytes", type=click.IntRange(min=1), default=4, show_default=True,
               help="Bytes per seg, crd or value element (the simulator's "
                    "memory.element_bytes).")
@@ -96,7 +120,7 @@ def _module(path: str, schedule, unfused: bool, order, inline_widened: bool):
               help="For a program: the K-th valid dataflow order (as `fuseflowc fuse --order`).")
 @inline_widened_option
 @output_option
-def cmd(input_path, data_dir, densities, sizes, region, as_json, element_bytes, schedule,
+def cmd(input_path, data_dir, densities, sizes, region, as_json, quiet, element_bytes, schedule,
         unfused, order, inline_widened, output):
     """Estimate FLOPs and off-chip bytes of INPUT without simulating it.
 
@@ -128,6 +152,11 @@ def cmd(input_path, data_dir, densities, sizes, region, as_json, element_bytes, 
             if stats.sizes.get(k, v) != v:
                 raise UserError(f"--size {k}={v}: the data has {k} = {stats.sizes[k]}")
     else:
+        for name in sorted(dens):
+            decl = module.tensor(name)
+            if decl is None or decl.role != "input":
+                raise UserError(f"--density {name}={dens[name]}: the module has no input tensor "
+                                f"{name}")
         for k, v in size_map.items():
             if v < 1:
                 raise UserError(f"--size {k}={v}: a size is at least 1")
@@ -139,7 +168,8 @@ def cmd(input_path, data_dir, densities, sizes, region, as_json, element_bytes, 
             raise UserError(f"--region {region}: no such kernel (the module has: "
                             + ", ".join(kernels) + ")")
         kernels = {region: kernels[region]}
-    _table(kernels, est, stats)
+    if not quiet:
+        _table(kernels, est, stats)
     if as_json:
         total = kernels[region].to_json() if region is not None else est.total.to_json()
         doc = {"total": total, "kernels": {k: c.to_json() for k, c in kernels.items()},

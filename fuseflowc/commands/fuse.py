@@ -60,10 +60,10 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | No
     source = None if program == "-" else program
     fused = fuse_program(p, source, FuseOptions(order, region, inline_widened, free_input_order))
     write_output(output, fused_str(fused))
-    _note_splits(fused)
+    _note_splits(fused, inline_widened)
 
 
-def _note_splits(fused) -> None:
+def _note_splits(fused, inline_widened: bool = False) -> None:
     """Tell the user when a fusion region was split into several graphs (never silently)."""
     parts: dict[str, list] = {}
     for r in fused.regions:
@@ -74,5 +74,6 @@ def _note_splits(fused) -> None:
             stored = sorted({t for r in regions for t in r.materialized})
             click.echo(f"note: fusion region {group} is split into {len(regions)} graphs: "
                        f"{', '.join(stored)} must be stored and read back (their declared formats "
-                       f"store entries their computed patterns lack, or their orders conflict); "
-                       f"--inline-widened keeps such intermediates in the stream", err=True)
+                       f"store entries their computed patterns lack, or their orders conflict)"
+                       + ("" if inline_widened else "; --inline-widened keeps such "
+                          "intermediates in the stream"), err=True)

@@ -39,9 +39,16 @@ def cmd(graph: str, pipeline: str, output: str | None, no_verify: bool,
     leaves it invalid is an error naming the pass. An unknown pass or option, or an ill-typed
     option value, is a usage error (exit 2).
 
+    The pass `schedule` applies the program's `parallelize` directives recorded in the module
+    (`schedule parallelize {...}` lines); an explicit parallelize{index=X} in the same pipeline
+    replaces the directives for X. Without `schedule` the other directives are left alone.
+
     \b
     Examples:
       fuseflowc fuse ir_examples/kernels/spmv.ff | fuseflowc lower | fuseflowc opt -p cleanup
+      fuseflowc opt g.samml -p 'parallelize{index=i,factor=4},parallelize{index=j,factor=4}'
+      fuseflowc fuse prog.ff | fuseflowc lower | fuseflowc opt -p schedule,cleanup
+      fuseflowc opt g.samml -p 'schedule,parallelize{index=i,factor=8}'
       fuseflowc opt g.samml -p cse,dce -o g.opt.samml --time-passes
       fuseflowc opt g.samml -p 'dce{decls=false}' --print-after-all
       fuseflowc opt --list-passes
@@ -55,6 +62,8 @@ def cmd(graph: str, pipeline: str, output: str | None, no_verify: bool,
     except PipelineError as e:
         raise click.BadParameter(str(e), param_hint="'-p' / '--passes'") from None
     module = load_module(graph, check=not no_verify)
+    from ..opt.schedule import resolve_pipeline
+    passes = resolve_pipeline(module, passes)
 
     def after(p, m) -> None:
         click.echo(f"// ----- after {p.spelling()} -----", err=True)

@@ -78,6 +78,8 @@ class St:
     rels: list | None = None    # per depth: which coordinates follow each coordinate of the
     #                             depth above (scipy csr, FULL, or None when not known)
     hd: list | None = None      # per depth: elements per coordinate (None when not known)
+    held: bool = False          # crd streams from crdhold: the outer coordinate, repeated over
+    #                             each inner fiber (h counts per outer coordinate)
 
     @property
     def total(self) -> float:
@@ -148,6 +150,17 @@ def _hit(p: np.ndarray, k: float, r: float) -> np.ndarray:
         miss = np.where(a > 0, np.exp(lg(np.maximum(r - m + 1.0, 1e-9)) - lg(np.maximum(a, 1e-9))
                                        - math.lgamma(r + 1.0) + math.lgamma(r - k + 1.0)), 0.0)
     return np.clip(1.0 - miss, 0.0, 1.0)
+
+
+def _through_rel(rel, hd: list):
+    """Coordinates reached through a known relation from the parent coordinates' histogram
+    (hd[-1], the depth above): rel^T w; None when either is unknown."""
+    if rel is None or isinstance(rel, str) or not hd:
+        return None
+    w = hd[-1]
+    if w is None or w.shape != (rel.shape[0],):
+        return None
+    return np.asarray(rel.T @ w, dtype=float).reshape(-1)
 
 
 def _alu_flops(op: str, block: int | None) -> int:
@@ -272,6 +285,9 @@ class _GraphModel:
             for c in crds[1:]:
                 h, lab = _join(cur, c, self.fresh)
                 cur = replace(cur, h=h, label=lab, cnt=cur.cnt[:-1] + [float(h.sum())])
+        exact = _through_rel(rel, hd0)
+        if exact is not None:   # measured patterns: the joined relation, row by row
+            h = exact
         total = float(h.sum())
         cnt = list(crds[0].cnt[:-1]) + [total]
         dims = list(crds[0].dims)
@@ -336,6 +352,8 @@ class _GraphModel:
 
     def _spacc1(self, n, c: St, v: St):
         self.cost.flops += v.data * (v.block * v.block if v.block else 1)
+        if c.held:
+            return self._spacc_held(c, v)
         groups = float(c.cnt[-3]) if len(c.cnt) >= 3 else 1.0
         k = c.fibers / groups if groups > 0 else 0.0
         rels = _rels(c)
@@ -363,21 +381,24 @@ class _GraphModel:
         r1, r2 = rels[-2], rels[-1]
         if r1 is None or r2 is None or (isinstance(r1, str) and isinstance(r2, str)):
             return None
-        import scipy.sparse as sp
         ng, nu, nc = c.dims[-3], c.dims[-2], c.dims[-1]
-        if isinstance(r1, str):
-            r1 = sp.csr_matrix(np.ones((ng, nu)))
-        if isinstance(r2, str):
-            r2 = sp.csr_matrix(np.ones((nu, nc)))
-        if r1.shape != (ng, nu) or r2.shape != (nu, nc):
-            return None
-        b = ((r1 @ r2) > 0).astype(float).tocsr()
-        reach = float(b.nnz)
-        if reach <= 0:
-            return None
         w = _hd(c)[-3]
         if w is None or w.shape != (ng,):
             w = np.full(ng, groups / ng)
+        # a dense side reaches everything the other side reaches (no dense product formed)
+        if isinstance(r1, str):
+            if r2.shape != (nu, nc):
+                return None
+            reach = (np.asarray(r2.sum(axis=0)).reshape(-1) > 0).astype(float)
+            return float(w.sum()) * reach, None
+        if r1.shape != (ng, nu):
+            return None
+        if isinstance(r2, str):
+            rows = (np.asarray(r1.sum(axis=1)).reshape(-1) > 0).astype(float)
+            return np.full(nc, float(np.dot(w, rows))), (FULL if rows.all() else None)
+        if r2.shape != (nu, nc):
+            return None
+        b = ((r1 @ r2) > 0).astype(float).tocsr()
         h = np.asarray(b.T @ w, dtype=float).reshape(-1)
         return h, b
 
@@ -415,10 +436,41 @@ class _GraphModel:
         return [o2, i2]
 
     def _crdhold(self, n, o: St, i: St):
-        f = i.total / o.total if o.total > 0 else 0.0
-        o2 = o.scaled(f)
-        o2.cnt, o2.dims, o2.rels, o2.hd = list(i.cnt), list(i.dims), None, None
+        rel = _rels(i)[-1]
+        if o.h is not None and rel is not None and not isinstance(rel, str) \
+                and rel.shape[0] == o.h.size:
+            length = np.asarray(rel.sum(axis=1), dtype=float).reshape(-1)
+            h = o.h * length
+        elif o.h is not None and isinstance(rel, str):
+            h = o.h * (i.dims[-1] if i.dims else 1)
+        else:
+            h = None if o.h is None else o.h * (i.total / o.total if o.total > 0 else 0.0)
+        hd = _hd(i)[:-1] + [h]
+        o2 = replace(o, cnt=list(i.cnt), dims=list(i.dims), h=h, nN=0.0, rels=_rels(i),
+                     hd=hd, held=True, label=None)
         return [o2, replace(i)]
+
+    def _spacc_held(self, c: St, v: St):
+        """spacc1 on held coordinates (crdhold): each outer coordinate whose fiber holds an
+        element, once per group above it."""
+        w = _hd(c)[-2] if len(c.cnt) >= 2 else None
+        rel = _rels(c)[-1]
+        if w is None or c.h is None or w.shape != c.h.shape:
+            n_out = c.fibers
+            h = None if c.h is None else c.h * (n_out / max(float(c.h.sum()), 1e-300))
+        else:
+            if rel is not None and not isinstance(rel, str) and rel.shape[0] == w.size:
+                nz = (np.asarray(rel.sum(axis=1)).reshape(-1) > 0).astype(float)
+            else:
+                lam = np.where(w > 0, c.h / np.maximum(w, 1e-300), 0.0)
+                nz = 1.0 - np.exp(-lam)
+            h = w * nz
+        n_out = float(h.sum()) if h is not None else c.fibers
+        cnt = list(c.cnt[:-2]) + [n_out]
+        dims = list(c.dims[:-2]) + [c.dims[-2] if len(c.dims) >= 2 else 1]
+        hd = _hd(c)[:-2] + [h]
+        return [St("crd", cnt, dims, h, 0.0, c.index, self.fresh(), hd=hd),
+                St("val", list(cnt), list(dims), None, block=v.block, hd=list(hd))]
 
     def _fork(self, n, s: St):
         lanes = int(n.lanes)

@@ -134,6 +134,8 @@ def _fuse_group(program: ast.Program, group: str | None, name: str, stmts: list[
                 for text, at in why:
                     e.note(text, at)
                 raise
+            if not isinstance(result, tuple):
+                result = _unorderable_copies(result, materialized) or result
             if isinstance(result, tuple):
                 retry = result
                 break
@@ -146,6 +148,47 @@ def _fuse_group(program: ast.Program, group: str | None, name: str, stmts: list[
         why.append((f"{retry[0]} was materialized (not inlined) because the orders of its "
                     f"producer and consumer conflict: {retry[1]}",
                     program.statement(retry[0]).loc))
+
+
+def _unorderable_copies(region: ir.Region, materialized: set[str]) -> tuple[str, str] | None:
+    """(statement, why) for an intermediate inlined with several bindings (recomputed copies)
+    sharing a free index that each copy's reduction must enclose (the POG orders the reduced
+    index before it, e.g. by an operand's storage order): every copy's reduction then encloses
+    the shared index, and nested in one another's consumers (GPT-3's layer norm reads `Om`
+    four times), the outermost reduction encloses other copies' own indices, which it lacks,
+    between its own ones; factored iteration has no order for that. Such an intermediate is
+    materialized: computed once, read back (a sufficient rule, not a necessary one: copies
+    that share no free index are left inlined)."""
+    succ: dict[str, set[str]] = {}
+    for e in region.edges:
+        succ.setdefault(e.src, set()).add(e.dst)
+
+    def reach(x: str) -> set[str]:
+        seen, todo = set(), [x]
+        while todo:
+            for y in succ.get(todo.pop(), ()):
+                if y not in seen:
+                    seen.add(y)
+                    todo.append(y)
+        return seen
+
+    copies: dict[str, list[ir.Instance]] = {}
+    for inst in region.exprs:
+        copies.setdefault(inst.statement, []).append(inst)
+    for inst in region.exprs:
+        if inst.statement in materialized:
+            continue
+        # the own indices this copy shares with another copy (bound differently elsewhere)
+        shared = {x for other in copies[inst.statement] if other.lhs != inst.lhs
+                  for x in set(other.lhs) & set(inst.lhs)}
+        reduced = sorted({g for _, g in inst.index_map} - set(inst.lhs))
+        for r in reduced:
+            inner = reach(r) & shared
+            if inner:
+                return (inst.statement,
+                        f"its {len(copies[inst.statement])} recomputed copies each reduce over "
+                        f"an index ordered outside their shared index {min(inner)}")
+    return None
 
 
 def _consumers(program: ast.Program, producer: str) -> list[str]:

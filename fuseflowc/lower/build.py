@@ -260,8 +260,7 @@ class Analysis:
 
     def pattern_sensitive(self, e: X.Node) -> bool:
         """Whether some use of e's value distinguishes an absent entry from a stored 0 (or the
-        written tensor stores e's innermost level compressed: no explicit zeros there)."""
-        last = e.free[-1] if e.free else None
+        written tensor has a compressed level: explicit zeros reaching it are stored entries)."""
         while e in self.parent:
             p = self.parent[e]
             if isinstance(p, X.Unary):
@@ -286,10 +285,11 @@ class Analysis:
                         return False  # the other side decides it; absent e counts as 0
                     # a plain union: e's pattern shows in the result's; look further up
             e = p
+        # Up to the root through pattern-preserving operations (products, sums): an explicit 0
+        # of e becomes a stored entry of the written tensor (e's own index may be reduced away or
+        # sit on a dense level: the entry still shows on any compressed level).
         fmt = self.out_format
-        if fmt is not None and last is not None and last in self.st.indices:
-            return fmt.levels[fmt.mode_order.index(self.st.indices.index(last))] == "compressed"
-        return False
+        return fmt is not None and not fmt.is_dense
 
     def spacc_levels(self, e: X.Reduce) -> tuple[str, ...]:
         """The indices of e's space produced by its sparse accumulator: those after its index,

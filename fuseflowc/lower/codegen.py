@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..diagnostics import UserError
 from ..samml import ir
 from . import expr as X
+from .blocks import BlockPlan
 from .build import Analysis, Join, Leaf, Loop
 
 # Scalar ALU op for `e op c` and for `c op e`.
@@ -64,6 +65,8 @@ class Codegen:
         self.an = an
         self.tensors = tensors
         self.memo: dict = {}
+        # blocked tensors: split indices and block labels (None for unblocked statements)
+        self.bp = BlockPlan.of(an.st, tensors, an.pos, an.parent)
         self._check_views()
 
     # -- checks ---------------------------------------------------------------------------------
@@ -72,9 +75,6 @@ class Codegen:
             if not isinstance(v, X.Access):
                 continue
             t = self.tensors[v.tensor]
-            if t.block is not None or t.format.blocked:
-                raise UserError(f"tensor {v.tensor}: blocked formats are not lowered yet",
-                                v.loc or self.an.st.loc)
             seq = [v.indices[m] for m in t.format.mode_order]
             ranks = [self.an.pos[x] for x in seq]
             if ranks != sorted(ranks):
@@ -92,6 +92,22 @@ class Codegen:
 
     def add(self, node: ir.Node, *inputs):
         return self.g.add(node, *inputs)
+
+    # -- block labels (fuseflowc.lower.blocks) ---------------------------------------------------
+    def _lab(self, e: X.Node, *operands: X.Node) -> dict:
+        """The block-label attributes of an ALU computing e from `operands` (none unblocked)."""
+        if self.bp is None:
+            return {}
+        keys = ("in0", "in1")
+        out = {keys[k]: list(self.bp.labels(o)) for k, o in enumerate(operands)}
+        out["out"] = list(self.bp.labels(e))
+        return out
+
+    def _labr(self, e: X.Reduce) -> dict:
+        """The block-label attributes of the reducer or accumulator of e."""
+        if self.bp is None:
+            return {}
+        return {"in0": list(self.bp.labels(e.body)), "out": list(self.bp.labels(e))}
 
     # -- reference chains of input views --------------------------------------------------------
     def root(self, v: X.Access):
@@ -190,6 +206,11 @@ class Codegen:
             else:
                 v = self.join(loop)[1][e]
             if x in e.widen:
+                if self.bp is not None:
+                    raise UserError(f"widening an intermediate over the blocked index {x} is not "
+                                    "supported; declare the intermediate with the written "
+                                    "pattern's format or fuse it differently",
+                                    e.loc or self.an.st.loc)
                 h = self.an.helper(e, x, loop)
                 zero = self.add(ir.Alu(op="mulc", const=0.0),
                                 self.add(ir.Array(tensor=h.tensor), self.join(loop)[1][h]))
@@ -206,11 +227,13 @@ class Codegen:
             ref = self.root(e) if not e.space else self.ref_out(e, e.space[-1])
             return self.add(ir.Array(tensor=e.tensor), ref)
         if isinstance(e, X.Unary):
-            return self.add(ir.Alu(op=e.op), self.extend(self.val(e.arg), e.arg, e))
+            return self.add(ir.Alu(op=e.op, **self._lab(e, e.arg)),
+                            self.extend(self.val(e.arg), e.arg, e))
         if isinstance(e, X.Reduce):
             levels = self.an.spacc_levels(e)
             if not levels:
-                return self.add(ir.Reduce(op=e.op, index=e.index), self.val(e.body))
+                return self.add(ir.Reduce(op=e.op, index=e.index, **self._labr(e)),
+                                self.val(e.body))
             loop = e.loops[levels[-1]]
             if isinstance(loop.join, Join):
                 return self.join(loop)[1][e]
@@ -221,26 +244,32 @@ class Codegen:
         assert isinstance(e, X.Binary)
         if e.op == "mask":
             v = self.extend(self.val(e.lhs), e.lhs, e)
+            if self.bp is not None and self.bp.labels(e.lhs) != self.bp.labels(e):
+                # the mask has inner indices the masked value lacks: broadcast its blocks
+                v = self.add(ir.Alu(op="mulc", const=1.0, **self._lab(e, e.lhs)), v)
             if any(isinstance(n, X.Reduce) or n.vleaf is not None for n in e.rhs.walk()):
                 # The mask's values are ignored, but its pattern is that of the reductions (and
                 # value leaves) under it, which own loops of their own: their joiners must be
                 # generated, and a sparse accumulator's values must go somewhere. Generate the
                 # mask's values and add them times 0.
                 m = self.extend(self.val(e.rhs), e.rhs, e)
-                v = self.add(ir.Alu(op="add"), v, self.add(ir.Alu(op="mulc", const=0.0), m))
+                m = self.add(ir.Alu(op="mulc", const=0.0, **self._lab(e.rhs, e.rhs)), m)
+                v = self.add(ir.Alu(op="add", **self._lab(e, e, e.rhs)), v, m)
             return v
         if isinstance(e.lhs, X.Const) and isinstance(e.rhs, X.Const):
             raise UserError("an operation between two constants has no stream",
                             e.loc or self.an.st.loc)
         if isinstance(e.rhs, X.Const):
-            return self.add(ir.Alu(op=_CONST_OP[e.op][0], const=e.rhs.value),
+            return self.add(ir.Alu(op=_CONST_OP[e.op][0], const=e.rhs.value,
+                                   **self._lab(e, e.lhs)),
                             self.extend(self.val(e.lhs), e.lhs, e))
         if isinstance(e.lhs, X.Const):
-            return self.add(ir.Alu(op=_CONST_OP[e.op][1], const=e.lhs.value),
+            return self.add(ir.Alu(op=_CONST_OP[e.op][1], const=e.lhs.value,
+                                   **self._lab(e, e.rhs)),
                             self.extend(self.val(e.rhs), e.rhs, e))
         a = self.extend(self.val(e.lhs), e.lhs, e)
         b = self.extend(self.val(e.rhs), e.rhs, e)
-        return self.add(ir.Alu(op=_BINARY_OP[e.op]), a, b)
+        return self.add(ir.Alu(op=_BINARY_OP[e.op], **self._lab(e, e.lhs, e.rhs)), a, b)
 
     def extend(self, v, child: X.Node, parent: X.Node):
         """Repeat child's values over the trailing levels of parent's space it lacks."""
@@ -259,10 +288,11 @@ class Codegen:
                 crds[0], _ = self.add(ir.CrdHold(outer=levels[0], inner=e.index), crds[0],
                                       self.crd(body.loops[e.index]))
             if len(levels) == 1:
-                c, v = self.add(ir.Spacc1(op=e.op, index=e.index), crds[0], self.val(body))
+                c, v = self.add(ir.Spacc1(op=e.op, index=e.index, **self._labr(e)), crds[0],
+                                self.val(body))
                 return {levels[0]: c}, v
-            c1, c0, v = self.add(ir.Spacc2(op=e.op, index=e.index), crds[0], crds[1],
-                                 self.val(body))
+            c1, c0, v = self.add(ir.Spacc2(op=e.op, index=e.index, **self._labr(e)), crds[0],
+                                 crds[1], self.val(body))
             return {levels[0]: c1, levels[1]: c0}, v
         return self._memo(("spacc", e), make)
 
@@ -273,8 +303,6 @@ class Codegen:
         st = self.an.st
         t = self.tensors[st.tensor]
         root = st.expr
-        if t.block is not None or t.format.blocked:
-            raise UserError(f"tensor {st.tensor}: blocked formats are not lowered yet", st.loc)
         seq = [st.indices[m] for m in t.format.mode_order]
         if tuple(seq) != root.space:
             raise UserError(
@@ -284,6 +312,12 @@ class Codegen:
         if isinstance(root, X.Const):
             raise UserError("a statement assigning a constant has no stream", st.loc)
         v = self.val(root)
+        if self.bp is not None:
+            have = self.bp.labels(root)
+            want = list(st.indices) if t.format.blocked or t.block is not None else []
+            if have != want:
+                # a block written in another axis order (or broadcast): rearrange it
+                v = self.add(ir.Alu(op="mulc", const=1.0, in0=list(have), out=want), v)
         for level, x in enumerate(seq):
             mode = t.format.mode_order[level]
             self.add(ir.WriteLevel(tensor=st.tensor, mode=mode, format=t.format.levels[level]),

@@ -27,7 +27,27 @@ def lower_fused(fp, source: str | None = None) -> tuple[ir.Module, list[tuple[st
     module, analyses = lower_regions(regions, tensors,
                                      source if source is not None else fp.source)
     add_permute_steps(module, [(src, copy) for copy, src in permuted_copies(fp)])
+    add_schedules(module, regions, [(p.statement, p.local, p.index, p.factor)
+                                    for r in fp.regions for p in r.parallel])
     return module, analyses
+
+
+def add_schedules(module: ir.Module, regions: list[X.Region],
+                  pars: list[tuple[str, str, str, int]]) -> None:
+    """Record each `parallelize STATEMENT: LOCAL by F` (as (statement, local, index name in the
+    graphs, F)) as a `schedule parallelize` directive of every graph that computes the
+    statement (written or inlined) and iterates the index; `fuseflowc opt -p schedule` applies
+    them (fuseflowc.opt.schedule)."""
+    seen: set[tuple[str, str]] = set()
+    for stmt, local, index, factor in pars:
+        for reg, g in zip(regions, module.graphs):
+            names = {n for st in reg.statements for n in (st.name, *st.inlined)}
+            if stmt not in names or (g.name, index) in seen:
+                continue
+            if any(getattr(n, "index", None) == index for n in g.nodes):
+                seen.add((g.name, index))
+                module.schedules.append(ir.Schedule("parallelize", g.name, index, factor,
+                                                    stmt, local))
 
 
 def add_permute_steps(module: ir.Module, pairs: list[tuple[str, str]]) -> None:
@@ -80,6 +100,9 @@ def _generate(g: ir.Graph, st: X.Statement, tensors: dict[str, X.TensorInfo]) ->
             if not _distribute(st, e.analysis, e.reduction):
                 raise
             continue
+        scalar = _scalar_of_possibly_empty(an)
+        if scalar is not None and _distribute(st, an, scalar):
+            continue
         scratch = ir.Graph(g.name)
         try:
             Codegen(scratch, an, tensors).write()
@@ -90,6 +113,23 @@ def _generate(g: ir.Graph, st: X.Statement, tensors: dict[str, X.TensorInfo]) ->
         g.nodes.extend(scratch.nodes)
         return an
     raise AssertionError("distribution did not converge")  # pragma: no cover
+
+
+def _scalar_of_possibly_empty(an: Analysis) -> X.Reduce | None:
+    """A sum to a scalar (no free index) whose fibers may be empty, under a product, quotient or
+    mask: its reducer would emit an explicit 0 for an empty stream where the language stores
+    nothing, and a scalar has no coordinate level to hold it on. Distributed into the sum
+    (`(sum_j Y) * X = sum_j (Y * X)`), it gets X's indices and can be held like any order-0
+    reduction (same values and pattern)."""
+    from .build import _full
+    for n in an.nodes:
+        if isinstance(n, X.Reduce) and n.op == "sum" and not n.free \
+                and not _full(n.body, n.index, an.pos):
+            p = an.parent.get(n)
+            if isinstance(p, X.Binary) and (p.op == "*" or (p.op in ("/", "mask")
+                                                             and p.lhs is n)):
+                return n
+    return None
 
 
 def _distribute(st: X.Statement, an: Analysis, e: X.Reduce) -> bool:

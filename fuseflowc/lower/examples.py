@@ -95,6 +95,11 @@ def _make_data(prog: Path, directory: Path, seed: int = 1) -> None:
     for k, d in enumerate(p.dims):
         sizes[d.name] = d.size if d.size is not None else 5 + (k % 3)
     specs = [s for s in p.specs() if s.name in set(p.inputs)]
+    for s in p.specs():  # a blocked tensor's dims: two blocks (the block size must divide)
+        for d in s.dims:
+            if s.block and isinstance(d, str) and all(x.name != d or x.size is None
+                                                      for x in p.dims):
+                sizes[d] = 2 * s.block
     write_data_dir(directory, random_inputs(specs, sizes, seed))
 
 

@@ -7,6 +7,9 @@ Modules:
     (`parse_pipeline`, `PipelineError`) and running them with verification (`run_pipeline`).
   - `dce`, `cse`, `cleanup`: the clean-up passes.
   - `locate`: intersections with a dense level scan become `locate` nodes.
+  - `parallelize` (with `contexts`, the loop nest of each stream): fork/lanes/join.
+  - `schedule`: applies the module's `schedule parallelize` directives (`resolve_pipeline` lets
+    explicit `parallelize` passes override them).
 
 A pass mutates the module in place: `apply(module) -> None`. Nothing here imports numpy or
 scipy: `opt` is on the compile path.
@@ -16,7 +19,7 @@ from .base import PASSES, ModulePass, OptionSpec, option_specs, register
 from .pipeline import PassTiming, PipelineError, parse_pipeline, run_pipeline
 
 # Importing a pass module registers it.
-from . import cleanup, cse, dce, locate  # noqa: E402,F401  (registration side effect)
+from . import cleanup, cse, dce, locate, parallelize, schedule  # noqa: E402,F401  (registration side effect)
 
 __all__ = ["PASSES", "ModulePass", "OptionSpec", "option_specs", "register", "PassTiming",
            "PipelineError", "parse_pipeline", "run_pipeline"]

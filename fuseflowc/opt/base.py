@@ -69,6 +69,8 @@ class OptionSpec:
         """`value` as it is spelled in a pipeline."""
         if self.type is bool:
             return "true" if value else "false"
+        if self.type is str and value == "":
+            return '""'
         return str(value)
 
     def describe(self) -> str:

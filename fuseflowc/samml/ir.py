@@ -665,6 +665,35 @@ class Permute:
         return tuple(self.modes) if self.modes is not None else tuple(range(order))
 
 
+#: Kinds of module-level schedule directives.
+SCHEDULE_KINDS = ("parallelize",)
+#: Attributes of a schedule directive -> (type as in ATTR_TYPES, required).
+SCHEDULE_ATTRS = {"graph": ("ident", True), "index": ("ident", True), "factor": ("pos", True),
+                  "statement": ("ident", False), "local": ("ident", False)}
+
+
+@dataclass(eq=False)
+class Schedule:
+    """A module-level schedule directive `schedule parallelize {graph = g, index = u0,
+    factor = 4, statement = S, local = k}`: the program asked for `graph`'s stream at `index`
+    (a name the graph iterates) to be split across `factor` lanes; `statement` and `local` say
+    where it came from (`parallelize S: k by 4`). Recorded by `lower`, applied by
+    `fuseflowc opt -p schedule` (fuseflowc.opt.schedule)."""
+
+    kind: str
+    graph: str | None = None
+    index: str | None = None
+    factor: int | None = None
+    statement: str | None = None
+    local: str | None = None
+    loc: Loc | None = field(default=None, repr=False, compare=False)
+    attr_locs: dict[str, Loc] = field(default_factory=dict, repr=False, compare=False)
+
+    def attrs(self) -> dict[str, Any]:
+        """Attribute name -> value, in printing order (unset optional ones left out)."""
+        return {k: getattr(self, k) for k in SCHEDULE_ATTRS if getattr(self, k) is not None}
+
+
 @dataclass(eq=False)
 class Module:
     """A SAMML file: tensor declarations, graphs run in sequence, permute steps between them
@@ -676,6 +705,8 @@ class Module:
     source: str | None = None
     loc: Loc | None = field(default=None, repr=False)
     steps: list[Permute] = field(default_factory=list)
+    #: Schedule directives (printed after the declarations), see `Schedule`.
+    schedules: list[Schedule] = field(default_factory=list)
 
     def sequence(self) -> list["Graph | Permute"]:
         """Graphs and permute steps in execution (file) order: the steps of position k run

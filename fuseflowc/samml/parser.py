@@ -22,7 +22,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from ..diagnostics import DiagnosticSink, Loc, Source, UserError
 from ..formats import LEVEL_KINDS, SHORTHAND_NAMES, Format, shorthand, shorthand_orders
-from .ir import KINDS, ROLES, Graph, Module, Node, Permute, Stream, TensorDecl
+from .ir import KINDS, ROLES, SCHEDULE_ATTRS, Graph, Module, Node, Permute, Schedule, Stream, TensorDecl
 
 
 @functools.cache
@@ -132,6 +132,8 @@ class _Builder:
                         m.tensors.append(decl)
             elif item.data == "permute":
                 m.steps.append(self.permute(item, len(m.graphs)))
+            elif item.data == "schedule":
+                m.schedules.append(self.schedule(item))
             else:
                 m.graphs.append(self.graph(item))
         self.sink.raise_if_any()
@@ -236,6 +238,27 @@ class _Builder:
             step.modes_loc = self.loc(modes_tree)
         step.loc = Loc(self.source, step.loc.line, step.loc.col, len("permute"))
         return step
+
+    # -- schedule directives -----------------------------------------------------------------
+    def schedule(self, t: Tree) -> Schedule:
+        """`schedule KIND {attr = value, ...}` (kind and values are checked by the verifier)."""
+        kind_tok, attrs = t.children
+        d = Schedule(str(kind_tok), loc=self.loc(kind_tok))
+        for a in (attrs.children if attrs is not None else []):
+            if a is None:
+                continue
+            key_tok, value = a.children
+            key = str(key_tok)
+            if key not in SCHEDULE_ATTRS:
+                self.sink.error(f"schedule {kind_tok} has no attribute '{key}'; its attributes: "
+                                f"{', '.join(SCHEDULE_ATTRS)}", self.loc(key_tok))
+                continue
+            if key in d.attr_locs:
+                self.sink.error(f"attribute '{key}' is given twice", self.loc(key_tok))
+                continue
+            d.attr_locs[key] = self.loc(value) if isinstance(value, Tree) else self.loc(key_tok)
+            setattr(d, key, self.value(value))
+        return d
 
     # -- graphs ------------------------------------------------------------------------------
     def graph(self, t: Tree) -> Graph:

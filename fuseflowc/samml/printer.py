@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .ir import Graph, Module, Node, Permute, Stream, TensorDecl
+from .ir import Graph, Module, Node, Permute, Schedule, Stream, TensorDecl
 
 
 def print_module(m: Module) -> str:
@@ -20,6 +20,7 @@ def print_module(m: Module) -> str:
     if m.source is not None:
         out.append(f'source "{m.source}"')
     out += [print_tensor(t) for t in m.tensors]
+    out += [print_schedule(d) for d in m.schedules]
     for item in m.sequence():
         if out:
             out.append("")
@@ -33,6 +34,12 @@ def print_permute(p: Permute) -> str:
     if p.modes is not None and tuple(p.modes) != tuple(range(len(p.modes))):
         text += " modes (" + ", ".join(str(x) for x in p.modes) + ")"
     return text
+
+
+def print_schedule(d: Schedule) -> str:
+    """`schedule parallelize {graph = g, index = i, factor = 4}`."""
+    attrs = ", ".join(f"{k} = {format_value(v)}" for k, v in d.attrs().items())
+    return f"schedule {d.kind} {{{attrs}}}"
 
 
 def print_tensor(t: TensorDecl) -> str:

@@ -49,6 +49,8 @@ from typing import Any
 from ..diagnostics import DiagnosticSink, Loc, UserError
 from .ir import (ALU_SCALAR, MAX_LANES, SAME, Alu, Array, Fork, Graph, Intersect, Join, Locate, Module, Node, Permute, Repeat,
                  Root, Scan, Stream, Union, WriteLevel, WriteVals)
+from .ir import SCHEDULE_ATTRS, SCHEDULE_KINDS
+from .ir import ALU_BINARY, Reduce, Spacc1, Spacc2
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 _KIND_TEXT = {"crd": "a crd", "ref": "a ref", "val": "a val", "repsig": "a repsig"}
@@ -142,6 +144,49 @@ class _Verifier:
         for t in self.m.tensors:
             if t.role == "output" and t.name not in written_by and self.m.graphs:
                 self.sink.error(f"output tensor {t.name} is never written", t.loc)
+        self.schedules()
+
+    # -- schedule directives -----------------------------------------------------------------
+    def schedules(self) -> None:
+        """Each `schedule KIND {...}`: a known kind, its required attributes set and well typed,
+        `graph` a graph of the module that has a node of `index`, at most one directive per
+        (kind, graph, index)."""
+        seen: set[tuple] = set()
+        for d in self.m.schedules:
+            def err(msg: str, key: str | None = None) -> None:
+                self.sink.error(msg, d.attr_locs.get(key, d.loc) if key else d.loc)
+            if d.kind not in SCHEDULE_KINDS:
+                err(f"unknown schedule directive '{d.kind}'; known: {', '.join(SCHEDULE_KINDS)}")
+                continue
+            bad = False
+            for key, (type_, required) in SCHEDULE_ATTRS.items():
+                v = getattr(d, key)
+                if v is None:
+                    if required:
+                        err(f"schedule {d.kind} needs attribute '{key}'")
+                        bad = True
+                    continue
+                problem = _type_problem(v, type_, ())
+                if problem:
+                    err(f"schedule {d.kind}: attribute '{key}': {problem}", key)
+                    bad = True
+            if bad:
+                continue
+            g = self.m.graph(d.graph)
+            if g is None:
+                err(f"schedule {d.kind} names graph {d.graph}, which is not defined", "graph")
+                continue
+            names = {getattr(n, a, None) for n in g.nodes for a in ("index", "outer", "inner")}
+            if d.index not in names:
+                err(f"schedule {d.kind}: graph {d.graph} does not iterate index {d.index}",
+                    "index")
+            if d.factor > MAX_LANES:
+                err(f"schedule {d.kind}: factor {d.factor}: at most {MAX_LANES} lanes are "
+                    "supported", "factor")
+            key3 = (d.kind, d.graph, d.index)
+            if key3 in seen:
+                err(f"schedule {d.kind} of index {d.index} in graph {d.graph} is given twice")
+            seen.add(key3)
 
     # -- permute steps -----------------------------------------------------------------------
     def permute(self, p: Permute, written_by: dict, made_by: dict) -> None:
@@ -247,6 +292,8 @@ class _Verifier:
                 self.error(f"alu op {n.op} takes no constant (only the scalar ops "
                            f"{', '.join(ALU_SCALAR)} do)", self.attr_loc(n, "const"), g, n)
                 good = False
+        if good and (getattr(n, "out", None) is not None or getattr(n, "in0", None) is not None):
+            good = self._check_block_labels(g, n) and good
         if isinstance(n, (Fork, Join)) and isinstance(n.lanes, int) and n.lanes > MAX_LANES:
             self.error(f"{n.KIND} of {n.lanes} lanes: at most {MAX_LANES} are supported",
                        self.attr_loc(n, "lanes"), g, n)
@@ -519,6 +566,34 @@ class _Verifier:
                 self.sink.note("first written here", writers[key].loc)
             return
         writers[key] = n
+
+
+    def _check_block_labels(self, g, n) -> bool:
+        """Block einsum labels (docs/samml.md, Blocked tensors): `out` with every input's
+        labels; results only from input labels; only a product contracts a label; a reducer
+        only drops labels."""
+        if not isinstance(n, (Alu, Reduce, Spacc1, Spacc2)):
+            return True
+        binary = isinstance(n, Alu) and n.op in ALU_BINARY
+        need = ["in0", "out"] + (["in1"] if binary else [])
+        missing = [k for k in need if getattr(n, k, None) is None]
+        if missing:
+            self.error(f"{n.KIND} with block labels needs {', '.join(missing)} too (labels of "
+                       "every input and of the result)", n.loc, g, n)
+            return False
+        ins = set(n.in0) | (set(n.in1) if binary else set())
+        extra = [x for x in n.out if x not in ins]
+        if extra:
+            self.error(f"{n.KIND} result labels {', '.join(extra)} are in no input",
+                       self.attr_loc(n, "out"), g, n)
+            return False
+        gone = ins - set(n.out)
+        if gone and isinstance(n, Alu) and n.op not in ("mul", "bmm"):
+            self.error(f"alu op {n.op} cannot contract the labels {', '.join(sorted(gone))} "
+                       "(only mul sums over labels missing from out)", self.attr_loc(n, "out"),
+                       g, n)
+            return False
+        return True
 
 
 def _type_problem(v: Any, type_: str, choices: tuple[str, ...]) -> str | None:

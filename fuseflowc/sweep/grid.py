@@ -16,8 +16,9 @@ from ..diagnostics import UserError
 from .spec import ProgramEntry, SweepSpec
 
 # The fields of a configuration, in the order results files show them.
-CONFIG_FIELDS = ("model", "variant", "program", "inline_widened", "order", "order_region",
-                 "params", "schedule", "pipeline", "data", "data_source", "arch", "check")
+CONFIG_FIELDS = ("model", "variant", "program", "inline_widened", "free_input_order", "order",
+                 "order_region",
+                 "params", "schedule", "pipeline", "data", "data_source", "arch")
 
 
 def config_id(config: dict) -> str:
@@ -41,7 +42,8 @@ def _order_count(prog: ProgramEntry, schedule: list[str]) -> int | None:
     from ..lang.load import load_program
     try:
         p = load_program(str(prog.file), tuple(schedule))
-        fused = fuse_program(p, str(prog.file), FuseOptions(inline_widened=prog.inline_widened))
+        fused = fuse_program(p, str(prog.file), FuseOptions(inline_widened=prog.inline_widened,
+                                                               free_input_order=prog.free_input_order))
         rows = region_orders(fused, prog.order_region)
     except UserError:
         return None
@@ -65,10 +67,11 @@ def expand(spec: SweepSpec) -> list[dict]:
                     orders, spec.pipelines, spec.data, spec.arch):
                 config = {
                     "model": prog.model, "variant": prog.variant, "program": prog.path,
-                    "inline_widened": prog.inline_widened, "order": order,
+                    "inline_widened": prog.inline_widened,
+                    "free_input_order": prog.free_input_order, "order": order,
                     "order_region": prog.order_region, "params": point,
                     "schedule": schedule, "pipeline": pipeline, "data": data.name,
-                    "data_source": data.describe(), "arch": list(arch), "check": spec.check,
+                    "data_source": data.describe(), "arch": list(arch),
                 }
                 config["id"] = config_id(config)
                 if config["id"] in seen:  # e.g. the same parameter value listed twice

@@ -75,7 +75,7 @@ def render(s: dict, source: str, images: dict[str, str] | None = None) -> str:
         out.append("")
         img("normalized", "FLOPs and bytes normalized to unfused")
     else:
-        out.extend(["No model has two fusion variants with results.", ""])
+        out.extend(["No model has results for an `unfused` variant and another one.", ""])
 
     out.extend(["## Cycles against parallel factor", ""])
     if s["parallel"]:
@@ -114,8 +114,8 @@ def render(s: dict, source: str, images: dict[str, str] | None = None) -> str:
                 bits.append(f"-p {r['pipeline']}")
             if r["arch"]:
                 bits.append(r["arch"])
-            if r["inline_widened"]:
-                bits.append("inline-widened")
+            if r["flags"]:
+                bits.append(r["flags"])
             return " ".join(bits) or "-"
         out.append(table(["model", "variant", "data", "setting", "orders", "best", "median",
                           "worst", "best / worst", "median / worst", "best order"],

@@ -86,6 +86,8 @@ def parallel(rows: list[dict], path: str) -> None:
     for name, rs in lines.items():
         ax.plot([r["factor"] for r in rs], [r["cycles"] for r in rs], marker="o", label=name)
     ax.set_xscale("log", base=2)
+    from matplotlib.ticker import ScalarFormatter
+    ax.xaxis.set_major_formatter(ScalarFormatter())   # 1 2 4 8, not 2^0 2^1 ...
     ax.set_xlabel("parallel factor")
     ax.set_ylabel("cycles")
     ax.set_title("Cycles against parallel factor")

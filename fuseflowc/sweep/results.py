@@ -19,7 +19,8 @@ from ..diagnostics import UserError
 # (name, type): type is one of str, int, float, bool, json
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("id", "str"), ("model", "str"), ("variant", "str"), ("program", "str"),
-    ("inline_widened", "bool"), ("order", "int"), ("order_region", "str"),
+    ("inline_widened", "bool"), ("free_input_order", "bool"), ("order", "int"),
+    ("order_region", "str"),
     ("params", "json"), ("schedule", "json"), ("pipeline", "str"), ("data", "str"),
     ("data_source", "json"), ("arch", "json"),
     ("parallel", "str"), ("block", "str"),
@@ -65,8 +66,8 @@ def _cell(name: str, v) -> str:
 
 
 def _parse_cell(path: str, line: int, name: str, text: str):
-    if text == "":
-        return None if TYPES[name] != "str" else ""
+    if text == "":  # CSV cannot tell an empty text from a missing one: both read as None
+        return None
     t = TYPES[name]
     try:
         if t == "json":
@@ -89,17 +90,20 @@ def format_row(kind: str, row: dict) -> str:
     row = normalize_row(row)
     if kind == "jsonl":
         return json.dumps(row, separators=(", ", ": ")) + "\n"
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerow([_cell(n, row[n]) for n in NAMES])
-    return buf.getvalue()
+    return _csv_line([_cell(n, row[n]) for n in NAMES])
+
+
+def _csv_line(cells: list[str]) -> str:
+    # csv.writer leaves a lone \r unquoted when the line terminator is \n; quote it ourselves
+    def q(c: str) -> str:
+        return '"' + c.replace('"', '""') + '"' if any(ch in c for ch in ',"\r\n') else c
+    return ",".join(q(c) for c in cells) + "\n"
 
 
 def header(kind: str) -> str:
     """The first line of a new file (CSV only)."""
     if kind == "csv":
-        buf = io.StringIO()
-        csv.writer(buf, lineterminator="\n").writerow(NAMES)
-        return buf.getvalue()
+        return _csv_line(list(NAMES))
     return ""
 
 
@@ -107,16 +111,17 @@ def read_rows(path: str) -> list[dict]:
     """Every row of a results file, typed (see COLUMNS); unknown extra columns are kept."""
     kind = results_kind(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(path, encoding="utf-8", newline="") as f:  # keep \r inside CSV cells
+            text = f.read()
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as e:
         raise UserError(f"{path}: cannot read: {e}") from None
     rows: list[dict] = []
-    lines = [(k + 1, ln) for k, ln in enumerate(text.split("\n"))
-             if ln.strip() and not ln.lstrip().startswith("#")]
     if kind == "jsonl":
-        for n, ln in lines:
+        for n, ln in enumerate(text.split("\n"), 1):
+            if not ln.strip() or ln.lstrip().startswith("#"):
+                continue
             try:
                 row = json.loads(ln)
             except json.JSONDecodeError as e:
@@ -125,24 +130,28 @@ def read_rows(path: str) -> list[dict]:
                 raise UserError(f"{path}:{n}: a row is a JSON object with an id")
             rows.append({**normalize_row(row), **row})
         return rows
-    if not lines:
-        return rows
-    reader = csv.reader([ln for _, ln in lines])
+    reader = csv.reader(io.StringIO(text, newline=""))
+    head = None
     try:
-        table = list(reader)
+        for cells in reader:
+            n = reader.line_num
+            if not cells or (len(cells) == 1 and not cells[0].strip()) or \
+                    cells[0].lstrip().startswith("#"):
+                continue
+            if head is None:
+                head = cells
+                if "id" not in head:
+                    raise UserError(f"{path}:{n}: the first row must be the header (with an "
+                                    f"id column)")
+                continue
+            if len(cells) != len(head):
+                raise UserError(f"{path}:{n}: {len(cells)} cells, but the header has "
+                                f"{len(head)}")
+            row = {name: _parse_cell(path, n, name, v) if name in TYPES else v
+                   for name, v in zip(head, cells)}
+            rows.append({**normalize_row(row), **row})
     except csv.Error as e:
-        raise UserError(f"{path}: malformed CSV: {e}") from None
-    head = table[0]
-    if "id" not in head:
-        raise UserError(f"{path}:{lines[0][0]}: the first row must be the header (with an id "
-                        f"column)")
-    for (n, _), cells in zip(lines[1:], table[1:]):
-        if len(cells) != len(head):
-            raise UserError(f"{path}:{n}: {len(cells)} cells, but the header has {len(head)}")
-        row = {}
-        for name, text in zip(head, cells):
-            row[name] = _parse_cell(path, n, name, text) if name in TYPES else text
-        rows.append({**normalize_row(row), **row})
+        raise UserError(f"{path}:{reader.line_num}: malformed CSV: {e}") from None
     return rows
 
 
@@ -155,17 +164,25 @@ class ResultsWriter:
         self.kind = results_kind(path)
         p = Path(path)
         parent = p.parent if str(p.parent) else Path(".")
-        if not parent.is_dir():
-            raise UserError(f"{path}: directory {parent} does not exist")
+        try:  # e.g. results/ in a fresh clone
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise UserError(f"{path}: cannot create directory {parent}: {e.strerror}") from None
+        if p.is_dir():
+            raise UserError(f"{path}: is a directory, expected a results file")
         fresh = not p.exists() or p.stat().st_size == 0
         if not fresh:
             self._repair_tail(p)
             if self.kind == "csv":
-                first = p.read_text(encoding="utf-8").split("\n", 1)[0]
+                lines = p.read_text(encoding="utf-8").split("\n")
+                first = next((x for x in lines if x.strip() and not x.startswith("#")), "")
                 if next(csv.reader([first]), []) != list(NAMES):
                     raise UserError(f"{path}: its header is not the one this version writes; "
                                     f"write the results to a new file")
-        self.f = open(p, "a", encoding="utf-8", newline="")
+        try:
+            self.f = open(p, "a", encoding="utf-8", newline="")
+        except OSError as e:
+            raise UserError(f"{path}: cannot write: {e.strerror}") from None
         if fresh:
             self._write(header(self.kind))
 

@@ -6,6 +6,8 @@ rows in grid order.
 from __future__ import annotations
 
 import json
+import os
+import re
 import sys
 import tempfile
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -27,17 +29,24 @@ class SweepSummary:
     skipped: int = 0                                # already in the results file
     counts: dict = field(default_factory=dict)      # status -> rows written now
     failed: list = field(default_factory=list)      # rows with status error/timeout
+    unapplied: int = 0     # rows whose parallelize directives no `schedule` pass applied
 
     def add(self, row: dict) -> None:
         self.counts[row["status"]] = self.counts.get(row["status"], 0) + 1
         if row["status"] in ("error", "timeout"):
             self.failed.append(row)
+        if row.get("parallel") and not re.search(r"(^|,)\s*schedule\b", row["pipeline"] or ""):
+            self.unapplied += 1
 
     def text(self, results: str) -> str:
         """The closing lines on stderr (no wall times: the same sweep prints the same)."""
         parts = [f"{self.counts.get(s, 0)} {s}" for s in ("ok", "error", "timeout", "pruned")
                  if self.counts.get(s)]
         lines = [f"{describe(r)}: {r['status']}: {r['error']}" for r in self.failed]
+        if self.unapplied:
+            lines.append(f"note: {self.unapplied} configuration(s) parallelize in their schedule "
+                         f"but their pipeline has no `schedule` pass, so the directives were not "
+                         f"applied (add pipelines = [\"schedule\"]; see docs/opt.md)")
         lines.append(f"sweep: {self.total} configurations: " + (", ".join(parts) or "none run")
                      + f"; {self.skipped} already in {results}")
         return "\n".join(lines)
@@ -48,6 +57,8 @@ def describe(config: dict) -> str:
     bits = [config["id"], f"{config['model']}/{config['variant']}"]
     if config.get("inline_widened"):
         bits.append("inline-widened")
+    if config.get("free_input_order"):
+        bits.append("free-input-order")
     bits.append(f"order {config['order']}")
     if config.get("params"):
         bits.append(" ".join(f"{k}={v}" for k, v in sorted(config["params"].items())))
@@ -60,7 +71,9 @@ def describe(config: dict) -> str:
 
 
 def _context(spec: SweepSpec, cache: str, timeout: float | None, estimate_only=False) -> dict:
-    return {"base": str(Path(spec.path).parent.resolve()), "data_cache": cache,
+    # paths as the user wrote them (relative to the current directory), so that error texts
+    # in rows are the same wherever the repository lives
+    return {"base": os.path.dirname(spec.path) or ".", "data_cache": cache,
             "check": spec.check, "timeout": timeout if timeout is not None else spec.timeout,
             "max_cycles": spec.max_cycles, "flops_per_cycle": spec.flops_per_cycle,
             "estimate_only": estimate_only}
@@ -173,24 +186,28 @@ def run_sweep(spec: SweepSpec, results: str, jobs: int = 1, prune: float | None 
             raise UserError("--prune needs the estimator (fuseflowc.estimate), which this "
                             "installation lacks") from None
     writer = ResultsWriter(results)
-    pool = _Pool(jobs)
-    interrupted = True
     try:
-        with tempfile.TemporaryDirectory(prefix="fuseflowc-sweep-") as cache:
-            if prune is not None and todo:
-                todo = _prune_phase(spec, todo, done_rows, prune, pool, cache, timeout, writer,
-                                    summary)
-            progress = _Progress(len(todo), "sweep")
+        # the workers must be gone before the data cache is removed: stop them inside the block
+        with tempfile.TemporaryDirectory(prefix="fuseflowc-sweep-",
+                                         ignore_cleanup_errors=True) as cache:
+            pool = _Pool(jobs)
+            finished = False
             try:
-                for row in pool.rows(todo, _context(spec, cache, timeout)):
-                    writer.append(row)
-                    summary.add(row)
-                    progress.step(row)
+                if prune is not None and todo:
+                    todo = _prune_phase(spec, todo, done_rows, prune, pool, cache, timeout,
+                                        writer, summary)
+                progress = _Progress(len(todo), "sweep")
+                try:
+                    for row in pool.rows(todo, _context(spec, cache, timeout)):
+                        writer.append(row)
+                        summary.add(row)
+                        progress.step(row)
+                finally:
+                    progress.close()
+                finished = True
             finally:
-                progress.close()
-        interrupted = False
+                pool.close(kill=not finished)
     finally:
-        pool.close(kill=interrupted)
         writer.close()
     rewrite_sorted(results, [c["id"] for c in configs])
     return summary

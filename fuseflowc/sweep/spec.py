@@ -5,6 +5,7 @@
     model = "gcn"                      # default: the file name up to its last '_'
     variant = "full"                   # default: the file name after its last '_'
     inline_widened = true              # fuse --inline-widened (default false)
+    free_input_order = false           # fuse --free-input-order (default false)
 
     orders = [0, 1]                    # dataflow order indices, or "all" (up to max_orders)
     schedule = ["parallelize Y: i by {factor}"]   # --schedule directive templates
@@ -34,8 +35,8 @@ from ..files import read_source
 # keys a spec may hold at the top level, and in one [[programs]] / [[data]] entry
 TOP_KEYS = ("programs", "orders", "max_orders", "order_region", "schedule", "params",
             "pipelines", "data", "arch", "check", "timeout", "max_cycles", "flops_per_cycle")
-PROGRAM_KEYS = ("path", "model", "variant", "inline_widened", "orders", "order_region",
-                "schedule", "params")
+PROGRAM_KEYS = ("path", "model", "variant", "inline_widened", "free_input_order", "orders",
+                "order_region", "schedule", "params")
 DATA_KEYS = ("name", "dir", "graph", "normalize", "sizes", "density", "seed",
              "graph_tensor", "feature_tensor")
 NORMALIZATIONS = ("gcn", "mean", "none")
@@ -51,6 +52,7 @@ class ProgramEntry:
     model: str
     variant: str
     inline_widened: bool = False
+    free_input_order: bool = False
     orders: list[int] | str = field(default_factory=lambda: [0])
     order_region: str | None = None
     schedule: list[str] = field(default_factory=list)
@@ -105,8 +107,12 @@ def read_spec_table(path: str) -> tuple[dict, Source]:
         except tomllib.TOMLDecodeError as e:
             msg = str(e)
             m = _TOML_POS.search(msg)
-            text = _TOML_POS.sub("", msg).strip()
+            text = _TOML_POS.sub("", msg).replace("(at end of document)", "").strip()
             loc = Loc(src, int(m.group(1)), int(m.group(2))) if m else None
+            if loc is None and "end of document" in msg:
+                lines = src.text.rstrip("\n").split("\n")
+                loc = Loc(src, len(lines), len(lines[-1]) + 1)
+                text += " (at the end of the file)"
             if loc is None:
                 raise UserError(f"{path}: invalid TOML: {text}") from None
             raise UserError(f"invalid TOML: {text}", loc) from None
@@ -246,25 +252,30 @@ def _program(keys: _Keys, k: int, v, base: Path, defaults: dict) -> ProgramEntry
     keys.unknown(v, PROGRAM_KEYS, f"{where}.")
     if not isinstance(v.get("path"), str) or not v["path"]:
         raise keys.error(f"{where}.path", "every program needs a path (a .ff file)")
-    file = base / v["path"]
-    if not file.is_file():
-        raise keys.error(f"{where}.path", f"{v['path']}: no such file (relative to the spec "
-                                          f"file's directory {base})")
     model, variant = _split_name(Path(v["path"]).stem)
     for key in ("model", "variant", "order_region"):
         if key in v and not isinstance(v[key], str):
             raise keys.error(f"{where}.{key}", "expected a string")
-    if "inline_widened" in v and not isinstance(v["inline_widened"], bool):
-        raise keys.error(f"{where}.inline_widened", "expected true or false")
+    for key in ("inline_widened", "free_input_order"):
+        if key in v and not isinstance(v[key], bool):
+            raise keys.error(f"{where}.{key}", "expected true or false")
     params = _params(keys, f"{where}.params", v["params"]) if "params" in v \
         else defaults["params"]
     schedule = _str_list(keys, f"{where}.schedule", v["schedule"]) if "schedule" in v \
         else defaults["schedule"]
     _check_templates(keys, f"{where}.schedule" if "schedule" in v else "schedule", schedule,
                      params)
+    # only the parameters this program's templates use are swept for it (no duplicate runs)
+    used = {f for t in schedule for f in template_fields(t)}
+    params = {k: vals for k, vals in params.items() if k in used}
+    file = base / v["path"]
+    if not file.is_file():
+        raise keys.error(f"{where}.path", f"{v['path']}: no such file (relative to the spec "
+                                          f"file's directory {base})")
     return ProgramEntry(
         path=v["path"], file=file, model=v.get("model", model),
         variant=v.get("variant", variant), inline_widened=v.get("inline_widened", False),
+        free_input_order=v.get("free_input_order", False),
         orders=_orders(keys, f"{where}.orders", v["orders"]) if "orders" in v
         else defaults["orders"],
         order_region=v.get("order_region", defaults["order_region"]),
@@ -369,36 +380,7 @@ def parse_spec(path: str) -> SweepSpec:
     }
     if defaults["order_region"] is not None and not isinstance(defaults["order_region"], str):
         raise keys.error("order_region", "expected a region name")
-    progs = table.get("programs")
-    if isinstance(progs, str):
-        progs = [progs]
-    if not isinstance(progs, list) or not progs:
-        raise keys.error("programs", "a spec needs programs: a list of .ff paths or of "
-                                     "[[programs]] tables") if "programs" in table else \
-            UserError(f"{path}: programs: missing; a spec needs at least one program "
-                      f"(programs = [\"prog.ff\"] or a [[programs]] table)")
-    programs = [_program(keys, k, v, base, defaults) for k, v in enumerate(progs)]
-    seen: dict[tuple, int] = {}
-    for k, p in enumerate(programs):
-        key = (p.model, p.variant, p.inline_widened)
-        if key in seen:
-            raise keys.error(f"programs[{k}]", f"model {p.model} variant {p.variant} appears "
-                                               f"twice (programs[{seen[key]}]); give one a "
-                                               f"distinct variant name")
-        seen[key] = k
-    data = table.get("data")
-    if data is None:
-        raise UserError(f"{path}: data: missing; a spec needs at least one data set "
-                        f"([[data]] with dir = ..., or graph/sizes/density/seed)")
-    if isinstance(data, dict):
-        data = [data]
-    if not isinstance(data, list) or not data:
-        raise keys.error("data", "expected a non-empty list of data sets")
-    datasets = [_data(keys, k, v, base) for k, v in enumerate(data)]
-    names = [d.name for d in datasets]
-    for n in names:
-        if names.count(n) > 1:
-            raise keys.error("data", f"two data sets are named '{n}'; give each a distinct name")
+    _check_templates(keys, "schedule", defaults["schedule"], params)
     pipelines = _str_list(keys, "pipelines", table.get("pipelines", [""]))
     if not pipelines:
         raise keys.error("pipelines", "expected at least one pipeline ('' runs no pass)")
@@ -407,9 +389,13 @@ def parse_spec(path: str) -> SweepSpec:
         try:
             parse_pipeline(p)
         except PipelineError as e:
-            raise keys.error("pipelines", str(e)) from None
+            # one line: the list of passes that may follow grows with every new pass
+            first = str(e).split("\n")[0].removesuffix("; the passes are:")
+            if first != str(e):
+                first += " (`fuseflowc opt --list-passes` lists them)"
+            raise keys.error("pipelines", first) from None
     arch = _arch(keys, table["arch"]) if "arch" in table else [[]]
-    spec = SweepSpec(path, programs, datasets, pipelines, arch)
+    spec = SweepSpec(path, [], [], pipelines, arch)
     if "max_orders" in table:
         if not _is_int(table["max_orders"]) or table["max_orders"] < 1:
             raise keys.error("max_orders", "expected a positive integer")
@@ -424,6 +410,39 @@ def parse_spec(path: str) -> SweepSpec:
             good = _is_int(v) if kind is int else \
                 (isinstance(v, (int, float)) and not isinstance(v, bool))
             if not good or v <= 0:
-                raise keys.error(key, f"expected a positive {'integer' if kind is int else 'number'}")
+                what = "integer" if kind is int else "number"
+                raise keys.error(key, f"expected a positive {what}")
             setattr(spec, key, kind(v))
+    progs = table.get("programs")
+    if isinstance(progs, str):
+        progs = [progs]
+    if progs is None:
+        raise UserError(f"{path}: programs: missing; a spec needs at least one program "
+                        f"(programs = [\"prog.ff\"] or a [[programs]] table)")
+    if not isinstance(progs, list) or not progs:
+        raise keys.error("programs", "a spec needs programs: a list of .ff paths or of "
+                                     "[[programs]] tables")
+    programs = spec.programs = [_program(keys, k, v, base, defaults)
+                                for k, v in enumerate(progs)]
+    seen: dict[tuple, int] = {}
+    for k, p in enumerate(programs):
+        key = (p.model, p.variant)
+        if key in seen:
+            raise keys.error(f"programs[{k}]", f"model {p.model} variant {p.variant} appears "
+                                               f"twice (programs[{seen[key]}]); give one a "
+                                               f"distinct variant name")
+        seen[key] = k
+    data = table.get("data")
+    if data is None:
+        raise UserError(f"{path}: data: missing; a spec needs at least one data set "
+                        f"([[data]] with dir = ..., or graph/sizes/density/seed)")
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list) or not data:
+        raise keys.error("data", "expected a non-empty list of data sets")
+    datasets = spec.data = [_data(keys, k, v, base) for k, v in enumerate(data)]
+    names = [d.name for d in datasets]
+    for n in names:
+        if names.count(n) > 1:
+            raise keys.error("data", f"two data sets are named '{n}'; give each a distinct name")
     return spec

@@ -3,8 +3,8 @@ comparison, parallel-factor and block-size scaling, the spread over dataflow ord
 estimator's error. Only rows with status ok (simulated, check passed or skipped) count.
 
 Choices (documented in docs/sweep.md):
-- fusion: per model, data set and arch, each variant's best (fewest cycles) configuration;
-  speedup, FLOPs and bytes relative to the variant named `unfused`;
+- fusion: per model, data set and arch that have a variant named `unfused`, each variant's
+  best (fewest cycles) configuration; speedup, FLOPs and bytes relative to unfused;
 - parallel: rows whose program is parallelized, grouped by what is parallelized (the site,
   e.g. `Y:i`), best cycles per total factor; baseline = the best unparallelized row of the
   same model, variant and data set (else the smallest factor);
@@ -22,6 +22,7 @@ import math
 import statistics
 
 VARIANT_RANK = {"unfused": 0, "partial": 1, "full": 2}
+_STATUS_RANK = {"ok": 0, "error": 1, "timeout": 2, "pruned": 3}
 
 
 def _variant_key(v: str) -> tuple:
@@ -55,17 +56,17 @@ def fusion_table(rows: list[dict]) -> list[dict]:
     for (model, data, arch) in sorted(groups):
         g = groups[(model, data, arch)]
         by_var = _group(g, lambda r: r["variant"])
-        if len(by_var) < 2:
+        if len(by_var) < 2 or "unfused" not in by_var:
             continue
-        base = _best(by_var["unfused"]) if "unfused" in by_var else None
+        base = _best(by_var["unfused"])
         for v in sorted(by_var, key=_variant_key):
             b = _best(by_var[v])
             out.append({
                 "model": model, "data": data, "arch": arch, "variant": v, "id": b["id"],
                 "cycles": b["cycles"], "flops": b["flops"], "bytes": b["bytes"],
-                "speedup": _ratio(base["cycles"], b["cycles"]) if base else None,
-                "flops_norm": _ratio(b["flops"], base["flops"]) if base else None,
-                "bytes_norm": _ratio(b["bytes"], base["bytes"]) if base else None,
+                "speedup": _ratio(base["cycles"], b["cycles"]),
+                "flops_norm": _ratio(b["flops"], base["flops"]),
+                "bytes_norm": _ratio(b["bytes"], base["bytes"]),
             })
     return out
 
@@ -135,7 +136,10 @@ def order_table(rows: list[dict]) -> list[dict]:
     """The spread over order indices of configurations otherwise equal (at least two
     orders): best, worst, median cycles and those normalized to the worst."""
     def key(r):
-        return (r["model"], r["variant"], bool(r["inline_widened"]), r["data"],
+        flags = " ".join(f for f, on in (("inline-widened", r["inline_widened"]),
+                                         ("free-input-order", r.get("free_input_order")))
+                         if on)
+        return (r["model"], r["variant"], flags, r["data"],
                 json.dumps(r["params"], sort_keys=True), r["pipeline"] or "",
                 _arch_label(r["arch"]), r["order_region"] or "")
     out = []
@@ -148,7 +152,7 @@ def order_table(rows: list[dict]) -> list[dict]:
         worst, best = max(cycles), min(cycles)
         med = statistics.median(cycles)
         out.append({
-            "model": k[0], "variant": k[1], "inline_widened": k[2], "data": k[3],
+            "model": k[0], "variant": k[1], "flags": k[2], "data": k[3],
             "params": json.loads(k[4]), "pipeline": k[5], "arch": k[6], "region": k[7],
             "orders": len(cycles), "best": best, "worst": worst, "median": med,
             "best_norm": _ratio(best, worst), "median_norm": _ratio(med, worst),
@@ -193,7 +197,8 @@ def summarize(rows: list[dict]) -> dict:
                "order": r["order"], "data": r["data"], "status": r["status"],
                "error": r["error"]} for r in rows if r["status"] in ("error", "timeout")]
     return {
-        "rows": len(rows), "status": dict(sorted(status.items())),
+        "rows": len(rows),
+        "status": {k: status[k] for k in sorted(status, key=lambda k: (_STATUS_RANK.get(k, 9), k))},
         "fusion": fusion_table(ok), "parallel": parallel_table(ok), "block": block_table(ok),
         "orders": order_table(ok), "estimator": estimator_table(ok), "failed": failed,
     }

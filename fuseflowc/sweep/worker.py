@@ -47,12 +47,18 @@ def deadline(seconds: float | None):
 
 
 def worker_init() -> None:
-    """Pool initializer: Ctrl-C is the parent's business (it stops the workers itself)."""
+    """Pool initializer: Ctrl-C is the parent's business (it stops the workers itself); the
+    stages are imported once here, so a --timeout does not count a worker's start-up."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import fuseflowc.fuse.algorithm  # noqa: F401
+    import fuseflowc.lang.load  # noqa: F401
+    import fuseflowc.lower.driver  # noqa: F401
+    import fuseflowc.reference.evaluate  # noqa: F401
+    import sim.build  # noqa: F401
 
 
 def _first_line(e: UserError) -> str:
-    return e.format().split("\n", 1)[0].removeprefix("fuseflowc: ")
+    return e.format().split("\n", 1)[0].removeprefix("fuseflowc: ").removeprefix("error: ")
 
 
 def schedule_facts(program) -> tuple[str, str]:
@@ -82,10 +88,14 @@ def data_dir_for(config: dict, program, ctx: dict) -> Path:
     target = cache / key
     if target.is_dir():
         return target
-    sizes = parse_sizes(program, [f"{k}={v}" for k, v in src.get("sizes", {}).items()])
+    # a data set serves every program of the grid: sizes of dims and densities of inputs a
+    # program does not have are for the other programs
+    dims = {d.name for d in program.dims}
+    sizes = parse_sizes(program, [f"{k}={v}" for k, v in src.get("sizes", {}).items()
+                                  if k in dims])
     dens = src.get("density")
     items = [] if dens is None else [str(dens)] if not isinstance(dens, dict) else \
-        [f"{k}={v}" for k, v in dens.items()]
+        [f"{k}={v}" for k, v in dens.items() if k in set(program.inputs)]
     graph = src.get("graph")
     if graph is not None and graph != "karate":
         graph = str(base / graph)
@@ -105,18 +115,21 @@ def estimate_cost(module, data_dir: Path, arch, flops_per_cycle: float
                   ) -> tuple[float, float, float] | None:
     """(FLOPs, bytes, cycles) estimated without simulating, or None without the estimator.
 
-    cycles is a roofline: max(bytes / memory.bandwidth, FLOPs / flops_per_cycle), the time
-    the off-chip traffic needs at the arch's bandwidth or the arithmetic needs at the spec's
-    `flops_per_cycle`, whichever is longer (the estimator knows no pipeline stalls, so this is
-    a lower bound used only to rank configurations for --prune)."""
+    cycles is a roofline per kernel, summed over the kernels (they run one after another):
+    max(bytes / memory.bandwidth, FLOPs / flops_per_cycle), the time a kernel's off-chip
+    traffic needs at the arch's bandwidth or its arithmetic at the spec's `flops_per_cycle`,
+    whichever is longer. It knows no pipeline stalls or latencies: a lower bound, used only to
+    rank configurations for --prune."""
     try:
         from fuseflowc.estimate import DataStats, estimate_module
     except ImportError:
         return None
-    stats = DataStats.from_dir(data_dir, module)
+    stats = DataStats.from_dir(data_dir, module, arch.element_bytes)
     est = estimate_module(module, stats)
-    flops, nbytes = float(est.total.flops), float(est.total.bytes)
-    return flops, nbytes, max(nbytes / arch.bandwidth, flops / flops_per_cycle)
+    kernels = list(est.kernels.values()) or [est.total]
+    cycles = sum(max(float(k.bytes) / arch.bandwidth, float(k.flops) / flops_per_cycle)
+                 for k in kernels)
+    return float(est.total.flops), float(est.total.bytes), cycles
 
 
 def run_config(config: dict, ctx: dict) -> dict:
@@ -150,12 +163,13 @@ def _run(config: dict, ctx: dict, row: dict, stage: list) -> None:
     from ..samml.verify import verify
     from sim.arch import Arch
 
-    path = str(Path(ctx["base"]) / config["program"])
+    path = os.path.normpath(os.path.join(ctx["base"], config["program"]))
     program = load_program(path, tuple(config["schedule"]))
     row["parallel"], row["block"] = schedule_facts(program)
     stage[0] = "fuse"
-    fused = fuse_program(program, path, FuseOptions(config["order"], config["order_region"],
-                                                    config["inline_widened"]))
+    fused = fuse_program(program, path, FuseOptions(
+        config["order"], config["order_region"], config["inline_widened"],
+        config.get("free_input_order", False)))
     stage[0] = "lower"
     module, _ = lower_fused(fused, path)
     verify(module)

@@ -1,0 +1,217 @@
+"""`parallelize{index=i,factor=F}`: split a graph's stream at index `i` across F lanes.
+
+The paper's stream parallelizer and serializer (Sec. 7): the elements of `i` are dealt
+round-robin to F lanes by `fork`, the part of the graph that iterates `i` is copied once per lane
+(each copy gets a `lane` attribute), and the lanes are gathered back in the original order by
+`join` before anything that must see the whole stream.
+
+Which nodes are copied per lane (*laned*): every node that defines a stream iterating `i` (its
+context, see `contexts`, contains `i`), except
+
+- the nodes that make the `i` level itself: scanners and joiners (intersect/union/locate) of
+  index `i`.
+  They stay serial so that every tensor's `i` coordinates are co-iterated before they are dealt
+  out; their outputs are forked, so all lanes see aligned units;
+- writers and roots;
+- nodes that would see a lane's subset of `i` where they need all of it: a reducer or sparse
+  accumulator over `i` (its output no longer iterates `i`), a sparse accumulator whose reduced
+  index encloses `i` (it would merge different lanes' fibers) or whose output levels include
+  `i` (an `i` element with nothing accumulated would vanish from its lane), a `crddrop` at the
+  `i` level (dropping a unit would break the round-robin);
+- existing forks and joins whose units do not contain whole `i` elements.
+
+Serial nodes read a laned stream through one `join` (made once per stream), laned nodes read a
+serial stream that iterates `i` through one `fork` (made once per stream), both at the stop depth
+of `i` in that stream, so every lane's units are whole `i` elements, dealt and gathered in the
+same order everywhere (forks and joins restart their lane counter at every enclosing stop).
+Serial streams that do not iterate `i` (a root, a value reduced over `i`) are read by every lane
+as they are (fan-out).
+
+Reductions over the parallelized index: the lanes are joined *before* the reducer, which then
+sums in the serial order, so results are bit-for-bit those of the serial graph (combining
+per-lane partial sums would reorder floating-point additions).
+
+Nested parallelism: a second `parallelize` of another index copies each lane's nodes again;
+a copy of a node of lane a in lane b gets lane a * F + b, so `i` by 4 then `j` by 4 gives
+lanes 0..15.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..diagnostics import UserError
+from ..samml import ir
+from .base import ModulePass, register
+from .contexts import Context, depth, iterated_indices, stream_contexts
+from .pipeline import PipelineError
+
+
+@register
+@dataclass(frozen=True)
+class Parallelize(ModulePass):
+    """Split the stream at `index` over `factor` lanes: fork, a copy per lane, join."""
+
+    name: ClassVar[str] = "parallelize"
+    index: str = ""
+    factor: int = 2
+    graph: str = ""
+
+    def __post_init__(self) -> None:
+        if self.factor < 1:
+            raise PipelineError(f"pass parallelize: option factor must be >= 1, "
+                                f"got {self.factor}")
+        if not self.index:
+            raise PipelineError("pass parallelize: option index is required "
+                                "(e.g. parallelize{index=i,factor=4})")
+
+    def apply(self, module: ir.Module) -> None:
+        done = targets(module, self.index, self.graph, self.spelling())
+        for g, index in done:
+            parallelize_graph(g, index, self.factor)
+        # This pass replaces the module's schedule directives for the same index.
+        module.schedules = [d for d in module.schedules
+                            if d.kind != "parallelize" or (d.graph, d.index) not in
+                            {(g.name, index) for g, index in done}]
+
+
+def targets(module: ir.Module, index: str, graph: str, spelling: str
+            ) -> list[tuple[ir.Graph, str]]:
+    """The (graph, index name in that graph) pairs `parallelize{index, graph}` applies to.
+
+    `index` is a name some graph iterates, or a name the program used for it (a statement-local
+    name recorded by a `schedule parallelize` directive's `local`) when that resolves to one
+    index per graph. `graph` empty: every graph that iterates it. Raises UserError naming the
+    pass and the option when nothing matches."""
+    graphs = module.graphs
+    if graph:
+        g = module.graph(graph)
+        if g is None:
+            known = ", ".join(x.name for x in graphs) or "none"
+            raise UserError(f"pass {spelling}: option graph: no graph named {graph} "
+                            f"(graphs: {known})")
+        graphs = [g]
+    out = []
+    for g in graphs:
+        iterated = iterated_indices(g)
+        if index in iterated:
+            out.append((g, index))
+            continue
+        aliases = sorted({d.index for d in getattr(module, "schedules", [])
+                          if d.graph == g.name and d.local == index and d.index in iterated})
+        if len(aliases) == 1:
+            out.append((g, aliases[0]))
+        elif len(aliases) > 1:
+            raise UserError(f"pass {spelling}: option index: {index} is ambiguous in graph "
+                            f"{g.name} (it names {', '.join(aliases)})")
+    if not out:
+        where = f"graph {graph}" if graph else "no graph"
+        lines = [f"  {g.name}: {', '.join(iterated_indices(g)) or 'none'}" for g in graphs]
+        if graph:
+            msg = f"{where} does not iterate index {index}"
+        else:
+            msg = f"{where} iterates index {index}"
+        raise UserError(f"pass {spelling}: option index: {msg}; the indices iterated are:\n"
+                        + "\n".join(lines))
+    return out
+
+
+def _serial(n: ir.Node, ctx: dict[ir.Stream, Context], index: str) -> bool:
+    """True when `n` stays one node (see the module docstring for why)."""
+    if isinstance(n, (ir.Root, ir.WriteLevel, ir.WriteVals)):
+        return True
+    if isinstance(n, (ir.Scan, ir.Intersect, ir.Union, ir.Locate)) and n.index == index:
+        return True
+    outs = [ctx[s] for s in n.outputs]
+    if not outs or not any(index in c for c in outs):
+        return True
+    ins = [ctx.get(s, ()) for s in n.inputs]
+    if isinstance(n, (ir.Spacc1, ir.Spacc2)):
+        c = max(ins, key=len, default=())
+        if n.index in c and index in c[c.index(n.index) + 1:]:
+            return True
+        # The levels it builds hold a point only when something accumulated there: one `index`
+        # element could vanish from a lane (a crdhold-fed accumulator keyed on `index`).
+        built = 1 if isinstance(n, ir.Spacc1) else 2
+        if any(index in o[-built:] for o in outs):
+            return True
+    if isinstance(n, ir.CrdDrop):
+        if any(c and c[-1] == index for c in ins):
+            return True
+    if isinstance(n, (ir.Fork, ir.Join)):
+        c = ins[0] if ins else ()
+        return index not in c or depth(c, index) <= (n.level or 0)
+    return type(n) not in _LANED_KINDS
+
+
+#: Kinds known to keep whole units of an enclosing index intact (others stay serial: safe).
+_LANED_KINDS = (ir.Scan, ir.Repsig, ir.Repeat, ir.Intersect, ir.Union, ir.Locate, ir.Array, ir.Alu,
+                ir.Reduce, ir.Spacc1, ir.Spacc2, ir.CrdDrop, ir.CrdHold, ir.Fork, ir.Join)
+
+
+def parallelize_graph(g: ir.Graph, index: str, factor: int) -> None:
+    """Rewrite `g` in place: the nodes iterating `index` run in `factor` lanes (see the module
+    docstring). factor 1 leaves `g` unchanged."""
+    if factor <= 1:
+        return
+    ctx = stream_contexts(g)
+    laned: dict[ir.Stream, list[ir.Stream]] = {}
+    forks: dict[ir.Stream, list[ir.Stream]] = {}
+    joins: dict[ir.Stream, ir.Stream] = {}
+    nodes: list[ir.Node] = []
+
+    def add(node: ir.Node, inputs: list[ir.Stream]) -> list[ir.Stream]:
+        node.inputs = list(inputs)
+        kinds = node.output_kinds([s.kind for s in inputs])
+        node.outputs = [ir.Stream(k, node, i) for i, k in enumerate(kinds)]
+        nodes.append(node)
+        return node.outputs
+
+    def level(s: ir.Stream) -> int:
+        if s.kind == "repsig" and depth(ctx[s], index) > 0:
+            # A repeat signal has one stop kind: it cannot be split below its innermost level.
+            raise UserError(f"pass parallelize: cannot split a repeat signal at index {index} "
+                            f"(it iterates {', '.join(ctx[s])})")
+        return depth(ctx[s], index)
+
+    def lane_of(s: ir.Stream) -> int | None:
+        return s.producer.lane if s.producer is not None else None
+
+    def fork(s: ir.Stream) -> list[ir.Stream]:
+        if s not in forks:
+            forks[s] = add(ir.Fork(lanes=factor, level=level(s), lane=lane_of(s)), [s])
+        return forks[s]
+
+    def join(s: ir.Stream) -> ir.Stream:
+        if s not in joins:
+            copies = laned[s]
+            joins[s] = add(ir.Join(lanes=factor, level=level(s), lane=lane_of(s)), copies)[0]
+        return joins[s]
+
+    for n in g.topo_order():
+        if _serial(n, ctx, index):
+            n.inputs = [join(s) if s in laned else s for s in n.inputs]
+            nodes.append(n)
+            continue
+        copies: list[list[ir.Stream]] = []
+        for lane in range(factor):
+            c = dataclasses.replace(n, lane=lane if n.lane is None else n.lane * factor + lane)
+            c.loc = n.loc
+            if isinstance(c, ir.Union):
+                c.required = list(n.required)
+            ins = []
+            for s in n.inputs:
+                if s in laned:
+                    ins.append(laned[s][lane])
+                elif index in ctx.get(s, ()):
+                    ins.append(fork(s)[lane])
+                else:
+                    ins.append(s)
+            copies.append(add(c, ins))
+        for k, s in enumerate(n.outputs):
+            laned[s] = [outs[k] for outs in copies]
+            for outs in copies:
+                ctx[outs[k]] = ctx[s]
+    g.nodes = nodes
