@@ -28,7 +28,7 @@ def load_text(text: str, schedule: tuple[str, ...] = (), name: str = "<test>"):
 
 
 def fused_module(program, order_index: int | None = None, region: str | None = None,
-                 inline_widened: bool = False):
+                 inline_widened: bool = False, share: bool = False):
     """`fuse` (order K of every region, or of one) then lower, as the pipeline does; the fused
     IR is printed and parsed back on the way."""
     from fuseflowc.fuse.algorithm import FuseOptions, fuse_program
@@ -36,18 +36,18 @@ def fused_module(program, order_index: int | None = None, region: str | None = N
     from fuseflowc.fuse.printer import fused_str
     from fuseflowc.lower.driver import lower_fused
     fp = fuse_program(program, None, FuseOptions(order_index=order_index, region=region,
-                                                 inline_widened=inline_widened))
+                                                 inline_widened=inline_widened, share=share))
     fp = parse_fused(Source("<fused>", fused_str(fp)))
     return lower_fused(fp)[0]
 
 
 def run_both(program, sizes: dict[str, int], seed: int = 0, density=None,
              inputs: dict | None = None, order_index=None, region=None,
-             inline_widened: bool = False):
+             inline_widened: bool = False, share: bool = False):
     """(simulated outputs, reference outputs) of `program` through `fuse` (options as
     fused_module) and `lower`; the fused IR and the module are printed, parsed back and
     verified on the way (what the pipeline does between processes)."""
-    module = fused_module(program, order_index, region, inline_widened)
+    module = fused_module(program, order_index, region, inline_widened, share)
     verify(module)
     text = print_module(module)
     module2 = parse_module(Source("<lowered>", text))

@@ -65,8 +65,9 @@ def _program(src, schedule, unfused: bool):
 
 
 def _module(path: str, schedule, unfused: bool, order, inline_widened: bool):
-    """The SAMML module of INPUT: parsed and verified, or compiled from a program or fused IR
-    through the fuse and lower stages' library functions."""
+    """The SAMML module of INPUT, parsed and verified, or compiled from a program or fused IR
+    through the fuse and lower stages' library functions; and the dim sizes the program or
+    fused IR fixes (`dim H = 16`), which a SAMML module does not record."""
     from ..files import read_source
     from ..samml.verify import verify
     src = read_source(path)
@@ -77,6 +78,7 @@ def _module(path: str, schedule, unfused: bool, order, inline_widened: bool):
                             "programs; this input is a SAMML module")
         from ..samml.parser import parse_module
         module = parse_module(src)
+        fixed: dict[str, int] = {}
     else:
         from ..lower.driver import lower_fused
         if _is_fused_ir(src.text):
@@ -90,8 +92,9 @@ def _module(path: str, schedule, unfused: bool, order, inline_widened: bool):
             program = _program(src, schedule, unfused)
             fused = fuse_program(program, source, FuseOptions(order, None, inline_widened))
         module, _ = lower_fused(fused, source)
+        fixed = {name: size for name, size in fused.dims if size is not None}
     verify(module)
-    return module
+    return module, fixed
 
 
 @click.command("estimate")
@@ -140,9 +143,12 @@ def cmd(input_path, data_dir, densities, sizes, region, as_json, quiet, element_
     """
     from ..estimate import DataStats, estimate_module
     from ..files import write_output
-    module = _module(input_path, schedule, unfused, order, inline_widened)
+    module, fixed = _module(input_path, schedule, unfused, order, inline_widened)
     dens, default = _pairs(densities, "--density", float)
     size_map, _ = _pairs(sizes, "--size", int)
+    for k, v in sorted(fixed.items()):
+        if size_map.setdefault(k, v) != v:
+            raise UserError(f"--size {k}={size_map[k]}: the program fixes {k} = {v}")
     if data_dir:
         if densities:
             raise UserError("--density applies without --data (with --data, densities are "

@@ -22,11 +22,15 @@ from .options import (free_input_order_option, inline_widened_option, output_opt
               help="Apply --order only to region R (a fusion region or statement name).")
 @inline_widened_option
 @free_input_order_option
+@click.option("--share", "share", is_flag=True,
+              help="Store an intermediate that several statements of its region read once, "
+                   "and read it back, instead of recomputing it per consumer (the region "
+                   "splits there).")
 @click.option("--verify-ir", "verify_ir", is_flag=True,
               help="PROGRAM is fused IR text (e.g. hand-edited): parse, verify and reprint it.")
 def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | None,
         order: int | None, region: str | None, inline_widened: bool, free_input_order: bool,
-        verify_ir: bool) -> None:
+        share: bool, verify_ir: bool) -> None:
     """Fuse each fusion region of PROGRAM (a .ff file, or - for stdin) into fused einsums.
 
     Per region: reduction indices are renamed (u0, u1, ...), intermediates inlined into their
@@ -45,6 +49,7 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | No
       fuseflowc fuse ir_examples/models/graphsage/graphsage_full.ff --order 2
       fuseflowc fuse prog.ff -s 'order y: j -> i' | fuseflowc lower
       fuseflowc fuse ir_examples/kernels/nested_matmul_sweep.ff --free-input-order --order 5
+      fuseflowc fuse ir_examples/models/gpt3_mini/gpt3_mini_full.ff --share
       fuseflowc fuse --verify-ir edited.fused
     """
     from ..files import read_source, write_output
@@ -58,7 +63,8 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | No
         return
     p = load_program(program, schedule, unfused)
     source = None if program == "-" else program
-    fused = fuse_program(p, source, FuseOptions(order, region, inline_widened, free_input_order))
+    fused = fuse_program(p, source, FuseOptions(order, region, inline_widened, free_input_order,
+                                                         share=share))
     write_output(output, fused_str(fused))
     _note_splits(fused, inline_widened)
 

@@ -80,7 +80,7 @@ def run_config(cfg, data: str, work: str, simulate: bool = True) -> dict:
             _cli(["gen-data", str(base), "-o", str(ddir), "--seed", "1",
                   *[a.format(data=data) for a in gen]])
         # GPT-3's regions lower only without --inline-widened (docs/lowering.md, "Limits")
-        module = _module(str(program), (), False, None, not model.startswith("gpt3"))
+        module = _module(str(program), (), False, None, not model.startswith("gpt3"))[0]
         stats = DataStats.from_dir(ddir, module)
         est = estimate_module(module, stats)
         dens = {n: t.nnz / max(math.prod(t.shape) / ((t.block or 1) ** 2), 1)

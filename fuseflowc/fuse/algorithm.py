@@ -35,13 +35,16 @@ class FuseOptions:
     intermediates) add no POG edge; once an order is chosen, discordant views read permuted
     copies (fuseflowc.fuse.free_order);
     `orders`: K per region name (or fusion-group name), overriding `order_index` (sweeps pick
-    each region's order independently)."""
+    each region's order independently);
+    `share`: an intermediate that two or more statements of its region read is stored once and
+    read back, not recomputed per consumer (the region splits there; docs/fused-ir.md)."""
 
     order_index: int | None = None
     region: str | None = None
     inline_widened: bool = False
     free_input_order: bool = False
     orders: dict[str, int] = field(default_factory=dict)
+    share: bool = False
 
 
 def fuse_program(program: ast.Program, source_path: str | None = None,
@@ -65,6 +68,7 @@ def fuse_program(program: ast.Program, source_path: str | None = None,
         else:
             rname = name
         regions.extend(_fuse_group(program, name, rname, stmts, loc, options.inline_widened,
+                                   options.share,
                                    options.free_input_order))
     regions = _execution_order(program, regions)
     if options.region is not None and not any(
@@ -107,7 +111,7 @@ def choose_order(region: ir.Region, k: int) -> None:
 # ---- one fusion group ---------------------------------------------------------------------
 
 def _fuse_group(program: ast.Program, group: str | None, name: str, stmts: list[str],
-                loc: Loc | None, inline_widened: bool = False,
+                loc: Loc | None, inline_widened: bool = False, share: bool = False,
                 free_input_order: bool = False) -> list[ir.Region]:
     """The dataflow graphs of one fusion group: one, or several after materializations."""
     # Intermediates whose declared (widened) pattern some use can tell from the computed one
@@ -120,6 +124,13 @@ def _fuse_group(program: ast.Program, group: str | None, name: str, stmts: list[
         (f"{t} is materialized (not inlined): a use in the region can tell its declared "
          f"format's stored zeros from absent entries", program.statement(t).loc)
         for t in sorted(materialized, key=lambda n: stmts.index(n))]
+    if share and len(stmts) > 1:
+        inside = set(stmts)
+        for s in stmts:
+            if s not in materialized and sum(c in inside for c in _consumers(program, s)) > 1:
+                materialized.add(s)
+                why.append((f"{s} is materialized (--share): several statements of the region "
+                            f"read it", program.statement(s).loc))
     while True:
         kernels = _plan_kernels(program, stmts, materialized)
         out: list[ir.Region] = []
