@@ -111,7 +111,7 @@ def gcn_section(rows: list[dict]) -> list[str]:
              f"{f['bytes_norm']:.2f}" if f["bytes_norm"] is not None else "-",
              f"{f['flops'] / f['bytes']:.3f}" if f["bytes"] else "-"] for f in fus]
     return [table(["data", "variant", "FLOPs", "bytes", "FLOPs / unfused", "bytes / unfused",
-                   "FLOPs / byte"], body)]
+                   "FLOPs / byte"], body, {2, 3, 4, 5, 6})]
 
 
 def parallel_section(rows: list[dict]) -> list[str]:
