@@ -51,6 +51,9 @@ def indices(module) -> list[str]:
 
 def inputs_for(module, sizes: dict, seed: int, density=None, dim: int = 6):
     sizes = dict(sizes)
+    # blocked tensors: the smallest size that is a multiple of every block size
+    for b in sorted({t.block for t in module.tensors if t.block}):
+        dim = dim if dim % b == 0 else (dim // b + 1) * b
     for t in module.tensors:
         for d in t.dims:
             if isinstance(d, str):

@@ -442,3 +442,12 @@ seed = {k}
     assert 1 <= len(rows) < 6 and all(x["status"] == "ok" for x in rows)
     r = run_cli(["sweep", spec, "-o", str(out), "--dry-run"])
     assert r.stdout.count("done  ") == len(rows)
+
+
+def test_results_directory_is_created_and_a_directory_is_refused(tmp_path):
+    w = ResultsWriter(str(tmp_path / "new" / "deeper" / "r.jsonl"))
+    w.close()
+    assert (tmp_path / "new" / "deeper" / "r.jsonl").exists()
+    (tmp_path / "d.csv").mkdir()
+    with pytest.raises(UserError, match="is a directory"):
+        ResultsWriter(str(tmp_path / "d.csv"))

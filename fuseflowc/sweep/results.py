@@ -164,17 +164,25 @@ class ResultsWriter:
         self.kind = results_kind(path)
         p = Path(path)
         parent = p.parent if str(p.parent) else Path(".")
-        if not parent.is_dir():
-            raise UserError(f"{path}: directory {parent} does not exist")
+        try:  # e.g. results/ in a fresh clone
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise UserError(f"{path}: cannot create directory {parent}: {e.strerror}") from None
+        if p.is_dir():
+            raise UserError(f"{path}: is a directory, expected a results file")
         fresh = not p.exists() or p.stat().st_size == 0
         if not fresh:
             self._repair_tail(p)
             if self.kind == "csv":
-                first = p.read_text(encoding="utf-8").split("\n", 1)[0]
+                lines = p.read_text(encoding="utf-8").split("\n")
+                first = next((x for x in lines if x.strip() and not x.startswith("#")), "")
                 if next(csv.reader([first]), []) != list(NAMES):
                     raise UserError(f"{path}: its header is not the one this version writes; "
                                     f"write the results to a new file")
-        self.f = open(p, "a", encoding="utf-8", newline="")
+        try:
+            self.f = open(p, "a", encoding="utf-8", newline="")
+        except OSError as e:
+            raise UserError(f"{path}: cannot write: {e.strerror}") from None
         if fresh:
             self._write(header(self.kind))
 
