@@ -159,3 +159,17 @@ def test_estimate_of_located_graph_equals_the_intersection(tmp_path):
     assert a.total.flops == pytest.approx(b.total.flops)
     assert a.total.bytes == pytest.approx(b.total.bytes)
     assert a.total.flops > 0
+
+
+def test_gcn_section_shows_estimates_of_timed_out_rows():
+    from fuseflowc.bench.summary import gcn_section
+
+    rows = [_row(id="a", model="gcn", variant="unfused", cycles=100, flops=10, bytes=40),
+            _row(id="b", model="gcn", variant="partial", cycles=50, flops=10, bytes=20),
+            _row(id="c", model="gcn", variant="full", status="timeout", cycles=None,
+                 flops=None, bytes=None, est_flops=30.0, est_bytes=80.0)]
+    text = "\n".join(gcn_section(rows))
+    assert re.search(r"\| d +\| partial +\| +10 \| +20 \| +1\.00 \| +0\.50 \| +0\.500 \|", text)
+    assert re.search(r"\| d +\| full \(est\.\) +\| +30 \| +80 \| +3\.00 \| +2\.00 \| +0\.375 \|",
+                     text)
+    assert "its FLOPs and bytes are the estimator's" in text
