@@ -115,7 +115,8 @@ def _row(**kw):
     base = {"id": "x", "model": "bb", "variant": "attention", "data": "d", "status": "ok",
             "cycles": 100, "parallel": "", "block": "", "flops": 1, "bytes": 1,
             "est_flops": None, "est_bytes": None, "arch": [], "order": 0,
-            "inline_widened": False, "params": {}, "pipeline": "", "order_region": None}
+            "inline_widened": False, "params": {}, "pipeline": "", "order_region": None,
+            "error": None}
     base.update(kw)
     return base
 
