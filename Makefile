@@ -10,6 +10,7 @@ DATA   ?= ../shared/data
 .PHONY: bench-orders
 .PHONY: bench-block
 .PHONY: bench-estimate
+.PHONY: bench-bigbird
 
 venv: $(STAMP)
 
@@ -202,3 +203,12 @@ bench: $(STAMP) $(DDIR)/gpt3_mini/s64 $(BDATA)/bigbird_s64 $(BDATA)/bigbird_s128
 bench-quick: $(STAMP) $(BQDATA)/gpt3_mini_s16 $(BQDATA)/bigbird_s16 $(BQDATA)/bigbird_s64
 	$(PY) -m fuseflowc.bench --specs ir_examples/bench/quick --out results/quick \
 	  --jobs $(BENCH_JOBS) --compile-runs 1 --scale quick
+
+# One head of BigBird attention at S=1024 (DH 64, mask block 64, 3 random blocks, seed 1):
+# block sizes 16/32/64, and the b16 graph parallelized at i and u0 by 1..16 and 4 x 4 nested,
+# with the default and an ideal memory; every run checked. One line per configuration:
+# `cycles bigbird S=1024 <config>: N` (docs/opt.md, "Scaling"). UNBLOCKED_S=128 adds the
+# unblocked graph at that S (about 7 minutes at 128; S=1024 is out of reach).
+UNBLOCKED_S ?= 0
+bench-bigbird: $(STAMP)
+	$(PY) -m fuseflowc.opt.bench_bigbird --jobs $(BENCH_JOBS) --unblocked-size $(UNBLOCKED_S)

@@ -1,0 +1,52 @@
+"""`parallelize` on one head of BigBird attention (ir_examples/models/bigbird_attention), the
+graph `make bench-bigbird` measures: after `locate`, splitting the block-row index `i`, the
+key index `u0` (the `j` of `O = Ex V`) and both at once (nested) writes the serial graph's
+output bit for bit, blocked (16 x 16 blocks) and unblocked; and the benchmark's configuration
+list is the one docs/opt.md ("Scaling") reports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fuseflowc.opt.bench_bigbird import configs
+from test_opt_parallel import check_same, lowered
+
+MODEL = Path(__file__).resolve().parents[1] / "ir_examples" / "models" / "bigbird_attention"
+
+PIPELINES = ["locate,parallelize{index=i,factor=4},cleanup",
+             "locate,parallelize{index=u0,factor=3},cleanup",
+             "locate,parallelize{index=i,factor=2},parallelize{index=u0,factor=2},cleanup"]
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_blocked_attention_parallel_is_identical(pipeline):
+    module, sizes = lowered(MODEL / "attention-b16.ff")
+    # S = 64, DH = 32: 4 block rows of 16, 2 head-dim blocks; a half-empty random mask
+    # leaves some block rows empty.
+    sizes.update(S=64, DH=32)
+    check_same(module, pipeline, sizes, seed=3, density={"M": 0.4})
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_unblocked_attention_parallel_is_identical(pipeline):
+    module, sizes = lowered(MODEL / "attention.ff")
+    sizes.update(S=8, DH=4)
+    check_same(module, pipeline, sizes, seed=5, density={"M": 0.5})
+
+
+def test_bench_configurations():
+    todo = configs(1024, 16, 0)
+    labels = [c[0] for c in todo]
+    assert labels[:3] == ["b16", "b32", "b64"]
+    # factors 1..16 at two indices and 4 x 4 nested, with the default and the ideal memory
+    for mem in ("", " mem=inf"):
+        for index in ("i", "u0"):
+            for f in (2, 4, 8, 16):
+                assert f"b16 {index}x{f}{mem}" in labels
+        assert f"b16 i4xu0x4{mem}" in labels
+    nested = [c for c in todo if c[0] == "b16 i4xu0x4"][0]
+    assert nested[3] == "parallelize{index=i,factor=4},parallelize{index=u0,factor=4}"
+    assert all(c[1] == 1024 for c in todo)
+    assert [c[0] for c in configs(1024, 16, 128)][-2:] == ["unblocked", "b64"]
