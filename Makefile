@@ -181,7 +181,7 @@ bench-estimate: $(STAMP)
 BENCH_JOBS ?= 2
 BDATA  := out/bench/data
 BQDATA := out/bench/quick/data
-BIGBIRD := ir_examples/models/bigbird_attention/bigbird_attention.ff
+BIGBIRD := ir_examples/models/bigbird_attention/attention.ff
 MINI    := ir_examples/models/gpt3_mini/gpt3_mini.ff
 
 $(BDATA)/bigbird_s64: $(BIGBIRD) | $(STAMP)

@@ -314,6 +314,13 @@ class _GraphModel:
     def _intersect(self, n, *ins):
         return self._joiner(n, list(ins), None)
 
+    def _locate(self, n, c: St, x: St, p: St):
+        # `opt -p locate` replaces intersect(c, x, scan(p) of a dense level) by this node with
+        # the same output streams (docs/opt.md): estimate it as that intersection. A dense scan
+        # reads nothing off chip, so the costs are the intersection's.
+        crd, ref = self._scan(n, p)
+        return self._joiner(n, [c, x, crd, ref], None)
+
     def _union(self, n, *ins):
         return self._joiner(n, list(ins), list(getattr(n, "required", None) or []))
 
