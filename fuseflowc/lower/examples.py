@@ -7,7 +7,9 @@ through the real pipeline (separate processes):
 on random inputs (seeded; unsized dims get small sizes). Prints one line per case and ends with
 `examples: N passed, M failed`; exit status 1 if any failed. Orders: order 0 of every
 region, then orders 1 and 2 of each region that has them (one region varied at a time), and
-`fuse --inline-widened` for the fused variants. Run: python -m fuseflowc.lower.examples
+`fuse --inline-widened` and `fuse --share` for the fused variants; and every program once more
+through `opt -p 'locate,parallelize{index=X,factor=2},cleanup'` (X: the first index the graph
+iterates; results must still check). Run: python -m fuseflowc.lower.examples
 [--jobs N] [--orders 3] [PATH ...] (default: ir_examples/kernels and ir_examples/models).
 
 Only the command-line pipeline is used here, so this module imports nothing of the simulator.
@@ -66,8 +68,8 @@ def plan_cases(ffc: str, prog: Path, data: Path, orders: int = 3) -> list[tuple]
     every region, then orders 1..orders-1 of each region that has them (one region varied at
     a time), for plain `fuse` and, where it fuses differently, `fuse --inline-widened`."""
     variants = [False]
-    if ("_full" in prog.name or "_partial" in prog.name or prog.name.endswith("_fused.ff")) \
-            and _fused_differ(ffc, prog):
+    fused = "_full" in prog.name or "_partial" in prog.name or prog.name.endswith("_fused.ff")
+    if fused and _fused_differ(ffc, prog):
         # the paper's fusion: widened intermediates inlined, widened in the stream
         variants.append(True)
     cases: list[tuple] = []
@@ -76,6 +78,9 @@ def plan_cases(ffc: str, prog: Path, data: Path, orders: int = 3) -> list[tuple]
         for region, count in _region_counts(ffc, prog, iw):
             for k in range(1, min(orders, count)):
                 cases.append((prog, region, k, data, iw))
+    cases.append((prog, None, 0, data, False, "parallel"))
+    if fused:
+        cases.append((prog, None, 0, data, False, "share"))
     return cases
 
 
@@ -103,9 +108,10 @@ def _make_data(prog: Path, directory: Path, seed: int = 1) -> None:
     write_data_dir(directory, random_inputs(specs, sizes, seed))
 
 
-def _case(ffc: str, prog: Path, region: str | None, k: int, data: Path, iw: bool = False
-          ) -> tuple[bool, str]:
+def _case(ffc: str, prog: Path, region: str | None, k: int, data: Path, iw: bool = False,
+          mode: str = "") -> tuple[bool, str]:
     cmd = [ffc, "fuse", str(prog)] + (["--inline-widened"] if iw else [])
+    cmd += ["--share"] if mode == "share" else []
     if region is not None:
         cmd += ["--region", region, "--order", str(k)]
     fuse = subprocess.run(cmd, capture_output=True, text=True)
@@ -114,8 +120,20 @@ def _case(ffc: str, prog: Path, region: str | None, k: int, data: Path, iw: bool
     low = subprocess.run([ffc, "lower", "-"], input=fuse.stdout, capture_output=True, text=True)
     if low.returncode != 0:
         return False, "lower: " + _first_error(low.stderr)
+    graph = low.stdout
+    if mode == "parallel":
+        import re
+        index = re.search(r"\bindex = (\w+)", graph)
+        if index is None:
+            return False, "parallel: the graph iterates no index"
+        pipe = f"locate,parallelize{{index={index.group(1)},factor=2}},cleanup"
+        opt = subprocess.run([ffc, "opt", "-", "-p", pipe], input=graph, capture_output=True,
+                             text=True)
+        if opt.returncode != 0:
+            return False, "opt: " + _first_error(opt.stderr)
+        graph = opt.stdout
     sim = subprocess.run([ffc, "simulate", "-", "--data", str(data), "--check"],
-                         input=low.stdout, capture_output=True, text=True)
+                         input=graph, capture_output=True, text=True)
     if sim.returncode != 0:
         return False, "simulate: " + _first_error(sim.stderr)
     return True, ""
@@ -154,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
         what = f" --region {region} --order {k}" if region else ""
         if c[4]:
             what += " --inline-widened"
+        if len(c) > 5:
+            what += {"share": " --share", "parallel": " | opt parallelize (factor 2)"}[c[5]]
         print(f"{'ok  ' if ok else 'FAIL'} {prog}{what}" + ("" if ok else f": {why}"))
         passed += ok
         failed += not ok
