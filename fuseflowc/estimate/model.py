@@ -163,11 +163,34 @@ def _through_rel(rel, hd: list):
     return np.asarray(rel.T @ w, dtype=float).reshape(-1)
 
 
-def _alu_flops(op: str, block: int | None) -> int:
-    """sim.ops.alu_flops: 1 per element, b^3 for a block matmul, b^2 element-wise on blocks."""
+def _alu_flops(op: str, block: int | None, n=None) -> int:
+    """sim.ops.alu_flops: 1 per element, b^3 for a block matmul, b^2 element-wise on blocks;
+    a labelled block einsum (sim.ops.labelled_alu_flops) b^|labels|, twice that when it
+    contracts a label."""
     if not block:
         return 1
+    labels = _labels(n)
+    if labels is not None:
+        in0, in1, out = (set(x or ()) for x in labels)
+        size = block ** len(in0 | in1 | out)
+        return 2 * size if (in0 | in1) - out else size
     return block ** 3 if op == "bmm" else block * block
+
+
+def _labels(n) -> tuple | None:
+    """(in0, in1, out) block labels of a node, or None when it has none (as sim/build.py)."""
+    if n is None:
+        return None
+    in0, in1, out = (getattr(n, k, None) for k in ("in0", "in1", "out"))
+    return None if in0 is None and in1 is None and out is None else (in0, in1, out)
+
+
+def _reduce_flops(block: int | None, n) -> int:
+    """Per reduced value: 1, b^2 per block, b^|in0| for a labelled block (sim.ops.labelled_reduce)."""
+    if not block:
+        return 1
+    labels = _labels(n)
+    return block ** len(labels[0] or ()) if labels is not None else block * block
 
 
 class _GraphModel:
@@ -334,15 +357,15 @@ class _GraphModel:
 
     def _alu(self, n, a: St, b: St | None = None):
         if b is None:
-            self.cost.flops += a.data * _alu_flops(n.op, a.block)
+            self.cost.flops += a.data * _alu_flops(n.op, a.block, n)
             return [replace(a)]
         blk = a.block or b.block
         both = max(a.total - a.nN - b.nN, 0.0)
-        self.cost.flops += both * _alu_flops(n.op, blk)
+        self.cost.flops += both * _alu_flops(n.op, blk, n)
         return [replace(a, nN=max(a.nN + b.nN - a.total, 0.0), block=blk)]
 
     def _reduce(self, n, v: St):
-        self.cost.flops += v.data * (v.block * v.block if v.block else 1)
+        self.cost.flops += v.data * _reduce_flops(v.block, n)
         cnt = list(v.cnt[:-1]) or [1.0]
         dims = list(v.dims[:-1]) or [1]
         return [St("val", cnt, dims, None, 0.0, None, block=v.block, rels=_rels(v)[:-1] or [None],
@@ -358,7 +381,7 @@ class _GraphModel:
         return groups * _hit(p, per_group, max(float(space), per_group, 1.0))
 
     def _spacc1(self, n, c: St, v: St):
-        self.cost.flops += v.data * (v.block * v.block if v.block else 1)
+        self.cost.flops += v.data * _reduce_flops(v.block, n)
         if c.held:
             return self._spacc_held(c, v)
         groups = float(c.cnt[-3]) if len(c.cnt) >= 3 else 1.0
@@ -410,7 +433,7 @@ class _GraphModel:
         return h, b
 
     def _spacc2(self, n, ci: St, cj: St, v: St):
-        self.cost.flops += v.data * (v.block * v.block if v.block else 1)
+        self.cost.flops += v.data * _reduce_flops(v.block, n)
         groups = float(ci.cnt[-3]) if len(ci.cnt) >= 3 else 1.0
         k = ci.fibers / groups if groups > 0 else 0.0
         space = ci.dims[-2] if len(ci.dims) >= 2 else 1
