@@ -14,7 +14,7 @@ import json
 import re
 from pathlib import Path
 
-from ..sweep.markdown import table
+from ..sweep.markdown import _num as _n, _pct, _x, table
 from ..sweep.results import read_rows
 from ..sweep.summary import estimator_table, summarize
 
@@ -38,21 +38,6 @@ PAPER = {
     "compile": "Paper (Sec. 8.1): every model compiles in < 750 ms.",
 }
 
-
-def _n(x) -> str:
-    if x is None:
-        return "-"
-    if isinstance(x, float) and not x.is_integer():
-        return f"{x:,.1f}"
-    return f"{int(x):,}"
-
-
-def _x(x) -> str:
-    return "-" if x is None else f"{x:.2f}x"
-
-
-def _pct(x) -> str:
-    return "-" if x is None else f"{100 * x:.1f}%"
 
 
 def _ratio(a, b):

@@ -20,7 +20,7 @@ from ..diagnostics import Loc, UserError
 from ..formats import Format
 from ..lang import ast
 from . import ir
-from .free_order import permute_discordant
+from .free_order import permute_discordant, rename_access
 from .pog import POG, find_cycle
 
 
@@ -510,7 +510,7 @@ class _KernelBuilder:
         v.tensor = name
         v.format = Format(base.levels, mode_order, base.blocked)
         for inst in self.inst_list:
-            inst.expr = _rename_access(inst.expr, v.original, v.indices, name)
+            inst.expr = rename_access(inst.expr, v.original, v.indices, name)
 
     def _cycle_error(self, names: list[str], cyc_edges: list[list[ir.Edge]]) -> UserError:
         loop = " -> ".join(names + names[:1])
@@ -566,19 +566,6 @@ def _rename_indices(e: ast.Expr, f) -> ast.Expr:
         return replace(e, lhs=_rename_indices(e.lhs, f), rhs=_rename_indices(e.rhs, f))
     if isinstance(e, ast.Call):
         return replace(e, args=tuple(_rename_indices(a, f) for a in e.args))
-    return e
-
-
-def _rename_access(e: ast.Expr, tensor: str, indices: tuple[str, ...], new: str) -> ast.Expr:
-    if isinstance(e, ast.Access):
-        return replace(e, tensor=new) if (e.tensor, e.indices) == (tensor, indices) else e
-    if isinstance(e, ast.Reduce):
-        return replace(e, body=_rename_access(e.body, tensor, indices, new))
-    if isinstance(e, ast.Binary):
-        return replace(e, lhs=_rename_access(e.lhs, tensor, indices, new),
-                       rhs=_rename_access(e.rhs, tensor, indices, new))
-    if isinstance(e, ast.Call):
-        return replace(e, args=tuple(_rename_access(a, tensor, indices, new) for a in e.args))
     return e
 
 

@@ -52,20 +52,20 @@ def permute_discordant(region: ir.Region, formats: dict, declared: set[str]) -> 
         modes = tuple(v.indices.index(g) for g in wanted)
         name = copy_name(v.tensor, modes, declared)
         original = v.tensor
-        region.exprs = [replace(e, expr=_rename_access(e.expr, original, v.indices, name))
+        region.exprs = [replace(e, expr=rename_access(e.expr, original, v.indices, name))
                         for e in region.exprs]
         v.tensor, v.kind, v.mode_order, v.copy_of = name, "permuted", wanted, original
 
 
-def _rename_access(e: ast.Expr, tensor: str, indices: tuple[str, ...], new: str) -> ast.Expr:
+def rename_access(e: ast.Expr, tensor: str, indices: tuple[str, ...], new: str) -> ast.Expr:
     """`e` with every access tensor[indices] reading `new` instead."""
     if isinstance(e, ast.Access):
         return replace(e, tensor=new) if (e.tensor, tuple(e.indices)) == (tensor, indices) else e
     if isinstance(e, ast.Reduce):
-        return replace(e, body=_rename_access(e.body, tensor, indices, new))
+        return replace(e, body=rename_access(e.body, tensor, indices, new))
     if isinstance(e, ast.Binary):
-        return replace(e, lhs=_rename_access(e.lhs, tensor, indices, new),
-                       rhs=_rename_access(e.rhs, tensor, indices, new))
+        return replace(e, lhs=rename_access(e.lhs, tensor, indices, new),
+                       rhs=rename_access(e.rhs, tensor, indices, new))
     if isinstance(e, ast.Call):
-        return replace(e, args=tuple(_rename_access(a, tensor, indices, new) for a in e.args))
+        return replace(e, args=tuple(rename_access(a, tensor, indices, new) for a in e.args))
     return e
