@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -80,6 +80,9 @@ class St:
     hd: list | None = None      # per depth: elements per coordinate (None when not known)
     held: bool = False          # crd streams from crdhold: the outer coordinate, repeated over
     #                             each inner fiber (h counts per outer coordinate)
+    w: float = 1.0              # lane weight: the share of the serial stream one parallel lane
+    #                             carries (a fork gives every lane the whole stream's shape with
+    #                             weight w / lanes; a node's costs count times its weight)
 
     @property
     def total(self) -> float:
@@ -213,11 +216,25 @@ class _GraphModel:
     def run(self) -> None:
         for n in self.graph.topo_order():
             ins = [self.st[s] for s in n.inputs]
+            # A node in a parallel lane sees the serial stream's shape (so exact relations
+            # survive the fork) and pays its weight's share of the costs.
+            w = min((s.w for s in ins), default=1.0)
+            before = replace(self.cost)
             outs = getattr(self, "_" + n.KIND)(n, *ins)
+            if w != 1.0:
+                for f in fields(Cost):
+                    old = getattr(before, f.name)
+                    setattr(self.cost, f.name, old + (getattr(self.cost, f.name) - old) * w)
             if outs is None:
                 continue
+            if n.KIND == "join":
+                w_out = sum(s.w for s in ins)
+            elif n.KIND == "fork":
+                w_out = w / int(n.lanes)
+            else:
+                w_out = w
             for s, v in zip(n.outputs, outs):
-                self.st[s] = v
+                self.st[s] = v if v.w == w_out else replace(v, w=w_out)
 
     # ---- iteration -----------------------------------------------------------------------
     def _tstats(self, name: str) -> TensorStats:
@@ -503,16 +520,13 @@ class _GraphModel:
                 St("val", list(cnt), list(dims), None, block=v.block, hd=list(hd))]
 
     def _fork(self, n, s: St):
-        lanes = int(n.lanes)
-        return [replace(s.scaled(1.0 / lanes), rels=None, hd=None) for _ in range(lanes)]
+        """Every lane: the whole stream's shape (its weight is divided in run())."""
+        return [s for _ in range(int(n.lanes))]
 
     def _join(self, n, *ins):
-        out = ins[0]
-        for s in ins[1:]:
-            out = replace(out, cnt=[a + b for a, b in zip(out.cnt, s.cnt)],
-                          h=None if out.h is None or s.h is None or out.h.shape != s.h.shape
-                          else out.h + s.h, nN=out.nN + s.nN)
-        return [out]
+        """The lanes carry identical shapes: the gathered stream is one of them, at the summed
+        weight (run())."""
+        return [ins[0]]
 
     def _write_level(self, n, c: St):
         self.writes.setdefault(n.tensor, {"levels": {}, "vals": None})["levels"][n.mode] = c
