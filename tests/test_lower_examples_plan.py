@@ -13,6 +13,11 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_plan_varies_each_region_and_inline_widened():
     prog = ROOT / "ir_examples" / "models" / "graphsage" / "graphsage_full.ff"
     cases = plan_cases(_exe(), prog, Path("d"), 3)
+    extra = [c for c in cases if len(c) > 5]
+    # plus one parallelized run and (a fused variant) one --share run, at order 0
+    assert sorted(c[5] for c in extra) == ["parallel", "share"]
+    assert all(c[1:3] == (None, 0) and not c[4] for c in extra)
+    cases = [c for c in cases if len(c) == 5]
     plain = [c[1:3] for c in cases if not c[4]]
     widened = [c[1:3] for c in cases if c[4]]
     assert plain[0] == (None, 0) and widened[0] == (None, 0)
@@ -27,4 +32,5 @@ def test_plan_runs_inline_widened_only_where_it_differs():
     prog = ROOT / "ir_examples" / "kernels" / "nested_matmul_fused.ff"
     cases = plan_cases(_exe(), prog, Path("d"), 3)
     assert not any(c[4] for c in cases)
+    assert [c[5] for c in cases if len(c) > 5] == ["parallel", "share"]
     assert cases[0][1:3] == (None, 0)
