@@ -70,10 +70,8 @@ def run(ffc: str, prog: Path, data: Path, order: int, out: Path) -> dict:
 
 
 def _cycles(rep: dict) -> tuple[int, int]:
-    ks = rep.get("kernels") or rep.get("graphs") or []
-    cyc = sum(int(k.get("cycles", 0)) for k in ks) if ks else int(rep.get("cycles", 0))
-    fl = sum(int(k.get("flops", 0)) for k in ks) if ks else int(rep.get("flops", 0))
-    return cyc, fl
+    t = rep["total"]
+    return t["cycles"], t["flops"]
 
 
 def main(argv=None) -> int:

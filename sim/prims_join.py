@@ -167,8 +167,8 @@ class _Joiner(Node):
                     a0 = tms[0]
                     step = range(a0, a0 + k * ii, ii)
                     if s_rm[0] == a0 and tms == list(step) and tms == list(islice(s_rm, k)):
-                        f0 = f if f > a0 else a0
-                        fs = list(range(f0 + 1, f0 + 1 + k * ii, ii))
+                        # f is already at least every head arrival, a0 included
+                        fs = list(range(f + 1, f + 1 + k * ii, ii))
                     else:
                         g = accumulate(map(sub, map(max, tms, islice(s_rm, k)),
                                            count(0, ii)), max, initial=f)

@@ -54,7 +54,12 @@ def test_spec_dry_run(name, tmp_path):
     spec = BENCH / f"{name}.toml"
     for m in re.finditer(r'^(path|graph) = "([^"]+)"', spec.read_text(), flags=re.M):
         if m.group(2) != "karate":
-            assert (spec.parent / m.group(2)).exists(), f"{name}: {m.group(2)} does not exist"
+            path = spec.parent / m.group(2)
+            if "shared/data/" in m.group(2) and not path.exists():
+                # the real data sets live beside the clone (../shared/data), as for every
+                # data-set test; a path inside the repository must exist
+                pytest.skip(f"{name} needs {m.group(2)} (../shared/data is not here)")
+            assert path.exists(), f"{name}: {m.group(2)} does not exist"
     r = run_cli(["sweep", str(_portable_spec(spec, tmp_path)), "-o", str(tmp_path / "r.csv"),
                  "--dry-run"])
     assert r.exit_code == 0, r.stderr

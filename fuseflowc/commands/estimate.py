@@ -44,26 +44,6 @@ def _is_fused_ir(text: str) -> bool:
     return re.search(r"^\s*region\s+\S+.*\{\s*$", text, re.M) is not None
 
 
-def _program(src, schedule, unfused: bool):
-    """Parse and check a program already read (it may come from stdin), with the command
-    line's schedule overrides, as lang.load.load_program does for a path."""
-    from dataclasses import replace
-
-    from ..diagnostics import Source
-    from ..lang import ast
-    from ..lang.checker import check
-    from ..lang.load import apply_overrides
-    from ..lang.parser import parse_directives, parse_program
-    p = parse_program(src)
-    overrides = []
-    for k, text in enumerate(schedule):
-        overrides.extend(parse_directives(Source(f"<--schedule {k + 1}>", text)))
-    p = apply_overrides(p, overrides)
-    if unfused:
-        p = replace(p, directives=[d for d in p.directives if not isinstance(d, ast.Fuse)])
-    return check(p)
-
-
 def _module(path: str, schedule, unfused: bool, order, inline_widened: bool):
     """The SAMML module of INPUT, parsed and verified, or compiled from a program or fused IR
     through the fuse and lower stages' library functions; and the dim sizes the program or
@@ -89,7 +69,8 @@ def _module(path: str, schedule, unfused: bool, order, inline_widened: bool):
             fused = parse_fused(src)
         else:
             from ..fuse.algorithm import FuseOptions, fuse_program
-            program = _program(src, schedule, unfused)
+            from ..lang.load import program_from_source
+            program = program_from_source(src, schedule, unfused)
             fused = fuse_program(program, source, FuseOptions(order, None, inline_widened))
         module, _ = lower_fused(fused, source)
         fixed = {name: size for name, size in fused.dims if size is not None}

@@ -97,7 +97,7 @@ def _apply_masks(p, masks: tuple[str, ...], per_density: dict, seed: int, tensor
     """Replace each `--mask T=SPEC` input T by its BigBird mask (stored in T's format)."""
     if not masks:
         return
-    from ..data.bigbird import parse_mask_spec
+    from ..data.bigbird import mask_density, parse_mask_spec
     from ..data.io import tensor_from_scipy
 
     specs = {s.name: s for s in p.specs()}
@@ -128,5 +128,5 @@ def _apply_masks(p, masks: tuple[str, ...], per_density: dict, seed: int, tensor
         except UserError as e:
             raise UserError(f"--mask {item}: {e}") from None
         tensors[name] = tensor_from_scipy(m, specs[name])
-        sources[name] = f"{spec.text()}, density {m.nnz / (shape[0] * shape[1]):.4f}"
+        sources[name] = f"{spec.text()}, density {mask_density(m):.4f}"
         done.add(name)

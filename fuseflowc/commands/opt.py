@@ -62,8 +62,6 @@ def cmd(graph: str, pipeline: str, output: str | None, no_verify: bool,
     except PipelineError as e:
         raise click.BadParameter(str(e), param_hint="'-p' / '--passes'") from None
     module = load_module(graph, check=not no_verify)
-    from ..opt.schedule import resolve_pipeline
-    passes = resolve_pipeline(module, passes)
 
     def after(p, m) -> None:
         click.echo(f"// ----- after {p.spelling()} -----", err=True)

@@ -19,6 +19,8 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from ..diagnostics import UserError
+from sim.ops import alu_flops, labelled_alu_flops, labelled_reduce
+
 from .cost import Cost, Estimate
 from .stats import DENSE, DataStats, LevelStats, TensorStats, shape_of, stats_of_fiber, \
     uniform_stats
@@ -166,34 +168,28 @@ def _through_rel(rel, hd: list):
     return np.asarray(rel.T @ w, dtype=float).reshape(-1)
 
 
-def _alu_flops(op: str, block: int | None, n=None) -> int:
-    """sim.ops.alu_flops: 1 per element, b^3 for a block matmul, b^2 element-wise on blocks;
-    a labelled block einsum (sim.ops.labelled_alu_flops) b^|labels|, twice that when it
-    contracts a label."""
-    if not block:
-        return 1
-    labels = _labels(n)
-    if labels is not None:
-        in0, in1, out = (set(x or ()) for x in labels)
-        size = block ** len(in0 | in1 | out)
-        return 2 * size if (in0 | in1) - out else size
-    return block ** 3 if op == "bmm" else block * block
-
-
 def _labels(n) -> tuple | None:
-    """(in0, in1, out) block labels of a node, or None when it has none (as sim/build.py)."""
-    if n is None:
+    """A node's block labels as the simulator reads them (sim/build.py): (in0, in1, out) for an
+    ALU, (in0, out) for a reducer, None unless `out` is set."""
+    if getattr(n, "out", None) is None:
         return None
-    in0, in1, out = (getattr(n, k, None) for k in ("in0", "in1", "out"))
-    return None if in0 is None and in1 is None and out is None else (in0, in1, out)
+    return (n.in0, n.in1, n.out) if n.KIND == "alu" else (n.in0, n.out)
+
+
+def _alu_flops(op: str, block: int | None, n) -> int:
+    """FLOPs of one ALU firing, as the simulator charges them (sim.ops)."""
+    labels = _labels(n)
+    if block and labels is not None:
+        return labelled_alu_flops(op, *labels, block)
+    return alu_flops(op, block)
 
 
 def _reduce_flops(block: int | None, n) -> int:
-    """Per reduced value: 1, b^2 per block, b^|in0| for a labelled block (sim.ops.labelled_reduce)."""
-    if not block:
-        return 1
+    """FLOPs per value a reducer or accumulator adds, as the simulator charges them (sim.ops)."""
     labels = _labels(n)
-    return block ** len(labels[0] or ()) if labels is not None else block * block
+    if block and labels is not None:
+        return labelled_reduce(n.op, *labels, block)[2]
+    return block * block if block else 1
 
 
 class _GraphModel:

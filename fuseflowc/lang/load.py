@@ -44,7 +44,13 @@ def load_program(path: str, schedule: tuple[str, ...] = (), unfused: bool = Fals
     `schedule` holds directive texts from the command line (e.g. 'order y: i -> j') that override
     the program's; `unfused` drops every fusion region.
     """
-    program = parse_program(read_source(path))
+    return program_from_source(read_source(path), schedule, unfused)
+
+
+def program_from_source(src: Source, schedule: tuple[str, ...] = (), unfused: bool = False
+                        ) -> ast.Program:
+    """`load_program` for a source already read (e.g. a command that sniffs its input first)."""
+    program = parse_program(src)
     overrides: list[ast.Directive] = []
     for k, text in enumerate(schedule):
         overrides.extend(parse_directives(Source(f"<--schedule {k + 1}>", text)))

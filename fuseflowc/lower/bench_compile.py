@@ -23,9 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-
-def _exe() -> str:
-    return str(Path(sys.executable).with_name("fuseflowc"))
+from .examples import _exe
 
 
 def _children_cpu() -> float:

@@ -35,7 +35,7 @@ def _dense_scan_pair(n: Intersect, side: int) -> Scan | None:
 def locate_graph(g: Graph) -> int:
     """Rewrite every eligible intersection of `g`; returns how many were rewritten."""
     done = 0
-    for pos, n in enumerate(list(g.nodes)):
+    for n in list(g.nodes):
         if not isinstance(n, Intersect) or len(n.inputs) != 4 or len(n.outputs) != 3:
             continue
         for d in (1, 0):

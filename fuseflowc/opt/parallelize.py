@@ -72,9 +72,9 @@ class Parallelize(ModulePass):
         for g, index in done:
             parallelize_graph(g, index, self.factor)
         # This pass replaces the module's schedule directives for the same index.
+        replaced = {(g.name, index) for g, index in done}
         module.schedules = [d for d in module.schedules
-                            if d.kind != "parallelize" or (d.graph, d.index) not in
-                            {(g.name, index) for g, index in done}]
+                            if d.kind != "parallelize" or (d.graph, d.index) not in replaced]
 
 
 def targets(module: ir.Module, index: str, graph: str, spelling: str

@@ -161,9 +161,14 @@ def run_pipeline(module: "Module", passes: list[ModulePass], verify_each: bool =
                  ) -> list[PassTiming]:
     """Apply `passes` to `module` in order, in place. Unless `verify_each` is False, verify the
     module after every pass; a failure is a UserError saying which pass broke it. `after` is
-    called after each pass (and its verification). Returns the wall time of each pass."""
+    called after each pass (and its verification). Returns the wall time of each pass.
+    Passes are first adjusted to the module (opt.schedule.resolve_pipeline: explicit
+    `parallelize` passes override the module's schedule directives), so every caller, the
+    command and sweeps alike, gets the same override rule."""
     from ..diagnostics import UserError
     from ..samml.verify import verify
+    from .schedule import resolve_pipeline
+    passes = resolve_pipeline(module, passes)
     timings = []
     for p in passes:
         start = time.perf_counter()
