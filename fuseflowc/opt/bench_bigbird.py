@@ -11,6 +11,9 @@ program). Configurations (docs/opt.md, "Scaling"):
 - blocked graphs (attention-bB.ff) with B = 16, 32, 64, serial;
 - the B = `--par-block` graph parallelized at the block-row index `i` and at the key-block index
   `u0` (the `j` of `O = Ex V`) by 1, 2, 4, 8, 16, and `i` by 4 nested with `u0` by 4;
+- with `--reduce lanes` or `both` (the default), the `u0` sweep and the nested pair again with
+  `parallelize{...,reduce=lanes}` (per-lane partial sums combined after the lanes, see
+  docs/opt.md), on ideal memory, labelled `lanes`;
 - the unblocked graph (attention.ff) at `--unblocked-size` (0 = skip: at S = 1024 it is far too
   slow for the Python simulator, see docs/opt.md).
 
@@ -55,12 +58,29 @@ def program(block: int) -> str:
 IDEAL_MEMORY = "memory.bandwidth=1000000"
 
 
-def configs(size: int, par_block: int, unblocked_size: int
+def lanes_configs(size: int, par_block: int) -> list[tuple[str, int, int, str, str]]:
+    """The `reduce=lanes` rows: `u0` by 2..16 and `i` by 4 nested with `u0` by 4, ideal
+    memory."""
+    out = []
+    for f in (2, 4, 8, 16):
+        out.append((f"b{par_block} u0x{f} lanes mem=inf", size, par_block,
+                    f"parallelize{{index=u0,factor={f},reduce=lanes}}", IDEAL_MEMORY))
+    out.append((f"b{par_block} i4xu0x4 lanes mem=inf", size, par_block,
+                "parallelize{index=i,factor=4},parallelize{index=u0,factor=4,reduce=lanes}",
+                IDEAL_MEMORY))
+    return out
+
+
+def configs(size: int, par_block: int, unblocked_size: int, reduce: str = "both"
             ) -> list[tuple[str, int, int, str, str]]:
     """(label, S, block, parallelize passes, simulate --set) for every configuration, in print
     order. The factor sweep runs twice: with the default HBM2 memory (256 bytes/cycle shared by
     every memory-touching node) and with ideal memory (`mem=inf`), which isolates the dataflow
-    graph's own scaling from the bandwidth bound."""
+    graph's own scaling from the bandwidth bound. `reduce`: `serial` (the sweeps only), `lanes`
+    (the serial baseline and the `reduce=lanes` rows) or `both`."""
+    if reduce == "lanes":
+        return [(f"b{par_block} ix1 mem=inf", size, par_block, "", IDEAL_MEMORY)] \
+            + lanes_configs(size, par_block)
     out = [(f"b{b}", size, b, "", "") for b in (16, 32, 64)]
     for mem, label in (("", ""), (IDEAL_MEMORY, " mem=inf")):
         for index in ("i", "u0"):
@@ -71,6 +91,8 @@ def configs(size: int, par_block: int, unblocked_size: int
                             f"parallelize{{index={index},factor={f}}}" if f > 1 else "", mem))
         out.append((f"b{par_block} i4xu0x4{label}", size, par_block,
                     "parallelize{index=i,factor=4},parallelize{index=u0,factor=4}", mem))
+    if reduce == "both":
+        out += lanes_configs(size, par_block)
     if unblocked_size:
         out.append(("unblocked", unblocked_size, 0, "", ""))
         out.append(("b64", unblocked_size, 64, "", ""))
@@ -105,10 +127,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="block size of the graph the factor sweep parallelizes")
     ap.add_argument("--unblocked-size", type=int, default=0,
                     help="also simulate the unblocked graph (and b64) at this S (0 = skip)")
+    ap.add_argument("--reduce", default="both", choices=("serial", "lanes", "both"),
+                    help="serial: the sweeps only; lanes: the serial baseline and the "
+                         "reduce=lanes rows; both (default): everything")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per simulation")
     args = ap.parse_args(argv)
-    todo = configs(args.size, args.par_block, args.unblocked_size)
+    todo = configs(args.size, args.par_block, args.unblocked_size, args.reduce)
     with tempfile.TemporaryDirectory(prefix="bench-bigbird-") as t:
         tmp = Path(t)
         for size, block in sorted({(s, b) for _, s, b, _, _ in todo}):

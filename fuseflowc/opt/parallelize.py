@@ -27,9 +27,21 @@ same order everywhere (forks and joins restart their lane counter at every enclo
 Serial streams that do not iterate `i` (a root, a value reduced over `i`) are read by every lane
 as they are (fan-out).
 
-Reductions over the parallelized index: the lanes are joined *before* the reducer, which then
-sums in the serial order, so results are bit-for-bit those of the serial graph (combining
-per-lane partial sums would reorder floating-point additions).
+Reductions over the parallelized index (option `reduce`):
+
+- `reduce=serial` (the default): the lanes are joined *before* the reducer, which then sums in
+  the serial order, so results are bit-for-bit those of the serial graph.
+- `reduce=lanes`: a `reduce {op = sum}` or a `spacc1` (sum or max) over the parallelized index
+  is copied per lane (each lane reduces its own subset of the index), and the F lane results,
+  which have the same outer structure (a fork sends the enclosing stops to every lane), are
+  combined without a join: `reduce` by a tree of binary `alu` nodes (add), `spacc1` by a
+  `union` of the F coordinate streams (N where a lane lacks a coordinate) and a tree of `alu`
+  nodes of its op (add or max; N is their identity), i.e. a sparse add. Coordinates (patterns)
+  are those of the serial graph exactly; max is exact, sums are reassociated (equal within
+  `simulate --check`'s tolerance, not bit for bit). A `reduce {op = max}` and a `spacc2` stay
+  serial (joined in front): a lane that sees no element of a fiber reduces it to 0, not to the
+  identity of max (the simulator's reducers have no -inf), and the two coordinate levels of a
+  spacc2 cannot be merged by one union.
 
 Nested parallelism: a second `parallelize` of another index copies each lane's nodes again;
 a copy of a node of lane a in lane b gets lane a * F + b, so `i` by 4 then `j` by 4 gives
@@ -58,8 +70,14 @@ class Parallelize(ModulePass):
     index: str = ""
     factor: int = 2
     graph: str = ""
+    #: `serial` (join before a reducer over `index`, bit for bit) or `lanes` (reduce per lane,
+    #: combine the lane results: see the module docstring).
+    reduce: str = "serial"
 
     def __post_init__(self) -> None:
+        if self.reduce not in REDUCE_MODES:
+            raise PipelineError(f"pass parallelize: option reduce must be one of "
+                                f"{', '.join(REDUCE_MODES)}, got {self.reduce!r}")
         if self.factor < 1:
             raise PipelineError(f"pass parallelize: option factor must be >= 1, "
                                 f"got {self.factor}")
@@ -70,7 +88,7 @@ class Parallelize(ModulePass):
     def apply(self, module: ir.Module) -> None:
         done = targets(module, self.index, self.graph, self.spelling())
         for g, index in done:
-            parallelize_graph(g, index, self.factor)
+            parallelize_graph(g, index, self.factor, self.reduce)
         # This pass replaces the module's schedule directives for the same index.
         replaced = {(g.name, index) for g, index in done}
         module.schedules = [d for d in module.schedules
@@ -118,8 +136,33 @@ def targets(module: ir.Module, index: str, graph: str, spelling: str
     return out
 
 
-def _serial(n: ir.Node, ctx: dict[ir.Stream, Context], index: str) -> bool:
+#: Values of the `reduce` option.
+REDUCE_MODES = ("serial", "lanes")
+
+
+def combines_per_lane(n: ir.Node, ctx: dict[ir.Stream, Context], index: str) -> bool:
+    """True when `n` is a reducer over `index` whose lane results `reduce=lanes` combines: a
+    `reduce {op = sum}` of the innermost level `index`, or a `spacc1` whose reduced level
+    (the one above its coordinates) is `index`."""
+    if not isinstance(n, (ir.Reduce, ir.Spacc1)) or n.index != index:
+        return False
+    c = ctx.get(n.inputs[0], ()) if n.inputs else ()
+    if any(index in ctx.get(s, ()) for s in n.outputs):
+        return False
+    if isinstance(n, ir.Reduce):
+        return n.op == "sum" and len(c) >= 1 and c[-1] == index
+    return n.op in _COMBINE and len(c) >= 2 and c[-2] == index
+
+
+#: The binary ALU op that combines two partial results of a reduction op.
+_COMBINE = {"sum": "add", "max": "max"}
+
+
+def _serial(n: ir.Node, ctx: dict[ir.Stream, Context], index: str,
+            reduce: str = "serial") -> bool:
     """True when `n` stays one node (see the module docstring for why)."""
+    if reduce == "lanes" and combines_per_lane(n, ctx, index):
+        return False
     if isinstance(n, (ir.Root, ir.WriteLevel, ir.WriteVals)):
         return True
     if isinstance(n, (ir.Scan, ir.Intersect, ir.Union, ir.Locate)) and n.index == index:
@@ -151,9 +194,10 @@ _LANED_KINDS = (ir.Scan, ir.Repsig, ir.Repeat, ir.Intersect, ir.Union, ir.Locate
                 ir.Reduce, ir.Spacc1, ir.Spacc2, ir.CrdDrop, ir.CrdHold, ir.Fork, ir.Join)
 
 
-def parallelize_graph(g: ir.Graph, index: str, factor: int) -> None:
+def parallelize_graph(g: ir.Graph, index: str, factor: int, reduce: str = "serial") -> None:
     """Rewrite `g` in place: the nodes iterating `index` run in `factor` lanes (see the module
-    docstring). factor 1 leaves `g` unchanged."""
+    docstring); `reduce` is `serial` or `lanes` (reducers over `index`). factor 1 leaves `g`
+    unchanged."""
     if factor <= 1:
         return
     ctx = stream_contexts(g)
@@ -190,8 +234,31 @@ def parallelize_graph(g: ir.Graph, index: str, factor: int) -> None:
             joins[s] = add(ir.Join(lanes=factor, level=level(s), lane=lane_of(s)), copies)[0]
         return joins[s]
 
+    def tree(op: str, vals: list[ir.Stream], n: ir.Node) -> ir.Stream:
+        """`vals` combined pairwise by binary `op` (a balanced tree: log2 F ALU stages)."""
+        labels = {} if n.out is None else {"in0": list(n.out), "in1": list(n.out),
+                                           "out": list(n.out)}
+        while len(vals) > 1:
+            nxt = [add(ir.Alu(op=op, lane=n.lane, **labels), [a, b])[0]
+                   for a, b in zip(vals[0::2], vals[1::2])]
+            vals = nxt + ([vals[-1]] if len(vals) % 2 else [])
+        return vals[0]
+
+    def combine(n: ir.Node, copies: list[list[ir.Stream]]) -> list[ir.Stream]:
+        """The per-lane results of reducer `n` merged into streams like `n`'s own outputs."""
+        op = _COMBINE[n.op]
+        if isinstance(n, ir.Reduce):
+            return [tree(op, [outs[0] for outs in copies], n)]
+        # spacc1: a sparse add of the lanes' fibers, as the lowering adds sparse operands
+        inner = ctx[n.outputs[0]][-1]
+        pairs = [s for outs in copies for s in outs]
+        crd, *vals = add(ir.Union(index=inner, required=[], lane=n.lane), pairs)
+        return [crd, tree(op, vals, n)]
+
+    renamed: dict[ir.Stream, ir.Stream] = {}
     for n in g.topo_order():
-        if _serial(n, ctx, index):
+        n.inputs = [renamed.get(s, s) for s in n.inputs]
+        if _serial(n, ctx, index, reduce):
             n.inputs = [join(s) if s in laned else s for s in n.inputs]
             nodes.append(n)
             continue
@@ -210,6 +277,11 @@ def parallelize_graph(g: ir.Graph, index: str, factor: int) -> None:
                 else:
                     ins.append(s)
             copies.append(add(c, ins))
+        if reduce == "lanes" and combines_per_lane(n, ctx, index):
+            for s, t in zip(n.outputs, combine(n, copies)):
+                renamed[s] = t
+                ctx[t] = ctx[s]
+            continue
         for k, s in enumerate(n.outputs):
             laned[s] = [outs[k] for outs in copies]
             for outs in copies:
