@@ -85,6 +85,9 @@ class St:
     w: float = 1.0              # lane weight: the share of the serial stream one parallel lane
     #                             carries (a fork gives every lane the whole stream's shape with
     #                             weight w / lanes; a node's costs count times its weight)
+    pres: object = None         # val streams out of a union: the relation (group coordinate ->
+    #                             coordinate, csr) of the positions holding a value, not N; it
+    #                             makes the FLOPs of ALUs over several union outputs exact
 
     @property
     def total(self) -> float:
@@ -168,6 +171,39 @@ def _through_rel(rel, hd: list):
     return np.asarray(rel.T @ w, dtype=float).reshape(-1)
 
 
+def _pres_both(a: St, b: St):
+    """(positions where both a and b hold a value, their union's relation, its positions),
+    counted with the group coordinates' weights, when both know where they hold values
+    (St.pres); else None."""
+    pa, pb = a.pres, b.pres
+    hd = a.hd[-2] if a.hd is not None and len(a.hd) >= 2 else None
+    if pa is None or pb is None or hd is None or pa.shape != pb.shape \
+            or hd.shape != (pa.shape[0],):
+        return None
+    both = float(np.asarray(pa.multiply(pb).T @ hd).sum())
+    either = ((pa + pb) > 0).astype(float).tocsr()
+    return both, either, float(np.asarray(either.T @ hd).sum())
+
+
+def _lane_rows(r1, shape: tuple[int, int], lanes: int, lane: int):
+    """The part of relation r1 (FULL or csr, rows: group coordinates, columns: the split
+    index) that lane `lane` of `lanes` gets: a fork deals each row's coordinates round-robin
+    (the p-th present coordinate of a row to lane p mod lanes)."""
+    import scipy.sparse as sp
+    if isinstance(r1, str):
+        cols = np.arange(lane, shape[1], lanes)
+        rows = np.repeat(np.arange(shape[0]), cols.size)
+        data = np.ones(rows.size)
+        return sp.csr_matrix((data, (rows, np.tile(cols, shape[0]))), shape=shape)
+    r1 = r1.tocsr()
+    r1.sort_indices()
+    counts = np.diff(r1.indptr)
+    pos = np.arange(r1.nnz) - np.repeat(r1.indptr[:-1], counts)
+    keep = pos % lanes == lane
+    rows = np.repeat(np.arange(r1.shape[0]), counts)[keep]
+    return sp.csr_matrix((np.ones(int(keep.sum())), (rows, r1.indices[keep])), shape=r1.shape)
+
+
 def _labels(n) -> tuple | None:
     """A node's block labels as the simulator reads them (sim/build.py): (in0, in1, out) for an
     ALU, (in0, out) for a reducer, None unless `out` is set."""
@@ -204,17 +240,29 @@ class _GraphModel:
         self.st: dict = {}
         self.writes: dict = {}     # tensor -> {"levels": {mode: St}, "vals": St}
         self._fresh = 0
+        self._lane = None          # (lanes, lane) while visiting a per-lane reducer
 
     def fresh(self):
         self._fresh += 1
         return f"{self.graph.name}#{self._fresh}"
 
     def run(self) -> None:
+        from ..opt.contexts import stream_contexts
+        ctx = stream_contexts(self.graph)
+        # stream -> the forks it is split by, outermost first: (index, lanes, lane)
+        split: dict = {}
         for n in self.graph.topo_order():
             ins = [self.st[s] for s in n.inputs]
             # A node in a parallel lane sees the serial stream's shape (so exact relations
             # survive the fork) and pays its weight's share of the costs.
             w = min((s.w for s in ins), default=1.0)
+            sp = max((split.get(s, ()) for s in n.inputs), key=len, default=())
+            # A per-lane reducer over the split index (parallelize{reduce=lanes}): every lane
+            # emits the whole reduced stream's structure (with its own subset's coordinates).
+            gone = [e for e in sp if n.KIND in ("reduce", "spacc1", "spacc2")
+                    and e[0] == getattr(n, "index", None)
+                    and not any(e[0] in ctx.get(o, ()) for o in n.outputs)]
+            self._lane = gone[-1][1:] if gone else None
             before = replace(self.cost)
             outs = getattr(self, "_" + n.KIND)(n, *ins)
             if w != 1.0:
@@ -225,12 +273,20 @@ class _GraphModel:
                 continue
             if n.KIND == "join":
                 w_out = sum(s.w for s in ins)
+                sp = split.get(n.inputs[0], ())[:-1]
             elif n.KIND == "fork":
                 w_out = w / int(n.lanes)
             else:
-                w_out = w
-            for s, v in zip(n.outputs, outs):
+                w_out = w * math.prod(e[1] for e in gone)
+                sp = tuple(e for e in sp if e not in gone)
+            for k, (s, v) in enumerate(zip(n.outputs, outs)):
                 self.st[s] = v if v.w == w_out else replace(v, w=w_out)
+                if n.KIND == "fork":
+                    c = ctx.get(n.inputs[0], ())
+                    x = c[len(c) - 1 - n.level] if len(c) > n.level else None
+                    split[s] = sp + ((x, int(n.lanes), k),)
+                else:
+                    split[s] = sp
 
     # ---- iteration -----------------------------------------------------------------------
     def _tstats(self, name: str) -> TensorStats:
@@ -280,7 +336,7 @@ class _GraphModel:
     def _repeat(self, n, x: St, s: St):
         f = s.total / x.total if x.total > 0 else 0.0
         out = x.scaled(f)
-        out.cnt, out.dims, out.rels = list(s.cnt), list(s.dims), _rels(s)
+        out.cnt, out.dims, out.rels, out.pres = list(s.cnt), list(s.dims), _rels(s), None
         hd = _hd(s)
         hd[-1] = out.h
         out.hd = hd
@@ -339,8 +395,13 @@ class _GraphModel:
             nd = float(present.sum())
             nN = max(total - nd, 0.0)
             if x.kind == "val":
+                pres = None
+                # (more than two operands: two-operand ALUs are exact from the N counts)
+                if required is not None and not required and len(pairs) > 2:
+                    r = _rels(c)[-1]
+                    pres = r if r is not None and not isinstance(r, str) else None
                 outs.append(replace(x, cnt=list(cnt), dims=list(dims), nN=nN, rels=list(rels),
-                                    hd=hd0 + [None]))
+                                    hd=hd0 + [None], pres=pres))
             else:
                 outs.append(replace(x, cnt=list(cnt), dims=list(dims), h=present, nN=nN,
                                     index=n.index, label=lab, rels=list(rels),
@@ -373,9 +434,14 @@ class _GraphModel:
             self.cost.flops += a.data * _alu_flops(n.op, a.block, n)
             return [replace(a)]
         blk = a.block or b.block
+        exact = _pres_both(a, b)
+        if exact is not None:       # values of several union outputs: where both hold one
+            both, pres, held = exact
+            self.cost.flops += both * _alu_flops(n.op, blk, n)
+            return [replace(a, nN=max(a.total - held, 0.0), block=blk, pres=pres)]
         both = max(a.total - a.nN - b.nN, 0.0)
         self.cost.flops += both * _alu_flops(n.op, blk, n)
-        return [replace(a, nN=max(a.nN + b.nN - a.total, 0.0), block=blk)]
+        return [replace(a, nN=max(a.nN + b.nN - a.total, 0.0), block=blk, pres=None)]
 
     def _reduce(self, n, v: St):
         self.cost.flops += v.data * _reduce_flops(v.block, n)
@@ -400,17 +466,22 @@ class _GraphModel:
         groups = float(c.cnt[-3]) if len(c.cnt) >= 3 else 1.0
         k = c.fibers / groups if groups > 0 else 0.0
         rels = _rels(c)
-        both = self._through(c, rels, groups)
+        lane = self._lane
+        if lane is not None:        # one lane's share of the reduced index (reduce=lanes)
+            both = self._through_lane(c, rels, groups, *lane)
+            k = k / lane[0]
+        else:
+            both = self._through(c, rels, groups)
         if both is not None:
             h, rel = both
         else:
             h = self._distinct(c, groups, k, c.dims[-2] if len(c.dims) >= 2 else 1)
-            rel = FULL if _full(c) else None
+            rel = FULL if _full(c) and lane is None else None
         cnt = list(c.cnt[:-2]) + [float(h.sum())]
         dims = list(c.dims[:-2]) + [c.dims[-1]]
         rels = rels[:-2] + [rel]
         hd = _hd(c)[:-2] + [h]
-        lab = DENSE if _full(c) else self.fresh()
+        lab = DENSE if _full(c) and lane is None else self.fresh()
         return [St("crd", cnt, dims, h, 0.0, c.index, lab, rels=rels, hd=hd),
                 St("val", list(cnt), list(dims), None, block=v.block, rels=list(rels),
                    hd=list(hd))]
@@ -444,6 +515,27 @@ class _GraphModel:
         b = ((r1 @ r2) > 0).astype(float).tocsr()
         h = np.asarray(b.T @ w, dtype=float).reshape(-1)
         return h, b
+
+    def _through_lane(self, c: St, rels: list, groups: float, lanes: int, lane: int):
+        """`_through` for one lane of a spacc1 run per lane: the reduced index's relation
+        restricted to the coordinates that lane is dealt; the output relation is always a
+        csr matrix (lanes differ)."""
+        if len(rels) < 3 or len(c.dims) < 3:
+            return None
+        r1, r2 = rels[-2], rels[-1]
+        ng, nu, nc = c.dims[-3], c.dims[-2], c.dims[-1]
+        if r1 is None or r2 is None or (not isinstance(r1, str) and r1.shape != (ng, nu)):
+            return None
+        import scipy.sparse as sp
+        if isinstance(r2, str):
+            r2 = sp.csr_matrix(np.ones((nu, nc)))
+        elif r2.shape != (nu, nc):
+            return None
+        w = _hd(c)[-3]
+        if w is None or w.shape != (ng,):
+            w = np.full(ng, groups / ng)
+        b = ((_lane_rows(r1, (ng, nu), lanes, lane) @ r2) > 0).astype(float).tocsr()
+        return np.asarray(b.T @ w, dtype=float).reshape(-1), b
 
     def _spacc2(self, n, ci: St, cj: St, v: St):
         self.cost.flops += v.data * _reduce_flops(v.block, n)
