@@ -285,3 +285,21 @@ def test_bigbird_attention_checks(bigbird, par):
     r = run_cli(["simulate", str(out), "--data", str(bigbird / "d"), "--check"])
     assert r.exit_code == 0, r.stderr
     assert "check: O match" in r.stderr
+
+
+# ---- the schedule pass -------------------------------------------------------------------------
+
+def test_schedule_pass_forwards_reduce():
+    """`schedule{reduce=lanes}` applies the program's directives with per-lane reductions: the
+    same graph as the explicit passes; `schedule` alone keeps the serial reducer."""
+    from test_opt_parallel_schedule import run, spmm
+    m = run(spmm(), "schedule{reduce=lanes}")
+    explicit = run(spmm(""), "parallelize{index=i,factor=2},"
+                             "parallelize{index=u0,factor=3,reduce=lanes}")
+    assert m.schedules == [] and print_module(m) == print_module(explicit)
+    assert sum(isinstance(n, ir.Spacc1) for n in m.graphs[0].nodes) == 6
+    plain = run(spmm(), "schedule")
+    assert sum(isinstance(n, ir.Spacc1) for n in plain.graphs[0].nodes) == 2
+    check_lanes(spmm(), "schedule{reduce=lanes}", {}, dim=5)
+    with pytest.raises(PipelineError, match="pass schedule: option reduce must be one of"):
+        parse_pipeline("schedule{reduce=yes}")

@@ -14,7 +14,8 @@ context, see `contexts`, contains `i`), except
   out; their outputs are forked, so all lanes see aligned units;
 - writers and roots;
 - nodes that would see a lane's subset of `i` where they need all of it: a reducer or sparse
-  accumulator over `i` (its output no longer iterates `i`), a sparse accumulator whose reduced
+  accumulator over `i` (its output no longer iterates `i`; with `reduce=lanes` a sum `reduce`
+  and a `spacc1` over `i` are laned and combined instead, see below), a sparse accumulator whose reduced
   index encloses `i` (it would merge different lanes' fibers) or whose output levels include
   `i` (an `i` element with nothing accumulated would vanish from its lane), a `crddrop` at the
   `i` level (dropping a unit would break the round-robin);

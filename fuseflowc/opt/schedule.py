@@ -21,7 +21,8 @@ from typing import ClassVar
 from ..samml import ir
 from .base import ModulePass, register
 from .contexts import iterated_indices
-from .parallelize import Parallelize, parallelize_graph
+from .parallelize import REDUCE_MODES, Parallelize, parallelize_graph
+from .pipeline import PipelineError
 
 
 @register
@@ -33,6 +34,14 @@ class ApplySchedule(ModulePass):
     #: Index names whose directives are dropped unapplied: `i` (every graph) or `g.i` (graph g);
     #: separated by spaces (quote the value) or `+`.
     skip: str = ""
+    #: How the applied directives treat reducers over their index: `serial` or `lanes` (as
+    #: parallelize's option of that name).
+    reduce: str = "serial"
+
+    def __post_init__(self) -> None:
+        if self.reduce not in REDUCE_MODES:
+            raise PipelineError(f"pass schedule: option reduce must be one of "
+                                f"{', '.join(REDUCE_MODES)}, got {self.reduce!r}")
 
     def skipped(self, d: ir.Schedule) -> bool:
         """True when directive `d` is overridden by `skip`."""
@@ -53,7 +62,7 @@ class ApplySchedule(ModulePass):
             g = module.graph(d.graph or "")
             if g is None or self.skipped(d):
                 continue
-            parallelize_graph(g, d.index, d.factor)
+            parallelize_graph(g, d.index, d.factor, self.reduce)
         module.schedules = kept
 
 
