@@ -7,7 +7,6 @@ max. Structure, what stays serial, errors and the blocked BigBird attention thro
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -15,10 +15,10 @@ context, see `contexts`, contains `i`), except
 - writers and roots;
 - nodes that would see a lane's subset of `i` where they need all of it: a reducer or sparse
   accumulator over `i` (its output no longer iterates `i`; with `reduce=lanes` a sum `reduce`
-  and a `spacc1` over `i` are laned and combined instead, see below), a sparse accumulator whose reduced
-  index encloses `i` (it would merge different lanes' fibers) or whose output levels include
-  `i` (an `i` element with nothing accumulated would vanish from its lane), a `crddrop` at the
-  `i` level (dropping a unit would break the round-robin);
+  and a `spacc1` over `i` are laned and combined instead, see below), a sparse accumulator
+  whose reduced index encloses `i` (it would merge different lanes' fibers) or whose output
+  levels include `i` (an `i` element with nothing accumulated would vanish from its lane), a
+  `crddrop` at the `i` level (dropping a unit would break the round-robin);
 - existing forks and joins whose units do not contain whole `i` elements.
 
 Serial nodes read a laned stream through one `join` (made once per stream), laned nodes read a
