@@ -302,3 +302,18 @@ def test_schedule_pass_forwards_reduce():
     check_lanes(spmm(), "schedule{reduce=lanes}", {}, dim=5)
     with pytest.raises(PipelineError, match="pass schedule: option reduce must be one of"):
         parse_pipeline("schedule{reduce=yes}")
+
+
+def test_bench_bigbird_rows():
+    """`make bench-bigbird` prints the reduce=lanes rows (ideal memory) after its own;
+    `--reduce lanes` runs only those and the serial baseline."""
+    from fuseflowc.opt.bench_bigbird import IDEAL_MEMORY, configs
+    both = [c[0] for c in configs(1024, 16, 0)]
+    serial = [c[0] for c in configs(1024, 16, 0, "serial")]
+    lanes = configs(1024, 16, 0, "lanes")
+    assert both[:len(serial)] == serial and len(both) == len(serial) + 5
+    assert [c[0] for c in lanes] == ["b16 ix1 mem=inf"] + both[len(serial):]
+    assert all(c[4] == IDEAL_MEMORY for c in lanes)
+    assert lanes[-1][3] == ("parallelize{index=i,factor=4},"
+                            "parallelize{index=u0,factor=4,reduce=lanes}")
+    assert all("reduce=lanes" in c[3] for c in lanes[1:])
