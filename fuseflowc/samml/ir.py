@@ -118,6 +118,17 @@ class AttrSpec:
     doc: str
 
 
+def attr_specs_of(cls: type) -> tuple[AttrSpec, ...]:
+    """The `attr()` fields of dataclass `cls` (a node kind or `Schedule`), in declaration order."""
+    specs = []
+    for f in dataclasses.fields(cls):
+        if "attr" in f.metadata:
+            default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+            specs.append(AttrSpec(f.name, f.metadata["attr"], f.metadata["choices"],
+                                  f.metadata["required"], default, f.metadata["doc"]))
+    return tuple(specs)
+
+
 # ---- nodes ------------------------------------------------------------------------------------
 
 @dataclass(eq=False)
@@ -149,12 +160,7 @@ class Node:
     @classmethod
     def attr_specs(cls) -> tuple[AttrSpec, ...]:
         """The attributes of this kind, in printing order (the kind's own first, `lane` last)."""
-        specs = []
-        for f in dataclasses.fields(cls):
-            if "attr" in f.metadata:
-                default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-                specs.append(AttrSpec(f.name, f.metadata["attr"], f.metadata["choices"],
-                                      f.metadata["required"], default, f.metadata["doc"]))
+        specs = attr_specs_of(cls)
         # `lane` is declared on the base (first); print it last.
         return tuple(s for s in specs if s.name != "lane") + tuple(s for s in specs if s.name == "lane")
 
@@ -667,9 +673,6 @@ class Permute:
 
 #: Kinds of module-level schedule directives.
 SCHEDULE_KINDS = ("parallelize",)
-#: Attributes of a schedule directive -> (type as in ATTR_TYPES, required).
-SCHEDULE_ATTRS = {"graph": ("ident", True), "index": ("ident", True), "factor": ("pos", True),
-                  "statement": ("ident", False), "local": ("ident", False)}
 
 
 @dataclass(eq=False)
@@ -678,20 +681,27 @@ class Schedule:
     factor = 4, statement = S, local = k}`: the program asked for `graph`'s stream at `index`
     (a name the graph iterates) to be split across `factor` lanes; `statement` and `local` say
     where it came from (`parallelize S: k by 4`). Recorded by `lower`, applied by
-    `fuseflowc opt -p schedule` (fuseflowc.opt.schedule)."""
+    `fuseflowc opt -p schedule` (fuseflowc.opt.schedule). Its attributes are declared with
+    `attr()` like a node's, so the parser, verifier and printer share one definition."""
 
     kind: str
-    graph: str | None = None
-    index: str | None = None
-    factor: int | None = None
-    statement: str | None = None
-    local: str | None = None
+    graph: str | None = attr("ident", doc="the graph whose stream is split")
+    index: str | None = attr("ident", doc="the index (a name the graph iterates) split")
+    factor: int | None = attr("pos", doc="number of lanes")
+    statement: str | None = attr("ident", required=False, doc="the program statement")
+    local: str | None = attr("ident", required=False, doc="the statement's own index name")
     loc: Loc | None = field(default=None, repr=False, compare=False)
     attr_locs: dict[str, Loc] = field(default_factory=dict, repr=False, compare=False)
 
+    @classmethod
+    def attr_specs(cls) -> tuple[AttrSpec, ...]:
+        """The directive's attributes, in printing order."""
+        return attr_specs_of(cls)
+
     def attrs(self) -> dict[str, Any]:
         """Attribute name -> value, in printing order (unset optional ones left out)."""
-        return {k: getattr(self, k) for k in SCHEDULE_ATTRS if getattr(self, k) is not None}
+        return {s.name: getattr(self, s.name) for s in self.attr_specs()
+                if getattr(self, s.name) is not None}
 
 
 @dataclass(eq=False)
