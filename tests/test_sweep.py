@@ -364,6 +364,28 @@ graph = "karate"
     assert "2 ok, 1 pruned" in r.stderr
 
 
+def test_prune_estimates_each_configuration_once(tmp_path, monkeypatch):
+    # The configurations --prune keeps run with the estimate it made (it used to be redone).
+    fake_estimator(monkeypatch)
+    calls = []
+    estimate = sys.modules["fuseflowc.estimate"].estimate_module
+    monkeypatch.setattr(sys.modules["fuseflowc.estimate"], "estimate_module",
+                        lambda m, s: calls.append(Path(m.source).name) or estimate(m, s))
+    gcn = ROOT / "ir_examples" / "models" / "gcn"
+    spec = write(tmp_path, f"""
+programs = ["{gcn / 'gcn_unfused.ff'}", "{gcn / 'gcn_full.ff'}"]
+check = false
+[[data]]
+graph = "karate"
+""")
+    out = tmp_path / "r.csv"
+    r = run_cli(["sweep", spec, "-o", str(out), "--prune", "2"])
+    assert r.exit_code == 0, r.stderr
+    assert sorted(calls) == ["gcn_full.ff", "gcn_unfused.ff"]
+    rows = {x["variant"]: x for x in read_rows(str(out))}
+    assert rows["full"]["status"] == "ok" and rows["full"]["est_cycles"] == 1000.0
+
+
 def test_prune_groups_by_model_data_and_arch():
     def row(i, model, data, est, arch=()):
         return {"id": i, "model": model, "data": data, "arch": list(arch), "est_cycles": est}
