@@ -160,7 +160,7 @@ def run_config(config: dict, ctx: dict) -> dict:
 
 
 def _run(config: dict, ctx: dict, row: dict, stage: list) -> None:
-    from ..fuse.algorithm import FuseOptions, fuse_program
+    from ..fuse.algorithm import FuseOptions, fuse_program, pick_orders
     from ..lang.load import load_program
     from ..lower.driver import lower_fused
     from ..opt.pipeline import PipelineError, parse_pipeline, run_pipeline
@@ -172,7 +172,7 @@ def _run(config: dict, ctx: dict, row: dict, stage: list) -> None:
     row["parallel"], row["block"] = schedule_facts(program)
     stage[0] = "fuse"
     fused = fuse_program(program, path, FuseOptions(
-        config["order"], config["order_region"], config["inline_widened"],
+        pick_orders(config["order"], config["order_region"]), config["inline_widened"],
         config.get("free_input_order", False)))
     stage[0] = "lower"
     module, _ = lower_fused(fused, path)
