@@ -364,14 +364,9 @@ REDUCE_OPS = ("sum", "max")
 
 
 @dataclass(eq=False)
-class Reduce(Node):
-    """Order-0 reducer over `index`: on S0 emits the result and resets; on Sk (k > 0) emits the
-    result then S(k-1). An empty fiber yields an explicit 0. (val) -> (val)."""
+class _Reduction(Node):
+    """Shared attributes of reduce, spacc1 and spacc2 (not a kind itself)."""
 
-    KIND: ClassVar[str] = "reduce"
-    REGION: ClassVar[str] = "compute"
-    INPUTS: ClassVar[tuple[Port, ...]] = (_p("val", "val"),)
-    OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("val", "val"),)
     op: str = attr("enum", choices=REDUCE_OPS, doc="reduction")
     index: str = attr("ident", doc="the reduced index variable")
     # Block values: each input block (axes `in0`) is first reduced by `op` over its labels
@@ -381,7 +376,18 @@ class Reduce(Node):
 
 
 @dataclass(eq=False)
-class Spacc1(Node):
+class Reduce(_Reduction):
+    """Order-0 reducer over `index`: on S0 emits the result and resets; on Sk (k > 0) emits the
+    result then S(k-1). An empty fiber yields an explicit 0. (val) -> (val)."""
+
+    KIND: ClassVar[str] = "reduce"
+    REGION: ClassVar[str] = "compute"
+    INPUTS: ClassVar[tuple[Port, ...]] = (_p("val", "val"),)
+    OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("val", "val"),)
+
+
+@dataclass(eq=False)
+class Spacc1(_Reduction):
     """Order-1 sparse accumulator: accumulates (crd, val) points of the inner level across the
     reduced `index`; on Sk (k >= 1) emits the fiber sorted by crd, then S(k-1); S0 only ends an
     inner fiber. (crd, val) -> (crd, val)."""
@@ -390,16 +396,10 @@ class Spacc1(Node):
     REGION: ClassVar[str] = "compute"
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"), _p("val", "val"))
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"), _p("val", "val"))
-    op: str = attr("enum", choices=REDUCE_OPS, doc="reduction")
-    index: str = attr("ident", doc="the reduced index variable")
-    # Block values: each input block (axes `in0`) is first reduced by `op` over its labels
-    # missing from `out` (a reduction over an inner index), then accumulated.
-    in0: list[str] | None = attr("ident_list", required=False, doc="block axes of the input")
-    out: list[str] | None = attr("ident_list", required=False, doc="block axes of the result")
 
 
 @dataclass(eq=False)
-class Spacc2(Node):
+class Spacc2(_Reduction):
     """Order-2 sparse accumulator over two inner levels; flushes on Sk with k >= 2 in the crd0
     stream. (crd1, crd0, val) -> (crd1, crd0, val)."""
 
@@ -407,12 +407,6 @@ class Spacc2(Node):
     REGION: ClassVar[str] = "compute"
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("crd1", "crd"), _p("crd0", "crd"), _p("val", "val"))
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd1", "crd"), _p("crd0", "crd"), _p("val", "val"))
-    op: str = attr("enum", choices=REDUCE_OPS, doc="reduction")
-    index: str = attr("ident", doc="the reduced index variable")
-    # Block values: each input block (axes `in0`) is first reduced by `op` over its labels
-    # missing from `out` (a reduction over an inner index), then accumulated.
-    in0: list[str] | None = attr("ident_list", required=False, doc="block axes of the input")
-    out: list[str] | None = attr("ident_list", required=False, doc="block axes of the result")
 
 
 # -- tensor construction -------------------------------------------------------------------------
