@@ -107,5 +107,5 @@ def missing_recorded(what: str, recorded: str, holder: str) -> UserError:
     if Path(recorded).is_absolute() or holder == "-":
         return UserError(f"{what} {recorded}: no such file")
     here = Path(holder).parent
-    return UserError(f"{what} {recorded}: no such file (looked relative to {holder}'s "
-                     f"directory {here}/ and to the current directory {os.getcwd()}/)")
+    return UserError(f"{what} {recorded}: no such file (looked beside {holder}, in {here}/, "
+                     f"and in the current directory {os.getcwd()}/)")
