@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import math
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +22,7 @@ SCHEMA = {
     "channel": {"depth"},
     "default": {"latency", "ii"},
     "block": set(BLOCK_KEYS),
-    "memory": {"bandwidth", "latency", "element_bytes"},
+    "memory": {"bandwidth", "latency", "element_bytes", "window"},
     "permute": {"elements_per_cycle"},
 }
 
@@ -159,6 +158,9 @@ class Arch:
             if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0 or \
                     (k != "latency" and v <= 0):
                 raise UserError(f"memory.{k} must be a positive number, not {v!r}")
+        w = mem.get("window", 16)
+        if not isinstance(w, int) or isinstance(w, bool) or w < 1:
+            raise UserError(f"memory.window must be a positive integer (cycles), not {w!r}")
 
     @property
     def permute_rate(self) -> float:
@@ -205,9 +207,10 @@ class Arch:
                 ii = max(1, eval_block_expr(blk[f"{which}_ii"], block, f"block.{which}_ii"))
         return int(lat), int(ii)
 
-    def mem_ii(self, bytes_per_token: int, share: float) -> int:
-        """The initiation interval a node moving `bytes_per_token` needs at `share` bytes/cycle."""
-        return max(1, math.ceil(bytes_per_token / share)) if share > 0 else 1
+    @property
+    def mem_window(self) -> int:
+        """Cycles per window of the bandwidth calendar (sim.memory)."""
+        return int(self.table["memory"].get("window", 16))
 
     def as_dict(self) -> dict:
         return copy.deepcopy(self.table)

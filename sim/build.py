@@ -15,6 +15,7 @@ from .arch import Arch
 from .assemble import assemble
 from .channel import Channel, make_port
 from .engine import Engine
+from .memory import Memory
 from .ops import block_contracts
 from .permute import run_permute
 from .prims_compute import Alu, Reduce, Spacc1, Spacc2
@@ -167,9 +168,7 @@ class Simulator:
             for s in n.outputs:
                 if s.kind == "val":
                     blk[s] = b
-        mem_nodes = sum(1 for n in order if (n.KIND == "scan" and n.format == "compressed")
-                        or n.KIND in ("array", "write_level", "write_vals"))
-        share = arch.bandwidth / max(mem_nodes, 1)
+        mem = Memory(arch.bandwidth, arch.mem_window)   # shared by this graph's nodes
         sim: dict = {}
         writers = []
         for i, n in enumerate(order):
@@ -183,7 +182,7 @@ class Simulator:
                 # a labelled block ALU that contracts an inner index is a block matmul
                 op = "bmm" if block_contracts(n.op, n.in0, n.in1, n.out) else n.op
             lat, ii = arch.timing(n.KIND, op, vb)
-            sim[n] = self._make(n, name, lat, ii, vb, share, eb)
+            sim[n] = self._make(n, name, lat, ii, vb, mem, eb)
             if n.KIND in ("write_level", "write_vals"):
                 writers.append(sim[n])
         chans = []
@@ -214,7 +213,7 @@ class Simulator:
             sim[n].wire(ins, ports[n])
         return [sim[n] for n in order], chans, writers
 
-    def _make(self, n, name: str, lat: int, ii: int, vb, share: float, eb: int):
+    def _make(self, n, name: str, lat: int, ii: int, vb, mem: Memory, eb: int):
         k = n.KIND
         arch = self.arch
         if k == "root":
@@ -229,9 +228,8 @@ class Simulator:
                                 f"{n.tensor} has a {lvl.kind} level for mode {n.mode}")
             if lvl.kind == "dense":
                 return Scan(name, True, lvl.size, ii=ii, lat=lat)
-            ii = max(ii, arch.mem_ii(eb, share))
             return Scan(name, False, lvl.size, lvl.seg.tolist(), lvl.crd.tolist(), ii=ii,
-                        lat=lat + arch.mem_latency, eb=eb)
+                        lat=lat + arch.mem_latency, eb=eb, mem=mem)
         if k == "repsig":
             return RepSig(name, ii, lat)
         if k == "repeat":
@@ -260,8 +258,7 @@ class Simulator:
                 vals = t.vals.tolist()
                 zero = 0.0
                 vbytes = eb
-            ii = max(ii, arch.mem_ii(vbytes, share))
-            return Array(name, vals, zero, vbytes, ii=ii, lat=lat + arch.mem_latency)
+            return Array(name, vals, zero, vbytes, ii=ii, lat=lat + arch.mem_latency, mem=mem)
         # block einsum labels (None: plain b x b blocks or scalars)
         labels = None
         if getattr(n, "out", None) is not None:
@@ -286,10 +283,13 @@ class Simulator:
             decl = self.module.tensor(n.tensor)
             if decl is None:
                 raise UserError(f"simulation: {name} writes undeclared tensor {n.tensor}")
-            bpt = eb * (decl.block ** 2 if decl.block and k == "write_vals" else 1)
-            ii = max(ii, arch.mem_ii(bpt, share))
-            return Writer(name, k, n.tensor, getattr(n, "mode", None),
-                          getattr(n, "format", None), ii=ii, lat=lat + arch.mem_latency)
+            fmt = getattr(n, "format", None)
+            if k == "write_vals":
+                bpt = eb * (decl.block ** 2 if decl.block else 1)
+            else:   # a compressed level stores a coordinate per token, a dense one nothing
+                bpt = 0 if fmt == "dense" else eb
+            return Writer(name, k, n.tensor, getattr(n, "mode", None), fmt, ii=ii,
+                          lat=lat + arch.mem_latency, mem=mem if bpt else None, bpt=bpt)
         raise UserError(f"simulation: {name}: primitive kind {k} is not supported")
 
     # ---- outputs -------------------------------------------------------------------------

@@ -297,6 +297,24 @@ class _Queued(Node):
                     if x.__class__ is int and x == D:
                         self.done = True
 
+    def fire_through(self, f: int, pops) -> None:
+        """Fire at >= `f`, popping `pops`, and emit in the same firing the head of every
+        non-empty queue when its output has room: a token queued by this firing leaves in the
+        cycle it came in (pass-through, one token per cycle like every primitive), the rest
+        drains in later firings."""
+        q = self.q
+        outs = self.outs
+        emits = [(outs[i], qi[0]) for i, qi in enumerate(q) if qi]
+        if not emits or not self.room(*(p for p, _ in emits)):
+            self.fire(f, pops, ())
+            return
+        self.fire(f, pops, emits)
+        for qi in q:
+            if qi:
+                x = qi.popleft()
+                if x.__class__ is int and x == D:
+                    self.done = True
+
 
 class Spacc1(Node):
     """Order-1 sparse accumulator: (crd, val) in and out. Accumulates the points of the inner

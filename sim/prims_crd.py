@@ -217,7 +217,7 @@ class Fork(_Queued):
                 self.inside = False
                 self.any = False
                 self.lane = 0
-                self.fire(f, (ch,), ())
+                self.fire_through(f, (ch,))
                 continue
             if not self.inside:                      # a unit starts
                 if self.held[lane] is not None:
@@ -235,7 +235,7 @@ class Fork(_Queued):
                 self.lane = (lane + 1) % self.lanes
             else:
                 self.q[lane].append(x)
-            self.fire(f, (ch,), ())
+            self.fire_through(f, (ch,))
 
 
 class Join(_Queued):
@@ -287,17 +287,17 @@ class Join(_Queued):
                         out.append(x)
                         self.inside = False
                         self.lane = (lane + 1) % self.lanes
-                        self.fire(f, (ch,), ())
+                        self.fire_through(f, (ch,))
                         continue
                     elif ctl and level(x) == L - 1:     # the unit's close: next lane
                         self.held = x
                         self.inside = False
                         self.lane = (lane + 1) % self.lanes
-                        self.fire(f, (ch,), ())
+                        self.fire_through(f, (ch,))
                         continue
                     else:
                         out.append(x)
-                        self.fire(f, (ch,), ())
+                        self.fire_through(f, (ch,))
                         continue
                 if self.inside:                     # merged close: this lane's fiber ended
                     self.inside = False
@@ -305,7 +305,7 @@ class Join(_Queued):
                     self.closed[lane] = True
                     self.endk = x
                     self.lane = (lane + 1) % self.lanes
-                    self.fire(f, (ch,), ())
+                    self.fire_through(f, (ch,))
                     continue
             # this lane has no more units: the enclosing fiber ends on every lane
             pops = []
@@ -323,11 +323,11 @@ class Join(_Queued):
                 if not same_stop(h, endk):
                     raise self.mismatch("lane stops", (endk, h))
                 pops.append(c)
-            self.fire(f, pops, ())
             if self.held is not None and endk != D:     # merged with the last unit's close
                 out.append(stop(level(endk), empt(self.held)))
             else:
                 out.append(endk)
+            self.fire_through(f, pops)
             self.held = None
             self.inside = False
             self.closed = [False] * self.lanes

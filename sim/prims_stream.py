@@ -9,6 +9,7 @@ from itertools import islice
 #: Consume an iterator at C speed (see sim.prims_join).
 drain = deque(maxlen=0).extend
 
+from .memory import unlimited
 from .node import Node
 from .tokens import EB, MASK, D, N, S0
 
@@ -43,14 +44,16 @@ class Scan(Node):
     Dense levels enumerate 0..size-1 with refs `ref * size + crd`; compressed ones read seg/crd.
     """
 
-    __slots__ = ("dense", "size", "seg", "crd", "pos", "end", "base", "pending", "eb")
+    __slots__ = ("dense", "size", "seg", "crd", "pos", "end", "base", "pending", "eb", "mem")
     kind_name = "scan"
     BULK = True  # long fiber runs in one go (tests turn it off to compare)
 
     def __init__(self, name: str, dense: bool, size: int = 0, seg=None, crd=None,
-                 ii: int = 1, lat: int = 1, eb: int = 4):
+                 ii: int = 1, lat: int = 1, eb: int = 4, mem=None):
         super().__init__(name, ii, lat)
         self.eb = eb  # memory.element_bytes: bytes per seg entry and per coordinate
+        # the graph's sim.memory.Memory (compressed levels; dense ones read no memory)
+        self.mem = None if dense else (mem if mem is not None else unlimited())
         self.dense = dense
         self.size = size
         self.seg = list(seg) if seg is not None else None
@@ -67,6 +70,11 @@ class Scan(Node):
         t, ii, lat = self.t, self.ii, self.lat
         pos, end, base, pending = self.pos, self.end, self.base, self.pending
         dense, crd, seg, size = self.dense, self.crd, self.seg, self.size
+        mem = self.mem
+        take = mem.take if mem is not None else None
+        if mem is not None:             # Memory.take's fast path, inlined below
+            used, W, cap, spill = mem.used, mem.window, mem.cap, mem.spill
+        eb = self.eb
         bulk = self.BULK
         retry = 0                   # a failed bulk attempt is not retried before this firing
         stall = fires = nseg = ncrd = 0
@@ -99,6 +107,9 @@ class Scan(Node):
                             retry = fires + 32      # not for 32 firings (bounded cost)
                         elif fr0 > f:
                             f1 = fr0
+                if k > 8 and take is not None and not mem.take_run(f1, k, ii, eb):
+                    k = 0                           # memory is busy: token by token
+                    retry = fires + 32
                 if k > 8:
                     last = f1 + (k - 1) * ii
                     stamps = range(f1 + lat, last + lat + 1, ii)
@@ -119,12 +130,14 @@ class Scan(Node):
                     t = last
                     fires += k
                     continue
+            nb = 0                             # bytes this firing reads
             if pos < end:                      # inside a fiber: emit the next element
                 if dense:
                     c = pos - base
                 else:
                     c = crd[pos]
                     ncrd += 1
+                    nb = eb
                 r = pos
                 pos += 1
             else:
@@ -147,6 +160,7 @@ class Scan(Node):
                         else:
                             pos, end = seg[x], seg[x + 1]
                             nseg += 2
+                            nb = 2 * eb
                         pending = True
                         if pos < end:
                             if dense:
@@ -154,9 +168,12 @@ class Scan(Node):
                             else:
                                 c = crd[pos]
                                 ncrd += 1
+                                nb += eb
                             r = pos
                             pos += 1
                         else:                   # empty fiber: nothing to emit this cycle
+                            if nb and take is not None:
+                                f = take(f, nb)
                             ifr.append(f + 1)
                             t = f
                             fires += 1
@@ -182,6 +199,8 @@ class Scan(Node):
                         if s > f:
                             f = s
                     stall += f - f0
+                    if nb and take is not None:
+                        f = take(f, nb)
                     ifr.append(f + 1)
                     ct.append(c)
                     ctm.append(f + lat)
@@ -202,6 +221,13 @@ class Scan(Node):
                 if s > f:
                     f = s
             stall += f - f0
+            if nb:                              # Memory.take, inlined (the hot path)
+                w = f // W
+                u = used.get(w, 0) + nb
+                if u <= cap:
+                    used[w] = u
+                else:
+                    f = spill(w, nb)
             ct.append(c)
             ctm.append(f + lat)
             rt.append(r)
@@ -402,15 +428,16 @@ class Repeat(Node):
 class Array(Node):
     """Value array: ref in, value out; N loads 0 (a zero block); stops and D pass."""
 
-    __slots__ = ("vals", "zero", "vbytes")
+    __slots__ = ("vals", "zero", "vbytes", "mem")
     kind_name = "array"
 
     def __init__(self, name: str, vals: list, zero=0.0, vbytes: int = 4,
-                 ii: int = 1, lat: int = 1):
+                 ii: int = 1, lat: int = 1, mem=None):
         super().__init__(name, ii, lat)
         self.vals = vals
         self.zero = zero
         self.vbytes = vbytes
+        self.mem = mem if mem is not None else unlimited()  # the graph's sim.memory.Memory
 
     def run(self) -> bool:
         ch = self.ins[0]
@@ -419,6 +446,9 @@ class Array(Node):
         ot, otm, of, ob = o.toks, o.times, o.free, o.bounded
         t, ii, lat = self.t, self.ii, self.lat
         vals, zero = self.vals, self.zero
+        mem = self.mem
+        used, W, cap, spill = mem.used, mem.window, mem.cap, mem.spill
+        vbytes = self.vbytes
         stall = fires = loads = 0
         blocked = False
         while it:
@@ -435,14 +465,20 @@ class Array(Node):
                 if s > f:
                     stall += s - f
                     f = s
-            ifr.append(f + 1)
             if x >= 0:
+                w = f // W                      # Memory.take, inlined (the hot path)
+                u = used.get(w, 0) + vbytes
+                if u <= cap:
+                    used[w] = u
+                else:
+                    f = spill(w, vbytes)
                 x = vals[x]
                 loads += 1
             elif x == N:
                 x = zero
             elif x == D:
                 self.done = True
+            ifr.append(f + 1)
             ot.append(x)
             otm.append(f + lat)
             t = f
@@ -452,5 +488,5 @@ class Array(Node):
         self.t = t
         self.stall += stall
         self.fires += fires
-        self.rd_vals += loads * self.vbytes
+        self.rd_vals += loads * vbytes
         return blocked

@@ -9,12 +9,14 @@ from .tokens import D
 class Writer(Node):
     """write_level (a crd stream) or write_vals (a val stream): records every token until D."""
 
-    __slots__ = ("tensor", "mode", "fmt", "got")
+    __slots__ = ("tensor", "mode", "fmt", "got", "mem", "bpt")
     kind_name = "write"
 
     def __init__(self, name: str, kind: str, tensor: str, mode: int | None = None,
-                 fmt: str | None = None, ii: int = 1, lat: int = 1):
+                 fmt: str | None = None, ii: int = 1, lat: int = 1, mem=None, bpt: int = 4):
         super().__init__(name, ii, lat)
+        self.mem = mem  # the graph's sim.memory.Memory, or None
+        self.bpt = bpt  # bytes stored per data token
         self.kind = kind
         self.tensor = tensor
         self.mode = mode
@@ -27,6 +29,8 @@ class Writer(Node):
         got = self.got
         app = got.append
         t, ii = self.t, self.ii
+        take = self.mem.take if self.mem is not None else None
+        bpt = self.bpt
         fires = 0
         while it:
             x = it.popleft()
@@ -34,12 +38,20 @@ class Writer(Node):
             r = itm.popleft()
             if r > f:
                 f = r
+            if x.__class__ is int:
+                if x == D:
+                    ifr.append(f + 1)
+                    t = f
+                    fires += 1
+                    self.done = True
+                    break
+                if x >= 0 and take is not None:   # a coordinate (control tokens are < 0)
+                    f = take(f, bpt)
+            elif take is not None:                # a value (float or block)
+                f = take(f, bpt)
             ifr.append(f + 1)
             t = f
             fires += 1
-            if x.__class__ is int and x == D:
-                self.done = True
-                break
             app(x)
         self.t = t
         self.fires += fires

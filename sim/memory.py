@@ -1,0 +1,95 @@
+"""Off-chip bandwidth shared by the nodes of one graph: a calendar of fixed-length windows.
+
+Every node that touches memory (compressed scanners reading seg/crd, value arrays, writers) asks
+the graph's `Memory` for the bytes of each token it moves. Time is cut into windows of `window`
+cycles, each able to move `bandwidth * window` bytes; a request made at cycle f is served in the
+window of f when that window still has room, else in the first later window(s) with room (a
+request larger than what is left is split over consecutive windows, and is served at the cycle
+its last byte is). So nodes share the device's bandwidth by what they actually move at the time:
+one node streaming alone may use all of it, F parallel lanes split it F ways only while all of
+them read. (A static split among all memory nodes of the graph, the earlier model, starved a
+parallel graph's lanes even when most of them were idle.)
+
+Nodes run ahead of each other (sim/node.py), so requests do not arrive in cycle order; a window
+is shared first come, first served in the engine's (deterministic) order. The window bounds the
+error that causes: a request is never moved by more than the window it lands in, beyond what the
+bytes of the windows before it force. Deterministic: same graph, same data, same cycles.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+class Memory:
+    """The bandwidth calendar of one graph run (see the module docstring)."""
+
+    __slots__ = ("bandwidth", "window", "cap", "used")
+
+    def __init__(self, bandwidth: float, window: int):
+        self.bandwidth = bandwidth
+        self.window = window
+        self.cap = bandwidth * window   # bytes one window moves
+        self.used: dict[int, float] = {}
+
+    def take(self, f: int, n: float) -> int:
+        """Reserve `n` bytes requested at cycle `f`; returns the cycle they are served (>= f)."""
+        W = self.window
+        w = f // W
+        used = self.used
+        u = used.get(w, 0)
+        if u + n <= self.cap:
+            used[w] = u + n
+            return f
+        return self.spill(w, n)
+
+    def spill(self, w: int, n: float) -> int:
+        """`n` bytes that do not fit in window `w`: fill it and the windows after it. (The hot
+        loops of scanners and arrays inline `take`'s first test and call this.)"""
+        W, cap, bw, used = self.window, self.cap, self.bandwidth, self.used
+        if n <= cap:                    # fits in one window: the first later one with room
+            w += 1
+            while used.get(w, 0) + n > cap:
+                w += 1
+            used[w] = used.get(w, 0) + n
+            return w * W
+        left = n
+        while True:                     # larger than a window: split, in order
+            u = used.get(w, 0)
+            room = cap - u
+            if room > 0:
+                part = room if left > room else left
+                used[w] = u + part
+                left -= part
+                if left <= 0:
+                    # served when the window has moved its bytes up to this part
+                    return w * W + min(W - 1, max(0, math.ceil((u + part) / bw) - 1))
+            w += 1
+
+    def take_run(self, f: int, k: int, ii: int, n: float) -> bool:
+        """Reserve `k` requests of `n` bytes at cycles f, f+ii, ...; True when every one fits in
+        its own window (nothing is delayed), else reserve nothing and return False."""
+        W, cap, used = self.window, self.cap, self.used
+        last = f + (k - 1) * ii
+        w0, w1 = f // W, last // W
+        need = []
+        for w in range(w0, w1 + 1):
+            # requests j with f + j*ii in [w*W, (w+1)*W)
+            lo = max(0, -(-(w * W - f) // ii))
+            hi = min(k - 1, ((w + 1) * W - 1 - f) // ii)
+            c = hi - lo + 1
+            if c <= 0:
+                continue
+            u = used.get(w, 0) + c * n
+            if u > cap:
+                return False
+            need.append((w, u))
+        for w, u in need:
+            used[w] = u
+        return True
+
+
+
+def unlimited() -> Memory:
+    """A memory no request waits for (nodes built outside a graph, e.g. in tests)."""
+    return Memory(math.inf, 1 << 40)
