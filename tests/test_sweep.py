@@ -473,3 +473,51 @@ def test_results_directory_is_created_and_a_directory_is_refused(tmp_path):
     (tmp_path / "d.csv").mkdir()
     with pytest.raises(UserError, match="is a directory"):
         ResultsWriter(str(tmp_path / "d.csv"))
+
+
+SOFTMAX = """
+dim I, J
+tensor A[I, J] : csr
+tensor T[I, J] : csr
+tensor m[I] : dense
+tensor y[I, J] : csr
+T[i,j] = exp(A[i,j])
+m[i] = sum[j](T[i,j])
+y[i,j] = T[i,j] / m[i]
+fuse all: T, m, y
+"""
+
+
+def test_share_key_runs_fuse_share_and_keeps_old_ids(tmp_path):
+    """`share = true` fuses with --share (T is read by m and y: computed once, stored, so
+    fewer FLOPs than recomputing it per consumer); a configuration without it keeps the id it
+    had before the key existed (resumed results files stay valid)."""
+    prog = tmp_path / "softmax.ff"
+    prog.write_text(SOFTMAX)
+    spec = write(tmp_path, f"""
+[[programs]]
+path = "{prog}"
+variant = "plain"
+[[programs]]
+path = "{prog}"
+variant = "share"
+share = true
+[[data]]
+name = "d"
+sizes = {{ I = 7, J = 9 }}
+density = 0.4
+seed = 3
+""")
+    configs = expand(parse_spec(spec))
+    plain, share = configs
+    assert not plain["share"] and share["share"]
+    assert plain["id"] == config_id({k: v for k, v in plain.items() if k != "share"})
+    assert share["id"] != config_id({**share, "share": False})
+    out = tmp_path / "r.csv"
+    r = run_cli(["sweep", spec, "-o", str(out)])
+    assert r.exit_code == 0, r.stderr
+    rows = {row["variant"]: row for row in read_rows(str(out))}
+    assert all(row["status"] == "ok" and row["check"] == "match" for row in rows.values())
+    assert rows["share"]["share"] is True and not rows["plain"]["share"]
+    assert rows["share"]["flops"] < rows["plain"]["flops"]
+    assert len(rows["share"]["kernel_cycles"]) > len(rows["plain"]["kernel_cycles"])

@@ -59,6 +59,8 @@ def describe(config: dict) -> str:
         bits.append("inline-widened")
     if config.get("free_input_order"):
         bits.append("free-input-order")
+    if config.get("share"):
+        bits.append("share")
     bits.append(f"order {config['order']}")
     if config.get("params"):
         bits.append(" ".join(f"{k}={v}" for k, v in sorted(config["params"].items())))

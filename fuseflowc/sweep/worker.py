@@ -173,7 +173,7 @@ def _run(config: dict, ctx: dict, row: dict, stage: list) -> None:
     stage[0] = "fuse"
     fused = fuse_program(program, path, FuseOptions(
         pick_orders(config["order"], config["order_region"]), config["inline_widened"],
-        config.get("free_input_order", False)))
+        config.get("free_input_order", False), config.get("share", False)))
     stage[0] = "lower"
     module, _ = lower_fused(fused, path)
     verify(module)
