@@ -81,3 +81,31 @@ def output_dir(path: str) -> Iterator[Path]:
         shutil.rmtree(old, ignore_errors=True)
     else:
         os.replace(tmp, target)
+
+
+def recorded_path(recorded: str, holder: str) -> Path | None:
+    """Find a path recorded inside the file `holder` (e.g. a module's `source "..."`).
+
+    A relative path is tried first against the holder's directory (a file that moved with its
+    program) and then against the current directory (the recording command wrote it relative to
+    its own cwd, as `fuseflowc fuse prog.ff | fuseflowc lower > elsewhere/g.samml` does). `holder`
+    '-' (stdin) has only the current directory. Returns the first that exists, else None.
+    """
+    path = Path(recorded)
+    if path.is_absolute():
+        return path if path.exists() else None
+    bases = [Path(holder).parent] if holder != "-" else []
+    bases.append(Path("."))
+    for base in bases:
+        if (base / path).exists():
+            return base / path
+    return None
+
+
+def missing_recorded(what: str, recorded: str, holder: str) -> UserError:
+    """The error for a recorded path that `recorded_path` did not find: says where it looked."""
+    if Path(recorded).is_absolute() or holder == "-":
+        return UserError(f"{what} {recorded}: no such file")
+    here = Path(holder).parent
+    return UserError(f"{what} {recorded}: no such file (looked beside {holder}, in {here}/, "
+                     f"and in the current directory {os.getcwd()}/)")

@@ -121,9 +121,9 @@ class Simulator:
 
     def run_graph(self, graph) -> KernelResult:
         """Build and run one graph; the tensors it writes become available to later graphs."""
-        nodes, chans, writers = self.build(graph)
+        nodes, chans, writers, memory = self.build(graph)
         t0 = time.perf_counter()
-        engine = Engine(nodes, writers, self.max_cycles, self.progress)
+        engine = Engine(nodes, writers, self.max_cycles, self.progress, memory)
         try:
             cycles = engine.run()
         except UserError as e:
@@ -145,8 +145,8 @@ class Simulator:
         return decl, t
 
     def build(self, graph):
-        """Sim nodes, channels and writers of `graph` (unverified graphs are fine: a cycle
-        simply deadlocks)."""
+        """Sim nodes, channels, writers and the memory (bandwidth calendar) of `graph`
+        (unverified graphs are fine: a cycle simply deadlocks)."""
         arch = self.arch
         depth = arch.depth
         order = graph.topo_order()
@@ -211,7 +211,7 @@ class Simulator:
                     raise UserError(f"simulation: {sim[n].name}: operand {pos} has no producer")
                 ins.append(ch)
             sim[n].wire(ins, ports[n])
-        return [sim[n] for n in order], chans, writers
+        return [sim[n] for n in order], chans, writers, mem
 
     def _make(self, n, name: str, lat: int, ii: int, vb, mem: Memory, eb: int):
         k = n.KIND

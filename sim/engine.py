@@ -21,12 +21,13 @@ class Engine:
     """Runs a set of wired nodes (see sim.build) to completion."""
 
     def __init__(self, nodes: list, writers: list | None = None,
-                 max_cycles: int | None = None, progress=None):
+                 max_cycles: int | None = None, progress=None, memory=None):
         self.nodes = nodes
         self.writers = writers if writers is not None else [n for n in nodes
                                                              if n.kind.startswith("write")]
         self.max_cycles = max_cycles
         self.progress = progress  # callable(cycle) or None
+        self.memory = memory      # the nodes' sim.memory.Memory: its past windows are dropped
         self.activations = 0
 
     def run(self) -> int:
@@ -41,6 +42,7 @@ class Engine:
         remaining = sum(1 for w in writers if not w.done)
         max_cycles = self.max_cycles
         progress = self.progress
+        memory = self.memory
         acts = 0
         while heap:
             _, _, node = heappop(heap)
@@ -65,6 +67,10 @@ class Engine:
                     f"{node.name} ({node.kind}), cycle {node.t}")
             if progress is not None and not acts & 1023:
                 progress(node.t)
+            if memory is not None and not acts & 1023:
+                # no node fires before its last firing + ii: windows before that are history
+                memory.forget_before(min((n.t + n.ii for n in self.nodes if not n.done),
+                                         default=0))
             # Wake consumers that received tokens and producers that got a slot back.
             for c, before in zip(outs, pre_out):
                 grown = len(c.toks) - before

@@ -24,13 +24,14 @@ import math
 class Memory:
     """The bandwidth calendar of one graph run (see the module docstring)."""
 
-    __slots__ = ("bandwidth", "window", "cap", "used")
+    __slots__ = ("bandwidth", "window", "cap", "used", "low")
 
     def __init__(self, bandwidth: float, window: int):
         self.bandwidth = bandwidth
         self.window = window
         self.cap = bandwidth * window   # bytes one window moves
         self.used: dict[int, float] = {}
+        self.low = 0                    # windows below this one are forgotten
 
     def take(self, f: int, n: float) -> int:
         """Reserve `n` bytes requested at cycle `f`; returns the cycle they are served (>= f)."""
@@ -65,6 +66,17 @@ class Memory:
                     # served when the window has moved its bytes up to this part
                     return w * W + min(W - 1, max(0, math.ceil((u + part) / bw) - 1))
             w += 1
+
+    def forget_before(self, f: int) -> None:
+        """Drop the windows that end before cycle `f` (no request can be earlier: the engine
+        passes the earliest cycle any node may still fire at), so a long run's calendar stays
+        as small as the span nodes run ahead of each other."""
+        w = f // self.window
+        used = self.used
+        for k in range(self.low, w):
+            used.pop(k, None)
+        if w > self.low:
+            self.low = w
 
     def take_run(self, f: int, k: int, ii: int, n: float) -> bool:
         """Reserve `k` requests of `n` bytes at cycles f, f+ii, ...; True when every one fits in

@@ -31,11 +31,11 @@ def fused_module(program, order_index: int | None = None, region: str | None = N
                  inline_widened: bool = False, share: bool = False):
     """`fuse` (order K of every region, or of one) then lower, as the pipeline does; the fused
     IR is printed and parsed back on the way."""
-    from fuseflowc.fuse.algorithm import FuseOptions, fuse_program
+    from fuseflowc.fuse.algorithm import FuseOptions, fuse_program, pick_orders
     from fuseflowc.fuse.parser import parse_fused
     from fuseflowc.fuse.printer import fused_str
     from fuseflowc.lower.driver import lower_fused
-    fp = fuse_program(program, None, FuseOptions(order_index=order_index, region=region,
+    fp = fuse_program(program, None, FuseOptions(pick_orders(order_index, region),
                                                  inline_widened=inline_widened, share=share))
     fp = parse_fused(Source("<fused>", fused_str(fp)))
     return lower_fused(fp)[0]

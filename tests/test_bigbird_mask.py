@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fuseflowc.data.bigbird import (bigbird_block_mask, bigbird_block_pattern, bigbird_mask,
-                                    mask_density, parse_mask_spec)
+from fuseflowc.data.bigbird import (MaskSpec, bigbird_block_mask, bigbird_block_pattern,
+                                    bigbird_mask, mask_density, parse_mask_spec)
 from fuseflowc.diagnostics import UserError
 from golden import run_cli
 
@@ -186,3 +186,21 @@ def test_gen_data_mask_conflicts(tmp_path):
     r = _gen(tmp_path, PROG, "--mask", "M=bigbird:block=4,random=1",
              "--mask", "M=bigbird:block=4,random=1")
     assert r.exit_code == 1 and "already has a mask" in r.stderr
+
+
+def test_mask_spec_checks_its_values_where_it_is_made():
+    # One validation (bigbird._check_params): a MaskSpec made directly is checked like a parsed
+    # one and like bigbird_mask's arguments (it was only checked when parsed).
+    for kw, msg in [({"block": 0, "random": 1}, "block must be at least 1"),
+                    ({"block": 4, "random": -1}, "random must be at least 0"),
+                    ({"block": 4, "random": 1, "window": 4}, "window must be odd"),
+                    ({"block": 4, "random": 1, "seed": -1}, "seed must be at least 0")]:
+        with pytest.raises(UserError, match=msg):
+            MaskSpec(**kw)
+
+
+def test_gen_data_names_the_mask_option_in_every_mask_error(tmp_path):
+    for opt in ("M=bigbird:block=4,random=1,window=2", "M=bigbird:block=4",
+                "M=bigbird:block=5,random=1"):
+        r = _gen(tmp_path, PROG, "--mask", opt)
+        assert r.exit_code == 1 and f"error: --mask {opt}: " in r.stderr, r.stderr

@@ -163,10 +163,11 @@ def test_uniform_model_is_loose_but_close_on_random_data(tmp_path):
 
 
 def test_bigbird_attention_small(tmp_path):
-    from fuseflowc.estimate.bench import PROGRAMS
-    gen(PROGRAMS / "bigbird_attn.ff", tmp_path / "d", "--size", "S=16", "--size", "NH=2",
+    from fuseflowc.estimate.bench import MODELS
+    base = MODELS / "bigbird_attention" / "multihead"
+    gen(base / "bigbird_attn.ff", tmp_path / "d", "--size", "S=16", "--size", "NH=2",
         "--size", "DH=4", "--density", "M=0.3")
-    module = compile_(PROGRAMS / "bigbird_attn_partial.ff")
+    module = compile_(base / "bigbird_attn_partial.ff")
     (ef, eb), (sf, sb) = compare(module, tmp_path / "d")
     assert rel(ef, sf) <= 0.03 and rel(eb, sb) <= 0.10
 

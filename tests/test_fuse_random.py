@@ -75,7 +75,7 @@ def test_random_programs_fuse_cleanly(text, k):
         pog = region_pog(r)
         count = pog.count()
         kk = k % count
-        picked = fuse_program(program, "rand.ff", FuseOptions(kk, r.name)).region(r.name)
+        picked = fuse_program(program, "rand.ff", FuseOptions({r.name: kk})).region(r.name)
         assert tuple(rank[n] for n in picked.order) == pog.unrank(kk)
         # every written tensor is written exactly once in the whole program
     written = [e.statement for r in fused.regions for e in r.exprs if e.writes]

@@ -186,14 +186,6 @@ class _Gen:
         return ast.Reduce(draw(st.sampled_from(ast.REDUCE_OPS)), tuple(used), body)
 
 
-def _all_indices(s: ast.Assignment) -> list[str]:
-    out = list(s.lhs.indices)
-    for a in s.rhs.walk():
-        if isinstance(a, ast.Access):
-            out.extend(i for i in a.indices if i not in out)
-    return out
-
-
 @st.composite
 def programs(draw) -> ast.Program:
     """A random program that must pass the checker."""
@@ -234,9 +226,9 @@ def programs(draw) -> ast.Program:
     directives: list[ast.Directive] = []
     for s in statements:
         if draw(st.booleans()):
-            directives.append(ast.Order(s.name, tuple(draw(st.permutations(_all_indices(s))))))
+            directives.append(ast.Order(s.name, tuple(draw(st.permutations(ast.all_indices(s))))))
         if draw(st.booleans()):
-            directives.append(ast.Parallelize(s.name, draw(st.sampled_from(_all_indices(s))),
+            directives.append(ast.Parallelize(s.name, draw(st.sampled_from(ast.all_indices(s))),
                                               draw(st.integers(1, 16))))
     names = [s.name for s in statements]
     cut = draw(st.integers(0, len(names)))

@@ -199,6 +199,27 @@ class Gen:
         return f"({lt} {op} {rt})", val, ba | bb
 
 
+def declare(decls: list[str], name: str, dims, fmt, blk) -> None:
+    """Append the declaration of tensor `name` (and its `block` directive) to `decls`."""
+    decls.append(f"tensor {name}[{', '.join(dims)}] : {fmt_text(fmt)}")
+    if blk:
+        decls.append(f"block {name}: {blk}")
+
+
+def draw_input(draw, name: str, order: int, sizes: dict, seed: int, densities: list[float],
+               decls: list[str]):
+    """An input `name` of `order` modes: dims, format (maybe blocked) and density drawn, its
+    declaration appended to `decls`; returns (dims, random tensor)."""
+    dims = draw(st.permutations(DIMS))[:order]
+    fmt = draw(formats(order))
+    fmt, blk = maybe_blocked(draw, fmt, [sizes[d] for d in dims])
+    declare(decls, name, dims, fmt, blk)
+    dens = draw(st.sampled_from(densities))
+    t = random_tensor(TensorSpec(name, tuple(dims), fmt, blk), tuple(sizes[d] for d in dims),
+                      dens, tensor_rng(seed, name))
+    return dims, t
+
+
 @st.composite
 def programs(draw):
     sizes = {d: draw(st.sampled_from([1, 2, 3, 3, 4])) for d in DIMS}
@@ -207,17 +228,9 @@ def programs(draw):
     decls, tensors, dense_of, specs = [], {}, {}, {}
     inputs = {}
     for n in range(draw(st.integers(1, 3))):
-        order = draw(st.integers(1, 3))
-        dims = draw(st.permutations(DIMS))[:order]
-        fmt = draw(formats(order))
         name = f"T{n}"
-        fmt, blk = maybe_blocked(draw, fmt, [sizes[d] for d in dims])
-        decls.append(f"tensor {name}[{', '.join(dims)}] : {fmt_text(fmt)}")
-        if blk:
-            decls.append(f"block {name}: {blk}")
-        spec = TensorSpec(name, tuple(dims), fmt, blk)
-        dens = draw(st.sampled_from([0.0, 0.2, 0.5, 1.0]))
-        t = random_tensor(spec, tuple(sizes[d] for d in dims), dens, tensor_rng(seed, name))
+        dims, t = draw_input(draw, name, draw(st.integers(1, 3)), sizes, seed,
+                             [0.0, 0.2, 0.5, 1.0], decls)
         inputs[name] = t
         tensors[name] = tuple(d.lower() for d in dims)
         dense_of[name] = (t.to_dense(), t.pattern())
@@ -231,9 +244,7 @@ def programs(draw):
         fmt = draw(formats(len(lhs)))
         name = f"S{s}"
         fmt, blk = maybe_blocked(draw, fmt, [sizes[x.upper()] for x in lhs])
-        decls.append(f"tensor {name}[{', '.join(x.upper() for x in lhs)}] : {fmt_text(fmt)}")
-        if blk:
-            decls.append(f"block {name}: {blk}")
+        declare(decls, name, [x.upper() for x in lhs], fmt, blk)
         stmts.append(f"{name}[{','.join(lhs)}] = {text}")
         # Extract the result over lhs axes (constant along the others), then materialize.
         sel = tuple(slice(None) if d.lower() in lhs else 0 for d in DIMS)
@@ -275,17 +286,9 @@ def contractions(draw):
     decls, factors, texts = [], [], []
     inputs = {}
     for n in range(draw(st.integers(2, 3))):
-        order = draw(st.integers(1, 2 if n < 2 else 3))
-        dims = draw(st.permutations(DIMS))[:order]
-        fmt = draw(formats(order))
         name = f"T{n}"
-        fmt, blk = maybe_blocked(draw, fmt, [sizes[d] for d in dims])
-        decls.append(f"tensor {name}[{', '.join(dims)}] : {fmt_text(fmt)}")
-        if blk:
-            decls.append(f"block {name}: {blk}")
-        dens = draw(st.sampled_from([0.0, 0.3, 0.7, 1.0, 1.0]))
-        t = random_tensor(TensorSpec(name, tuple(dims), fmt, blk),
-                          tuple(sizes[d] for d in dims), dens, tensor_rng(seed, name))
+        dims, t = draw_input(draw, name, draw(st.integers(1, 2 if n < 2 else 3)), sizes, seed,
+                             [0.0, 0.3, 0.7, 1.0, 1.0], decls)
         inputs[name] = t
         idx = tuple(d.lower() for d in dims)
         texts.append(f"{name}[{','.join(idx)}]")

@@ -364,6 +364,28 @@ graph = "karate"
     assert "2 ok, 1 pruned" in r.stderr
 
 
+def test_prune_estimates_each_configuration_once(tmp_path, monkeypatch):
+    # The configurations --prune keeps run with the estimate it made (it used to be redone).
+    fake_estimator(monkeypatch)
+    calls = []
+    estimate = sys.modules["fuseflowc.estimate"].estimate_module
+    monkeypatch.setattr(sys.modules["fuseflowc.estimate"], "estimate_module",
+                        lambda m, s: calls.append(Path(m.source).name) or estimate(m, s))
+    gcn = ROOT / "ir_examples" / "models" / "gcn"
+    spec = write(tmp_path, f"""
+programs = ["{gcn / 'gcn_unfused.ff'}", "{gcn / 'gcn_full.ff'}"]
+check = false
+[[data]]
+graph = "karate"
+""")
+    out = tmp_path / "r.csv"
+    r = run_cli(["sweep", spec, "-o", str(out), "--prune", "2"])
+    assert r.exit_code == 0, r.stderr
+    assert sorted(calls) == ["gcn_full.ff", "gcn_unfused.ff"]
+    rows = {x["variant"]: x for x in read_rows(str(out))}
+    assert rows["full"]["status"] == "ok" and rows["full"]["est_cycles"] == 1000.0
+
+
 def test_prune_groups_by_model_data_and_arch():
     def row(i, model, data, est, arch=()):
         return {"id": i, "model": model, "data": data, "arch": list(arch), "est_cycles": est}
@@ -451,3 +473,51 @@ def test_results_directory_is_created_and_a_directory_is_refused(tmp_path):
     (tmp_path / "d.csv").mkdir()
     with pytest.raises(UserError, match="is a directory"):
         ResultsWriter(str(tmp_path / "d.csv"))
+
+
+SOFTMAX = """
+dim I, J
+tensor A[I, J] : csr
+tensor T[I, J] : csr
+tensor m[I] : dense
+tensor y[I, J] : csr
+T[i,j] = exp(A[i,j])
+m[i] = sum[j](T[i,j])
+y[i,j] = T[i,j] / m[i]
+fuse all: T, m, y
+"""
+
+
+def test_share_key_runs_fuse_share_and_keeps_old_ids(tmp_path):
+    """`share = true` fuses with --share (T is read by m and y: computed once, stored, so
+    fewer FLOPs than recomputing it per consumer); a configuration without it keeps the id it
+    had before the key existed (resumed results files stay valid)."""
+    prog = tmp_path / "softmax.ff"
+    prog.write_text(SOFTMAX)
+    spec = write(tmp_path, f"""
+[[programs]]
+path = "{prog}"
+variant = "plain"
+[[programs]]
+path = "{prog}"
+variant = "share"
+share = true
+[[data]]
+name = "d"
+sizes = {{ I = 7, J = 9 }}
+density = 0.4
+seed = 3
+""")
+    configs = expand(parse_spec(spec))
+    plain, share = configs
+    assert not plain["share"] and share["share"]
+    assert plain["id"] == config_id({k: v for k, v in plain.items() if k != "share"})
+    assert share["id"] != config_id({**share, "share": False})
+    out = tmp_path / "r.csv"
+    r = run_cli(["sweep", spec, "-o", str(out)])
+    assert r.exit_code == 0, r.stderr
+    rows = {row["variant"]: row for row in read_rows(str(out))}
+    assert all(row["status"] == "ok" and row["check"] == "match" for row in rows.values())
+    assert rows["share"]["share"] is True and not rows["plain"]["share"]
+    assert rows["share"]["flops"] < rows["plain"]["flops"]
+    assert len(rows["share"]["kernel_cycles"]) > len(rows["plain"]["kernel_cycles"])

@@ -68,10 +68,10 @@ def _module(path: str, schedule, unfused: bool, order, inline_widened: bool):
             from ..fuse.parser import parse_fused
             fused = parse_fused(src)
         else:
-            from ..fuse.algorithm import FuseOptions, fuse_program
+            from ..fuse.algorithm import FuseOptions, fuse_program, pick_orders
             from ..lang.load import program_from_source
             program = program_from_source(src, schedule, unfused)
-            fused = fuse_program(program, source, FuseOptions(order, None, inline_widened))
+            fused = fuse_program(program, source, FuseOptions(pick_orders(order), inline_widened))
         module, _ = lower_fused(fused, source)
         fixed = {name: size for name, size in fused.dims if size is not None}
     verify(module)

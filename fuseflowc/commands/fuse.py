@@ -53,7 +53,7 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | No
       fuseflowc fuse --verify-ir edited.fused
     """
     from ..files import read_source, write_output
-    from ..fuse.algorithm import FuseOptions, fuse_program
+    from ..fuse.algorithm import FuseOptions, fuse_program, pick_orders
     from ..fuse.printer import fused_str
     from ..lang.load import load_program
 
@@ -63,8 +63,8 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | No
         return
     p = load_program(program, schedule, unfused)
     source = None if program == "-" else program
-    fused = fuse_program(p, source, FuseOptions(order, region, inline_widened, free_input_order,
-                                                         share=share))
+    fused = fuse_program(p, source, FuseOptions(pick_orders(order, region), inline_widened,
+                                                free_input_order, share))
     write_output(output, fused_str(fused))
     _note_splits(fused, inline_widened)
 

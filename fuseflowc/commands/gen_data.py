@@ -122,8 +122,8 @@ def _apply_masks(p, masks: tuple[str, ...], per_density: dict, seed: int, tensor
         if len(shape) != 2 or shape[0] != shape[1]:
             raise UserError(f"--mask {item}: {name} must be a square matrix, its shape is "
                             f"{' x '.join(map(str, shape))}", p.tensor(name).loc)
-        spec = parse_mask_spec(text.strip())
         try:
+            spec = parse_mask_spec(text.strip())
             m = spec.build(shape[0], seed)
         except UserError as e:
             raise UserError(f"--mask {item}: {e}") from None

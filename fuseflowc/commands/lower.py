@@ -65,12 +65,25 @@ def cmd(fused: str, output: str | None, dump_table: bool) -> None:
         raise
     base = os.path.dirname(os.path.abspath(output)) if output not in (None, "-") \
         else os.getcwd()
-    source = fp.source
-    if source is not None and not os.path.isabs(source) and base != os.getcwd():
-        source = os.path.relpath(os.path.abspath(source), base)
-    module, analyses = lower_fused(fp, source)
+    module, analyses = lower_fused(fp, _source_from(fp.source, fused, base))
     if dump_table:
         write_output(output, dump_tables(analyses))
         return
     verify(module)
     write_output(output, print_module(module))
+
+
+def _source_from(source: str | None, fused: str, base: str) -> str | None:
+    """The fused file's `source` path, rewritten to be found from the output's directory `base`.
+
+    The recorded path is looked up like `simulate` does (the fused file's directory, then the
+    cwd); a path that is not found is taken relative to the cwd, as `fuse` records it.
+    """
+    if source is None or os.path.isabs(source):
+        return source
+    from ..files import recorded_path
+    found = recorded_path(source, fused)
+    where = os.path.abspath(found if found is not None else source)
+    if where == os.path.abspath(os.path.join(base, source)):
+        return source
+    return os.path.relpath(where, base)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import click
 
@@ -105,9 +104,10 @@ def _expected(module, graph, data_dir, expect_dir, outputs, sizes) -> dict:
         return tensors
     if not module.source:
         raise UserError("--check needs --expect DIR: the module names no source program")
-    base = Path(graph).parent if graph != "-" else Path(".")
-    src = (base / module.source) if not Path(module.source).is_absolute() else \
-        Path(module.source)
+    from ..files import missing_recorded, recorded_path
+    src = recorded_path(module.source, graph)
+    if src is None:
+        raise missing_recorded("the module's source program", module.source, graph)
     try:
         from fuseflowc.lang.load import load_program
         from fuseflowc.reference.evaluate import evaluate

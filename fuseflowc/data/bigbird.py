@@ -46,17 +46,24 @@ def _check_int(name: str, value, minimum: int) -> int:
     return int(value)
 
 
-def bigbird_block_pattern(num_blocks: int, n_random: int, seed: int, n_global: int = 1,
-                          window: int = 3) -> np.ndarray:
-    """The block-level BigBird pattern: a `num_blocks` x `num_blocks` boolean array, True where
-    query block r attends to key block c (see the module docstring for the rules)."""
-    nb = _check_int("the number of blocks", num_blocks, 1)
+def _check_params(n_random, n_global, window) -> tuple[int, int, int]:
+    """The one validation of the pattern's parameters (MaskSpec checks a `--mask` value with it
+    when parsed, bigbird_block_pattern its arguments)."""
     r = _check_int("random", n_random, 0)
     g = _check_int("global", n_global, 0)
     w = _check_int("window", window, 1)
     if w % 2 == 0:
         raise UserError(f"bigbird mask: window must be odd (the diagonal block and the same "
                         f"number of neighbours on each side), got {w}")
+    return r, g, w
+
+
+def bigbird_block_pattern(num_blocks: int, n_random: int, seed: int, n_global: int = 1,
+                          window: int = 3) -> np.ndarray:
+    """The block-level BigBird pattern: a `num_blocks` x `num_blocks` boolean array, True where
+    query block r attends to key block c (see the module docstring for the rules)."""
+    nb = _check_int("the number of blocks", num_blocks, 1)
+    r, g, w = _check_params(n_random, n_global, window)
     seed = _check_int("seed", seed, 0)
     pat = np.zeros((nb, nb), dtype=bool)
     is_global = np.zeros(nb, dtype=bool)
@@ -118,13 +125,20 @@ def mask_density(m) -> float:
 
 @dataclass(frozen=True)
 class MaskSpec:
-    """A parsed `--mask` value: the BigBird parameters; `seed` None means gen-data's --seed."""
+    """A parsed `--mask` value: the BigBird parameters (checked when made); `seed` None means
+    gen-data's --seed."""
 
     block: int
     random: int
     n_global: int = 1
     window: int = 3
     seed: int | None = None
+
+    def __post_init__(self):
+        _check_int("block", self.block, 1)
+        _check_params(self.random, self.n_global, self.window)
+        if self.seed is not None:
+            _check_int("seed", self.seed, 0)
 
     def build(self, seq_len: int, default_seed: int) -> sp.csr_matrix:
         """The element mask for a sequence of `seq_len` tokens."""
@@ -162,13 +176,4 @@ def parse_mask_spec(text: str) -> MaskSpec:
     missing = [k for k in ("block", "random") if k not in vals]
     if missing:
         raise UserError(f"mask '{text}': missing {' and '.join(missing)} ({MASK_SYNTAX})")
-    spec = MaskSpec(**vals)
-    _check_int("block", spec.block, 1)
-    _check_int("random", spec.random, 0)
-    _check_int("global", spec.n_global, 0)
-    _check_int("window", spec.window, 1)
-    if spec.window % 2 == 0:
-        raise UserError(f"mask '{text}': window must be odd, got {spec.window}")
-    if spec.seed is not None:
-        _check_int("seed", spec.seed, 0)
-    return spec
+    return MaskSpec(**vals)  # which checks the values

@@ -24,13 +24,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "ir_examples" / "models"
-PROGRAMS = Path(__file__).resolve().parent / "programs"
 VARIANTS = ("unfused", "partial", "full")
 
 # (model, program base path, gen-data arguments per data set name)
 GRAPHS = {"karate": ["--graph", "karate"], "cora": ["--graph", "{data}/cora.npz"]}
 SMALL = {
-    "bigbird_attn": (PROGRAMS / "bigbird_attn", {
+    "bigbird_attn": (MODELS / "bigbird_attention" / "multihead" / "bigbird_attn", {
         "S64": ["--size", "S=64", "--size", "NH=2", "--size", "DH=16", "--density", "M=0.2"]}),
     "gpt3_bigbird": (MODELS / "gpt3_bigbird" / "gpt3_bigbird", {
         "S32": ["--size", "S=32", "--size", "E=16", "--size", "NH=2", "--size", "DH=8",

@@ -26,32 +26,38 @@ from .pog import POG, find_cycle
 
 @dataclass
 class FuseOptions:
-    """`order_index`: K of the enumeration for the selected regions (None: 0);
-    `region`: the region name (or fusion-group name) K applies to (None: all);
+    """`orders`: which order each region takes, as K of the enumeration (0-based; see
+    `choose_order`), keyed by region name or fusion-group name, the key None standing for every
+    region not named; a region in none of them takes order 0. It is the one way to choose
+    orders: `--order K` is {None: K}, `--order K --region R` is {R: K} (see `pick_orders`), and
+    a sweep over regions' orders names each region. A name that is no region's is an error.
     `inline_widened`: inline even the intermediates whose declared format's stored zeros a use
     can tell from absent entries (the paper's fusion; results may differ from the language's
     semantics, see docs/fused-ir.md);
     `free_input_order`: the storage orders of views read from memory (inputs, materialized
     intermediates) add no POG edge; once an order is chosen, discordant views read permuted
     copies (fuseflowc.fuse.free_order);
-    `orders`: K per region name (or fusion-group name), overriding `order_index` (sweeps pick
-    each region's order independently);
     `share`: an intermediate that two or more statements of its region read is stored once and
     read back, not recomputed per consumer (the region splits there; docs/fused-ir.md)."""
 
-    order_index: int | None = None
-    region: str | None = None
+    orders: dict[str | None, int] = field(default_factory=dict)
     inline_widened: bool = False
     free_input_order: bool = False
-    orders: dict[str, int] = field(default_factory=dict)
     share: bool = False
+
+
+def pick_orders(order: int | None, region: str | None = None) -> dict[str | None, int]:
+    """`FuseOptions.orders` for the command line's `--order K [--region R]` (K None: 0)."""
+    if order is None and region is None:
+        return {}
+    return {region: order or 0}
 
 
 def fuse_program(program: ast.Program, source_path: str | None = None,
                  options: FuseOptions | None = None) -> ir.FusedProgram:
     """Fuse every region of a checked program into the fused IR (one ir.Region per dataflow
     graph, in execution order). Raises UserError on unbreakable ordering cycles, on regions
-    that depend on each other, and on an out-of-range `order_index`."""
+    that depend on each other, and on an out-of-range order or unknown region in `orders`."""
     options = options or FuseOptions()
     index = {s.name: n for n, s in enumerate(program.statements)}
     groups: list[tuple[str | None, list[str], Loc | None]] = []
@@ -71,21 +77,27 @@ def fuse_program(program: ast.Program, source_path: str | None = None,
                                    options.share,
                                    options.free_input_order))
     regions = _execution_order(program, regions)
-    if options.region is not None and not any(
-            r.name == options.region or r.group == options.region for r in regions):
-        known = ", ".join(r.name for r in regions)
-        raise UserError(f"no region named '{options.region}' (regions: {known})")
+    names = {n for r in regions for n in (r.name, r.group) if n is not None}
+    for name in sorted(n for n in options.orders if n is not None):
+        if name not in names:
+            known = ", ".join(r.name for r in regions)
+            raise UserError(f"no region named '{name}' (regions: {known})")
     for r in regions:
-        selected = options.region is None or options.region in (r.name, r.group)
-        k = options.order_index if selected and options.order_index is not None else 0
-        k = options.orders.get(r.name, options.orders.get(r.group or "", k))
-        choose_order(r, k)
+        choose_order(r, _order_of(r, options.orders))
         if options.free_input_order:
             permute_discordant(r, {t.name: t.format for t in program.tensors},
                                {t.name for t in program.tensors})
     tensors = _tensors(program, regions)
     dims = [(d.name, d.size) for d in program.dims]
     return ir.FusedProgram(source_path, dims, tensors, regions)
+
+
+def _order_of(region: ir.Region, orders: dict[str | None, int]) -> int:
+    """K for `region` (see FuseOptions.orders): by its name, else its group's, else None's."""
+    for key in (region.name, region.group):
+        if key is not None and key in orders:
+            return orders[key]
+    return orders.get(None, 0)
 
 
 def choose_order(region: ir.Region, k: int) -> None:

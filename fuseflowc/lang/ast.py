@@ -245,3 +245,13 @@ def indices_of(e: Expr) -> list[str]:
 
     visit(e, frozenset())
     return out
+
+
+def all_indices(s: Assignment) -> list[str]:
+    """Every index variable of a statement: left side first, then the right side's (reduced
+    ones included), in order of first appearance."""
+    out = list(s.lhs.indices)
+    for a in s.rhs.walk():
+        if isinstance(a, Access):
+            out.extend(i for i in a.indices if i not in out)
+    return out

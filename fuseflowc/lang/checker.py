@@ -238,9 +238,9 @@ class _Checker:
                 s = stmts.get(d.statement)
                 if s is None:
                     self.err(self._no_statement(d.statement, stmts, "parallelize"), d.loc)
-                elif d.index not in _all_indices(s):
+                elif d.index not in ast.all_indices(s):
                     self.err(f"statement {d.statement} has no index {d.index}; its indices are "
-                             f"{', '.join(_all_indices(s))}", d.loc)
+                             f"{', '.join(ast.all_indices(s))}", d.loc)
                 elif (d.statement, d.index) in pars:
                     self.err(f"index {d.index} of {d.statement} is parallelized twice", d.loc)
                 pars.setdefault((d.statement, d.index), d)
@@ -275,7 +275,7 @@ class _Checker:
             self.note("the first is here", orders[d.statement].loc)
             return
         orders[d.statement] = d
-        want = _all_indices(s)
+        want = ast.all_indices(s)
         seen: set[str] = set()
         for i, loc in zip(d.indices, d.item_locs):
             if i not in want:
@@ -309,15 +309,6 @@ class _Checker:
             if size is not None and size % d.size:
                 self.err(f"block size {d.size} does not divide dimension {dim} = {size} of "
                          f"{d.tensor}", d.loc)
-
-
-def _all_indices(s: ast.Assignment) -> list[str]:
-    """Every index variable of a statement: left side first, then the right side's (incl. reduced)."""
-    out = list(s.lhs.indices)
-    for a in s.rhs.walk():
-        if isinstance(a, ast.Access):
-            out.extend(i for i in a.indices if i not in out)
-    return out
 
 
 def _free_outside(root: ast.Expr, r: ast.Reduce) -> set[str]:

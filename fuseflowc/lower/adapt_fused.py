@@ -203,7 +203,19 @@ def _own_order(st: X.Statement, tensors, preferred: tuple[str, ...]) -> tuple[st
     fmt = tensors[st.tensor].format
     seq = [st.indices[m] for m in fmt.mode_order]
     edges += list(zip(seq, seq[1:]))
-    return _topo(indices, edges, st)
+    order = _topo(indices, edges)
+    if len(order) != len(indices):
+        # `fuse` makes the permuted copies of the graphs it forms; lowering makes none for the
+        # graphs it splits off (reachable with `fuse --inline-widened`).
+        stuck = [x for x in indices if x not in order]
+        raise UserError(f"statement {st.name}: lowering stores {st.tensor} by a graph of its own "
+                        "(a use can tell its declared format's stored zeros from absent "
+                        "entries), but no dataflow order is concordant with both its storage "
+                        "order and those of the tensors it reads (a cycle among "
+                        + ", ".join(stuck) + "), and lowering makes no permuted copy for such "
+                        "a graph: fuse without --inline-widened (fuse then stores it and "
+                        "orders its graph), or change a format", st.loc)
+    return order
 
 
 def permuted_copies(fp: F.FusedProgram) -> list[tuple[str, str]]:
@@ -240,9 +252,9 @@ def _trailing_dense(fmt) -> bool:
     return last < len(fmt.levels) - 1
 
 
-def _topo(indices: list[str], edges: list[tuple[str, str]], s: ast.Assignment
-          ) -> tuple[str, ...]:
-    """A topological order of `indices` under `edges`, ties broken by position in `indices`."""
+def _topo(indices: list[str], edges: list[tuple[str, str]]) -> tuple[str, ...]:
+    """A topological order of `indices` under `edges`, ties broken by position in `indices`;
+    shorter than `indices` when the edges have a cycle (its indices are left out)."""
     rank = {x: k for k, x in enumerate(indices)}
     succ: dict[str, set[str]] = {x: set() for x in indices}
     indeg = {x: 0 for x in indices}
@@ -260,10 +272,4 @@ def _topo(indices: list[str], edges: list[tuple[str, str]], s: ast.Assignment
             indeg[y] -= 1
             if indeg[y] == 0:
                 heapq.heappush(ready, (rank[y], y))
-    if len(out) != len(indices):
-        stuck = [x for x in indices if x not in out]
-        raise UserError(f"statement {s.name}: no dataflow order is concordant with the storage "
-                        "orders of its tensors and the order directives (a cycle among "
-                        + ", ".join(stuck) + "); a permuted copy of a tensor is needed "
-                        "(not supported by lower yet): change a format or an order", s.loc)
     return tuple(out)

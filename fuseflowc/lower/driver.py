@@ -46,8 +46,8 @@ def add_schedules(module: ir.Module, regions: list[X.Region],
                 continue
             if any(getattr(n, "index", None) == index for n in g.nodes):
                 seen.add((g.name, index))
-                module.schedules.append(ir.Schedule("parallelize", g.name, index, factor,
-                                                    stmt, local))
+                module.schedules.append(ir.Schedule("parallelize", graph=g.name, index=index,
+                                                    factor=factor, statement=stmt, local=local))
 
 
 def add_permute_steps(module: ir.Module, pairs: list[tuple[str, str]]) -> None:

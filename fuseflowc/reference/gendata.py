@@ -14,18 +14,24 @@ def _inputs_text(p: ast.Program) -> str:
     return ", ".join(p.inputs) or "(none)"
 
 
+def _name_value(item: str, convert, last: bool = False) -> tuple[str, str, object]:
+    """`NAME=VALUE` split at its first (`last`: its last) '=': (NAME stripped, the '=' or '' when
+    there is none, VALUE converted by `convert` or None when it does not convert)."""
+    name, eq, value = item.rpartition("=") if last else item.partition("=")
+    try:
+        converted = convert(value)
+    except ValueError:
+        converted = None
+    return name.strip(), eq, converted
+
+
 def parse_sizes(p: ast.Program, items) -> dict[str, int]:
     """`--size DIM=N` options: sizes of dims, checked against the program's declarations."""
     out: dict[str, int] = {}
     dims = {d.name: d for d in p.dims}
     example = next((d.name for d in p.dims), "N")
     for item in items:
-        name, eq, value = item.partition("=")
-        name = name.strip()
-        try:
-            n = int(value)
-        except ValueError:
-            n = None
+        name, eq, n = _name_value(item, int)
         if not eq or not name or n is None:
             raise UserError(f"--size '{item}': expected DIM=N, e.g. --size {example}=100")
         if name not in dims:
@@ -48,12 +54,7 @@ def parse_densities(p: ast.Program, items) -> tuple[float | None, dict[str, floa
     inputs = set(p.inputs)
     example = next(iter(p.inputs), "A")
     for item in items:
-        name, eq, value = item.rpartition("=")
-        name = name.strip()
-        try:
-            d = float(value)
-        except ValueError:
-            d = None
+        name, eq, d = _name_value(item, float, last=True)
         if d is None or (eq and not name):
             raise UserError(f"--density '{item}': expected T=FRACTION or FRACTION, e.g. "
                             f"--density {example}=0.1 or --density 0.1")

@@ -118,6 +118,17 @@ class AttrSpec:
     doc: str
 
 
+def attr_specs_of(cls: type) -> tuple[AttrSpec, ...]:
+    """The `attr()` fields of dataclass `cls` (a node kind or `Schedule`), in declaration order."""
+    specs = []
+    for f in dataclasses.fields(cls):
+        if "attr" in f.metadata:
+            default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+            specs.append(AttrSpec(f.name, f.metadata["attr"], f.metadata["choices"],
+                                  f.metadata["required"], default, f.metadata["doc"]))
+    return tuple(specs)
+
+
 # ---- nodes ------------------------------------------------------------------------------------
 
 @dataclass(eq=False)
@@ -149,12 +160,7 @@ class Node:
     @classmethod
     def attr_specs(cls) -> tuple[AttrSpec, ...]:
         """The attributes of this kind, in printing order (the kind's own first, `lane` last)."""
-        specs = []
-        for f in dataclasses.fields(cls):
-            if "attr" in f.metadata:
-                default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-                specs.append(AttrSpec(f.name, f.metadata["attr"], f.metadata["choices"],
-                                      f.metadata["required"], default, f.metadata["doc"]))
+        specs = attr_specs_of(cls)
         # `lane` is declared on the base (first); print it last.
         return tuple(s for s in specs if s.name != "lane") + tuple(s for s in specs if s.name == "lane")
 
@@ -358,14 +364,9 @@ REDUCE_OPS = ("sum", "max")
 
 
 @dataclass(eq=False)
-class Reduce(Node):
-    """Order-0 reducer over `index`: on S0 emits the result and resets; on Sk (k > 0) emits the
-    result then S(k-1). An empty fiber yields an explicit 0. (val) -> (val)."""
+class _Reduction(Node):
+    """Shared attributes of reduce, spacc1 and spacc2 (not a kind itself)."""
 
-    KIND: ClassVar[str] = "reduce"
-    REGION: ClassVar[str] = "compute"
-    INPUTS: ClassVar[tuple[Port, ...]] = (_p("val", "val"),)
-    OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("val", "val"),)
     op: str = attr("enum", choices=REDUCE_OPS, doc="reduction")
     index: str = attr("ident", doc="the reduced index variable")
     # Block values: each input block (axes `in0`) is first reduced by `op` over its labels
@@ -375,7 +376,18 @@ class Reduce(Node):
 
 
 @dataclass(eq=False)
-class Spacc1(Node):
+class Reduce(_Reduction):
+    """Order-0 reducer over `index`: on S0 emits the result and resets; on Sk (k > 0) emits the
+    result then S(k-1). An empty fiber yields an explicit 0. (val) -> (val)."""
+
+    KIND: ClassVar[str] = "reduce"
+    REGION: ClassVar[str] = "compute"
+    INPUTS: ClassVar[tuple[Port, ...]] = (_p("val", "val"),)
+    OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("val", "val"),)
+
+
+@dataclass(eq=False)
+class Spacc1(_Reduction):
     """Order-1 sparse accumulator: accumulates (crd, val) points of the inner level across the
     reduced `index`; on Sk (k >= 1) emits the fiber sorted by crd, then S(k-1); S0 only ends an
     inner fiber. (crd, val) -> (crd, val)."""
@@ -384,16 +396,10 @@ class Spacc1(Node):
     REGION: ClassVar[str] = "compute"
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"), _p("val", "val"))
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"), _p("val", "val"))
-    op: str = attr("enum", choices=REDUCE_OPS, doc="reduction")
-    index: str = attr("ident", doc="the reduced index variable")
-    # Block values: each input block (axes `in0`) is first reduced by `op` over its labels
-    # missing from `out` (a reduction over an inner index), then accumulated.
-    in0: list[str] | None = attr("ident_list", required=False, doc="block axes of the input")
-    out: list[str] | None = attr("ident_list", required=False, doc="block axes of the result")
 
 
 @dataclass(eq=False)
-class Spacc2(Node):
+class Spacc2(_Reduction):
     """Order-2 sparse accumulator over two inner levels; flushes on Sk with k >= 2 in the crd0
     stream. (crd1, crd0, val) -> (crd1, crd0, val)."""
 
@@ -401,12 +407,6 @@ class Spacc2(Node):
     REGION: ClassVar[str] = "compute"
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("crd1", "crd"), _p("crd0", "crd"), _p("val", "val"))
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd1", "crd"), _p("crd0", "crd"), _p("val", "val"))
-    op: str = attr("enum", choices=REDUCE_OPS, doc="reduction")
-    index: str = attr("ident", doc="the reduced index variable")
-    # Block values: each input block (axes `in0`) is first reduced by `op` over its labels
-    # missing from `out` (a reduction over an inner index), then accumulated.
-    in0: list[str] | None = attr("ident_list", required=False, doc="block axes of the input")
-    out: list[str] | None = attr("ident_list", required=False, doc="block axes of the result")
 
 
 # -- tensor construction -------------------------------------------------------------------------
@@ -667,9 +667,6 @@ class Permute:
 
 #: Kinds of module-level schedule directives.
 SCHEDULE_KINDS = ("parallelize",)
-#: Attributes of a schedule directive -> (type as in ATTR_TYPES, required).
-SCHEDULE_ATTRS = {"graph": ("ident", True), "index": ("ident", True), "factor": ("pos", True),
-                  "statement": ("ident", False), "local": ("ident", False)}
 
 
 @dataclass(eq=False)
@@ -678,20 +675,27 @@ class Schedule:
     factor = 4, statement = S, local = k}`: the program asked for `graph`'s stream at `index`
     (a name the graph iterates) to be split across `factor` lanes; `statement` and `local` say
     where it came from (`parallelize S: k by 4`). Recorded by `lower`, applied by
-    `fuseflowc opt -p schedule` (fuseflowc.opt.schedule)."""
+    `fuseflowc opt -p schedule` (fuseflowc.opt.schedule). Its attributes are declared with
+    `attr()` like a node's, so the parser, verifier and printer share one definition."""
 
     kind: str
-    graph: str | None = None
-    index: str | None = None
-    factor: int | None = None
-    statement: str | None = None
-    local: str | None = None
+    graph: str | None = attr("ident", doc="the graph whose stream is split")
+    index: str | None = attr("ident", doc="the index (a name the graph iterates) split")
+    factor: int | None = attr("pos", doc="number of lanes")
+    statement: str | None = attr("ident", required=False, doc="the program statement")
+    local: str | None = attr("ident", required=False, doc="the statement's own index name")
     loc: Loc | None = field(default=None, repr=False, compare=False)
     attr_locs: dict[str, Loc] = field(default_factory=dict, repr=False, compare=False)
 
+    @classmethod
+    def attr_specs(cls) -> tuple[AttrSpec, ...]:
+        """The directive's attributes, in printing order."""
+        return attr_specs_of(cls)
+
     def attrs(self) -> dict[str, Any]:
         """Attribute name -> value, in printing order (unset optional ones left out)."""
-        return {k: getattr(self, k) for k in SCHEDULE_ATTRS if getattr(self, k) is not None}
+        return {s.name: getattr(self, s.name) for s in self.attr_specs()
+                if getattr(self, s.name) is not None}
 
 
 @dataclass(eq=False)

@@ -22,7 +22,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from ..diagnostics import DiagnosticSink, Loc, Source, UserError
 from ..formats import LEVEL_KINDS, SHORTHAND_NAMES, Format, shorthand, shorthand_orders
-from .ir import KINDS, ROLES, SCHEDULE_ATTRS, Graph, Module, Node, Permute, Schedule, Stream, TensorDecl
+from .ir import KINDS, ROLES, Graph, Module, Node, Permute, Schedule, Stream, TensorDecl
 
 
 @functools.cache
@@ -244,20 +244,7 @@ class _Builder:
         """`schedule KIND {attr = value, ...}` (kind and values are checked by the verifier)."""
         kind_tok, attrs = t.children
         d = Schedule(str(kind_tok), loc=self.loc(kind_tok))
-        for a in (attrs.children if attrs is not None else []):
-            if a is None:
-                continue
-            key_tok, value = a.children
-            key = str(key_tok)
-            if key not in SCHEDULE_ATTRS:
-                self.sink.error(f"schedule {kind_tok} has no attribute '{key}'; its attributes: "
-                                f"{', '.join(SCHEDULE_ATTRS)}", self.loc(key_tok))
-                continue
-            if key in d.attr_locs:
-                self.sink.error(f"attribute '{key}' is given twice", self.loc(key_tok))
-                continue
-            d.attr_locs[key] = self.loc(value) if isinstance(value, Tree) else self.loc(key_tok)
-            setattr(d, key, self.value(value))
+        self.attributes(d, attrs, f"schedule {kind_tok}")
         return d
 
     # -- graphs ------------------------------------------------------------------------------
@@ -291,22 +278,7 @@ class _Builder:
             return None
         node = cls()
         node.loc = self.loc(kind_tok)
-        specs = {s.name: s for s in cls.attr_specs()}
-        for a in (attrs.children if attrs is not None else []):
-            if a is None:
-                continue
-            key_tok, value = a.children
-            key = str(key_tok)
-            if key not in specs:
-                known = ", ".join(specs)
-                self.sink.error(f"{cls.KIND} has no attribute '{key}'; its attributes: {known}",
-                                self.loc(key_tok))
-                continue
-            if key in node.attr_locs:
-                self.sink.error(f"attribute '{key}' is given twice", self.loc(key_tok))
-                continue
-            node.attr_locs[key] = self.loc(value) if isinstance(value, Tree) else self.loc(key_tok)
-            setattr(node, key, _coerce(self.value(value), specs[key].type))
+        self.attributes(node, attrs, cls.KIND)
         for i, tok in enumerate(results.children if results is not None else []):
             name = str(tok)[1:]
             loc = self.loc(tok)
@@ -322,6 +294,27 @@ class _Builder:
         operand_toks = list(operands.children) if operands is not None else []
         node.operand_locs = [self.loc(tok) for tok in operand_toks]
         return node, operand_toks
+
+    def attributes(self, owner: Node | Schedule, attrs: Tree | None, what: str) -> None:
+        """Set `{key = value, ...}` on `owner` (a node or schedule directive) as declared by its
+        `attr_specs()`, recording each one's location; an unknown or repeated key is an error.
+        `what` names the owner in messages."""
+        specs = {s.name: s for s in owner.attr_specs()}
+        for a in (attrs.children if attrs is not None else []):
+            if a is None:
+                continue
+            key_tok, value = a.children
+            key = str(key_tok)
+            if key not in specs:
+                known = ", ".join(specs)
+                self.sink.error(f"{what} has no attribute '{key}'; its attributes: {known}",
+                                self.loc(key_tok))
+                continue
+            if key in owner.attr_locs:
+                self.sink.error(f"attribute '{key}' is given twice", self.loc(key_tok))
+                continue
+            owner.attr_locs[key] = self.loc(value) if isinstance(value, Tree) else self.loc(key_tok)
+            setattr(owner, key, _coerce(self.value(value), specs[key].type))
 
     def value(self, v: Tree) -> Any:
         if v.data == "v_list":

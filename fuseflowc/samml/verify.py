@@ -49,7 +49,7 @@ from typing import Any
 from ..diagnostics import DiagnosticSink, Loc, UserError
 from .ir import (ALU_SCALAR, MAX_LANES, SAME, Alu, Array, Fork, Graph, Intersect, Join, Locate, Module, Node, Permute, Repeat,
                  Root, Scan, Stream, Union, WriteLevel, WriteVals)
-from .ir import SCHEDULE_ATTRS, SCHEDULE_KINDS
+from .ir import SCHEDULE_KINDS
 from .ir import ALU_BINARY, Reduce, Spacc1, Spacc2
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
@@ -159,16 +159,16 @@ class _Verifier:
                 err(f"unknown schedule directive '{d.kind}'; known: {', '.join(SCHEDULE_KINDS)}")
                 continue
             bad = False
-            for key, (type_, required) in SCHEDULE_ATTRS.items():
-                v = getattr(d, key)
+            for spec in d.attr_specs():
+                v = getattr(d, spec.name)
                 if v is None:
-                    if required:
-                        err(f"schedule {d.kind} needs attribute '{key}'")
+                    if spec.required:
+                        err(f"schedule {d.kind} needs attribute '{spec.name}'")
                         bad = True
                     continue
-                problem = _type_problem(v, type_, ())
+                problem = _type_problem(v, spec.type, spec.choices)
                 if problem:
-                    err(f"schedule {d.kind}: attribute '{key}': {problem}", key)
+                    err(f"schedule {d.kind}: attribute '{spec.name}': {problem}", spec.name)
                     bad = True
             if bad:
                 continue

@@ -21,10 +21,17 @@ CONFIG_FIELDS = ("model", "variant", "program", "inline_widened", "free_input_or
                  "params", "schedule", "pipeline", "data", "data_source", "arch")
 
 
+#: Fields added after results files existed: they count in the id only when set, so the ids
+#: of configurations without them (and resumed results files) stay what they were.
+LATER_FIELDS = ("share",)
+
+
 def config_id(config: dict) -> str:
-    """A stable 12-hex-digit id of a configuration (only its CONFIG_FIELDS count)."""
-    canon = json.dumps({k: config[k] for k in CONFIG_FIELDS}, sort_keys=True,
-                       separators=(",", ":"))
+    """A stable 12-hex-digit id of a configuration (only its CONFIG_FIELDS count, and the
+    LATER_FIELDS that are set)."""
+    canon = {k: config[k] for k in CONFIG_FIELDS}
+    canon.update({k: config[k] for k in LATER_FIELDS if config.get(k)})
+    canon = json.dumps(canon, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canon.encode("utf-8")).hexdigest()[:12]
 
 
@@ -43,7 +50,8 @@ def _order_count(prog: ProgramEntry, schedule: list[str]) -> int | None:
     try:
         p = load_program(str(prog.file), tuple(schedule))
         fused = fuse_program(p, str(prog.file), FuseOptions(inline_widened=prog.inline_widened,
-                                                               free_input_order=prog.free_input_order))
+                                                               free_input_order=prog.free_input_order,
+                                                               share=prog.share))
         rows = region_orders(fused, prog.order_region)
     except UserError:
         return None
@@ -68,7 +76,8 @@ def expand(spec: SweepSpec) -> list[dict]:
                 config = {
                     "model": prog.model, "variant": prog.variant, "program": prog.path,
                     "inline_widened": prog.inline_widened,
-                    "free_input_order": prog.free_input_order, "order": order,
+                    "free_input_order": prog.free_input_order, "share": prog.share,
+                    "order": order,
                     "order_region": prog.order_region, "params": point,
                     "schedule": schedule, "pipeline": pipeline, "data": data.name,
                     "data_source": data.describe(), "arch": list(arch),

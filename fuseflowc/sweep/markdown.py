@@ -43,112 +43,103 @@ def _status_line(s: dict) -> str:
     return f"{s['rows']} configurations: " + (", ".join(parts) or "none")
 
 
+def _section(title: str, intro: str | None, head: list[str], rows: list[list[str]],
+             right: set[int] | None = None, image: str | None = None, empty: str = ""
+             ) -> list[str]:
+    """The lines of a `## title` section: `intro`, the table and the `image` line, each
+    followed by a blank line; only the sentence `empty` when there are no rows."""
+    out = [f"## {title}", ""]
+    if not rows:
+        return out + [empty, ""]
+    if intro:
+        out += [intro, ""]
+    out += [table(head, rows, right), ""]
+    if image:
+        out += [image, ""]
+    return out
+
+
+def _setting(r: dict) -> str:
+    """How the configurations of an order-spread row are set, besides their order."""
+    bits = [f"{k}={v}" for k, v in sorted(r["params"].items())]
+    if r["pipeline"]:
+        bits.append(f"-p {r['pipeline']}")
+    if r["arch"]:
+        bits.append(r["arch"])
+    if r["flags"]:
+        bits.append(r["flags"])
+    return " ".join(bits) or "-"
+
+
+def _estimator_rows(est: dict) -> list[list[str]]:
+    rows = []
+    for name, e in [*((e["model"], e) for e in est["per_model"]), ("all", est["overall"])]:
+        rows.append([name, str(e["rows"]), _pct(e["flops_mean"]), _pct(e["flops_max"]),
+                     _pct(e["bytes_mean"]), _pct(e["bytes_max"])])
+    return rows
+
+
 def render(s: dict, source: str, images: dict[str, str] | None = None) -> str:
     """The markdown report of summary `s` (from summary.summarize) of results file `source`;
     `images` maps a section (fusion, normalized, parallel, block, orders) to an image file."""
     images = images or {}
-    out = [f"# Sweep report: {source}", "", _status_line(s) + ".", ""]
 
     def img(key, what):
-        if key in images:
-            out.extend([f"![{what}]({images[key]})", ""])
+        return f"![{what}]({images[key]})" if key in images else None
 
+    out = [f"# Sweep report: {source}", "", _status_line(s) + ".", ""]
     fusion = s["fusion"]
-    out.append("## Fusion: cycles and speedup over unfused")
-    out.append("")
+    out += _section(
+        "Fusion: cycles and speedup over unfused",
+        "Best configuration of each variant; speedup = unfused cycles / cycles.",
+        ["model", "data", "variant", "cycles", "speedup", "config"],
+        [[r["model"] + (f" ({r['arch']})" if r["arch"] else ""), r["data"], r["variant"],
+          _num(r["cycles"]), _x(r["speedup"]), r["id"]] for r in fusion],
+        {3, 4}, img("fusion", "speedup over unfused"),
+        "No model has results for an `unfused` variant and another one.")
     if fusion:
-        out.append("Best configuration of each variant; speedup = unfused cycles / cycles.")
-        out.append("")
-        out.append(table(["model", "data", "variant", "cycles", "speedup", "config"],
-                         [[r["model"] + (f" ({r['arch']})" if r["arch"] else ""), r["data"],
-                           r["variant"], _num(r["cycles"]), _x(r["speedup"]), r["id"]]
-                          for r in fusion], right={3, 4}))
-        out.append("")
-        img("fusion", "speedup over unfused")
-        out.append("## FLOPs and bytes normalized to unfused")
-        out.append("")
-        out.append(table(["model", "data", "variant", "FLOPs", "bytes", "FLOPs / unfused",
-                          "bytes / unfused"],
-                         [[r["model"], r["data"], r["variant"], _num(r["flops"]),
-                           _num(r["bytes"]), _f(r["flops_norm"]), _f(r["bytes_norm"])]
-                          for r in fusion], right={3, 4, 5, 6}))
-        out.append("")
-        img("normalized", "FLOPs and bytes normalized to unfused")
-    else:
-        out.extend(["No model has results for an `unfused` variant and another one.", ""])
-
-    out.extend(["## Cycles against parallel factor", ""])
-    if s["parallel"]:
-        out.append("Speedup over the unparallelized (or least parallel) configuration.")
-        out.append("")
-        out.append(table(["model", "variant", "data", "parallelized", "factor", "cycles",
-                          "speedup"],
-                         [[r["model"], r["variant"], r["data"], r["site"], str(r["factor"]),
-                           _num(r["cycles"]), _x(r["speedup"])] for r in s["parallel"]],
-                         right={4, 5, 6}))
-        out.append("")
-        img("parallel", "cycles against parallel factor")
-    else:
-        out.extend(["No parallelized configurations.", ""])
-
-    out.extend(["## Cycles against block size", ""])
-    if s["block"]:
-        out.append("Speedup over the best unblocked configuration of the model and data set.")
-        out.append("")
-        out.append(table(["model", "data", "variant", "block", "cycles", "speedup"],
-                         [[r["model"], r["data"], r["variant"], r["block"], _num(r["cycles"]),
-                           _x(r["speedup"])] for r in s["block"]], right={3, 4, 5}))
-        out.append("")
-        img("block", "cycles against block size")
-    else:
-        out.extend(["No blocked configurations.", ""])
-
-    out.extend(["## Spread over dataflow orders", ""])
-    if s["orders"]:
-        out.append("Cycles normalized to the worst order of each configuration.")
-        out.append("")
-
-        def setting(r):
-            bits = [f"{k}={v}" for k, v in sorted(r["params"].items())]
-            if r["pipeline"]:
-                bits.append(f"-p {r['pipeline']}")
-            if r["arch"]:
-                bits.append(r["arch"])
-            if r["flags"]:
-                bits.append(r["flags"])
-            return " ".join(bits) or "-"
-        out.append(table(["model", "variant", "data", "setting", "orders", "best", "median",
-                          "worst", "best / worst", "median / worst", "best order"],
-                         [[r["model"], r["variant"], r["data"], setting(r), str(r["orders"]),
-                           _num(r["best"]), _num(r["median"]), _num(r["worst"]),
-                           _f(r["best_norm"]), _f(r["median_norm"]), str(r["best_order"])]
-                          for r in s["orders"]], right=set(range(4, 11))))
-        out.append("")
-        img("orders", "cycles over dataflow orders, normalized to the worst")
-    else:
-        out.extend(["No configuration was run with two or more orders.", ""])
-
-    out.extend(["## Estimator error", ""])
+        out += _section(
+            "FLOPs and bytes normalized to unfused", None,
+            ["model", "data", "variant", "FLOPs", "bytes", "FLOPs / unfused", "bytes / unfused"],
+            [[r["model"], r["data"], r["variant"], _num(r["flops"]), _num(r["bytes"]),
+              _f(r["flops_norm"]), _f(r["bytes_norm"])] for r in fusion],
+            {3, 4, 5, 6}, img("normalized", "FLOPs and bytes normalized to unfused"))
+    out += _section(
+        "Cycles against parallel factor",
+        "Speedup over the unparallelized (or least parallel) configuration.",
+        ["model", "variant", "data", "parallelized", "factor", "cycles", "speedup"],
+        [[r["model"], r["variant"], r["data"], r["site"], str(r["factor"]), _num(r["cycles"]),
+          _x(r["speedup"])] for r in s["parallel"]],
+        {4, 5, 6}, img("parallel", "cycles against parallel factor"),
+        "No parallelized configurations.")
+    out += _section(
+        "Cycles against block size",
+        "Speedup over the best unblocked configuration of the model and data set.",
+        ["model", "data", "variant", "block", "cycles", "speedup"],
+        [[r["model"], r["data"], r["variant"], r["block"], _num(r["cycles"]), _x(r["speedup"])]
+         for r in s["block"]],
+        {3, 4, 5}, img("block", "cycles against block size"),
+        "No blocked configurations.")
+    out += _section(
+        "Spread over dataflow orders",
+        "Cycles normalized to the worst order of each configuration.",
+        ["model", "variant", "data", "setting", "orders", "best", "median", "worst",
+         "best / worst", "median / worst", "best order"],
+        [[r["model"], r["variant"], r["data"], _setting(r), str(r["orders"]), _num(r["best"]),
+          _num(r["median"]), _num(r["worst"]), _f(r["best_norm"]), _f(r["median_norm"]),
+          str(r["best_order"])] for r in s["orders"]],
+        set(range(4, 11)), img("orders", "cycles over dataflow orders, normalized to the worst"),
+        "No configuration was run with two or more orders.")
     est = s["estimator"]
-    if est["overall"]:
-        out.append("|estimate - simulated| / simulated, over the configurations run.")
-        out.append("")
-        rows = [[e["model"], str(e["rows"]), _pct(e["flops_mean"]), _pct(e["flops_max"]),
-                 _pct(e["bytes_mean"]), _pct(e["bytes_max"])] for e in est["per_model"]]
-        o = est["overall"]
-        rows.append(["all", str(o["rows"]), _pct(o["flops_mean"]), _pct(o["flops_max"]),
-                     _pct(o["bytes_mean"]), _pct(o["bytes_max"])])
-        out.append(table(["model", "rows", "FLOPs mean", "FLOPs max", "bytes mean",
-                          "bytes max"], rows))
-        out.append("")
-    else:
-        out.extend(["No estimates in the results (the estimator was not available).", ""])
-
+    out += _section(
+        "Estimator error", "|estimate - simulated| / simulated, over the configurations run.",
+        ["model", "rows", "FLOPs mean", "FLOPs max", "bytes mean", "bytes max"],
+        _estimator_rows(est) if est["overall"] else [], None, None,
+        "No estimates in the results (the estimator was not available).")
     if s["failed"]:
-        out.extend(["## Failed configurations", ""])
-        out.append(table(["config", "model", "variant", "order", "data", "status", "error"],
-                         [[f["id"], f["model"], f["variant"], str(f["order"]), f["data"],
-                           f["status"], (f["error"] or "").replace("|", "\\|")]
-                          for f in s["failed"]], right={3}))
-        out.append("")
+        out += _section(
+            "Failed configurations", None,
+            ["config", "model", "variant", "order", "data", "status", "error"],
+            [[f["id"], f["model"], f["variant"], str(f["order"]), f["data"], f["status"],
+              (f["error"] or "").replace("|", "\\|")] for f in s["failed"]], {3})
     return "\n".join(out)

@@ -19,7 +19,7 @@ from ..diagnostics import UserError
 # (name, type): type is one of str, int, float, bool, json
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("id", "str"), ("model", "str"), ("variant", "str"), ("program", "str"),
-    ("inline_widened", "bool"), ("free_input_order", "bool"), ("order", "int"),
+    ("inline_widened", "bool"), ("free_input_order", "bool"), ("share", "bool"), ("order", "int"),
     ("order_region", "str"),
     ("params", "json"), ("schedule", "json"), ("pipeline", "str"), ("data", "str"),
     ("data_source", "json"), ("arch", "json"),

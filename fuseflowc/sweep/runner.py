@@ -18,7 +18,7 @@ from ..diagnostics import UserError
 from .grid import expand
 from .results import ResultsWriter, read_rows, rewrite_sorted
 from .spec import SweepSpec
-from .worker import run_config, worker_init
+from .worker import ESTIMATE_KEYS, run_config, worker_init
 
 
 @dataclass
@@ -59,6 +59,8 @@ def describe(config: dict) -> str:
         bits.append("inline-widened")
     if config.get("free_input_order"):
         bits.append("free-input-order")
+    if config.get("share"):
+        bits.append("share")
     bits.append(f"order {config['order']}")
     if config.get("params"):
         bits.append(" ".join(f"{k}={v}" for k, v in sorted(config["params"].items())))
@@ -215,7 +217,8 @@ def run_sweep(spec: SweepSpec, results: str, jobs: int = 1, prune: float | None 
 
 def _prune_phase(spec, todo, done_rows, factor, pool, cache, timeout, writer, summary):
     """Estimate every configuration to run; write the pruned ones (and those that fail to
-    compile: running them again would fail the same way); return the rest, estimates kept."""
+    compile: running them again would fail the same way); return the rest, each with its
+    estimate (`ESTIMATE_KEYS`)."""
     ctx = _context(spec, cache, timeout, estimate_only=True)
     progress = _Progress(len(todo), "estimate")
     estimated: dict[str, dict] = {}
@@ -238,6 +241,6 @@ def _prune_phase(spec, todo, done_rows, factor, pool, cache, timeout, writer, su
             row["error"] = reasons[c["id"]]
             writer.append(row)
             summary.add(row)
-        else:
-            keep.append(c)
+        else:  # its estimate goes along, so that the run does not estimate it again
+            keep.append({**c, **{k: row[k] for k in ESTIMATE_KEYS if k in row}})
     return keep

@@ -5,6 +5,7 @@
     model = "gcn"                      # default: the file name up to its last '_'
     variant = "full"                   # default: the file name after its last '_'
     inline_widened = true              # fuse --inline-widened (default false)
+    share = true                       # fuse --share (default false)
     free_input_order = false           # fuse --free-input-order (default false)
 
     orders = [0, 1]                    # dataflow order indices, or "all" (up to max_orders)
@@ -35,7 +36,7 @@ from ..files import read_source
 # keys a spec may hold at the top level, and in one [[programs]] / [[data]] entry
 TOP_KEYS = ("programs", "orders", "max_orders", "order_region", "schedule", "params",
             "pipelines", "data", "arch", "check", "timeout", "max_cycles", "flops_per_cycle")
-PROGRAM_KEYS = ("path", "model", "variant", "inline_widened", "free_input_order", "orders",
+PROGRAM_KEYS = ("path", "model", "variant", "inline_widened", "free_input_order", "share", "orders",
                 "order_region", "schedule", "params")
 DATA_KEYS = ("name", "dir", "graph", "normalize", "sizes", "density", "seed",
              "graph_tensor", "feature_tensor")
@@ -53,6 +54,7 @@ class ProgramEntry:
     variant: str
     inline_widened: bool = False
     free_input_order: bool = False
+    share: bool = False
     orders: list[int] | str = field(default_factory=lambda: [0])
     order_region: str | None = None
     schedule: list[str] = field(default_factory=list)
@@ -256,7 +258,7 @@ def _program(keys: _Keys, k: int, v, base: Path, defaults: dict) -> ProgramEntry
     for key in ("model", "variant", "order_region"):
         if key in v and not isinstance(v[key], str):
             raise keys.error(f"{where}.{key}", "expected a string")
-    for key in ("inline_widened", "free_input_order"):
+    for key in ("inline_widened", "free_input_order", "share"):
         if key in v and not isinstance(v[key], bool):
             raise keys.error(f"{where}.{key}", "expected true or false")
     params = _params(keys, f"{where}.params", v["params"]) if "params" in v \
@@ -275,7 +277,7 @@ def _program(keys: _Keys, k: int, v, base: Path, defaults: dict) -> ProgramEntry
     return ProgramEntry(
         path=v["path"], file=file, model=v.get("model", model),
         variant=v.get("variant", variant), inline_widened=v.get("inline_widened", False),
-        free_input_order=v.get("free_input_order", False),
+        free_input_order=v.get("free_input_order", False), share=v.get("share", False),
         orders=_orders(keys, f"{where}.orders", v["orders"]) if "orders" in v
         else defaults["orders"],
         order_region=v.get("order_region", defaults["order_region"]),

@@ -137,7 +137,8 @@ def order_table(rows: list[dict]) -> list[dict]:
     orders): best, worst, median cycles and those normalized to the worst."""
     def key(r):
         flags = " ".join(f for f, on in (("inline-widened", r["inline_widened"]),
-                                         ("free-input-order", r.get("free_input_order")))
+                                         ("free-input-order", r.get("free_input_order")),
+                                         ("share", r.get("share")))
                          if on)
         return (r["model"], r["variant"], flags, r["data"],
                 json.dumps(r["params"], sort_keys=True), r["pipeline"] or "",

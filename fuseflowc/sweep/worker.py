@@ -111,6 +111,10 @@ def data_dir_for(config: dict, program, ctx: dict) -> Path:
     return target
 
 
+#: The row columns `estimate_cost` fills, in its result's order.
+ESTIMATE_KEYS = ("est_flops", "est_bytes", "est_cycles")
+
+
 def estimate_cost(module, data_dir: Path, arch, flops_per_cycle: float
                   ) -> tuple[float, float, float] | None:
     """(FLOPs, bytes, cycles) estimated without simulating, or None without the estimator.
@@ -156,7 +160,7 @@ def run_config(config: dict, ctx: dict) -> dict:
 
 
 def _run(config: dict, ctx: dict, row: dict, stage: list) -> None:
-    from ..fuse.algorithm import FuseOptions, fuse_program
+    from ..fuse.algorithm import FuseOptions, fuse_program, pick_orders
     from ..lang.load import load_program
     from ..lower.driver import lower_fused
     from ..opt.pipeline import PipelineError, parse_pipeline, run_pipeline
@@ -168,8 +172,8 @@ def _run(config: dict, ctx: dict, row: dict, stage: list) -> None:
     row["parallel"], row["block"] = schedule_facts(program)
     stage[0] = "fuse"
     fused = fuse_program(program, path, FuseOptions(
-        config["order"], config["order_region"], config["inline_widened"],
-        config.get("free_input_order", False)))
+        pick_orders(config["order"], config["order_region"]), config["inline_widened"],
+        config.get("free_input_order", False), config.get("share", False)))
     stage[0] = "lower"
     module, _ = lower_fused(fused, path)
     verify(module)
@@ -183,9 +187,10 @@ def _run(config: dict, ctx: dict, row: dict, stage: list) -> None:
     stage[0] = "data"
     data_dir = data_dir_for(config, program, ctx)
     stage[0] = "estimate"
-    est = estimate_cost(module, data_dir, arch, ctx.get("flops_per_cycle", 1.0))
-    if est is not None:
-        row["est_flops"], row["est_bytes"], row["est_cycles"] = est
+    if not all(k in row for k in ESTIMATE_KEYS):  # else the --prune phase estimated it
+        est = estimate_cost(module, data_dir, arch, ctx.get("flops_per_cycle", 1.0))
+        if est is not None:
+            row.update(zip(ESTIMATE_KEYS, est))
     if ctx.get("estimate_only"):
         row["status"] = "estimated"
         return
