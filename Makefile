@@ -204,11 +204,13 @@ bench-quick: $(STAMP) $(BQDATA)/gpt3_mini_s16 $(BQDATA)/bigbird_s16 $(BQDATA)/bi
 	$(PY) -m fuseflowc.bench --specs ir_examples/bench/quick --out results/quick \
 	  --jobs $(BENCH_JOBS) --compile-runs 1 --scale quick
 
-# One head of BigBird attention at S=1024 (DH 64, mask block 64, 3 random blocks, seed 1):
-# block sizes 16/32/64, and the b16 graph parallelized at i and u0 by 1..16 and 4 x 4 nested,
-# with the default and an ideal memory; every run checked. One line per configuration:
-# `cycles bigbird S=1024 <config>: N` (docs/opt.md, "Scaling"). UNBLOCKED_S=128 adds the
-# unblocked graph at that S (about 7 minutes at 128; S=1024 is out of reach).
-UNBLOCKED_S ?= 0
+# One head of BigBird attention (DH 64, mask block 64, 3 random blocks, seed 1): the fusion
+# variants (unfused, partial = fuse --share, full) of the element-sparse and the b16/b32/b64
+# graphs at S=64 and S=1024, and the fully fused b16 graph at S=1024 parallelized at i and u0
+# by 1..16 and 4 x 4 nested, with the default and an ideal memory; every run checked. One line
+# per configuration: `cycles bigbird S=1024 <config>: N` (docs/opt.md, "Scaling"). About 25
+# minutes with 2 jobs (the element-sparse graphs at S=1024 take ~6 minutes each);
+# BIGBIRD_ARGS=--unblocked-full adds the fully fused element-sparse graph at S=1024 (~20 min).
+BIGBIRD_ARGS ?=
 bench-bigbird: $(STAMP)
-	$(PY) -m fuseflowc.opt.bench_bigbird --jobs $(BENCH_JOBS) --unblocked-size $(UNBLOCKED_S)
+	$(PY) -m fuseflowc.opt.bench_bigbird --jobs $(BENCH_JOBS) $(BIGBIRD_ARGS)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fuseflowc.opt.bench_bigbird import configs
+from fuseflowc.opt.bench_bigbird import FUSION, configs
 from test_opt_parallel import check_same, lowered
 
 MODEL = Path(__file__).resolve().parents[1] / "ir_examples" / "models" / "bigbird_attention"
@@ -37,16 +37,29 @@ def test_unblocked_attention_parallel_is_identical(pipeline):
 
 
 def test_bench_configurations():
-    todo = configs(1024, 16, 0)
-    labels = [c[0] for c in todo]
-    assert labels[:3] == ["b16", "b32", "b64"]
+    """What `make bench-bigbird` runs: every fusion variant at S = 64 and 1024 (the fully
+    fused element-sparse graph only at 64 unless asked), block sizes 16/32/64 partial and
+    full, and the factor sweeps on the fully fused b16 graph."""
+    todo = configs(1024, 16, 64)
+    labels = [(c.size, c.label) for c in todo]
+    for size in (64, 1024):
+        for v in ("unfused", "partial"):
+            assert (size, f"unblocked {v}") in labels
+        for b in (16, 32, 64):
+            assert {(size, f"b{b} partial"), (size, f"b{b} full")} <= set(labels)
+    assert (64, "unblocked full") in labels and (1024, "unblocked full") not in labels
+    assert (1024, "unblocked full") in [(c.size, c.label) for c in configs(unblocked_full=1024)]
+    assert {c.fuse for c in todo if c.label.endswith(" full")} == {FUSION["full"]}
+    par = [c for c in todo if "x" in c.label.split()[1]]
     # factors 1..16 at two indices and 4 x 4 nested, with the default and the ideal memory
+    names = [c.label for c in par]
     for mem in ("", " mem=inf"):
         for index in ("i", "u0"):
             for f in (2, 4, 8, 16):
-                assert f"b16 {index}x{f}{mem}" in labels
-        assert f"b16 i4xu0x4{mem}" in labels
-    nested = [c for c in todo if c[0] == "b16 i4xu0x4"][0]
-    assert nested[3] == "parallelize{index=i,factor=4},parallelize{index=u0,factor=4}"
-    assert all(c[1] == 1024 for c in todo)
-    assert [c[0] for c in configs(1024, 16, 128)][-2:] == ["unblocked", "b64"]
+                assert f"b16 {index}x{f}{mem}" in names
+        assert f"b16 i4xu0x4{mem}" in names
+    nested = [c for c in par if c.label == "b16 i4xu0x4"][0]
+    assert nested.par == "parallelize{index=i,factor=4},parallelize{index=u0,factor=4}"
+    assert all(c.size == 1024 and c.block == 16 and c.fuse == FUSION["full"] for c in par)
+    assert [c.label for c in configs(parts=("fusion",))] == \
+        [c.label for c in todo if c not in par]

@@ -307,13 +307,13 @@ def test_schedule_pass_forwards_reduce():
 def test_bench_bigbird_rows():
     """`make bench-bigbird` prints the reduce=lanes rows (ideal memory) after its own;
     `--reduce lanes` runs only those and the serial baseline."""
-    from fuseflowc.opt.bench_bigbird import IDEAL_MEMORY, configs
-    both = [c[0] for c in configs(1024, 16, 0)]
-    serial = [c[0] for c in configs(1024, 16, 0, "serial")]
-    lanes = configs(1024, 16, 0, "lanes")
+    from fuseflowc.opt.bench_bigbird import IDEAL_MEMORY, parallel_configs
+    both = [c.label for c in parallel_configs(1024, 16)]
+    serial = [c.label for c in parallel_configs(1024, 16, "serial")]
+    lanes = parallel_configs(1024, 16, "lanes")
     assert both[:len(serial)] == serial and len(both) == len(serial) + 5
-    assert [c[0] for c in lanes] == ["b16 ix1 mem=inf"] + both[len(serial):]
-    assert all(c[4] == IDEAL_MEMORY for c in lanes)
-    assert lanes[-1][3] == ("parallelize{index=i,factor=4},"
-                            "parallelize{index=u0,factor=4,reduce=lanes}")
-    assert all("reduce=lanes" in c[3] for c in lanes[1:])
+    assert [c.label for c in lanes] == ["b16 ix1 mem=inf"] + both[len(serial):]
+    assert all(c.mem == IDEAL_MEMORY for c in lanes)
+    assert lanes[-1].par == ("parallelize{index=i,factor=4},"
+                             "parallelize{index=u0,factor=4,reduce=lanes}")
+    assert all("reduce=lanes" in c.par for c in lanes[1:])

@@ -1,21 +1,30 @@
-"""`make bench-bigbird`: one head of BigBird attention, parallel factors and block sizes.
+"""`make bench-bigbird`: one head of BigBird attention: fusion variants, block sizes, parallel
+factors.
 
-Runs `fuse | lower | opt -p 'locate,PAR,cleanup' | simulate --check` as separate processes (the
-real command line) for every configuration and prints one line per configuration:
+Runs `fuse FLAGS | lower | opt -p 'locate,PAR,cleanup' | simulate --check` as separate
+processes (the real command line) for every configuration and prints one line per
+configuration:
 
     cycles bigbird S=1024 <config>: N
 
 Data: `gen-data --size S=.. --mask M=bigbird:block=64,random=3 --seed 1` (DH = 64 from the
-program). Configurations (docs/opt.md, "Scaling"):
+program; at S = 64 the mask is one dense block). Configurations (docs/opt.md, "Scaling"):
 
-- blocked graphs (attention-bB.ff) with B = 16, 32, 64, serial;
-- the B = `--par-block` graph parallelized at the block-row index `i` and at the key-block index
-  `u0` (the `j` of `O = Ex V`) by 1, 2, 4, 8, 16, and `i` by 4 nested with `u0` by 4;
+- fusion variants at `--small-size` (64) and `--size` (1024), default memory: the element-sparse
+  graph (attention.ff) unfused (`fuse --unfused`: five graphs), partial (`fuse --share`: the
+  scores and the exponentials are stored once, three graphs) and fully fused (one graph, order
+  51: each score computed once and repeated over the head dimension `d`; the default order 0
+  recomputes it per `d`); the blocked graphs (attention-bB.ff, B = 16, 32, 64) partial and full
+  (a blocked program cannot be unfused: its row max and sum would be stored as blocked vectors,
+  and blocked formats are matrices). The fully fused element-sparse graph at `--size` is
+  skipped unless `--unblocked-full` (1.35 GB of reads, ~N0 minutes of Python simulation);
+- the fully fused B = `--par-block` graph parallelized at the block-row index `i` and at the
+  key-block index `u0` (the `j` of `O = Ex V`) by 1, 2, 4, 8, 16, and `i` by 4 nested with `u0`
+  by 4, with the default HBM2 memory and with ideal memory (`mem=inf`), which isolates the
+  graph's own scaling from the bandwidth bound;
 - with `--reduce lanes` or `both` (the default), the `u0` sweep and the nested pair again with
   `parallelize{...,reduce=lanes}` (per-lane partial sums combined after the lanes, see
-  docs/opt.md), on ideal memory, labelled `lanes`;
-- the unblocked graph (attention.ff) at `--unblocked-size` (0 = skip: at S = 1024 it is far too
-  slow for the Python simulator, see docs/opt.md).
+  docs/opt.md), on ideal memory, labelled `lanes`.
 
 Every run is checked against the reference evaluator (`--check`); a mismatch or a timeout prints
 `FAILED` on the configuration's line and makes the exit status 1.
@@ -30,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,60 +67,99 @@ def program(block: int) -> str:
 #: `simulate --set` for the ideal-memory runs: bandwidth no node can exhaust (bytes/cycle).
 IDEAL_MEMORY = "memory.bandwidth=1000000"
 
+#: `fuse` flags of the fusion variants. Full fusion uses order 51 (i, u0, u1, u2, u3, u4, u5,
+#: d): every score is computed once and repeated over `d`; order 0 nests the scores' reduction
+#: under `d` and recomputes each score DH / b times.
+FUSION = {"unfused": ("--unfused",), "partial": ("--share",), "full": ("--order", "51")}
 
-def lanes_configs(size: int, par_block: int) -> list[tuple[str, int, int, str, str]]:
+
+@dataclass(frozen=True)
+class Config:
+    """One simulation: `label` names it on the printed line."""
+
+    label: str
+    size: int
+    block: int                    # 0: the element-sparse graph
+    fuse: tuple[str, ...] = FUSION["full"]
+    par: str = ""                 # parallelize passes for `opt -p`
+    mem: str = ""                 # a `simulate --set` override
+
+
+def fusion_configs(sizes: list[int], unblocked_full: int) -> list[Config]:
+    """Every fusion variant at every size (see the module docstring); the fully fused
+    element-sparse graph only at sizes <= `unblocked_full`."""
+    out = []
+    for size in sizes:
+        for variant in ("unfused", "partial", "full"):
+            if variant != "full" or size <= unblocked_full:
+                out.append(Config(f"unblocked {variant}", size, 0, FUSION[variant]))
+        for b in (16, 32, 64):
+            if size % b == 0:
+                for variant in ("partial", "full"):
+                    out.append(Config(f"b{b} {variant}", size, b, FUSION[variant]))
+    return out
+
+
+def lanes_configs(size: int, par_block: int) -> list[Config]:
     """The `reduce=lanes` rows: `u0` by 2..16 and `i` by 4 nested with `u0` by 4, ideal
     memory."""
     out = []
     for f in (2, 4, 8, 16):
-        out.append((f"b{par_block} u0x{f} lanes mem=inf", size, par_block,
-                    f"parallelize{{index=u0,factor={f},reduce=lanes}}", IDEAL_MEMORY))
-    out.append((f"b{par_block} i4xu0x4 lanes mem=inf", size, par_block,
-                "parallelize{index=i,factor=4},parallelize{index=u0,factor=4,reduce=lanes}",
-                IDEAL_MEMORY))
+        out.append(Config(f"b{par_block} u0x{f} lanes mem=inf", size, par_block,
+                          par=f"parallelize{{index=u0,factor={f},reduce=lanes}}",
+                          mem=IDEAL_MEMORY))
+    out.append(Config(f"b{par_block} i4xu0x4 lanes mem=inf", size, par_block,
+                      par="parallelize{index=i,factor=4},"
+                          "parallelize{index=u0,factor=4,reduce=lanes}", mem=IDEAL_MEMORY))
     return out
 
 
-def configs(size: int, par_block: int, unblocked_size: int, reduce: str = "both"
-            ) -> list[tuple[str, int, int, str, str]]:
-    """(label, S, block, parallelize passes, simulate --set) for every configuration, in print
-    order. The factor sweep runs twice: with the default HBM2 memory (256 bytes/cycle shared by
-    every memory-touching node) and with ideal memory (`mem=inf`), which isolates the dataflow
-    graph's own scaling from the bandwidth bound. `reduce`: `serial` (the sweeps only), `lanes`
-    (the serial baseline and the `reduce=lanes` rows) or `both`."""
+def parallel_configs(size: int, par_block: int, reduce: str = "both") -> list[Config]:
+    """The factor sweeps on the fully fused `par_block` graph. `reduce`: `serial` (the sweeps
+    only), `lanes` (the serial baseline and the `reduce=lanes` rows) or `both`."""
     if reduce == "lanes":
-        return [(f"b{par_block} ix1 mem=inf", size, par_block, "", IDEAL_MEMORY)] \
+        return [Config(f"b{par_block} ix1 mem=inf", size, par_block, mem=IDEAL_MEMORY)] \
             + lanes_configs(size, par_block)
-    out = [(f"b{b}", size, b, "", "") for b in (16, 32, 64)]
+    out = []
     for mem, label in (("", ""), (IDEAL_MEMORY, " mem=inf")):
         for index in ("i", "u0"):
             for f in (1, 2, 4, 8, 16):
                 if f == 1 and index != "i":
                     continue  # the same graph as i x 1
-                out.append((f"b{par_block} {index}x{f}{label}", size, par_block,
-                            f"parallelize{{index={index},factor={f}}}" if f > 1 else "", mem))
-        out.append((f"b{par_block} i4xu0x4{label}", size, par_block,
-                    "parallelize{index=i,factor=4},parallelize{index=u0,factor=4}", mem))
+                out.append(Config(f"b{par_block} {index}x{f}{label}", size, par_block,
+                                  par=f"parallelize{{index={index},factor={f}}}" if f > 1
+                                  else "", mem=mem))
+        out.append(Config(f"b{par_block} i4xu0x4{label}", size, par_block,
+                          par="parallelize{index=i,factor=4},parallelize{index=u0,factor=4}",
+                          mem=mem))
     if reduce == "both":
         out += lanes_configs(size, par_block)
-    if unblocked_size:
-        out.append(("unblocked", unblocked_size, 0, "", ""))
-        out.append(("b64", unblocked_size, 64, "", ""))
     return out
 
 
-def run_one(tmp: Path, label: str, size: int, block: int, par: str, mem: str,
-            timeout: float) -> str:
+def configs(size: int = 1024, par_block: int = 16, small_size: int = 64,
+            reduce: str = "both", unblocked_full: int = 256,
+            parts: tuple[str, ...] = ("fusion", "parallel")) -> list[Config]:
+    """Every configuration, in print order."""
+    out = []
+    if "fusion" in parts:
+        out += fusion_configs([s for s in (small_size, size) if s], unblocked_full)
+    if "parallel" in parts:
+        out += parallel_configs(size, par_block, reduce)
+    return out
+
+
+def run_one(tmp: Path, c: Config, timeout: float) -> str:
     """Simulate one configuration; the line to print."""
-    head = f"cycles bigbird S={size} {label}"
+    head = f"cycles bigbird S={c.size} {c.label}"
     try:
-        data = tmp / f"data_s{size}_b{block}"
-        samml = _sh(_ffc() + ["lower"], _sh(_ffc() + ["fuse", program(block)]))
-        passes = ",".join(p for p in ("locate", par, "cleanup") if p)
+        data = tmp / f"data_s{c.size}_b{c.block}"
+        samml = _sh(_ffc() + ["lower"], _sh(_ffc() + ["fuse", program(c.block), *c.fuse]))
+        passes = ",".join(p for p in ("locate", c.par, "cleanup") if p)
         samml = _sh(_ffc() + ["opt", "-p", passes], samml)
-        stats = tmp / f"{label.replace(' ', '_')}_{size}.json"
+        stats = tmp / f"{c.label.replace(' ', '_')}_{c.size}.json"
         _sh(_ffc() + ["simulate", "-", "--data", str(data), "--check", "--json", str(stats)]
-            + (["--set", mem] if mem else []),
+            + (["--set", c.mem] if c.mem else []),
             samml, timeout=timeout)
         cycles = sum(k["cycles"] for k in json.loads(stats.read_text())["kernels"])
         return f"{head}: {cycles}"
@@ -125,22 +174,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size", type=int, default=1024, help="sequence length S (multiple of 64)")
     ap.add_argument("--par-block", type=int, default=16, choices=(16, 32, 64),
                     help="block size of the graph the factor sweep parallelizes")
-    ap.add_argument("--unblocked-size", type=int, default=0,
-                    help="also simulate the unblocked graph (and b64) at this S (0 = skip)")
+    ap.add_argument("--small-size", type=int, default=64,
+                    help="the second S of the fusion variants (0 = skip)")
+    ap.add_argument("--unblocked-full", action="store_true",
+                    help="also simulate the fully fused element-sparse graph at --size "
+                         "(by default only at S <= 256: it is slow)")
+    ap.add_argument("--only", choices=("fusion", "parallel"), action="append",
+                    help="run only these parts (repeatable; default: both)")
     ap.add_argument("--reduce", default="both", choices=("serial", "lanes", "both"),
                     help="serial: the sweeps only; lanes: the serial baseline and the "
                          "reduce=lanes rows; both (default): everything")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per simulation")
     args = ap.parse_args(argv)
-    todo = configs(args.size, args.par_block, args.unblocked_size, args.reduce)
+    todo = configs(args.size, args.par_block, args.small_size, args.reduce,
+                   args.size if args.unblocked_full else 256,
+                   tuple(args.only or ("fusion", "parallel")))
     with tempfile.TemporaryDirectory(prefix="bench-bigbird-") as t:
         tmp = Path(t)
-        for size, block in sorted({(s, b) for _, s, b, _, _ in todo}):
+        for size, block in sorted({(c.size, c.block) for c in todo}):
             _sh(_ffc() + ["gen-data", program(block), "--size", f"S={size}", "--mask", MASK,
                           "--seed", "1", "-o", str(tmp / f"data_s{size}_b{block}")])
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            lines = pool.map(lambda c: run_one(tmp, *c, timeout=args.timeout), todo)
+            lines = pool.map(lambda c: run_one(tmp, c, timeout=args.timeout), todo)
             failed = 0
             for line in lines:  # in configuration order, as each finishes
                 print(line, flush=True)
