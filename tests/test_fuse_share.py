@@ -50,8 +50,8 @@ def test_models_check_with_share(model, variant):
     assert_matches(program, SIZES[model], seed=1, density=0.4, share=True)
 
 
-def test_a_small_program_with_a_twice_read_intermediate():
-    p = load_text("""
+#: A softmax-like region: T is read by two statements (stored once with --share).
+SOFTMAX = """
 dim I, J
 tensor A[I, J] : csr
 tensor T[I, J] : csr
@@ -61,7 +61,11 @@ T[i,j] = exp(A[i,j])
 m[i] = sum[j](T[i,j])
 y[i,j] = T[i,j] / m[i]
 fuse all: T, m, y
-""")
+"""
+
+
+def test_a_small_program_with_a_twice_read_intermediate():
+    p = load_text(SOFTMAX)
     fp = fuse_program(p, None, FuseOptions(share=True))
     assert any("T" in r.materialized for r in fp.regions)
     assert_matches(p, {"I": 5, "J": 4}, seed=2, density=0.3, patterns=True, share=True)

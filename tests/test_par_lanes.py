@@ -23,7 +23,7 @@ from fuseflowc.samml.parser import parse_text
 from fuseflowc.samml.printer import print_module
 from golden import run_cli
 from test_opt_parallel import ROOT, indices, inputs_for, lowered, sparse_density
-from test_opt_sim import optimized, simulate
+from test_opt_sim import assert_identical, assert_same_patterns, optimized, simulate
 
 EXAMPLES = sorted((ROOT / "ir_examples" / "samml").glob("*.samml"))
 KERNELS = ["spmv", "spmm", "sddmm", "mttkrp", "nested_matmul_fused", "residual"]
@@ -42,22 +42,13 @@ def combined(module, index: str) -> list[ir.Node]:
 def assert_close(a, b, exact: bool = False) -> None:
     """Same tensors, same stored coordinates (levels, order); values within simulate --check's
     tolerance (bit for bit with `exact`)."""
-    assert sorted(a.tensors) == sorted(b.tensors)
+    if exact:
+        assert_identical(a, b)
+        return
+    assert_same_patterns(a, b)
     for name in sorted(a.tensors):
-        x, y = a.tensors[name], b.tensors[name]
-        assert x.shape == y.shape and x.format == y.format, name
-        for lx, ly in zip(x.levels, y.levels, strict=True):
-            assert (lx.kind, lx.size) == (ly.kind, ly.size), name
-            for f in ("seg", "crd"):
-                u, v = getattr(lx, f), getattr(ly, f)
-                assert (u is None) == (v is None), name
-                if u is not None:
-                    assert np.array_equal(u, v), name
-        assert x.vals.shape == y.vals.shape, name
-        if exact:
-            assert x.vals.tobytes() == y.vals.tobytes(), name
-        else:
-            assert np.allclose(x.vals, y.vals, rtol=1e-6, atol=1e-9, equal_nan=True), name
+        x, y = a.tensors[name].vals, b.tensors[name].vals
+        assert np.allclose(x, y, rtol=1e-6, atol=1e-9, equal_nan=True), name
 
 
 def single_element(inputs: dict, seed: int) -> dict:

@@ -20,6 +20,7 @@ from fuseflowc.sweep.grid import CONFIG_FIELDS, config_id, expand
 from fuseflowc.sweep.results import NAMES, ResultsWriter, format_row, read_rows
 from fuseflowc.sweep.runner import prune_rows
 from fuseflowc.sweep.spec import parse_spec
+from test_fuse_share import SOFTMAX
 
 KERNELS = ROOT / "ir_examples" / "kernels"
 
@@ -473,19 +474,6 @@ def test_results_directory_is_created_and_a_directory_is_refused(tmp_path):
     (tmp_path / "d.csv").mkdir()
     with pytest.raises(UserError, match="is a directory"):
         ResultsWriter(str(tmp_path / "d.csv"))
-
-
-SOFTMAX = """
-dim I, J
-tensor A[I, J] : csr
-tensor T[I, J] : csr
-tensor m[I] : dense
-tensor y[I, J] : csr
-T[i,j] = exp(A[i,j])
-m[i] = sum[j](T[i,j])
-y[i,j] = T[i,j] / m[i]
-fuse all: T, m, y
-"""
 
 
 def test_share_key_runs_fuse_share_and_keeps_old_ids(tmp_path):
