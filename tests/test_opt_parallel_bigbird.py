@@ -48,18 +48,20 @@ def test_bench_configurations():
         for b in (16, 32, 64):
             assert {(size, f"b{b} partial"), (size, f"b{b} full")} <= set(labels)
     assert (64, "unblocked full") in labels and (1024, "unblocked full") not in labels
-    assert (1024, "unblocked full") in [(c.size, c.label) for c in configs(unblocked_full=1024)]
+    assert (1024, "unblocked full depth=inf") in [(c.size, c.label)
+                                                for c in configs(unblocked_full=1024)]
     assert {c.fuse for c in todo if c.label.endswith(" full")} == {FUSION["full"]}
     par = [c for c in todo if "x" in c.label.split()[1]]
-    # factors 1..16 at two indices and 4 x 4 nested, with the default and the ideal memory
+    # factors 1..16 at two indices (and u0 alone) and 4 x 4 nested, default and ideal memory
     names = [c.label for c in par]
     for mem in ("", " mem=inf"):
-        for index in ("i", "u0"):
+        for index in ("i", "j", "u0"):
             for f in (2, 4, 8, 16):
                 assert f"b16 {index}x{f}{mem}" in names
-        assert f"b16 i4xu0x4{mem}" in names
-    nested = [c for c in par if c.label == "b16 i4xu0x4"][0]
-    assert nested.par == "parallelize{index=i,factor=4},parallelize{index=u0,factor=4}"
+        assert {f"b16 i4xjx4{mem}", f"b16 i4xu0x4{mem}"} <= set(names)
+    nested = [c for c in par if c.label == "b16 i4xjx4"][0]
+    assert nested.par == ("parallelize{index=i,factor=4},parallelize{index=u0,factor=4},"
+                          "parallelize{index=u1,factor=4},parallelize{index=u2,factor=4}")
     assert all(c.size == 1024 and c.block == 16 and c.fuse == FUSION["full"] for c in par)
     assert [c.label for c in configs(parts=("fusion",))] == \
         [c.label for c in todo if c not in par]

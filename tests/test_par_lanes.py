@@ -302,9 +302,10 @@ def test_bench_bigbird_rows():
     both = [c.label for c in parallel_configs(1024, 16)]
     serial = [c.label for c in parallel_configs(1024, 16, "serial")]
     lanes = parallel_configs(1024, 16, "lanes")
-    assert both[:len(serial)] == serial and len(both) == len(serial) + 5
+    assert both[:len(serial)] == serial and len(both) == len(serial) + 10
     assert [c.label for c in lanes] == ["b16 ix1 mem=inf"] + both[len(serial):]
     assert all(c.mem == IDEAL_MEMORY for c in lanes)
     assert lanes[-1].par == ("parallelize{index=i,factor=4},"
                              "parallelize{index=u0,factor=4,reduce=lanes}")
+    assert "b16 i4xjx4 lanes mem=inf" in [c.label for c in lanes]
     assert all("reduce=lanes" in c.par for c in lanes[1:])

@@ -17,13 +17,16 @@ program; at S = 64 the mask is one dense block). Configurations (docs/opt.md, "S
   recomputes it per `d`); the blocked graphs (attention-bB.ff, B = 16, 32, 64) partial and full
   (a blocked program cannot be unfused: its row max and sum would be stored as blocked vectors,
   and blocked formats are matrices). The fully fused element-sparse graph at `--size` is
-  skipped unless `--unblocked-full` (1.35 GB of reads, ~N0 minutes of Python simulation);
-- the fully fused B = `--par-block` graph parallelized at the block-row index `i` and at the
-  key-block index `u0` (the `j` of `O = Ex V`) by 1, 2, 4, 8, 16, and `i` by 4 nested with `u0`
-  by 4, with the default HBM2 memory and with ideal memory (`mem=inf`), which isolates the
-  graph's own scaling from the bandwidth bound;
-- with `--reduce lanes` or `both` (the default), the `u0` sweep and the nested pair again with
-  `parallelize{...,reduce=lanes}` (per-lane partial sums combined after the lanes, see
+  skipped unless `--unblocked-full` (1.35 GB of reads, ~25 minutes of Python simulation; it runs
+  with unbounded channels: with 1024-entry channels it deadlocks, since each of its three nests
+  must hold a whole row of scores while the row's max and sum are computed);
+- the fully fused B = `--par-block` graph parallelized at the block-row index `i`, at the
+  key-block index `j` (all three of its copies u0, u1, u2: see INDICES) and at `u0` alone (the
+  `j` of `O = Ex V` only) by 1, 2, 4, 8, 16, and `i` by 4 nested with `j` by 4 and with `u0` by
+  4, with the default HBM2 memory and with ideal memory (`mem=inf`), which isolates the graph's
+  own scaling from the bandwidth bound;
+- with `--reduce lanes` or `both` (the default), the `j` and `u0` sweeps and nested pairs again
+  with `parallelize{...,reduce=lanes}` (per-lane partial sums combined after the lanes, see
   docs/opt.md), on ideal memory, labelled `lanes`.
 
 Every run is checked against the reference evaluator (`--check`); a mismatch or a timeout prints
@@ -93,6 +96,11 @@ def fusion_configs(sizes: list[int], unblocked_full: int) -> list[Config]:
         for variant in ("unfused", "partial", "full"):
             if variant != "full" or size <= unblocked_full:
                 out.append(Config(f"unblocked {variant}", size, 0, FUSION[variant]))
+        if size > 256 and size <= unblocked_full:
+            # its softmax holds a row of scores per nest while the row max and sum are made:
+            # more than 1024-entry channels (a deadlock, reported as such, at S = 1024)
+            out[-1] = Config("unblocked full depth=inf", size, 0, FUSION["full"],
+                             mem="channel.depth=inf")
         for b in (16, 32, 64):
             if size % b == 0:
                 for variant in ("partial", "full"):
@@ -100,17 +108,30 @@ def fusion_configs(sizes: list[int], unblocked_full: int) -> list[Config]:
     return out
 
 
+#: The indices the factor sweeps split, by the name the printed lines use: the block-row index
+#: `i`; the key-block index `j`, which the fused graph iterates as three copies (u0 in the
+#: `O = Ex V` nest, u1 in the row sum's, u2 in the row max's: fuse gives each statement's copy of
+#: `j` its own name), all split by the same factor; and `u0` alone.
+INDICES = {"i": ("i",), "j": ("u0", "u1", "u2"), "u0": ("u0",)}
+
+
+def split(index: str, factor: int, reduce: str = "serial") -> str:
+    """The parallelize passes splitting `index` (a key of INDICES) by `factor`."""
+    opt = ",reduce=lanes" if reduce == "lanes" else ""
+    return ",".join(f"parallelize{{index={x},factor={factor}{opt}}}" for x in INDICES[index])
+
+
 def lanes_configs(size: int, par_block: int) -> list[Config]:
-    """The `reduce=lanes` rows: `u0` by 2..16 and `i` by 4 nested with `u0` by 4, ideal
-    memory."""
+    """The `reduce=lanes` rows: `j` and `u0` by 2..16 and `i` by 4 nested with each by 4,
+    ideal memory."""
     out = []
-    for f in (2, 4, 8, 16):
-        out.append(Config(f"b{par_block} u0x{f} lanes mem=inf", size, par_block,
-                          par=f"parallelize{{index=u0,factor={f},reduce=lanes}}",
+    for index in ("j", "u0"):
+        for f in (2, 4, 8, 16):
+            out.append(Config(f"b{par_block} {index}x{f} lanes mem=inf", size, par_block,
+                              par=split(index, f, "lanes"), mem=IDEAL_MEMORY))
+        out.append(Config(f"b{par_block} i4x{index}x4 lanes mem=inf", size, par_block,
+                          par=split("i", 4) + "," + split(index, 4, "lanes"),
                           mem=IDEAL_MEMORY))
-    out.append(Config(f"b{par_block} i4xu0x4 lanes mem=inf", size, par_block,
-                      par="parallelize{index=i,factor=4},"
-                          "parallelize{index=u0,factor=4,reduce=lanes}", mem=IDEAL_MEMORY))
     return out
 
 
@@ -122,16 +143,15 @@ def parallel_configs(size: int, par_block: int, reduce: str = "both") -> list[Co
             + lanes_configs(size, par_block)
     out = []
     for mem, label in (("", ""), (IDEAL_MEMORY, " mem=inf")):
-        for index in ("i", "u0"):
+        for index in INDICES:
             for f in (1, 2, 4, 8, 16):
                 if f == 1 and index != "i":
                     continue  # the same graph as i x 1
                 out.append(Config(f"b{par_block} {index}x{f}{label}", size, par_block,
-                                  par=f"parallelize{{index={index},factor={f}}}" if f > 1
-                                  else "", mem=mem))
-        out.append(Config(f"b{par_block} i4xu0x4{label}", size, par_block,
-                          par="parallelize{index=i,factor=4},parallelize{index=u0,factor=4}",
-                          mem=mem))
+                                  par=split(index, f) if f > 1 else "", mem=mem))
+        for index in ("j", "u0"):
+            out.append(Config(f"b{par_block} i4x{index}x4{label}", size, par_block,
+                              par=split("i", 4) + "," + split(index, 4), mem=mem))
     if reduce == "both":
         out += lanes_configs(size, par_block)
     return out
