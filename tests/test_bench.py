@@ -21,9 +21,9 @@ BENCH = ROOT / "ir_examples" / "bench"
 # pipelines x data sets)
 EXPECTED = {
     "fig12_gcn": 8, "fig12_graphsage": 6, "fig12_sae": 3, "fig12_gpt3": 5,
-    "fig15_parallel": 11, "fig16_block": 4, "fig17_orders": 24,
+    "fig15_parallel": 20, "fig16_block": 4, "fig17_orders": 24,
     "quick/fig12_gcn": 4, "quick/fig12_graphsage": 4, "quick/fig12_sae": 3,
-    "quick/fig12_gpt3": 3, "quick/fig15_parallel": 11, "quick/fig16_block": 3,
+    "quick/fig12_gpt3": 3, "quick/fig15_parallel": 20, "quick/fig16_block": 3,
     "quick/fig17_orders": 24,
 }
 
@@ -134,14 +134,22 @@ def test_parallel_section_speedups_against_serial():
             _row(id="c", parallel="O:i=4", cycles=250), _row(id="d", parallel="O:j=4",
                                                              cycles=500),
             _row(id="e", variant="nested", parallel="O:i=4,O:j=4", cycles=100),
-            _row(id="f", parallel="O:i=2", status="timeout", cycles=None)]
+            _row(id="f", parallel="O:i=2", status="timeout", cycles=None),
+            # one index of three statements (three copies in the graph) is one split by 4
+            _row(id="g", parallel="O:k=4,den:k=4,mx:k=4", cycles=400),
+            _row(id="h", variant="nested", parallel="O:i=4,O:k=4,den:k=4,mx:k=4", cycles=80),
+            _row(id="i", parallel="O:k=4,den:k=4,mx:k=4", cycles=300,
+                 pipeline="schedule{reduce=lanes},locate")]
     text = "\n".join(parallel_section(rows))
     assert "Serial (factor 1): 1,000 cycles" in text
     # columns F = 1, 4, 16: the timed-out F = 2 row does not count
     assert re.search(r"\| +F = 1 \| +F = 4 \| +F = 16 \|", text)
     assert re.search(r"\| O:i +\| +1,000 \(1\.00x\) \| +250 \(4\.00x\) \| +- \|", text)
     assert re.search(r"\| O:j +\| +1,000 \(1\.00x\) \| +500 \(2\.00x\) \| +- \|", text)
-    assert re.search(r"\| O:i by 4 x O:j by 4 \| +- \| +- \| +100 \(10\.00x\) \|", text)
+    assert re.search(r"\| O:i by 4 x O:j by 4 +\| +- \| +- \| +100 \(10\.00x\) \|", text)
+    assert re.search(r"\| O/den/mx:k +\| +- \| +400 \(2\.50x\) \| +- \|", text)
+    assert re.search(r"\| O/den/mx:k \(lanes\) +\| +- \| +300 \(3\.33x\) \| +- \|", text)
+    assert re.search(r"\| O:i by 4 x O/den/mx:k by 4 +\| +- \| +- \| +80 \(12\.50x\) \|", text)
 
 
 def test_estimate_of_located_graph_equals_the_intersection(tmp_path):

@@ -124,13 +124,25 @@ def parallel_section(rows: list[dict]) -> list[str]:
     if not ok:
         return ["No parallelization results."]
 
-    def split(par: str) -> tuple[str, int]:
-        sites, total = [], 1
+    def sites(par: str) -> dict[str, tuple[list[str], int]]:
+        """index -> (statements, factor): the directives on one index of several statements
+        (e.g. `j` of O, den and mx, which the fused graph iterates as three copies) are one
+        split of that index."""
+        out: dict[str, tuple[list[str], int]] = {}
         for part in par.split(","):
             site, _, f = part.rpartition("=")
-            sites.append(site)
-            total *= int(f)
-        return " x ".join(sites), total
+            stmt, _, index = site.rpartition(":")
+            out.setdefault(index, ([], int(f)))[0].append(stmt)
+        return out
+
+    def name(index: str, stmts: list[str]) -> str:
+        return f"{'/'.join(sorted(stmts))}:{index}"
+
+    def split(par: str) -> tuple[str, int]:
+        total = 1
+        for _, f in sites(par).values():
+            total *= f
+        return " x ".join(name(i, st) for i, (st, _) in sites(par).items()), total
     serial = [r["cycles"] for r in ok if not r["parallel"] or split(r["parallel"])[1] == 1]
     base = min(serial) if serial else None
     groups: dict = {}
@@ -139,8 +151,10 @@ def parallel_section(rows: list[dict]) -> list[str]:
             continue
         site, f = split(r["parallel"])
         if r["variant"] == "nested":
-            site = " x ".join(f"{p.rpartition('=')[0]} by {p.rpartition('=')[2]}"
-                              for p in r["parallel"].split(","))
+            site = " x ".join(f"{name(i, st)} by {k}" for i, (st, k) in
+                              sites(r["parallel"]).items())
+        if "reduce=lanes" in (r["pipeline"] or ""):
+            site += " (lanes)"
         groups.setdefault(site, {})[f] = min(r["cycles"], groups.get(site, {}).get(f, 1 << 62))
     factors = sorted({f for g in groups.values() for f in g})
     body = []
