@@ -210,7 +210,8 @@ bench-quick: $(STAMP) $(BQDATA)/gpt3_mini_s16 $(BQDATA)/bigbird_s16 $(BQDATA)/bi
 # by 1..16 and 4 x 4 nested, with the default and an ideal memory; every run checked. One line
 # per configuration: `cycles bigbird S=1024 <config>: N` (docs/opt.md, "Scaling"). About 25
 # minutes with 2 jobs (the element-sparse graphs at S=1024 take ~6 minutes each);
-# BIGBIRD_ARGS=--unblocked-full adds the fully fused element-sparse graph at S=1024 (~20 min).
+# BIGBIRD_ARGS=--unblocked-full adds the fully fused element-sparse graph at S=1024 (~12 min,
+# ~11 GB of memory: it needs unbounded channels).
 BIGBIRD_ARGS ?=
 bench-bigbird: $(STAMP)
 	$(PY) -m fuseflowc.opt.bench_bigbird --jobs $(BENCH_JOBS) $(BIGBIRD_ARGS)
