@@ -68,9 +68,7 @@ class Engine:
             if progress is not None and not acts & 1023:
                 progress(node.t)
             if memory is not None and not acts & 1023:
-                # no node fires before its last firing + ii: windows before that are history
-                memory.forget_before(min((n.t + n.ii for n in self.nodes if not n.done),
-                                         default=0))
+                memory.forget_before(self.earliest_firing())
             # Wake consumers that received tokens and producers that got a slot back.
             for c, before in zip(outs, pre_out):
                 grown = len(c.toks) - before
@@ -96,6 +94,14 @@ class Engine:
         if any(not w.done for w in writers):
             raise self.deadlock()
         return max((n.finish for n in self.nodes), default=0)
+
+    def earliest_firing(self) -> int:
+        """A cycle no node can fire before any more (windows of the memory calendar before it
+        are history): a node fires next at >= its last firing + ii. A node that never fired and
+        has no input token yet is left out: its first firing waits for a token that a node
+        counted here (or, in turn, one left out) has yet to emit, at or after that one's bound."""
+        return min((n.t + n.ii for n in self.nodes if not n.done
+                    and (n.fires or not n.ins or any(c.toks for c in n.ins))), default=0)
 
     def deadlock(self) -> UserError:
         """The error describing a run where nothing can move while a writer has not seen D."""

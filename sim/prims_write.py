@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from .node import Node
-from .tokens import D
+from .tokens import D, S0
 
 
 class Writer(Node):
     """write_level (a crd stream) or write_vals (a val stream): records every token until D."""
 
-    __slots__ = ("tensor", "mode", "fmt", "got", "mem", "bpt")
+    __slots__ = ("tensor", "mode", "fmt", "got", "mem", "bpt", "stop_bytes")
     kind_name = "write"
 
     def __init__(self, name: str, kind: str, tensor: str, mode: int | None = None,
@@ -17,6 +17,8 @@ class Writer(Node):
         super().__init__(name, ii, lat)
         self.mem = mem  # the graph's sim.memory.Memory, or None
         self.bpt = bpt  # bytes stored per data token
+        # a compressed level stores a segment entry per fiber: a stop closes one
+        self.stop_bytes = bpt if kind == "write_level" else 0
         self.kind = kind
         self.tensor = tensor
         self.mode = mode
@@ -30,7 +32,7 @@ class Writer(Node):
         app = got.append
         t, ii = self.t, self.ii
         take = self.mem.take if self.mem is not None else None
-        bpt = self.bpt
+        bpt, stop_bytes = self.bpt, self.stop_bytes
         fires = 0
         while it:
             x = it.popleft()
@@ -45,8 +47,11 @@ class Writer(Node):
                     fires += 1
                     self.done = True
                     break
-                if x >= 0 and take is not None:   # a coordinate (control tokens are < 0)
-                    f = take(f, bpt)
+                if take is not None:
+                    if x >= 0:                    # a coordinate
+                        f = take(f, bpt)
+                    elif x <= S0 and stop_bytes:  # a stop: a segment entry
+                        f = take(f, stop_bytes)
             elif take is not None:                # a value (float or block)
                 f = take(f, bpt)
             ifr.append(f + 1)

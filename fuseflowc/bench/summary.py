@@ -124,15 +124,15 @@ def parallel_section(rows: list[dict]) -> list[str]:
     if not ok:
         return ["No parallelization results."]
 
-    def sites(par: str) -> dict[str, tuple[list[str], int]]:
-        """index -> (statements, factor): the directives on one index of several statements
-        (e.g. `j` of O, den and mx, which the fused graph iterates as three copies) are one
-        split of that index."""
-        out: dict[str, tuple[list[str], int]] = {}
+    def sites(par: str) -> dict[tuple[str, int], tuple[list[str], int]]:
+        """(index, factor) -> (statements, factor): the directives splitting one index of
+        several statements by the same factor (e.g. `j` of O, den and mx, which the fused graph
+        iterates as three copies) are one split of that index."""
+        out: dict[tuple[str, int], tuple[list[str], int]] = {}
         for part in par.split(","):
             site, _, f = part.rpartition("=")
             stmt, _, index = site.rpartition(":")
-            out.setdefault(index, ([], int(f)))[0].append(stmt)
+            out.setdefault((index, int(f)), ([], int(f)))[0].append(stmt)
         return out
 
     def name(index: str, stmts: list[str]) -> str:
@@ -142,7 +142,7 @@ def parallel_section(rows: list[dict]) -> list[str]:
         total = 1
         for _, f in sites(par).values():
             total *= f
-        return " x ".join(name(i, st) for i, (st, _) in sites(par).items()), total
+        return " x ".join(name(i, st) for (i, _), (st, _) in sites(par).items()), total
     serial = [r["cycles"] for r in ok if not r["parallel"] or split(r["parallel"])[1] == 1]
     base = min(serial) if serial else None
     groups: dict = {}
@@ -151,7 +151,7 @@ def parallel_section(rows: list[dict]) -> list[str]:
             continue
         site, f = split(r["parallel"])
         if r["variant"] == "nested":
-            site = " x ".join(f"{name(i, st)} by {k}" for i, (st, k) in
+            site = " x ".join(f"{name(i, st)} by {k}" for (i, _), (st, k) in
                               sites(r["parallel"]).items())
         if "reduce=lanes" in (r["pipeline"] or ""):
             site += " (lanes)"

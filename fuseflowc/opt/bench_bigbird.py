@@ -170,23 +170,21 @@ def configs(size: int = 1024, par_block: int = 16, small_size: int = 64,
 
 
 def run_one(tmp: Path, c: Config, timeout: float) -> str:
-    """Simulate one configuration; the line to print."""
-    head = f"cycles bigbird S={c.size} {c.label}"
+    """Simulate one configuration; its cycles, or `FAILED (why)`."""
     try:
         data = tmp / f"data_s{c.size}_b{c.block}"
         samml = _sh(_ffc() + ["lower"], _sh(_ffc() + ["fuse", program(c.block), *c.fuse]))
         passes = ",".join(p for p in ("locate", c.par, "cleanup") if p)
         samml = _sh(_ffc() + ["opt", "-p", passes], samml)
-        stats = tmp / f"{c.label.replace(' ', '_')}_{c.size}.json"
+        stats = tmp / f"{c.label.replace(' ', '_').replace('=', '_')}_{c.size}.json"
         _sh(_ffc() + ["simulate", "-", "--data", str(data), "--check", "--json", str(stats)]
             + (["--set", c.mem] if c.mem else []),
             samml, timeout=timeout)
-        cycles = sum(k["cycles"] for k in json.loads(stats.read_text())["kernels"])
-        return f"{head}: {cycles}"
+        return str(sum(k["cycles"] for k in json.loads(stats.read_text())["kernels"]))
     except subprocess.TimeoutExpired:
-        return f"{head}: FAILED (timeout {timeout:.0f} s)"
+        return f"FAILED (timeout {timeout:.0f} s)"
     except RuntimeError as e:
-        return f"{head}: FAILED ({e})"
+        return f"FAILED ({e})"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -216,11 +214,17 @@ def main(argv: list[str] | None = None) -> int:
             _sh(_ffc() + ["gen-data", program(block), "--size", f"S={size}", "--mask", MASK,
                           "--seed", "1", "-o", str(tmp / f"data_s{size}_b{block}")])
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            lines = pool.map(lambda c: run_one(tmp, c, timeout=args.timeout), todo)
+            # one simulation per distinct configuration (e.g. `b16 full` is also `b16 ix1`)
+            runs: dict = {}
+            for c in todo:
+                key = (c.size, c.block, c.fuse, c.par, c.mem)
+                if key not in runs:
+                    runs[key] = pool.submit(run_one, tmp, c, args.timeout)
             failed = 0
-            for line in lines:  # in configuration order, as each finishes
-                print(line, flush=True)
-                failed += "FAILED" in line
+            for c in todo:  # in configuration order, as each finishes
+                out = runs[(c.size, c.block, c.fuse, c.par, c.mem)].result()
+                print(f"cycles bigbird S={c.size} {c.label}: {out}", flush=True)
+                failed += out.startswith("FAILED")
     return 1 if failed else 0
 
 
