@@ -147,3 +147,25 @@ def test_opt_imports_no_numpy():
             "bad = [m for m in ('numpy', 'scipy', 'networkx', 'rich') if m in sys.modules]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_option_choices_are_checked_wherever_a_pass_is_made():
+    """A str option with `choices` is checked by the base class: in a pipeline, and when the
+    pass is made in Python (a typo must not silently mean the default)."""
+    from dataclasses import field
+
+    @dataclass(frozen=True)
+    class Pick(ModulePass):
+        name: ClassVar[str] = "pick"
+        mode: str = field(default="a", metadata={"choices": ("a", "b")})
+
+        def apply(self, module) -> None:
+            pass
+
+    assert option_specs(Pick)[0].describe() == "mode: a|b = a"
+    assert Pick(mode="b").mode == "b"
+    with pytest.raises(PipelineError, match=r"pass pick: option mode must be one of a, b, "
+                                            r"got 'c'"):
+        Pick(mode="c")
+    with pytest.raises(PipelineError, match="must be one of a, b, got 'z'"):
+        parse_pipeline("pick{mode=z}", {"pick": Pick})

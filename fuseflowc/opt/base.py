@@ -1,8 +1,9 @@
 """The pass base class and the registry of passes by name.
 
 A pass is a frozen dataclass subclassing `ModulePass`: a class attribute `name` (how pipelines
-spell it), dataclass fields for its options (typed int, str or bool, each with a default), and
-`apply(module)`, which changes the module in place. Options are spelled in pipelines with
+spell it), dataclass fields for its options (typed int, str or bool, each with a default; a str
+option may list its allowed values: `field(default="a", metadata={"choices": ("a", "b")})`,
+checked whenever the pass is made), and `apply(module)`, which changes the module in place. Options are spelled in pipelines with
 dashes for underscores (`max_rounds` is `max-rounds=3`).
 
     @register
@@ -29,11 +30,23 @@ if TYPE_CHECKING:
 OPTION_TYPES: dict[str, type] = {"int": int, "str": str, "bool": bool}
 
 
+class PipelineError(Exception):
+    """A malformed pipeline, an unknown pass or option, or an ill-typed option value."""
+
+
 @dataclass(frozen=True)
 class ModulePass:
-    """Base of every pass. Subclasses set `name` and implement `apply`."""
+    """Base of every pass. Subclasses set `name` and implement `apply` (and call
+    `super().__post_init__()` from a `__post_init__` of their own)."""
 
     name: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        for spec in option_specs(type(self)):
+            value = getattr(self, spec.field)
+            if spec.choices and value not in spec.choices:
+                raise PipelineError(f"pass {self.name}: option {spec.name} must be one of "
+                                    f"{', '.join(spec.choices)}, got {value!r}")
 
     def apply(self, module: "Module") -> None:
         """Transform `module` in place."""
@@ -58,12 +71,13 @@ class ModulePass:
 @dataclass(frozen=True)
 class OptionSpec:
     """One option of a pass: its pipeline `name` (dashed), dataclass `field`, `type` (int, str or
-    bool) and `default`."""
+    bool), `default` and, for a str option, the `choices` it allows (empty: any)."""
 
     name: str
     field: str
     type: type
     default: Any
+    choices: tuple[str, ...] = ()
 
     def show(self, value: Any) -> str:
         """`value` as it is spelled in a pipeline."""
@@ -74,8 +88,9 @@ class OptionSpec:
         return str(value)
 
     def describe(self) -> str:
-        """`factor: int = 2`."""
-        return f"{self.name}: {self.type.__name__} = {self.show(self.default)}"
+        """`factor: int = 2`, or `reduce: serial|lanes = serial`."""
+        kind = "|".join(self.choices) if self.choices else self.type.__name__
+        return f"{self.name}: {kind} = {self.show(self.default)}"
 
 
 def option_specs(cls: type[ModulePass]) -> tuple[OptionSpec, ...]:
@@ -88,7 +103,8 @@ def option_specs(cls: type[ModulePass]) -> tuple[OptionSpec, ...]:
                             f"options are int, str or bool")
         if f.default is dataclasses.MISSING:
             raise TypeError(f"pass {cls.name}: option {f.name} needs a default")
-        out.append(OptionSpec(f.name.replace("_", "-"), f.name, OPTION_TYPES[ann], f.default))
+        out.append(OptionSpec(f.name.replace("_", "-"), f.name, OPTION_TYPES[ann], f.default,
+                              tuple(f.metadata.get("choices", ()))))
     return tuple(out)
 
 

@@ -62,6 +62,10 @@ from .contexts import Context, depth, iterated_indices, stream_contexts
 from .pipeline import PipelineError
 
 
+#: Values of the `reduce` option.
+REDUCE_MODES = ("serial", "lanes")
+
+
 @register
 @dataclass(frozen=True)
 class Parallelize(ModulePass):
@@ -73,12 +77,10 @@ class Parallelize(ModulePass):
     graph: str = ""
     #: `serial` (join before a reducer over `index`, bit for bit) or `lanes` (reduce per lane,
     #: combine the lane results: see the module docstring).
-    reduce: str = "serial"
+    reduce: str = dataclasses.field(default="serial", metadata={"choices": REDUCE_MODES})
 
     def __post_init__(self) -> None:
-        if self.reduce not in REDUCE_MODES:
-            raise PipelineError(f"pass parallelize: option reduce must be one of "
-                                f"{', '.join(REDUCE_MODES)}, got {self.reduce!r}")
+        super().__post_init__()
         if self.factor < 1:
             raise PipelineError(f"pass parallelize: option factor must be >= 1, "
                                 f"got {self.factor}")
@@ -135,10 +137,6 @@ def targets(module: ir.Module, index: str, graph: str, spelling: str
         raise UserError(f"pass {spelling}: option index: {msg}; the indices iterated are:\n"
                         + "\n".join(lines))
     return out
-
-
-#: Values of the `reduce` option.
-REDUCE_MODES = ("serial", "lanes")
 
 
 def combines_per_lane(n: ir.Node, ctx: dict[ir.Stream, Context], index: str) -> bool:

@@ -19,14 +19,10 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from .base import PASSES, ModulePass, OptionSpec, describe_passes, option_specs
+from .base import PASSES, ModulePass, OptionSpec, PipelineError, describe_passes, option_specs
 
 if TYPE_CHECKING:
     from ..samml.ir import Module
-
-
-class PipelineError(Exception):
-    """A malformed pipeline, an unknown pass or option, or an ill-typed option value."""
 
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")

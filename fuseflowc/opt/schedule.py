@@ -22,7 +22,6 @@ from ..samml import ir
 from .base import ModulePass, register
 from .contexts import iterated_indices
 from .parallelize import REDUCE_MODES, Parallelize, parallelize_graph
-from .pipeline import PipelineError
 
 
 @register
@@ -36,12 +35,7 @@ class ApplySchedule(ModulePass):
     skip: str = ""
     #: How the applied directives treat reducers over their index: `serial` or `lanes` (as
     #: parallelize's option of that name).
-    reduce: str = "serial"
-
-    def __post_init__(self) -> None:
-        if self.reduce not in REDUCE_MODES:
-            raise PipelineError(f"pass schedule: option reduce must be one of "
-                                f"{', '.join(REDUCE_MODES)}, got {self.reduce!r}")
+    reduce: str = dataclasses.field(default="serial", metadata={"choices": REDUCE_MODES})
 
     def skipped(self, d: ir.Schedule) -> bool:
         """True when directive `d` is overridden by `skip`."""
