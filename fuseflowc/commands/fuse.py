@@ -69,7 +69,7 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | No
     _note_splits(fused, inline_widened)
 
 
-def _note_splits(fused, inline_widened: bool = False) -> None:
+def _note_splits(fused, inline_widened: bool) -> None:
     """Tell the user when a fusion region was split into several graphs (never silently)."""
     parts: dict[str, list] = {}
     for r in fused.regions:

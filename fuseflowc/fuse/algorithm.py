@@ -20,7 +20,7 @@ from ..diagnostics import Loc, UserError
 from ..formats import Format
 from ..lang import ast
 from . import ir
-from .free_order import permute_discordant, rename_access
+from .free_order import copy_name, permute_discordant, rename_access
 from .pog import POG, find_cycle
 
 
@@ -510,14 +510,7 @@ class _KernelBuilder:
         if mode_order == v.format.mode_order:
             return  # no better storage order: the cycle is left to the other candidates
         base = self.p.tensor(v.original).format
-        if len(mode_order) == 2:  # the other storage order of a matrix: its transpose
-            name = f"{v.original}__T"
-        else:
-            name = f"{v.original}__p" + "".join(map(str, mode_order))
-        declared = {t.name for t in self.p.tensors}
-        base_name, n = name, 2
-        while name in declared:  # never shadow a tensor of the program
-            name, n = f"{base_name}_{n}", n + 1
+        name = copy_name(v.original, mode_order, {t.name for t in self.p.tensors})
         v.kind = "permuted"
         v.tensor = name
         v.format = Format(base.levels, mode_order, base.blocked)

@@ -17,12 +17,18 @@ from ..samml import ir
 Context = tuple[str, ...]
 
 
-def _drop(ctx: Context, index: str) -> Context:
-    """`ctx` without its last occurrence of `index` (unchanged when absent)."""
+def _last(ctx: Context, index: str) -> int | None:
+    """The position of the last occurrence of `index` in `ctx` (None when absent)."""
     for k in range(len(ctx) - 1, -1, -1):
         if ctx[k] == index:
-            return ctx[:k] + ctx[k + 1:]
-    return ctx
+            return k
+    return None
+
+
+def _drop(ctx: Context, index: str) -> Context:
+    """`ctx` without its last occurrence of `index` (unchanged when absent)."""
+    k = _last(ctx, index)
+    return ctx if k is None else ctx[:k] + ctx[k + 1:]
 
 
 def node_contexts(n: ir.Node, ins: list[Context]) -> list[Context]:
@@ -64,10 +70,10 @@ def stream_contexts(g: ir.Graph) -> dict[ir.Stream, Context]:
 def depth(ctx: Context, index: str) -> int:
     """The stop depth of one `index` element in a stream of context `ctx` (which must contain
     it): the number of levels nested inside the last occurrence of `index`."""
-    for k in range(len(ctx) - 1, -1, -1):
-        if ctx[k] == index:
-            return len(ctx) - 1 - k
-    raise ValueError(f"index {index} is not in context {ctx}")
+    k = _last(ctx, index)
+    if k is None:
+        raise ValueError(f"index {index} is not in context {ctx}")
+    return len(ctx) - 1 - k
 
 
 def iterated_indices(g: ir.Graph) -> list[str]:

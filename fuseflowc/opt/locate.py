@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..samml.ir import Graph, Intersect, Locate, Module, Node, Scan
+from ..samml.ir import Graph, Intersect, Locate, Module, Scan
 from .base import ModulePass, register
 
 
@@ -54,15 +54,11 @@ def locate_graph(g: Graph) -> int:
         for i, s in enumerate(loc.outputs):
             s.producer, s.index = loc, i
         g.nodes[g.nodes.index(n)] = loc
-        if not _used(g, scan):
+        consumers = g.consumers()
+        if not any(s in consumers for s in scan.outputs):
             g.remove(scan)
         done += 1
     return done
-
-
-def _used(g: Graph, node: Node) -> bool:
-    outs = {id(s) for s in node.outputs}
-    return any(id(s) in outs for m in g.nodes for s in m.inputs)
 
 
 @register

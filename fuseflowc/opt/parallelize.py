@@ -120,7 +120,7 @@ def targets(module: ir.Module, index: str, graph: str, spelling: str
         if index in iterated:
             out.append((g, index))
             continue
-        aliases = sorted({d.index for d in getattr(module, "schedules", [])
+        aliases = sorted({d.index for d in module.schedules
                           if d.graph == g.name and d.local == index and d.index in iterated})
         if len(aliases) == 1:
             out.append((g, aliases[0]))

@@ -65,6 +65,8 @@ def resolve_pipeline(module: ir.Module, passes: list[ModulePass]) -> list[Module
     index the graphs do not iterate gets the graph's name for it (from the directives'
     `local`, when that is unambiguous), and every `schedule` pass skips the directives of the
     indices explicit `parallelize` passes name (the command line overrides the module)."""
+    if not any(isinstance(p, Parallelize) for p in passes):
+        return list(passes)      # nothing to resolve or override
     iterated = {x for g in module.graphs for x in iterated_indices(g)}
     out: list[ModulePass] = []
     overridden: list[str] = []

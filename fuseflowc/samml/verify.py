@@ -47,10 +47,9 @@ import re
 from typing import Any
 
 from ..diagnostics import DiagnosticSink, Loc, UserError
-from .ir import (ALU_SCALAR, MAX_LANES, SAME, Alu, Array, Fork, Graph, Intersect, Join, Locate, Module, Node, Permute, Repeat,
-                 Root, Scan, Stream, Union, WriteLevel, WriteVals)
-from .ir import SCHEDULE_KINDS
-from .ir import ALU_BINARY, Reduce, Spacc1, Spacc2
+from .ir import (ALU_BINARY, ALU_SCALAR, MAX_LANES, SAME, SCHEDULE_KINDS, Alu, Array, Fork, Graph,
+                 Intersect, Join, Locate, Module, Node, Permute, Reduce, Repeat, Root, Scan,
+                 Spacc1, Spacc2, Stream, Union, WriteLevel, WriteVals)
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 _KIND_TEXT = {"crd": "a crd", "ref": "a ref", "val": "a val", "repsig": "a repsig"}
@@ -159,17 +158,12 @@ class _Verifier:
                 err(f"unknown schedule directive '{d.kind}'; known: {', '.join(SCHEDULE_KINDS)}")
                 continue
             bad = False
-            for spec in d.attr_specs():
-                v = getattr(d, spec.name)
-                if v is None:
-                    if spec.required:
-                        err(f"schedule {d.kind} needs attribute '{spec.name}'")
-                        bad = True
-                    continue
-                problem = _type_problem(v, spec.type, spec.choices)
-                if problem:
+            for spec, problem in _attr_problems(d):
+                bad = True
+                if problem is None:
+                    err(f"schedule {d.kind} needs attribute '{spec.name}'")
+                else:
                     err(f"schedule {d.kind}: attribute '{spec.name}': {problem}", spec.name)
-                    bad = True
             if bad:
                 continue
             g = self.m.graph(d.graph)
@@ -270,19 +264,13 @@ class _Verifier:
 
     def attributes(self, g: Graph, n: Node) -> bool:
         good = True
-        for spec in n.attr_specs():
-            v = getattr(n, spec.name)
-            loc = self.attr_loc(n, spec.name)
-            if v is None:
-                if spec.required:
-                    self.error(f"{n.KIND} needs attribute '{spec.name}' ({spec.doc})", n.loc, g, n)
-                    good = False
-                continue
-            problem = _type_problem(v, spec.type, spec.choices)
-            if problem:
+        for spec, problem in _attr_problems(n):
+            good = False
+            if problem is None:
+                self.error(f"{n.KIND} needs attribute '{spec.name}' ({spec.doc})", n.loc, g, n)
+            else:
                 what = "op" if spec.name == "op" else f"attribute '{spec.name}'"
-                self.error(f"{n.KIND} {what}: {problem}", loc, g, n)
-                good = False
+                self.error(f"{n.KIND} {what}: {problem}", self.attr_loc(n, spec.name), g, n)
         if isinstance(n, Alu) and isinstance(n.op, str):
             if n.op in ALU_SCALAR and n.const is None:
                 self.error(f"alu op {n.op} computes x {n.op[:-1]} const and needs attribute "
@@ -293,7 +281,7 @@ class _Verifier:
                            f"{', '.join(ALU_SCALAR)} do)", self.attr_loc(n, "const"), g, n)
                 good = False
         if good and (getattr(n, "out", None) is not None or getattr(n, "in0", None) is not None):
-            good = self._check_block_labels(g, n) and good
+            good = self._check_block_labels(g, n)
         if isinstance(n, (Fork, Join)) and isinstance(n.lanes, int) and n.lanes > MAX_LANES:
             self.error(f"{n.KIND} of {n.lanes} lanes: at most {MAX_LANES} are supported",
                        self.attr_loc(n, "lanes"), g, n)
@@ -594,6 +582,20 @@ class _Verifier:
                        g, n)
             return False
         return True
+
+
+def _attr_problems(owner):
+    """(spec, problem) for every attribute of a node or schedule directive that is required but
+    missing (problem None) or set but ill-typed (problem: what is wrong), in declaration order."""
+    for spec in owner.attr_specs():
+        v = getattr(owner, spec.name)
+        if v is None:
+            if spec.required:
+                yield spec, None
+            continue
+        problem = _type_problem(v, spec.type, spec.choices)
+        if problem:
+            yield spec, problem
 
 
 def _type_problem(v: Any, type_: str, choices: tuple[str, ...]) -> str | None:
