@@ -14,12 +14,10 @@ from bisect import bisect_left
 from itertools import accumulate, count, islice, repeat
 from operator import add, sub
 
+from .channel import pop_n
 from .node import Node
 from .tokens import MASK, D, N, same_stop
 
-#: Consume an iterator at C speed (`drain(islice(iter(d.popleft, None), k))` pops k items of
-#: a deque of ints without a Python-level loop).
-drain = deque(maxlen=0).extend
 #: Runs up to this long are skipped by a plain loop; longer ones with C-level calls.
 SHORT = 32
 
@@ -174,11 +172,11 @@ class _Joiner(Node):
                                            count(0, ii)), max, initial=f)
                         next(g)
                         fs = list(map(add, g, count(1, ii)))   # f_j + 1: the freed slots
-                    drain(islice(iter(s_t.popleft, None), k))
-                    drain(islice(iter(s_m.popleft, None), k))
-                    drain(islice(iter(s_rm.popleft, None), k))
+                    pop_n(s_t, k)
+                    pop_n(s_m, k)
+                    pop_n(s_rm, k)
                     if s_ints:
-                        drain(islice(iter(s_rt.popleft, None), k))
+                        pop_n(s_rt, k)
                     else:                   # val payloads (blocks do not compare with None)
                         for _ in repeat(None, k):
                             s_rt.popleft()

@@ -3,12 +3,9 @@ value arrays. Token semantics follow REFERENCE.md (see sim.tokens for the encodi
 
 from __future__ import annotations
 
-from collections import deque
 from itertools import islice
 
-#: Consume an iterator at C speed (see sim.prims_join).
-drain = deque(maxlen=0).extend
-
+from .channel import pop_n
 from .memory import unlimited
 from .node import Node
 from .tokens import EB, MASK, D, N, S0
@@ -123,9 +120,9 @@ class Scan(Node):
                     rt.extend(range(pos, pos + k))
                     rtm.extend(stamps)
                     if cb:                      # take k free slots (C speed: ints)
-                        drain(islice(iter(cf.popleft, None), k))
+                        pop_n(cf, k)
                     if rb:
-                        drain(islice(iter(rf.popleft, None), k))
+                        pop_n(rf, k)
                     pos += k
                     t = last
                     fires += k
