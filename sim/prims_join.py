@@ -164,11 +164,12 @@ class _Joiner(Node):
                     tms = list(islice(s_m, k))
                     a0 = tms[0]
                     step = range(a0, a0 + k * ii, ii)
-                    if s_rm[0] == a0 and tms == list(step) and tms == list(islice(s_rm, k)):
+                    rms = list(islice(s_rm, k))
+                    if rms[0] == a0 and tms == list(step) and tms == rms:
                         # f is already at least every head arrival, a0 included
                         fs = list(range(f + 1, f + 1 + k * ii, ii))
                     else:
-                        g = accumulate(map(sub, map(max, tms, islice(s_rm, k)),
+                        g = accumulate(map(sub, map(max, tms, rms),
                                            count(0, ii)), max, initial=f)
                         next(g)
                         fs = list(map(add, g, count(1, ii)))   # f_j + 1: the freed slots
@@ -225,6 +226,7 @@ class _Joiner(Node):
                 pa = pb = True
                 c = x = y = a
             if c is not None:
+                # mirrored by the emit block of Locate.run (sim/prims_locate.py): keep in sync
                 if (ocb and not ocf) or (o0b and not o0f) or (o1b and not o1f):
                     blocked = True
                     break
