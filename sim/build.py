@@ -213,19 +213,25 @@ class Simulator:
             sim[n].wire(ins, ports[n])
         return [sim[n] for n in order], chans, writers, mem
 
+    def _level(self, n, name: str, fmt: str, verb: str):
+        """The stored level of `n.tensor` for mode `n.mode` that scan/locate node `n` reads; a
+        UserError when the mode does not exist or the data's level is not a `fmt` level."""
+        decl, t = self._tensor(n.tensor, name)
+        if not 0 <= n.mode < decl.order:
+            raise UserError(f"simulation: {name}: tensor {n.tensor} has no mode {n.mode}")
+        lvl = t.levels[t.format.level_of_mode(n.mode)]
+        if lvl.kind != fmt:
+            raise UserError(f"simulation: {name}: {verb} a {fmt} level but the data of "
+                            f"{n.tensor} has a {lvl.kind} level for mode {n.mode}")
+        return lvl
+
     def _make(self, n, name: str, lat: int, ii: int, vb, mem: Memory, eb: int):
         k = n.KIND
         arch = self.arch
         if k == "root":
             return Root(name, ii, lat)
         if k == "scan":
-            decl, t = self._tensor(n.tensor, name)
-            if not 0 <= n.mode < decl.order:
-                raise UserError(f"simulation: {name}: tensor {n.tensor} has no mode {n.mode}")
-            lvl = t.levels[t.format.level_of_mode(n.mode)]
-            if lvl.kind != n.format:
-                raise UserError(f"simulation: {name}: scans a {n.format} level but the data of "
-                                f"{n.tensor} has a {lvl.kind} level for mode {n.mode}")
+            lvl = self._level(n, name, n.format, "scans")
             if lvl.kind == "dense":
                 return Scan(name, True, lvl.size, ii=ii, lat=lat)
             return Scan(name, False, lvl.size, lvl.seg.tolist(), lvl.crd.tolist(), ii=ii,
@@ -240,13 +246,7 @@ class Simulator:
                 return Intersect(name, npairs, ii=ii, lat=lat)
             return Union(name, npairs, getattr(n, "required", None) or (), ii=ii, lat=lat)
         if k == "locate":
-            decl, t = self._tensor(n.tensor, name)
-            if not 0 <= n.mode < decl.order:
-                raise UserError(f"simulation: {name}: tensor {n.tensor} has no mode {n.mode}")
-            lvl = t.levels[t.format.level_of_mode(n.mode)]
-            if lvl.kind != "dense":
-                raise UserError(f"simulation: {name}: locates into a dense level but the data "
-                                f"of {n.tensor} has a {lvl.kind} level for mode {n.mode}")
+            lvl = self._level(n, name, "dense", "locates into")
             return Locate(name, lvl.size, ii=ii, lat=lat)
         if k == "array":
             decl, t = self._tensor(n.tensor, name)

@@ -23,6 +23,12 @@ STAGE = 256
 _drain = deque(maxlen=0).extend  # consume an iterator at C speed
 
 
+def pop_n(d: deque, k: int) -> None:
+    """Pop the first k items of deque `d` in one C-level call (no Python loop per item). The
+    items must not compare equal to None (ints do; numpy blocks do not compare with None)."""
+    _drain(islice(iter(d.popleft, None), k))
+
+
 class Channel:
     """A FIFO from one producer node to one consumer node carrying one stream."""
 
@@ -79,7 +85,7 @@ class FanOut:
             c.toks.extend(self.toks)
             c.times.extend(self.times)
             if c.bounded:       # take m free slots (C speed: free cycles are ints)
-                _drain(islice(iter(c.free.popleft, None), m))
+                pop_n(c.free, m)
         self.toks.clear()
         self.times.clear()
 

@@ -65,10 +65,11 @@ class Engine:
                 raise UserError(
                     f"simulation exceeded the cycle budget (--max-cycles {max_cycles}) at node "
                     f"{node.name} ({node.kind}), cycle {node.t}")
-            if progress is not None and not acts & 1023:
-                progress(node.t)
-            if memory is not None and not acts & 1023:
-                memory.forget_before(self.earliest_firing())
+            if not acts & 1023:         # every 1024 activations
+                if progress is not None:
+                    progress(node.t)
+                if memory is not None:
+                    memory.forget_before(self.earliest_firing())
             # Wake consumers that received tokens and producers that got a slot back.
             for c, before in zip(outs, pre_out):
                 grown = len(c.toks) - before

@@ -280,40 +280,41 @@ class _Queued(Node):
         super().__init__(name, ii, lat)
         self.q: list[deque] = []
 
+    def _heads(self) -> list:
+        """What one firing emits: (output, head) for every non-empty queue."""
+        outs = self.outs
+        return [(outs[i], qi[0]) for i, qi in enumerate(self.q) if qi]
+
+    def _pop_heads(self) -> None:
+        """Pop the emitted heads (after the firing); D among them ends the node."""
+        for qi in self.q:
+            if qi:
+                x = qi.popleft()
+                if x.__class__ is int and x == D:
+                    self.done = True
+
     def drain(self) -> bool | None:
         """Emit queued tokens; True if blocked on output, None when the queues are empty."""
-        q = self.q
-        outs = self.outs
         while True:
-            emits = [(outs[i], qi[0]) for i, qi in enumerate(q) if qi]
+            emits = self._heads()
             if not emits:
                 return None
             if not self.room(*(p for p, _ in emits)):
                 return True
             self.fire(self.t + self.ii, (), emits)
-            for qi in q:
-                if qi:
-                    x = qi.popleft()
-                    if x.__class__ is int and x == D:
-                        self.done = True
+            self._pop_heads()
 
     def fire_through(self, f: int, pops) -> None:
         """Fire at >= `f`, popping `pops`, and emit in the same firing the head of every
         non-empty queue when its output has room: a token queued by this firing leaves in the
         cycle it came in (pass-through, one token per cycle like every primitive), the rest
         drains in later firings."""
-        q = self.q
-        outs = self.outs
-        emits = [(outs[i], qi[0]) for i, qi in enumerate(q) if qi]
+        emits = self._heads()
         if not emits or not self.room(*(p for p, _ in emits)):
             self.fire(f, pops, ())
             return
         self.fire(f, pops, emits)
-        for qi in q:
-            if qi:
-                x = qi.popleft()
-                if x.__class__ is int and x == D:
-                    self.done = True
+        self._pop_heads()
 
 
 class Spacc1(Node):

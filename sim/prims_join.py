@@ -14,12 +14,10 @@ from bisect import bisect_left
 from itertools import accumulate, count, islice, repeat
 from operator import add, sub
 
+from .channel import pop_n
 from .node import Node
 from .tokens import MASK, D, N, same_stop
 
-#: Consume an iterator at C speed (`drain(islice(iter(d.popleft, None), k))` pops k items of
-#: a deque of ints without a Python-level loop).
-drain = deque(maxlen=0).extend
 #: Runs up to this long are skipped by a plain loop; longer ones with C-level calls.
 SHORT = 32
 
@@ -166,19 +164,20 @@ class _Joiner(Node):
                     tms = list(islice(s_m, k))
                     a0 = tms[0]
                     step = range(a0, a0 + k * ii, ii)
-                    if s_rm[0] == a0 and tms == list(step) and tms == list(islice(s_rm, k)):
+                    rms = list(islice(s_rm, k))
+                    if rms[0] == a0 and tms == list(step) and tms == rms:
                         # f is already at least every head arrival, a0 included
                         fs = list(range(f + 1, f + 1 + k * ii, ii))
                     else:
-                        g = accumulate(map(sub, map(max, tms, islice(s_rm, k)),
+                        g = accumulate(map(sub, map(max, tms, rms),
                                            count(0, ii)), max, initial=f)
                         next(g)
                         fs = list(map(add, g, count(1, ii)))   # f_j + 1: the freed slots
-                    drain(islice(iter(s_t.popleft, None), k))
-                    drain(islice(iter(s_m.popleft, None), k))
-                    drain(islice(iter(s_rm.popleft, None), k))
+                    pop_n(s_t, k)
+                    pop_n(s_m, k)
+                    pop_n(s_rm, k)
                     if s_ints:
-                        drain(islice(iter(s_rt.popleft, None), k))
+                        pop_n(s_rt, k)
                     else:                   # val payloads (blocks do not compare with None)
                         for _ in repeat(None, k):
                             s_rt.popleft()
@@ -227,6 +226,7 @@ class _Joiner(Node):
                 pa = pb = True
                 c = x = y = a
             if c is not None:
+                # mirrored by the emit block of Locate.run (sim/prims_locate.py): keep in sync
                 if (ocb and not ocf) or (o0b and not o0f) or (o1b and not o1f):
                     blocked = True
                     break

@@ -111,6 +111,8 @@ class Locate(Node):
                 emit, x0, x1 = True, a, a
                 nfib, ndstop = False, None
             if emit:
+                # mirrors the emit block of _Joiner.run in sim/prims_join.py (the same timing
+                # rule for a (crd, ref0, ref1) triple; a, x0, x1 there c, x, y): keep in sync
                 if (ocb and not ocf) or (o0b and not o0f) or (o1b and not o1f):
                     blocked = True
                     break
@@ -142,10 +144,11 @@ class Locate(Node):
             rt.popleft()
             rm.popleft()
             rf.append(f1)
-            for _ in range(npar):
-                pt.popleft()
-                pm.popleft()
-                pf.append(f1)
+            if npar:                             # 0, 1 or 2 parent tokens taken (usually 0)
+                for _ in range(npar):
+                    pt.popleft()
+                    pm.popleft()
+                    pf.append(f1)
             base, infib, dstop = nbase, nfib, ndstop
             t = f
             fires += 1

@@ -3,12 +3,9 @@ value arrays. Token semantics follow REFERENCE.md (see sim.tokens for the encodi
 
 from __future__ import annotations
 
-from collections import deque
 from itertools import islice
 
-#: Consume an iterator at C speed (see sim.prims_join).
-drain = deque(maxlen=0).extend
-
+from .channel import pop_n
 from .memory import unlimited
 from .node import Node
 from .tokens import EB, MASK, D, N, S0
@@ -70,9 +67,8 @@ class Scan(Node):
         t, ii, lat = self.t, self.ii, self.lat
         pos, end, base, pending = self.pos, self.end, self.base, self.pending
         dense, crd, seg, size = self.dense, self.crd, self.seg, self.size
-        mem = self.mem
-        take = mem.take if mem is not None else None
-        if mem is not None:             # Memory.take's fast path, inlined below
+        mem = self.mem                  # None when dense: only compressed levels read memory
+        if not dense:                   # Memory.take's fast path, inlined below
             used, W, cap, spill = mem.used, mem.window, mem.cap, mem.spill
         eb = self.eb
         bulk = self.BULK
@@ -107,7 +103,7 @@ class Scan(Node):
                             retry = fires + 32      # not for 32 firings (bounded cost)
                         elif fr0 > f:
                             f1 = fr0
-                if k > 8 and take is not None and not mem.take_run(f1, k, ii, eb):
+                if k > 8 and not dense and not mem.take_run(f1, k, ii, eb):
                     k = 0                           # memory is busy: token by token
                     retry = fires + 32
                 if k > 8:
@@ -123,14 +119,14 @@ class Scan(Node):
                     rt.extend(range(pos, pos + k))
                     rtm.extend(stamps)
                     if cb:                      # take k free slots (C speed: ints)
-                        drain(islice(iter(cf.popleft, None), k))
+                        pop_n(cf, k)
                     if rb:
-                        drain(islice(iter(rf.popleft, None), k))
+                        pop_n(rf, k)
                     pos += k
                     t = last
                     fires += k
                     continue
-            nb = 0                             # bytes this firing reads
+            nb = 0                             # bytes this firing reads (0 when dense)
             if pos < end:                      # inside a fiber: emit the next element
                 if dense:
                     c = pos - base
@@ -172,8 +168,8 @@ class Scan(Node):
                             r = pos
                             pos += 1
                         else:                   # empty fiber: nothing to emit this cycle
-                            if nb and take is not None:
-                                f = take(f, nb)
+                            if nb:              # nb > 0: a compressed level
+                                f = mem.take(f, nb)
                             ifr.append(f + 1)
                             t = f
                             fires += 1
@@ -199,8 +195,8 @@ class Scan(Node):
                         if s > f:
                             f = s
                     stall += f - f0
-                    if nb and take is not None:
-                        f = take(f, nb)
+                    if nb:
+                        f = mem.take(f, nb)
                     ifr.append(f + 1)
                     ct.append(c)
                     ctm.append(f + lat)

@@ -9,7 +9,7 @@ from .tokens import D, S0
 class Writer(Node):
     """write_level (a crd stream) or write_vals (a val stream): records every token until D."""
 
-    __slots__ = ("tensor", "mode", "fmt", "got", "mem", "bpt", "stop_bytes")
+    __slots__ = ("tensor", "mode", "fmt", "got", "mem", "bpt")
     kind_name = "write"
 
     def __init__(self, name: str, kind: str, tensor: str, mode: int | None = None,
@@ -17,8 +17,6 @@ class Writer(Node):
         super().__init__(name, ii, lat)
         self.mem = mem  # the graph's sim.memory.Memory, or None
         self.bpt = bpt  # bytes stored per data token
-        # a compressed level stores a segment entry per fiber: a stop closes one
-        self.stop_bytes = bpt if kind == "write_level" else 0
         self.kind = kind
         self.tensor = tensor
         self.mode = mode
@@ -31,8 +29,12 @@ class Writer(Node):
         got = self.got
         app = got.append
         t, ii = self.t, self.ii
-        take = self.mem.take if self.mem is not None else None
-        bpt, stop_bytes = self.bpt, self.stop_bytes
+        mem = self.mem
+        if mem is not None:     # Memory.take inlined (its fast path; spill when full)
+            used, W, cap, spill = mem.used, mem.window, mem.cap, mem.spill
+        bpt = self.bpt
+        # a compressed level stores a segment entry per fiber: a stop closes one
+        seg = self.kind == "write_level"
         fires = 0
         while it:
             x = it.popleft()
@@ -40,23 +42,21 @@ class Writer(Node):
             r = itm.popleft()
             if r > f:
                 f = r
-            if x.__class__ is int:
-                if x == D:
-                    ifr.append(f + 1)
-                    t = f
-                    fires += 1
-                    self.done = True
-                    break
-                if take is not None:
-                    if x >= 0:                    # a coordinate
-                        f = take(f, bpt)
-                    elif x <= S0 and stop_bytes:  # a stop: a segment entry
-                        f = take(f, stop_bytes)
-            elif take is not None:                # a value (float or block)
-                f = take(f, bpt)
+            # bytes: a coordinate, a value (float or block) or a level's stop; D is neither
+            # >= 0 nor <= S0, so it is never charged
+            if mem is not None and (x.__class__ is not int or x >= 0 or (x <= S0 and seg)):
+                w = f // W
+                u = used.get(w, 0) + bpt
+                if u <= cap:
+                    used[w] = u
+                else:
+                    f = spill(w, bpt)
             ifr.append(f + 1)
             t = f
             fires += 1
+            if x.__class__ is int and x == D:
+                self.done = True
+                break
             app(x)
         self.t = t
         self.fires += fires
