@@ -11,12 +11,14 @@ inputs give a line saying so, never an exception: a partial run still has a summ
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
-from ..sweep.markdown import _num as _n, _pct, _x, table
-from ..sweep.results import read_rows
-from ..sweep.summary import estimator_table, summarize
+from ..sweep.markdown import _estimator_rows, _num as _n, _x, table
+from ..sweep.results import read_rows_if_any
+from ..sweep.summary import _ratio, block_table, estimator_table, fusion_table, ok_rows, \
+    order_table
 
 PAPER = {
     "fig12": "Paper (Fig. 12): GPT-3 with BigBird gains most from full fusion (~2.7x); SAE, GCN "
@@ -38,38 +40,20 @@ PAPER = {
     "compile": "Paper (Sec. 8.1): every model compiles in < 750 ms.",
 }
 
-
-
-def _ratio(a, b):
-    return None if a is None or not b else a / b
-
-
 def load(out: Path, names: list[str]) -> dict[str, list[dict]]:
-    """The rows of each spec's results file that exists (name -> rows)."""
-    rows = {}
-    for name in names:
-        p = out / f"{name}.csv"
-        if p.exists() and p.stat().st_size:
-            rows[name] = read_rows(str(p))
-    return rows
+    """The rows of each spec's results file (name -> rows; none when it is missing or
+    empty)."""
+    return {name: read_rows_if_any(str(out / f"{name}.csv")) for name in names}
 
 
 def _rows_for(rows: dict[str, list[dict]], prefix: str) -> list[dict]:
     return [r for name in sorted(rows) if name.startswith(prefix) for r in rows[name]]
 
 
-def _ok(rows: list[dict]) -> list[dict]:
-    out = [r for r in rows if r["status"] == "ok" and r["cycles"] is not None]
-    for r in out:
-        r["parallel"] = r["parallel"] or ""
-        r["block"] = r["block"] or ""
-    return out
-
-
 def fusion_section(rows: list[dict]) -> list[str]:
     """Figure 12: per model and data set, each variant's cycles and speedup over unfused, and
     which variant wins."""
-    fus = summarize(rows)["fusion"] if rows else []
+    fus = fusion_table(ok_rows(rows))
     if not fus:
         return ["No fusion results (the fig12 sweeps did not run or every row failed)."]
     body, winners = [], []
@@ -88,7 +72,7 @@ def fusion_section(rows: list[dict]) -> list[str]:
 
 def gcn_section(rows: list[dict]) -> list[str]:
     """Figure 14: GCN FLOPs and bytes normalized to unfused, with operational intensity."""
-    fus = [f for f in (summarize(rows)["fusion"] if rows else []) if f["model"] == "gcn"]
+    fus = [f for f in fusion_table(ok_rows(rows)) if f["model"] == "gcn"]
     if not fus:
         return ["No GCN fusion results."]
     body = [[f["data"], f["variant"], _n(f["flops"]), _n(f["bytes"]),
@@ -120,42 +104,41 @@ def gcn_section(rows: list[dict]) -> list[str]:
 def parallel_section(rows: list[dict]) -> list[str]:
     """Figure 15: cycles per parallel factor at each index, and nested; speedup over the
     serial graph (the best factor-1 row)."""
-    ok = _ok(rows)
+    ok = ok_rows(rows)
     if not ok:
         return ["No parallelization results."]
 
-    def sites(par: str) -> dict[tuple[str, int], tuple[list[str], int]]:
-        """(index, factor) -> (statements, factor): the directives splitting one index of
-        several statements by the same factor (e.g. `j` of O, den and mx, which the fused graph
-        iterates as three copies) are one split of that index."""
-        out: dict[tuple[str, int], tuple[list[str], int]] = {}
-        for part in par.split(","):
+    def sites(par: str) -> dict[tuple[str, int], list[str]]:
+        """(index, factor) -> statements: the directives splitting one index of several
+        statements by the same factor (e.g. `j` of O, den and mx, which the fused graph
+        iterates as three copies) are one split of that index (none for a serial row)."""
+        out: dict[tuple[str, int], list[str]] = {}
+        for part in par.split(",") if par else ():
             site, _, f = part.rpartition("=")
             stmt, _, index = site.rpartition(":")
-            out.setdefault((index, int(f)), ([], int(f)))[0].append(stmt)
+            out.setdefault((index, int(f)), []).append(stmt)
         return out
 
     def name(index: str, stmts: list[str]) -> str:
         return f"{'/'.join(sorted(stmts))}:{index}"
 
-    def split(par: str) -> tuple[str, int]:
-        total = 1
-        for _, f in sites(par).values():
-            total *= f
-        return " x ".join(name(i, st) for (i, _), (st, _) in sites(par).items()), total
-    serial = [r["cycles"] for r in ok if not r["parallel"] or split(r["parallel"])[1] == 1]
+    parsed = [(r, sites(r["parallel"])) for r in ok]
+    total = {id(r): math.prod(f for _, f in s) for r, s in parsed}
+    serial = [r["cycles"] for r, _ in parsed if total[id(r)] == 1]
     base = min(serial) if serial else None
     groups: dict = {}
-    for r in ok:
+    for r, s in parsed:
         if not r["parallel"]:
             continue
-        site, f = split(r["parallel"])
+        f = total[id(r)]
         if r["variant"] == "nested":
-            site = " x ".join(f"{name(i, st)} by {k}" for (i, _), (st, k) in
-                              sites(r["parallel"]).items())
+            site = " x ".join(f"{name(i, st)} by {k}" for (i, k), st in s.items())
+        else:
+            site = " x ".join(name(i, st) for (i, _), st in s.items())
         if "reduce=lanes" in (r["pipeline"] or ""):
             site += " (lanes)"
-        groups.setdefault(site, {})[f] = min(r["cycles"], groups.get(site, {}).get(f, 1 << 62))
+        g = groups.setdefault(site, {})
+        g[f] = min(r["cycles"], g.get(f, r["cycles"]))
     factors = sorted({f for g in groups.values() for f in g})
     body = []
     for site in sorted(groups, key=lambda s: (" x " in s, s)):
@@ -168,7 +151,7 @@ def parallel_section(rows: list[dict]) -> list[str]:
 
 def block_section(rows: list[dict]) -> list[str]:
     """Figure 16: cycles per block size against the unblocked program on the same mask."""
-    blk = summarize(rows)["block"] if rows else []
+    blk = block_table(ok_rows(rows))
     if not blk:
         return ["No blocking results."]
     body = [[b["data"], "unblocked" if b["block"] == "none" else f"b = {b['block']}",
@@ -178,11 +161,11 @@ def block_section(rows: list[dict]) -> list[str]:
 
 def order_section(rows: list[dict]) -> list[str]:
     """Figure 17: the spread over dataflow orders, normalized to the worst."""
-    s = summarize(rows) if rows else {"orders": []}
-    if not s["orders"]:
+    orders = order_table(ok_rows(rows))
+    if not orders:
         return ["No order sweep results."]
     body, lines = [], []
-    for o in s["orders"]:
+    for o in orders:
         pipe = o["pipeline"] or "(none)"
         spread = _ratio(o["worst"], o["best"])
         body.append([o["model"], pipe, str(o["orders"]), _n(o["best"]), _n(o["median"]),
@@ -200,14 +183,11 @@ def order_section(rows: list[dict]) -> list[str]:
 
 def estimator_section(rows: list[dict]) -> list[str]:
     """Table 2: the estimator's error against the simulator over every simulated row."""
-    est = estimator_table(_ok(rows))
+    est = estimator_table(ok_rows(rows))
     if not est["overall"]:
         return ["No estimates in the results."]
-    body = [[e["model"], str(e["rows"]), _pct(e["flops_mean"]), _pct(e["flops_max"]),
-             _pct(e["bytes_mean"]), _pct(e["bytes_max"])]
-            for e in est["per_model"] + [{"model": "all", **est["overall"]}]]
     return [table(["model", "rows", "FLOPs mean err", "FLOPs max err", "bytes mean err",
-                   "bytes max err"], body)]
+                   "bytes max err"], _estimator_rows(est))]
 
 
 def orders_count_section(out: Path) -> list[str]:

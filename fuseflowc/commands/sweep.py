@@ -45,16 +45,14 @@ def cmd(spec: str, results: str, jobs: int, prune: float | None, timeout: float 
       fuseflowc report results/gcn.csv -o results/gcn-report
     """
     from ..sweep.grid import expand
-    from ..sweep.results import read_rows, results_kind
+    from ..sweep.results import read_rows_if_any, results_kind
     from ..sweep.runner import describe, run_sweep
     from ..sweep.spec import parse_spec
 
     results_kind(results)
     s = parse_spec(spec)
     if dry_run:
-        from pathlib import Path
-        p = Path(results)
-        done = {r["id"] for r in read_rows(results)} if p.exists() and p.stat().st_size else set()
+        done = {r["id"] for r in read_rows_if_any(results)}
         configs = expand(s)
         for c in configs:
             click.echo(f"{'done' if c['id'] in done else 'todo'}  {describe(c)}")

@@ -22,8 +22,8 @@ from ..diagnostics import UserError
 from sim.ops import alu_flops, labelled_alu_flops, labelled_reduce
 
 from .cost import Cost, Estimate
-from .stats import DENSE, DataStats, LevelStats, TensorStats, shape_of, stats_of_fiber, \
-    uniform_stats
+from .stats import DENSE, DataStats, LevelStats, TensorStats, level_shape, shape_of, \
+    stats_of_fiber, uniform_stats
 
 FULL = "full"   # the relation of a dense level: every coordinate under every parent
 
@@ -118,6 +118,14 @@ def _full(s: St) -> bool:
         return False
     f = s.fibers
     return f > 0 and bool(np.all(s.h >= f * (1 - 1e-9)))
+
+
+def _nonempty(s: St) -> float:
+    """Expected fraction of the fibers of coordinate stream `s` that hold at least one
+    coordinate (coordinates present independently, each in h / fibers of them)."""
+    f = max(s.fibers, 1e-300)
+    p = np.clip(s.h / f, 0.0, 1.0 - 1e-12)
+    return 1.0 - math.exp(float(np.sum(np.log1p(-p))))
 
 
 def _meet(a: St, b: St, fresh) -> tuple[np.ndarray, object]:
@@ -231,9 +239,8 @@ def _reduce_flops(block: int | None, n) -> int:
 class _GraphModel:
     """Propagates St through one graph in topological order and accumulates its Cost."""
 
-    def __init__(self, graph, module, tensors: dict, eb: int):
+    def __init__(self, graph, tensors: dict, eb: int):
         self.graph = graph
-        self.module = module
         self.tensors = tensors     # name -> TensorStats (inputs and tensors written so far)
         self.eb = eb
         self.cost = Cost()
@@ -561,9 +568,7 @@ class _GraphModel:
         if _full(i):
             keep = 1.0
         else:
-            f = max(i.fibers, 1e-300)
-            p = np.clip(i.h / f, 0.0, 1.0 - 1e-12)
-            keep = 1.0 - math.exp(float(np.sum(np.log1p(-p))))
+            keep = _nonempty(i)
         o2 = replace(o, cnt=list(o.cnt[:-1]) + [o.total * keep],
                      h=None if o.h is None else o.h * keep, nN=o.nN * keep, nonempty=True)
         i2 = replace(i, cnt=list(i.cnt[:-2]) + [o2.total, i.total], rels=None, hd=None)
@@ -630,8 +635,7 @@ def written_stats(decl, shape: tuple[int, ...], levels: dict, vals: St | None,
     its stream carries, less the prefixes left with no stored entry beneath (`from_coo` keeps
     only prefixes of stored values)."""
     fmt = decl.format
-    bshape = shape if not decl.block else tuple(s // decl.block for s in shape)
-    sizes = [int(bshape[m]) for m in fmt.mode_order]
+    sizes = level_shape(shape, fmt, decl.block)
     ns: list[float] = []
     hists: list[np.ndarray] = []
     labels: list = []
@@ -666,9 +670,7 @@ def written_stats(decl, shape: tuple[int, ...], levels: dict, vals: St | None,
         s, child = streams[k], streams[k + 1]
         if s is None or s.nonempty or child is None or child.h is None or _full(child):
             continue
-        f = max(child.fibers, 1e-300)
-        p = np.clip(child.h / f, 0.0, 1.0 - 1e-12)
-        keep = 1.0 - math.exp(float(np.sum(np.log1p(-p))))
+        keep = _nonempty(child)
         ns[k] *= keep
         hists[k] = hists[k] * keep
     out: list[LevelStats] = []
@@ -727,7 +729,7 @@ def estimate_module(module, stats: DataStats) -> Estimate:
                                           wr["seg"] * eb, wr["crd"] * eb, wr["vals"] * eb)
             tensors[item.dst] = dst_stats
             continue
-        gm = _GraphModel(item, module, tensors, eb)
+        gm = _GraphModel(item, tensors, eb)
         gm.run()
         for name in sorted(gm.writes):
             w = gm.writes[name]

@@ -87,6 +87,12 @@ class Config:
     par: str = ""                 # parallelize passes for `opt -p`
     mem: str = ""                 # a `simulate --set` override
 
+    @property
+    def run_key(self) -> tuple:
+        """What the simulation depends on (everything but the label): configurations with the
+        same key are one run."""
+        return (self.size, self.block, self.fuse, self.par, self.mem)
+
 
 def fusion_configs(sizes: list[int], unblocked_full: int) -> list[Config]:
     """Every fusion variant at every size (see the module docstring); the fully fused
@@ -217,12 +223,11 @@ def main(argv: list[str] | None = None) -> int:
             # one simulation per distinct configuration (e.g. `b16 full` is also `b16 ix1`)
             runs: dict = {}
             for c in todo:
-                key = (c.size, c.block, c.fuse, c.par, c.mem)
-                if key not in runs:
-                    runs[key] = pool.submit(run_one, tmp, c, args.timeout)
+                if c.run_key not in runs:
+                    runs[c.run_key] = pool.submit(run_one, tmp, c, args.timeout)
             failed = 0
             for c in todo:  # in configuration order, as each finishes
-                out = runs[(c.size, c.block, c.fuse, c.par, c.mem)].result()
+                out = runs[c.run_key].result()
                 print(f"cycles bigbird S={c.size} {c.label}: {out}", flush=True)
                 failed += out.startswith("FAILED")
     return 1 if failed else 0

@@ -207,6 +207,13 @@ class ResultsWriter:
         self.f.close()
 
 
+def read_rows_if_any(path: str) -> list[dict]:
+    """The rows of results file `path`, or none when it does not exist or is empty (a sweep
+    that has not written yet)."""
+    p = Path(path)
+    return read_rows(path) if p.exists() and p.stat().st_size else []
+
+
 def rewrite_sorted(path: str, order: list[str]) -> None:
     """Rewrite the file with its rows in `order` of ids (others after them, as they were), so a
     finished sweep's file does not depend on which worker finished first. Atomic."""

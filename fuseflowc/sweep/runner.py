@@ -12,11 +12,10 @@ import sys
 import tempfile
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..diagnostics import UserError
 from .grid import expand
-from .results import ResultsWriter, read_rows, rewrite_sorted
+from .results import ResultsWriter, read_rows_if_any, rewrite_sorted
 from .spec import SweepSpec
 from .worker import ESTIMATE_KEYS, run_config, worker_init
 
@@ -176,8 +175,7 @@ def run_sweep(spec: SweepSpec, results: str, jobs: int = 1, prune: float | None 
               timeout: float | None = None) -> SweepSummary:
     """Run every configuration of `spec` not yet in `results`; returns the summary."""
     configs = expand(spec)
-    done_rows = read_rows(results) if Path(results).exists() and \
-        Path(results).stat().st_size else []
+    done_rows = read_rows_if_any(results)
     done = {r["id"] for r in done_rows}
     todo = [c for c in configs if c["id"] not in done]
     summary = SweepSummary(total=len(configs), skipped=len(configs) - len(todo))

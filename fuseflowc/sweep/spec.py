@@ -66,7 +66,6 @@ class DataEntry:
     """One data set: an existing directory, or gen-data parameters."""
 
     name: str
-    dir: Path | None = None                   # resolved against the spec's directory
     gen: dict = field(default_factory=dict)   # as written: dir, or graph, sizes, density, seed...
 
     def describe(self) -> dict:
@@ -221,10 +220,7 @@ def _params(keys: _Keys, key: str, v) -> dict[str, list]:
 
 def template_fields(template: str) -> list[str]:
     """The `{name}` fields of a schedule template (`{{`/`}}` are literal braces)."""
-    try:
-        return [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
-    except ValueError as e:
-        raise ValueError(str(e)) from None
+    return [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
 
 
 def _check_templates(keys: _Keys, key: str, templates: list[str], params: dict) -> None:
@@ -311,7 +307,7 @@ def _data(keys: _Keys, k: int, v, base: Path) -> DataEntry:
         if not d.is_dir():
             raise keys.error(f"{where}.dir", f"{v['dir']}: no such directory (relative to the "
                                              f"spec file's directory {base})")
-        return DataEntry(v.get("name", Path(v["dir"]).name), d, {"dir": v["dir"]})
+        return DataEntry(v.get("name", Path(v["dir"]).name), {"dir": v["dir"]})
     gen: dict = {}
     if "graph" in v:
         if not isinstance(v["graph"], str):
@@ -344,7 +340,7 @@ def _data(keys: _Keys, k: int, v, base: Path) -> DataEntry:
         name = Path(v["graph"]).stem if "graph" in v else f"random-{gen['seed']}"
     if not isinstance(name, str) or not name:
         raise keys.error(f"{where}.name", "expected a non-empty string")
-    return DataEntry(name, None, gen)
+    return DataEntry(name, gen)
 
 
 def _arch(keys: _Keys, v) -> list[list[str]]:

@@ -185,15 +185,22 @@ def estimator_table(rows: list[dict]) -> dict:
             "overall": stats(with_est) if with_est else None}
 
 
+def ok_rows(rows: list[dict]) -> list[dict]:
+    """The rows with status ok and a cycle count (the ones every table counts); their empty
+    `parallel` and `block` cells are set to "" in place."""
+    ok = [r for r in rows if r["status"] == "ok" and r["cycles"] is not None]
+    for r in ok:
+        r["parallel"] = r["parallel"] or ""
+        r["block"] = r["block"] or ""
+    return ok
+
+
 def summarize(rows: list[dict]) -> dict:
     """The whole summary of a results file's rows."""
     status: dict[str, int] = {}
     for r in rows:
         status[r["status"] or "?"] = status.get(r["status"] or "?", 0) + 1
-    ok = [r for r in rows if r["status"] == "ok" and r["cycles"] is not None]
-    for r in ok:
-        r["parallel"] = r["parallel"] or ""
-        r["block"] = r["block"] or ""
+    ok = ok_rows(rows)
     failed = [{"id": r["id"], "model": r["model"], "variant": r["variant"],
                "order": r["order"], "data": r["data"], "status": r["status"],
                "error": r["error"]} for r in rows if r["status"] in ("error", "timeout")]
