@@ -301,7 +301,7 @@ class _Queued(Node):
                 return None
             if not self.room(*(p for p, _ in emits)):
                 return True
-            self.fire(self.t + self.ii, (), emits)
+            self.fire_at(self.t + self.ii, (), emits)
             self._pop_heads()
 
     def fire_through(self, f: int, pops) -> None:
@@ -311,9 +311,9 @@ class _Queued(Node):
         drains in later firings."""
         emits = self._heads()
         if not emits or not self.room(*(p for p, _ in emits)):
-            self.fire(f, pops, ())
+            self.fire_at(f, pops, ())
             return
-        self.fire(f, pops, emits)
+        self.fire_at(f, pops, emits)
         self._pop_heads()
 
 
@@ -502,7 +502,7 @@ class Spacc2(_Queued):
                 if not same_stop(j, v) or not (j == D if i == D else
                                                j <= -3 and level(j) == level(i) + 1):
                     raise self.mismatch("crd1, crd0 and val streams", (i, j, v))
-                self.fire(f, (i_in, j_in, v_in), ())
+                self.fire_at(f, (i_in, j_in, v_in), ())
                 if i == D:
                     for qi in self.q:
                         qi.append(D)
@@ -517,17 +517,17 @@ class Spacc2(_Queued):
                     old = row.get(j)
                     row[j] = v if old is None else self.fn(old, v)
                     self.flops += self.fl
-                self.fire(f, (j_in, v_in), ())
+                self.fire_at(f, (j_in, v_in), ())
                 continue
             if j == N:
-                self.fire(f, (j_in, v_in), ())
+                self.fire_at(f, (j_in, v_in), ())
                 continue
             if not same_stop(j, v) or j == D:
                 raise self.mismatch("crd0 and val streams", (j, v))
             k = level(j)
             if k == 0:
                 self.cur = None
-                self.fire(f, (j_in, v_in), ())
+                self.fire_at(f, (j_in, v_in), ())
                 continue
             if not it:
                 return False
@@ -536,6 +536,6 @@ class Spacc2(_Queued):
             if not (it[0] <= -3 and level(it[0]) == k - 1):
                 raise self.mismatch("crd1 and crd0 stops", (it[0], j))
             self.cur = None
-            self.fire(f, (i_in, j_in, v_in), ())
+            self.fire_at(f, (i_in, j_in, v_in), ())
             if k >= 2:
                 self._flush(k, empt(j))

@@ -41,9 +41,9 @@ class CrdDrop(_Queued):
                 if x >= 0 or x == N:
                     if not self.room(self.outs[1]):
                         return True
-                    self.fire(f, (i_in,), ((self.outs[1], x),))
+                    self.fire_at(f, (i_in,), ((self.outs[1], x),))
                 else:
-                    self.fire(f, (i_in,), ())
+                    self.fire_at(f, (i_in,), ())
                     self.mode = 0
                     self.held = True
                     self.after_crd = True
@@ -60,14 +60,14 @@ class CrdDrop(_Queued):
                 if x < 0 and x != N:                    # empty inner fiber: drop o
                     if x == D:
                         raise self.mismatch("outer and inner streams", (o, x))
-                    self.fire(f, (o_in, i_in), ())
+                    self.fire_at(f, (o_in, i_in), ())
                     self.after_crd = True
                     continue
                 if self.held:
                     qi.append(S0)
                     self.held = False
                 qo.append(o)
-                self.fire(f, (o_in,), ())
+                self.fire_at(f, (o_in,), ())
                 self.mode = 1
                 continue
             # an outer stop Sk or D
@@ -80,7 +80,7 @@ class CrdDrop(_Queued):
                 if not (x == D if o == D else x <= -3 and level(x) == level(o) + 1):
                     raise self.mismatch("outer and inner stops", (o, x))
                 pops.append(i_in)
-            self.fire(f, pops, ())
+            self.fire_at(f, pops, ())
             qo.append(o)
             if o == D:
                 qi.append(D)
@@ -121,7 +121,7 @@ class CrdHold(_Queued):
                 o = ot[0]
                 if o >= 0 or o == N:
                     self.cur = o
-                    self.fire(f, (o_in,), ())
+                    self.fire_at(f, (o_in,), ())
                     continue
                 if not it:
                     return False
@@ -131,7 +131,7 @@ class CrdHold(_Queued):
                     raise self.mismatch("outer and inner stops", (o, x))
                 if not self.room(oo, io):
                     return True
-                self.fire(f, (o_in, i_in), ((oo, x), (io, x)))
+                self.fire_at(f, (o_in, i_in), ((oo, x), (io, x)))
                 if x == D:
                     self.done = True
                 continue
@@ -142,7 +142,7 @@ class CrdHold(_Queued):
             if x >= 0 or x == N:
                 if not self.room(oo, io):
                     return True
-                self.fire(f, (i_in,), ((oo, self.cur), (io, x)))
+                self.fire_at(f, (i_in,), ((oo, self.cur), (io, x)))
                 continue
             if x == D:
                 raise self.error("inner stream ended (D) inside an outer fiber")
@@ -156,7 +156,7 @@ class CrdHold(_Queued):
                 pops.append(o_in)
             if not self.room(oo, io):
                 return True
-            self.fire(f, pops, ((oo, x), (io, x)))
+            self.fire_at(f, pops, ((oo, x), (io, x)))
             self.cur = None
 
 

@@ -284,7 +284,7 @@ class _Joiner(Node):
         outs = self.outs
         ocrd = outs[0]
         orefs = outs[1:]
-        fire = self.fire
+        fire = self.fire_at
         room = self.room
         is_union = self.kind == "union"
         required = self.required

@@ -27,7 +27,7 @@ class Root(Node):
             if not self.room(out):
                 return True
             tok = self.left.pop(0)
-            self.fire(self.t + self.ii, (), ((out, tok),))
+            self.fire_at(self.t + self.ii, (), ((out, tok),))
         self.done = True
         return False
 
