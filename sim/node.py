@@ -547,35 +547,6 @@ class Node:
         self.t = fs[-1] - 1
         self.fires += k
 
-    # ---- the old firing API (families not yet converted to step(); removed after them) ---
-    def room(self, *ports) -> bool:
-        """True when every port in `ports` has a free slot."""
-        for p in ports:
-            if p.bounded and not p.free:
-                return False
-        return True
-
-    def fire_at(self, f: int, pops, emits) -> int:
-        """Fire at the earliest cycle >= `f` the output slots allow (the old `fire`)."""
-        f0 = f
-        for p, _ in emits:
-            if p.bounded:
-                s = p.free.popleft()
-                if s > f:
-                    f = s
-        self.stall += f - f0
-        for ch in pops:
-            ch.toks.popleft()
-            ch.times.popleft()
-            ch.free.append(f + 1)
-        fl = f + self.lat
-        for p, tok in emits:
-            p.toks.append(tok)
-            p.times.append(fl)
-        self.t = f
-        self.fires += 1
-        return f
-
     # ---- errors -------------------------------------------------------------------------
     def error(self, msg: str) -> UserError:
         return UserError(f"simulation: node {self.name} ({self.kind}): {msg}")
