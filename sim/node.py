@@ -252,6 +252,7 @@ class Node:
             if r is None:
                 result = None
                 break
+            y, nb = r
             f = t + ii
             if after > f:
                 f = after
@@ -263,7 +264,6 @@ class Node:
                 if s > f:
                     stall += s - f
                     f = s
-            nb = r[1]
             if nb:
                 w = f // W
                 u = used.get(w, 0) + nb
@@ -275,7 +275,7 @@ class Node:
             itm.popleft()
             ifr.append(f + 1)
             if emit:
-                ot.append(r[0])
+                ot.append(y)
                 otm.append(f + lat)
             t = f
             fires += 1
@@ -364,14 +364,23 @@ class Node:
             if (o0b and not o0.free) or (o1b and not o1.free) or (o2b and not o2.free):
                 result = BLOCKED
                 break
-            f = max(t + ii, c0m[0], r0m[0], c1m[0], r1m[0])
+            f = t + ii
+            for tm in (c0m[0], r0m[0], c1m[0], r1m[0]):
+                if tm > f:
+                    f = tm
             f0 = f
             if o0b:
-                f = max(f, o0.free.popleft())
+                s = o0.free.popleft()
+                if s > f:
+                    f = s
             if o1b:
-                f = max(f, o1.free.popleft())
+                s = o1.free.popleft()
+                if s > f:
+                    f = s
             if o2b:
-                f = max(f, o2.free.popleft())
+                s = o2.free.popleft()
+                if s > f:
+                    f = s
             stall += f - f0
             f1 = f + 1
             c0t.popleft()
