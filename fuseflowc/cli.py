@@ -10,6 +10,7 @@ Exit status: 0 success, 1 bad input (a located error on stderr), 2 bad usage, 3 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 import traceback
 
@@ -91,7 +92,8 @@ def main() -> None:
     and `fuseflowc run prog.ff --data DIR` evaluates a program directly (the reference).
 
     Inputs are a file or `-` (stdin); outputs go to stdout or `-o FILE`. Diagnostics go to
-    stderr. Exit status: 0 ok, 1 bad input, 2 bad usage, 3 internal error.
+    stderr. Exit status: 0 ok, 1 bad input, 2 bad usage, 3 internal error. `python -m fuseflowc`
+    is the same command.
     """
 
 
