@@ -6,7 +6,7 @@ FFC    := $(VENV)/bin/fuseflowc
 STAMP  := $(VENV)/.installed
 DATA   ?= ../shared/data
 
-.PHONY: demo test venv clean bench-sim examples bench-compile
+.PHONY: demo test venv clean bench-sim examples bench-compile wheel-check
 .PHONY: bench-orders
 .PHONY: bench-block
 .PHONY: bench-estimate
@@ -34,6 +34,13 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+# The package as a user installs it: the wheel built as pyproject.toml says, installed into a
+# fresh virtual environment outside the checkout and run from there (`fuseflowc --help`,
+# `python -m fuseflowc --version`, gen-data | fuse | lower | simulate --check); see
+# .ci/wheel-check. About 15 s with a warm pip cache.
+wheel-check: $(STAMP)
+	.ci/wheel-check $(PY)
 
 clean:
 	rm -rf $(VENV) out results .pytest_cache
