@@ -28,7 +28,8 @@ demo: $(STAMP)
 	$(FFC) gen-data $(DEMO) --graph karate -o out/demo/data --seed 1
 	$(FFC) fuse $(DEMO) --inline-widened -o out/demo/gcn.fused
 	$(FFC) lower out/demo/gcn.fused -o out/demo/gcn.samml
-	$(FFC) simulate out/demo/gcn.samml --data out/demo/data --check -o out/demo/result --json out/demo/sim.json
+	$(FFC) simulate out/demo/gcn.samml --data out/demo/data --check -o out/demo/result \
+	  --json-out out/demo/sim.json
 	$(FFC) dot out/demo/gcn.samml -o out/demo/gcn.dot
 	@echo "demo: outputs in out/demo (fused IR, SAMML graph, DOT picture, simulated tensors, sim.json)"
 
@@ -152,7 +153,7 @@ models-cycles: $(STAMP)
 	    iw=--inline-widened; case $$m in gpt3*) iw=;; esac; \
 	    s=$$(date +%s%N); \
 	    $(FFC) fuse $$p $$iw | $(FFC) lower | \
-	      $(FFC) simulate - --data $$d --check --json $$j > /dev/null 2> $$j.log \
+	      $(FFC) simulate - --data $$d --check --json-out $$j > /dev/null 2> $$j.log \
 	      || { echo "$$c $$v: FAILED (see $$j.log)"; continue; }; \
 	    e=$$(date +%s%N); \
 	    $(PY) -c "import json,sys; t=json.load(open(sys.argv[1]))['total']; print(f\"{sys.argv[2]:28} {sys.argv[3]:8} cycles {t['cycles']:>12,} flops {t['flops']:>12,} bytes {t['bytes_read']['total'] + t['bytes_written']['total']:>12,} hops {t['token_hops']:>13,} wall-s {int(sys.argv[4]) / 1e9:.1f}\")" $$j $$c $$v $$((e - s)); \

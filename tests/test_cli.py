@@ -1,5 +1,7 @@
 """The CLI's conventions: help, version, exit codes for unknown commands."""
 
+import json
+import os
 import subprocess
 import sys
 import tomllib
@@ -76,3 +78,85 @@ def test_every_package_and_data_file_is_installed():
             if f.suffix not in (".md", ".py") and f.is_file():
                 assert f.match(pattern), f"{f} is read at run time but is not package data"
     assert data["fuseflowc.grammars"] == ["*.lark"] and "*.toml" in data["sim"]
+
+
+# ---- one --json convention (item 6) -----------------------------------------------------------
+def _gen(tmp_path) -> tuple[Path, Path]:
+    d, g = tmp_path / "d", tmp_path / "g.samml"
+    assert run_cli(["gen-data", SPMV, "-o", str(d), "--size", "I=6", "--size", "J=5"]
+                   ).exit_code == 0
+    fused = run_cli(["fuse", SPMV]).stdout
+    assert run_cli(["lower", "-", "-o", str(g)], input=fused).exit_code == 0
+    return d, g
+
+
+def test_json_is_a_flag_and_json_out_a_file_in_every_command(tmp_path):
+    d, g = _gen(tmp_path)
+    results = ROOT / "tests" / "golden" / "sweep" / "fixture.jsonl"
+    commands = {
+        "run": ["run", SPMV, "--data", str(d)],
+        "simulate": ["simulate", str(g), "--data", str(d)],
+        "orders": ["orders", SPMV],
+        "estimate": ["estimate", str(g), "--data", str(d)],
+        "report": ["report", str(results)],
+    }
+    for name, args in commands.items():
+        out = tmp_path / f"{name}.json"
+        r = run_cli([*args, "--json", "--json-out", str(out)])
+        assert r.exit_code == 0, (name, r.stderr)
+        assert json.loads(r.stdout) == json.loads(out.read_text()), name  # the same JSON
+        assert r.stdout == out.read_text(), name
+        human = run_cli([*args, "--json-out", str(out)])  # the human output is unchanged
+        assert human.exit_code == 0 and not human.stdout.lstrip().startswith("{"), name
+        help_text = run_cli([args[0], "--help"]).stdout
+        assert "--json " in help_text and "--json-out FILE" in help_text, name
+
+
+def test_the_old_json_file_spelling_still_works(tmp_path):
+    d, g = _gen(tmp_path)
+    for args in (["simulate", str(g), "--data", str(d)], ["run", SPMV, "--data", str(d)]):
+        out = tmp_path / "old.json"
+        r = run_cli([*args, "--json", str(out)])
+        assert r.exit_code == 0, r.stderr
+        assert "`--json-out " in r.stderr and json.loads(out.read_text())
+        out.unlink()
+        r = run_cli([*args, "--json", "-"])
+        assert r.exit_code == 0 and json.loads(r.stdout)
+
+
+def _on_a_terminal(args: list[str]) -> str:
+    """Run the installed `fuseflowc` with stdout and stderr on one pseudo-terminal."""
+    import pty
+    ffc = Path(sys.executable).with_name("fuseflowc")
+    main, child = pty.openpty()
+    p = subprocess.Popen([str(ffc), *args], stdin=subprocess.DEVNULL, stdout=child,
+                         stderr=child, env={**os.environ, "COLUMNS": "200"})
+    os.close(child)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(main)
+    assert p.wait(60) == 0, out.decode(errors="replace")
+    return out.decode(errors="replace")
+
+
+def test_estimate_shows_each_number_once(tmp_path):
+    d, g = _gen(tmp_path)
+    args = ["estimate", str(g), "--data", str(d)]
+    screen = _on_a_terminal(args)
+    assert "estimate (" in screen and "kernel\tflops" not in screen  # the table alone
+    assert _on_a_terminal([*args, "-q"]).count("kernel\tflops") == 1  # -q: the lines alone
+    log = tmp_path / "log"
+    with open(log, "w") as f:  # `> log 2>&1`: the lines once, no table
+        subprocess.run([str(Path(sys.executable).with_name("fuseflowc")), *args], stdout=f,
+                       stderr=subprocess.STDOUT, check=True)
+    text = log.read_text()
+    assert text.count("kernel\tflops") == 1 and "estimate (" not in text
+    r = run_cli(args)  # stdout and stderr apart (a pipe): the lines and the table
+    assert r.stdout.startswith("kernel\tflops") and "estimate (" in r.stderr
