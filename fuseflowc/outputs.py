@@ -438,7 +438,13 @@ def scan_output_dir(d: Path) -> tuple[dict[str, str], list[str]]:
                 continue
             if rel not in listed or path.is_symlink() or not path.is_file():
                 foreign.append(rel)
-            elif _sha256(path) != listed[rel]:
+                continue
+            try:
+                same = _sha256(path) == listed[rel]
+            except OSError as e:  # unreadable: not provably fuseflowc's
+                foreign.append(f"{rel} ({e.strerror})")
+                continue
+            if not same:
                 foreign.append(f"{rel} (changed since fuseflowc wrote it)")
     return {k: v for k, v in listed.items() if (d / k).is_file()}, sorted(foreign)
 

@@ -142,6 +142,15 @@ def test_a_changed_file_counts_as_not_fuseflowcs(work):
          "x.npy (changed since fuseflowc wrote it)")
 
 
+def test_an_unreadable_file_counts_as_not_fuseflowcs(work, monkeypatch):
+    import fuseflowc.outputs as outputs
+
+    def unreadable(path):
+        raise PermissionError(13, "Permission denied", str(path))
+    monkeypatch.setattr(outputs, "_sha256", unreadable)  # (root reads a mode-000 file anyway)
+    fail(["gen-data", "spmv.ff", "-o", "d", *SIZES], "A.npz (Permission denied)")
+
+
 def test_an_empty_directory_and_dot_are_accepted(work, monkeypatch):
     Path("empty").mkdir()
     ok(["gen-data", "spmv.ff", "-o", "empty", *SIZES])
