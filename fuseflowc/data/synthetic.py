@@ -98,8 +98,8 @@ def parse_synthetic(source: str) -> SyntheticSpec:
                 spec = replace(spec, **PRESETS[key])
                 name = f"synthetic-{key}"
                 continue
-            raise UserError(f"{source}: '{item}' is neither a preset ({', '.join(PRESETS)}, "
-                            f"first) nor KEY=VALUE")
+            raise UserError(f"{source}: '{item}' is neither a preset ({' or '.join(PRESETS)}, "
+                            f"given first) nor KEY=VALUE")
         if key not in _CONVERT:
             raise UserError(f"{source}: unknown key '{key}'; expected "
                             f"{', '.join(_CONVERT)}")
@@ -149,18 +149,27 @@ def _degree_file(path: str) -> np.ndarray:
 
 
 def power_law_weights(n: int, mean: float, exponent: float, max_degree: float) -> np.ndarray:
-    """Expected degrees w_i = c (i + i0)^(-1 / (exponent - 1)), i = 0..n-1, whose mean is `mean`
-    and whose largest is `max_degree` (Chung and Lu's power-law sequence), in decreasing order.
-    """
+    """Expected degrees w_i = c (i + i0)^(-1 / (exponent - 1)), i = 0..n-1 (Chung and Lu's
+    power-law sequence), in decreasing order, with mean exactly `mean` and largest exactly
+    `max_degree` (when the mean allows it: at most n * mean, at least the mean)."""
     if n == 0 or mean <= 0:
         return np.zeros(n)
-    g = exponent
-    max_degree = max(max_degree, mean)  # a cap below the mean cannot keep the mean
-    # Chung-Lu: c = (g-2)/(g-1) * mean * n^(1/(g-1)), i0 = n * (mean (g-2) / (max (g-1)))^(g-1)
-    i0 = n * (mean * (g - 2) / (max_degree * (g - 1))) ** (g - 1)
-    w = (np.arange(n, dtype=np.float64) + i0) ** (-1.0 / (g - 1))
-    w *= mean * n / w.sum()  # the closed form holds for large n; rescale to the exact mean
-    return w
+    a = 1.0 / (exponent - 1.0)
+    target = min(max(max_degree, mean), n * mean) / mean   # w_0 / mean(w)
+    i = np.arange(n, dtype=np.float64)
+
+    def ratio(i0: float) -> float:
+        return i0 ** -a / np.mean((i + i0) ** -a)
+    # ratio falls from n (i0 -> 0) towards 1 (i0 -> inf): bisect log i0
+    lo, hi = -30.0, 30.0 + math.log(n + 1)
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if ratio(math.exp(mid)) > target:
+            lo = mid
+        else:
+            hi = mid
+    w = (i + math.exp((lo + hi) / 2)) ** -a
+    return w * (mean * n / w.sum())
 
 
 def chung_lu_edges(weights: np.ndarray, edges: int, rng: np.random.Generator,
