@@ -295,3 +295,28 @@ def test_graph_command(tmp_path):
     assert g.num_edges == 250 and g.features.nnz == 200
     r = CliRunner().invoke(main, ["graph", "synthetic:nodes=3,edges=9"])
     assert r.exit_code == 1 and "do not fit" in r.output
+
+
+def test_sweep_specs_take_synthetic_and_ogb_graphs(tmp_path):
+    from fuseflowc.sweep.grid import expand
+    from fuseflowc.sweep.spec import parse_spec
+
+    raw = tmp_path / "ogb" / "raw"
+    _gz(raw / "edge.csv.gz", "0,1\n1,2\n")
+    _gz(raw / "num-node-list.csv.gz", "3\n")
+    spec = tmp_path / "spec.toml"
+    spec.write_text(f"""
+[[programs]]
+path = "{ROOT / 'ir_examples' / 'models' / 'gcn' / 'gcn_partial.ff'}"
+[[data]]
+graph = "synthetic:collab,seed=2"
+[[data]]
+graph = "ogb"
+[[data]]
+graph = "nothere"
+""")
+    with pytest.raises(UserError, match="nothere: no such file or directory"):
+        parse_spec(str(spec))
+    spec.write_text(spec.read_text().replace('[[data]]\ngraph = "nothere"\n', ""))
+    assert [c["data"] for c in expand(parse_spec(str(spec)))] == ["synthetic-collab-seed2",
+                                                                   "ogb"]

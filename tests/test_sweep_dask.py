@@ -95,7 +95,7 @@ def test_timeouts_on_the_workers(tmp_path, cluster):
                  "0.0001", "--strict"])
     assert r.exit_code == 1
     rows = read_rows(str(out))
-    assert {x["status"] for x in rows} == {"timeout"}
+    assert {x["status"] for x in rows} == {"timeout"}, [x["error"] for x in rows]
     assert all(x["error"].startswith("timeout after 0.0001 s (during ") for x in rows)
     assert "6 configuration(s) of the grid failed" in r.stderr
 

@@ -100,11 +100,26 @@ def worker_init() -> None:
     """Pool initializer: Ctrl-C is the parent's business (it stops the workers itself); the
     stages are imported once here, so a --timeout does not count a worker's start-up."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import_stages()
+
+
+def import_stages() -> None:
+    """Import every stage a configuration runs, before its deadline starts: a timeout that
+    interrupted an import would leave half-initialized modules behind for the next one."""
+    import fuseflowc.data.io  # noqa: F401
     import fuseflowc.fuse.algorithm  # noqa: F401
+    import fuseflowc.opt.pipeline  # noqa: F401
+    import fuseflowc.reference.gendata  # noqa: F401
+    import fuseflowc.samml.verify  # noqa: F401
+    import sim.arch  # noqa: F401
+    import sim.compare  # noqa: F401
+    import sim.report  # noqa: F401
     import fuseflowc.lang.load  # noqa: F401
     import fuseflowc.lower.driver  # noqa: F401
     import fuseflowc.reference.evaluate  # noqa: F401
     import sim.build  # noqa: F401
+    with contextlib.suppress(ImportError):  # optional: without it rows have no estimate
+        import fuseflowc.estimate  # noqa: F401
 
 
 def _first_line(e: UserError) -> str:
