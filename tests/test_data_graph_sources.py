@@ -320,3 +320,20 @@ graph = "nothere"
     spec.write_text(spec.read_text().replace('[[data]]\ngraph = "nothere"\n', ""))
     assert [c["data"] for c in expand(parse_spec(str(spec)))] == ["synthetic-collab-seed2",
                                                                    "ogb"]
+
+
+def test_fusion_variants_share_one_generated_data_set(tmp_path):
+    from fuseflowc.lang.load import load_program
+    from fuseflowc.sweep.worker import data_dir_for
+
+    gcn = ROOT / "ir_examples" / "models" / "gcn"
+    ctx = {"base": str(tmp_path), "data_cache": str(tmp_path)}
+    src = {"name": "s", "graph": "synthetic:nodes=40,edges=80,features=4,density=0.5",
+           "seed": 1}
+    dirs = {data_dir_for({"program": str(p), "schedule": [], "data_source": src},
+                         load_program(str(p)), ctx)
+            for p in (gcn / "gcn_partial.ff", gcn / "gcn_full.ff", gcn / "gcn_unfused.ff")}
+    assert len(dirs) == 1
+    other = data_dir_for({"program": "x", "schedule": [], "data_source": {**src, "seed": 2}},
+                         load_program(str(gcn / "gcn.ff")), ctx)
+    assert other not in dirs

@@ -138,8 +138,9 @@ def schedule_facts(program) -> tuple[str, str]:
 
 def data_dir_for(config: dict, program, ctx: dict) -> Path:
     """The directory holding the configuration's input data: the spec's `dir`, or data made by
-    gen-data's generator into the sweep's cache (keyed by program, schedule and parameters;
-    several workers may race to make it: the first complete directory wins)."""
+    gen-data's generator into the sweep's cache (keyed by the program's input declarations and
+    the data set's parameters; several workers may race to make it: the first complete
+    directory wins)."""
     from ..data.graphs import is_named_source
     from ..data.io import save_tensors
     from ..reference.gendata import generate, parse_densities, parse_sizes
@@ -148,8 +149,15 @@ def data_dir_for(config: dict, program, ctx: dict) -> Path:
     src = config["data_source"]
     if "dir" in src:
         return base / src["dir"]
-    key = hashlib.sha256(json.dumps([config["program"], config["schedule"], src],
-                                    sort_keys=True).encode()).hexdigest()[:16]
+    # Keyed by what the generator reads of the program (its inputs' declarations and the
+    # dims' fixed sizes), not by the program: the fusion variants of a model share one data
+    # set, made once (a MAG-size graph takes a minute and half a gigabyte).
+    inputs = set(program.inputs)
+    decls = [(t.name, [str(d) for d in t.dims], t.format.name(), t.block)
+             for t in program.specs() if t.name in inputs]
+    dims = [(d.name, d.size) for d in program.dims]
+    key = hashlib.sha256(json.dumps([decls, dims, src], sort_keys=True,
+                                    default=str).encode()).hexdigest()[:16]
     cache = Path(ctx["data_cache"])
     target = cache / key
     if target.is_dir():
