@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from golden import ROOT, run_cli
 
+from fuseflowc.outputs import MANIFEST
 from fuseflowc.sweep import plots
 from fuseflowc.sweep.results import NAMES, read_rows
 from fuseflowc.sweep.summary import summarize
@@ -101,8 +102,8 @@ def test_report_directory_has_markdown_json_and_plots(tmp_path):
     r = run_cli(["report", str(FIXTURE), "-o", str(out), "--format", "png"])
     assert r.exit_code == 0, r.stderr
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["block.png", "normalized.png", "orders.png", "parallel.png", "report.md",
-                     "speedup.png", "summary.json"]
+    assert names == [MANIFEST, "block.png", "normalized.png", "orders.png", "parallel.png",
+                     "report.md", "speedup.png", "summary.json"]
     for n in names:
         if n.endswith(".png"):
             assert (out / n).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -120,7 +121,7 @@ def test_report_without_matplotlib_is_text_only_and_says_so(tmp_path, monkeypatc
     r = run_cli(["report", str(FIXTURE), "-o", str(out)])
     assert r.exit_code == 0
     assert "matplotlib is not installed" in r.stderr and "text only" in r.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["report.md", "summary.json"]
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "report.md", "summary.json"]
     assert "![" not in (out / "report.md").read_text()
 
 
@@ -146,3 +147,31 @@ def test_bad_results_files_are_located(tmp_path, name, text, message):
     (tmp_path / name).write_text(text)
     r = run_cli(["report", str(tmp_path / name)])
     assert r.exit_code == 1 and message in r.stderr, r.stderr
+
+
+def test_failures_are_listed_with_parameters_and_marked_in_the_plots(tmp_path):
+    rows = [row(0, cycles=100, flops=1, bytes=1),
+            row(1, variant="partial", cycles=50, flops=1, bytes=1),
+            row(2, variant="full", status="timeout", error="timeout after 5 s (during simulate)",
+                params={"b": 16}, pipeline="cleanup"),
+            row(3, variant="partial", status="error", error="lower: boom", parallel="Y:i=4",
+                params={"f": 4}),
+            row(4, variant="partial", status="error", error="lower: boom", block="A=16")]
+    s = summarize(rows)
+    marks = {(u["variant"], u["status"], u["variant_failed"], u["site"], u["factor"], u["block"])
+             for u in s["unfinished"]}
+    assert marks == {("full", "timeout", True, "", 1, ""), ("partial", "error", False, "Y:i", 4, ""),
+                     ("partial", "error", False, "", 1, "16")}
+    assert [f["setting"] for f in s["failed"]] == ["b=16 -p cleanup", "f=4", "-"]
+    from fuseflowc.sweep.markdown import render
+    md = render(s, "r.jsonl")
+    assert "Variants with no successful configuration (not in the table): m/full on d: timeout." in md
+    assert "| b=16 -p cleanup |" in md
+    if not plots.available():
+        return
+    out = tmp_path / "rep"
+    drawn = plots.draw_all(s, out.parent, "svg")
+    svg = (tmp_path / drawn["fusion"]).read_text()
+    assert "timeout" in svg                 # the failed variant's mark and word
+    assert "m/partial error" in (tmp_path / drawn["parallel"]).read_text()
+    assert "error" in (tmp_path / drawn["block"]).read_text()
