@@ -22,8 +22,10 @@ from .tokens import show_all
 class Engine:
     """Runs a set of wired nodes (see sim.build) to completion."""
 
-    #: Activations between two calls of the hooks.
+    #: Activations between two calls of a hook (the memory calendar's housekeeping).
     HOOK_EVERY = 1024
+    #: Activations between two progress ticks.
+    PROGRESS_EVERY = 1024
 
     def __init__(self, nodes: list, writers: list | None = None,
                  max_cycles: int | None = None, progress=None, memory=None):
@@ -35,15 +37,17 @@ class Engine:
         self.heap: list = []
         self.seq = 0
         self.remaining = 0        # writers that have not seen D
-        self.hooks: list = []     # callables(engine, node) run every HOOK_EVERY activations
-        if progress is not None:  # callable(cycle): where the run is
-            self.add_hook(lambda engine, node: progress(node.t))
+        self.hooks: list = []     # (every, callable(engine, node))
+        if progress is not None:  # callable(cycle, flops): where the run is
+            self.add_hook(lambda engine, node: progress(engine.clock(), engine.flops()),
+                          self.PROGRESS_EVERY)
         if memory is not None:    # the nodes' sim.memory.Memory: its past windows are dropped
             self.add_hook(lambda engine, node: memory.forget_before(engine.earliest_firing()))
 
-    def add_hook(self, hook) -> None:
-        """Call hook(engine, node) every HOOK_EVERY activations (node: the one just run)."""
-        self.hooks.append(hook)
+    def add_hook(self, hook, every: int | None = None) -> None:
+        """Call hook(engine, node) every `every` (default HOOK_EVERY) activations (node: the
+        one just run); hooks due at the same activation run in the order they were added."""
+        self.hooks.append((every or self.HOOK_EVERY, hook))
 
     # ---- the loop -------------------------------------------------------------------------
     def run(self) -> int:
@@ -83,8 +87,8 @@ class Engine:
             raise UserError(
                 f"simulation exceeded the cycle budget (--max-cycles {self.max_cycles}) at node "
                 f"{node.name} ({node.kind}), cycle {node.t}")
-        if not self.activations % self.HOOK_EVERY:
-            for hook in self.hooks:
+        for every, hook in self.hooks:
+            if not self.activations % every:
                 hook(self, node)
         self.wake(node, pre_in, pre_out)
         if node.done and not was_done and node in self.writers:
@@ -109,6 +113,14 @@ class Engine:
                     self.schedule(s, node.t)
 
     # ---- reports --------------------------------------------------------------------------
+    def clock(self) -> int:
+        """How far the run has got: the latest firing of any node so far."""
+        return max((n.t for n in self.nodes if n.fires), default=0)
+
+    def flops(self) -> int:
+        """FLOPs done so far."""
+        return sum(n.flops for n in self.nodes)
+
     def earliest_firing(self) -> int:
         """A cycle no node can fire before any more (windows of the memory calendar before it
         are history): a node fires next at >= its last firing + ii. A node that never fired and
