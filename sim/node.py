@@ -340,8 +340,8 @@ class Node:
     def fire_all(self, fn, outs):
         """A stream map over every input: one firing per set of heads while every input has a
         token, popping every input and emitting fn(heads) (one token per port of `outs`, which
-        must have room); fn (free of side effects: it may be asked again) returns None to stop
-        before those heads. Returns BLOCKED / WAITING / None as fire_each. Each firing is
+        must have room); fn(*heads) (free of side effects: it may be asked again) returns None to
+        stop before those heads. Returns BLOCKED / WAITING / None as fire_each. Each firing is
         `fire(self.ins, zip(outs, fn(heads)))`; two (crd, ref) pairs in, three ports out (a
         two-input joiner's run of matches) in one loop for speed."""
         if len(self.ins) != 4 or len(outs) != 3:
@@ -357,7 +357,7 @@ class Node:
         stall = fires = 0
         result = WAITING
         while c0t and r0t and c1t and r1t:
-            emit = fn((c0t[0], r0t[0], c1t[0], r1t[0]))
+            emit = fn(c0t[0], r0t[0], c1t[0], r1t[0])
             if emit is None:
                 result = None
                 break
@@ -365,9 +365,18 @@ class Node:
                 result = BLOCKED
                 break
             f = t + ii
-            for tm in (c0m[0], r0m[0], c1m[0], r1m[0]):
-                if tm > f:
-                    f = tm
+            tm = c0m[0]
+            if tm > f:
+                f = tm
+            tm = r0m[0]
+            if tm > f:
+                f = tm
+            tm = c1m[0]
+            if tm > f:
+                f = tm
+            tm = r1m[0]
+            if tm > f:
+                f = tm
             f0 = f
             if o0b:
                 s = o0.free.popleft()
@@ -417,7 +426,7 @@ class Node:
             for c in ins:
                 if not c.toks:
                     return WAITING
-            emit = fn([c.toks[0] for c in ins])
+            emit = fn(*[c.toks[0] for c in ins])
             if emit is None:
                 return None
             for p in outs:

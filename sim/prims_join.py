@@ -48,9 +48,8 @@ def _run_length(d: deque, lim: int) -> int:
         m <<= 1
 
 
-def _match(heads):
+def _match(c0, r0, c1, r1):
     """(crd, ref0, ref1) when two (crd, ref) heads hold the same coordinate, else None."""
-    c0, r0, c1, r1 = heads
     return (c0, r0, r1) if c0 == c1 and c0 >= 0 else None
 
 

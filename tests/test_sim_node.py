@@ -159,10 +159,10 @@ def test_fire_all_is_fire_per_set_of_heads(case, stop_at):
     a, b = build(case), build(case)
     (n1, i1, o1), (n2, i2, o2) = a, b
 
-    def fn(h):
+    def fn(*h):
         return None if h[0] == stop_at else (h[0], h[1], h[3])
     r1 = n1.fire_all(fn, o1)
-    r2 = _per_firing(n2, i2, o2, lambda h: None if fn(h) is None else (fn(h), 0),
+    r2 = _per_firing(n2, i2, o2, lambda h: None if fn(*h) is None else (fn(*h), 0),
                      room_first=False)
     assert r1 == r2 and state(*a) == state(*b)
 
