@@ -189,7 +189,10 @@ class Repeat(Node):
             return WAITING
         sig = g.toks[0]
         if sig == R:                            # copies, one per R
-            return self.fire_each(self._copy, g, out, self.ready)
+            # Out of signals: back to the top, where a full output still makes it BLOCKED
+            # (the engine wakes it when a slot frees, as the compiled core's loop does).
+            r = self.fire_each(self._copy, g, out, self.ready)
+            return None if r is WAITING else r
         if sig != S0:
             raise self.error("repeat signal ended (D) inside an element")
         if not a.toks:                          # S: close, merging a following input stop
