@@ -14,7 +14,11 @@ DATA   ?= ../shared/data
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+# The compiled simulation engine (sim/cpp, built by setup.py into sim._fast) is part of the
+# editable install: changing its sources reinstalls (about a minute).
+FAST_SRC := setup.py $(wildcard sim/cpp/*.cpp sim/cpp/*.hpp)
+
+$(STAMP): pyproject.toml $(FAST_SRC)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
@@ -36,7 +40,7 @@ test: $(STAMP)
 	$(PY) -m pytest
 
 clean:
-	rm -rf $(VENV) out results .pytest_cache
+	rm -rf $(VENV) out results .pytest_cache build sim/_fast*.so
 
 # Simulator speed: SpMM (ikj) and SDDMM on real matrices; the last line is `token-hops/s: N`.
 bench-sim: $(STAMP)

@@ -1,0 +1,9 @@
+// The join family (sim/prims_join.py): not ported yet; the builder runs graphs using these
+// primitives on the Python engine until they are registered here.
+#include "registry.hpp"
+
+namespace fastsim {
+
+void register_join(Registry&) {}
+
+}  // namespace fastsim

@@ -1,0 +1,119 @@
+"""The compiled engine (sim/cpp) against the Python engine: identical cycles, activations, FLOPs,
+bytes, token-hops, per-node and per-channel counters, deadlock reports and output tensors (bit
+for bit) on every pinned case (tests/sim_pins.py: every SAMML example and lowered example
+program, depths default, 2 and unbounded) and on generated programs, data and architectures.
+
+The Python engine's runs of the pinned cases are shared with test_sim_pinned (computed once per
+process). A graph using a primitive the compiled engine does not implement yet is skipped (the
+skip names the primitive). Without the extension (FUSEFLOWC_NO_EXT=1 builds) the module is
+skipped; a build that should have it but does not fails here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+import sim_pins
+from sim import engine_fast
+from sim.arch import Arch
+from sim.differential import first_difference, run
+
+PINNED = sorted(json.loads(sim_pins.PINS.read_text()))
+
+if not engine_fast.available():
+    if os.environ.get("FUSEFLOWC_NO_EXT", "") not in ("", "0"):
+        pytest.skip("built without the compiled engine (FUSEFLOWC_NO_EXT)",
+                    allow_module_level=True)
+
+
+def test_the_compiled_engine_is_built():
+    assert engine_fast.available(), engine_fast.unavailable_reason()
+
+
+def _compare(py, module, inputs, sizes, arch, max_cycles=None):
+    fast = run(module, inputs, sizes, arch, "fast", max_cycles)
+    if fast.error is not None and "does not implement" in fast.error.diagnostics[0].message:
+        pytest.skip(fast.error.diagnostics[0].message)
+    diff = first_difference(py, fast)
+    assert diff is None, diff
+
+
+@pytest.mark.parametrize("case", PINNED)
+def test_pinned_case(case):
+    module, inputs, sizes, depth, py = sim_pins.python_outcomes()[case]
+    _compare(py, module, inputs, sizes, Arch.load(depth=depth))
+
+
+# ---- hand-written graphs of the stream and write primitives ---------------------------------
+
+COPY = """
+tensor A[N, M]: csr input
+tensor B[N, M]: csr output
+graph copy {
+  %ra = root {tensor = A}
+  %ci, %ri = scan %ra {tensor = A, mode = 0, format = dense, index = i}
+  %cj, %rj = scan %ri {tensor = A, mode = 1, format = compressed, index = j}
+  %va = array %rj {tensor = A}
+  write_level %ci {tensor = B, mode = 0, format = dense}
+  write_level %cj {tensor = B, mode = 1, format = compressed}
+  write_vals %va {tensor = B}
+}
+"""
+
+# B[i, j] = x[j] for every i of A's dense rows: repsig/repeat, and fan-outs (%ci, %cj).
+BROADCAST = """
+tensor A[N]: dense input
+tensor x[M]: sparse input
+tensor B[N, M]: csr output
+graph bcast {
+  %ra = root {tensor = A}
+  %rx = root {tensor = x}
+  %ci, %ri = scan %ra {tensor = A, mode = 0, format = dense, index = i}
+  %si = repsig %ci {index = i}
+  %rxi = repeat %rx, %si {index = i}
+  %cj, %rj = scan %rxi {tensor = x, mode = 0, format = compressed, index = j}
+  %vx = array %rj {tensor = x}
+  write_level %ci {tensor = B, mode = 0, format = dense}
+  write_level %cj {tensor = B, mode = 1, format = compressed}
+  write_vals %vx {tensor = B}
+}
+"""
+
+
+def _module(text):
+    from fuseflowc.diagnostics import Source
+    from fuseflowc.samml.parser import parse_module
+    return parse_module(Source("<test>", text))
+
+
+def _inputs(module, sizes, density, seed):
+    from fuseflowc.data.gen import random_inputs
+    specs = [t.spec() for t in module.tensors if t.role == "input"]
+    return random_inputs(specs, sizes, seed, density)
+
+
+@pytest.mark.parametrize("text", [COPY, BROADCAST], ids=["copy", "broadcast"])
+@pytest.mark.parametrize("sets", [(), ("channel.depth=1",), ("channel.depth=2",),
+                                  ("channel.depth=inf",),
+                                  ("memory.bandwidth=0.5", "memory.window=3"),
+                                  ("memory.bandwidth=6", "channel.depth=3", "memory.latency=0"),
+                                  ("kind.scan.ii=2", "kind.array.latency=5")])
+def test_stream_graphs(text, sets):
+    module = _module(text)
+    sizes = {"N": 23, "M": 17}
+    inputs = _inputs(module, sizes, 0.2, 5)
+    arch = Arch.load(None, sets, None)
+    _compare(run(module, inputs, sizes, arch, "python"), module, inputs, sizes, arch)
+
+
+def test_cycle_budget_error_is_the_same():
+    module = _module(COPY)
+    sizes = {"N": 23, "M": 17}
+    inputs = _inputs(module, sizes, 0.2, 5)
+    arch = Arch.load(None, ("channel.depth=2",), None)
+    py = run(module, inputs, sizes, arch, "python", max_cycles=500)
+    assert py.error is not None and "cycle budget" in py.error.diagnostics[0].message
+    _compare(py, module, inputs, sizes, arch, max_cycles=500)
