@@ -10,6 +10,7 @@ Exit status: 0 success, 1 bad input (a located error on stderr), 2 bad usage, 3 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 import traceback
 

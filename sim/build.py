@@ -155,7 +155,7 @@ class Simulator:
             return Engine
         from . import engine_fast
         if not engine_fast.available():
-            why = f"the compiled engine is not built ({engine_fast.unavailable_reason()})"
+            why = f"the compiled engine is {engine_fast.unavailable_reason()}"
             if self.engine == "fast":
                 raise UserError(f"--engine fast: {why}; use --engine python")
             self._note(f"{why}: running the Python engine")

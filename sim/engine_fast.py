@@ -21,7 +21,8 @@ try:
     from . import _fast
 except ImportError as e:        # not built (no compiler at install time, or disabled)
     _fast = None
-    _WHY = str(e)
+    _WHY = ("not built (it needs a C++ compiler when fuseflowc is installed)"
+            if "_fast" in str(e) else f"not loadable ({e})")
 else:
     _WHY = ""
 
@@ -51,7 +52,7 @@ class FastEngine:
     def __init__(self, nodes: list, writers: list | None = None,
                  max_cycles: int | None = None, progress=None, memory=None):
         if _fast is None:
-            raise UserError("the compiled simulation engine is not built: " + _WHY)
+            raise UserError(f"the compiled simulation engine is {_WHY}")
         self.nodes = nodes
         self.writers = writers if writers is not None else [n for n in nodes
                                                              if n.kind.startswith("write")]

@@ -35,8 +35,12 @@ from ..diagnostics import UserError
 @click.option("--graph", "graph_name", metavar="NAME",
               help="Report only graph NAME (graphs before it still run: they may write its "
                    "inputs).")
+@click.option("--engine", type=click.Choice(["fast", "python"]), default=None,
+              help="Simulation engine: fast (compiled, sim/cpp) or python (sim/engine.py); the "
+                   "same results either way. Default: fast when it is built, else python (said "
+                   "in one line on stderr).")
 def cmd(graph, data_dir, out_dir, check, expect_dir, json_file, arch_file, sets, depth,
-        max_cycles, graph_name):
+        max_cycles, graph_name, engine):
     """Simulate the SAMML graphs of GRAPH (a .samml file, or - for stdin) on data.
 
     Every graph of the module runs in order (tensors written by one feed the later ones). A
@@ -50,6 +54,7 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, json_file, arch_file, sets,
       fuseflowc simulate ir_examples/samml/spmv_row.samml --data d/ --check --expect d/ref
       fuseflowc lower prog.fused | fuseflowc simulate --data d/ --check --json stats.json
       fuseflowc simulate g.samml --data d/ --depth 2 --set memory.latency=0 -o out/
+      fuseflowc simulate g.samml --data d/ --engine python    # the reference engine
     """
     from fuseflowc.data.io import load_inputs, save_tensors
     from fuseflowc.samml.load import load_module
@@ -72,8 +77,10 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, json_file, arch_file, sets,
         names = [g.name for g in module.graphs]
         graphs = names[: names.index(graph_name) + 1]
     with _progress() as progress:
-        sim = Simulator(module, inputs, sizes, arch, max_cycles, progress)
+        sim = Simulator(module, inputs, sizes, arch, max_cycles, progress, engine=engine)
         result = sim.run(graphs)
+    for note in sim.notes:
+        click.echo(f"simulate: note: {note}", err=True)
     if graph_name is not None:
         result.kernels = [k for k in result.kernels if k.graph == graph_name]
     stats = result_stats(result, arch)
