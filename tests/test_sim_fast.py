@@ -103,7 +103,9 @@ def _inputs(module, sizes, density, seed):
                                   ("channel.depth=inf",),
                                   ("memory.bandwidth=0.5", "memory.window=3"),
                                   ("memory.bandwidth=6", "channel.depth=3", "memory.latency=0"),
-                                  ("kind.scan.ii=2", "kind.array.latency=5")])
+                                  ("kind.scan.ii=2", "kind.array.latency=5"),
+                                  # channels holding tokens 2**32 cycles apart (wide stamps)
+                                  ("kind.scan.ii=100000000", "channel.depth=inf")])
 def test_stream_graphs(text, sets):
     module = _module(text)
     sizes = {"N": 23, "M": 17}
