@@ -80,6 +80,9 @@ py::tuple Graph::run(i64 max_cycles, py::object progress) {
   engine.max_cycles = max_cycles;
   if (!progress.is_none())
     engine.progress = [progress](i64 cycle) { progress(cycle); };
+  engine.interrupt = [] {   // Ctrl-C (KeyboardInterrupt) stops a long run
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  };
   Engine::Status st = engine.run();
   const char* status = st == Engine::Status::Done ? "done"
                        : st == Engine::Status::Deadlock ? "deadlock" : "budget";
