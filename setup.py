@@ -4,7 +4,8 @@ pyproject.toml).
 `sim._fast` (sources in sim/cpp/, one translation unit: sim/cpp/all.cpp) is a C++17 pybind11
 extension. It is optional: when it cannot be built (no C++ compiler, a failing compile, or
 FUSEFLOWC_NO_EXT=1 in the environment) fuseflowc installs without it and `fuseflowc simulate`
-runs the Python engine, saying so in one line.
+runs the Python engine, saying so in one line. FUSEFLOWC_REQUIRE_EXT=1 (set by the Makefile:
+developers must see a failing compile) makes a failed build an error.
 """
 
 import os
@@ -30,7 +31,7 @@ else:
             # floating point exactly as Python computes it: no contraction into FMAs, no
             # fast-math reassociation (results must equal the Python engine's bit for bit)
             extra_compile_args=["-O2", "-ffp-contract=off", "-fno-fast-math"],
-            optional=True,
+            optional=os.environ.get("FUSEFLOWC_REQUIRE_EXT", "") in ("", "0"),
         ))
 
 setup(ext_modules=ext_modules)

@@ -15,6 +15,7 @@ from .arch import Arch
 from .assemble import assemble
 from .channel import Channel, make_port
 from .engine import Engine
+from .engine_fast import Unsupported as _Unsupported
 from .memory import Memory
 from .ops import block_contracts
 from .permute import run_permute
@@ -38,6 +39,7 @@ class KernelResult:
     wall: float = 0.0
     activations: int = 0
     engine: str = "python"   # the engine that ran it: python or fast
+    cpu: float = 0.0         # process CPU seconds of the engine run (what wall is on a busy machine)
 
     @property
     def flops(self) -> int:
@@ -138,16 +140,26 @@ class Simulator:
         nodes, chans, writers, memory = self.build(graph)
         engine_class = self.engine_for(graph, nodes)
         t0 = time.perf_counter()
+        c0 = time.process_time()
         engine = engine_class(nodes, writers, self.max_cycles, self.progress, memory)
         try:
-            cycles = engine.run()
+            try:
+                cycles = engine.run()
+            except _Unsupported as e:   # a value or setting the compiled engine refuses
+                if self.engine == "fast":
+                    raise UserError(f"--engine fast: {e}; use --engine python") from None
+                self._note(f"graph {graph.name}: {e}: running it on the Python engine")
+                engine_class = Engine
+                engine = Engine(nodes, writers, self.max_cycles, self.progress, memory)
+                cycles = engine.run()
         except UserError as e:
             e.diagnostics[0].message = f"graph {graph.name}: " + e.diagnostics[0].message
             raise
         wall = time.perf_counter() - t0
+        cpu = time.process_time() - c0
         written = self.collect(graph, writers)
         return KernelResult(graph.name, cycles, nodes, chans, written, wall, engine.activations,
-                            "python" if engine_class is Engine else "fast")
+                            "python" if engine_class is Engine else "fast", cpu)
 
     def engine_for(self, graph, nodes):
         """The engine class that runs `graph` (see the class docstring)."""

@@ -27,6 +27,10 @@ else:
     _WHY = ""
 
 
+class Unsupported(UserError):
+    """The compiled engine cannot run this graph (a primitive or a value it does not take)."""
+
+
 def available() -> bool:
     """Whether the compiled engine is built."""
     return _fast is not None
@@ -106,8 +110,8 @@ class FastEngine:
             try:
                 g.add_node(n)
             except _fast.Unsupported as e:
-                raise UserError(f"the compiled engine cannot run node {n.name} ({n.kind}): "
-                                f"{e}; use --engine python") from None
+                raise Unsupported(f"the compiled engine cannot run node {n.name} ({n.kind}): "
+                                  f"{e}") from None
         for k, n in enumerate(self.nodes):
             outs = [[chan(c) for c in (p.chans if hasattr(p, "chans") else [p])]
                     for p in n.outs]

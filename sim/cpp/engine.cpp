@@ -35,6 +35,7 @@ Engine::Status Engine::run() {
       return Status::Budget;
     }
     if (!(activations & 1023)) {   // every 1024 activations
+      if (interrupt) interrupt();
       if (progress) progress(node->t);
       if (memory_) memory_->forget_before(earliest_firing());
     }

@@ -29,6 +29,7 @@ class Engine {
 
   i64 max_cycles = -1;                      // -1: no budget
   std::function<void(i64)> progress;        // called every 1024 activations with a cycle
+  std::function<void()> interrupt;          // also: may throw to stop the run (Ctrl-C)
   i64 activations = 0;
   i64 cycles = 0;                           // the total (largest finish) when Done
   Node* over_budget = nullptr;              // the node past the budget when Budget

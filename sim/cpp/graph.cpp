@@ -88,6 +88,9 @@ py::tuple Graph::run(i64 max_cycles, py::object progress) {
   engine.max_cycles = max_cycles;
   if (!progress.is_none())
     engine.progress = [progress](i64 cycle) { progress(cycle); };
+  engine.interrupt = [] {   // Ctrl-C (KeyboardInterrupt) stops a long run
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  };
   Engine::Status st = engine.run();
   const char* status = st == Engine::Status::Done ? "done"
                        : st == Engine::Status::Deadlock ? "deadlock" : "budget";
@@ -102,24 +105,45 @@ Memory* Build::memory(const char* attr_name) { return graph_.memory_for(node.att
 BlockTable& Build::blocks() { return graph_.blocks(); }
 
 Token Build::value(py::handle v) {
-  if (py::isinstance<py::bool_>(v))
-    throw Unsupported("a bool token");
-  if (py::isinstance<py::int_>(v)) {
-    i64 x = v.cast<i64>();
-    if (x > Token::INT_MAX_ || x < -Token::INT_MAX_) throw Unsupported("an int beyond 2**47");
-    return Token::of_int(x);
-  }
-  if (py::isinstance<py::float_>(v)) {
-    double d = v.cast<double>();
+  PyObject* o = v.ptr();
+  if (PyFloat_CheckExact(o)) {
+    double d = PyFloat_AS_DOUBLE(o);
     if (Token::collides(d)) throw Unsupported("a NaN value with a reserved payload");
     return Token::of_float(d);
   }
+  if (PyLong_CheckExact(o)) {
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow || x > Token::INT_MAX_ || x < -Token::INT_MAX_)
+      throw Unsupported("an int beyond 2**47");
+    return Token::of_int(x);
+  }
+  if (PyFloat_Check(o) || PyLong_Check(o) || PyBool_Check(o))
+    throw Unsupported("a value of type " + py::str(py::type::of(v)).cast<std::string>());
   return graph_.blocks().pin(v);
 }
 
 std::vector<Token> Build::values(py::handle list) {
+  py::sequence seq = py::reinterpret_borrow<py::sequence>(list);
   std::vector<Token> out;
-  for (py::handle v : list) out.push_back(value(v));
+  out.reserve(seq.size());
+  for (py::handle v : seq) out.push_back(value(v));
+  return out;
+}
+
+std::vector<i64> Build::ints(const char* attr_name) {
+  py::object seq = node.attr(attr_name);
+  PyObject* fast = PySequence_Fast(seq.ptr(), "a sequence of ints");
+  if (!fast) throw py::error_already_set();
+  py::object keep = py::reinterpret_steal<py::object>(fast);
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+  PyObject** items = PySequence_Fast_ITEMS(fast);
+  std::vector<i64> out(static_cast<size_t>(n));
+  for (Py_ssize_t k = 0; k < n; ++k) {
+    long long x = PyLong_AsLongLong(items[k]);
+    if (x == -1 && PyErr_Occurred()) throw py::error_already_set();
+    out[size_t(k)] = x;
+  }
   return out;
 }
 

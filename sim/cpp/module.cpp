@@ -29,14 +29,15 @@ const Registry& registry() {
 }  // namespace fastsim
 
 static py::list tokens_to_list(Graph& g, const std::vector<Token>& toks) {
-  py::list out;
-  for (Token t : toks) out.append(g.blocks().to_python(t));
+  py::list out(toks.size());
+  for (size_t k = 0; k < toks.size(); ++k)
+    PyList_SET_ITEM(out.ptr(), Py_ssize_t(k), g.blocks().new_reference(toks[k]));
   return out;
 }
 
 PYBIND11_MODULE(_fast, m) {
   m.doc() = "The compiled core of the SAMML simulator (sim/cpp; see sim/README.md).";
-  static py::exception<Unsupported> unsupported(m, "Unsupported");
+  py::register_exception<Unsupported>(m, "Unsupported");
   static py::object sim_error = py::reinterpret_borrow<py::object>(
       PyErr_NewException("sim._fast.SimError", PyExc_RuntimeError, nullptr));
   m.attr("SimError") = sim_error;

@@ -42,8 +42,8 @@ class Scan : public Node {
       : Node(b.name(), b.kind(), b.ii(), b.lat()), dense_(b.attr<bool>("dense")),
         size_(b.attr<i64>("size")), eb_(b.attr<i64>("eb")) {
     if (!dense_) {
-      seg_ = b.attr<std::vector<i64>>("seg");
-      crd_ = b.attr<std::vector<i64>>("crd");
+      seg_ = b.ints("seg");
+      crd_ = b.ints("crd");
       mem_ = b.memory("mem");
     }
   }
@@ -188,10 +188,13 @@ class Repeat : public Node {
         if (a.empty()) return false;
         Token x = a.head();
         if (x.is_value() || x.as_int() >= 0 || x.as_int() == N) {   // a new element
+          // Taking the element costs no cycle of its own: it moves into the held register
+          // (its slot frees the next cycle) and the firing that uses it first may be in the
+          // same cycle.
           fire.after(a);
           cur_ = fire.pop(a);
           has_ = true;
-          t = fire.at();   // taking the element costs no cycle of its own
+          ready_ = fire.at();
           continue;
         }
         // a stop or D with no current element: needs the matching signal
@@ -212,7 +215,7 @@ class Repeat : public Node {
       } else {
         if (g.empty()) return false;
         i64 sig = g.head().as_int();
-        fire.after(g);
+        fire.after_cycle(ready_).after(g);
         if (sig == R) {                             // R: one more copy
           y = cur_;
           fire.slot(out);
@@ -244,6 +247,7 @@ class Repeat : public Node {
  private:
   Token cur_;
   bool has_ = false;
+  i64 ready_ = 0;   // the cycle the held element was taken: its first use is not earlier
 };
 
 /// Value array: ref in, value out; N loads 0 (a zero block); stops and D pass.

@@ -47,6 +47,8 @@ class Build {
   Token value(py::handle v);
   /// A list of Python values as tokens.
   std::vector<Token> values(py::handle list);
+  /// A list of Python ints (an attribute of the node), e.g. a level's seg or crd array.
+  std::vector<i64> ints(const char* attr_name);
   BlockTable& blocks();
 
  private:
