@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import sim_pins
+import test_block_lower as tb
 from test_lower_random_chains import chains
 from sim import engine_fast
 from sim.arch import Arch
@@ -172,6 +173,46 @@ def test_generated_programs(case, i, j, k, sets):
     from fuseflowc.data.gen import random_inputs
     from lower_harness import _as_declared
     inputs = _as_declared(module, random_inputs(specs, sizes, seed, density))
+    arch = Arch.load(None, sets, None)
+    _compare(run(module, inputs, sizes, arch, "python", 10**6), module, inputs, sizes, arch,
+             10**6)
+
+
+@st.composite
+def blocked_programs(draw):
+    """Blocked programs of tests/test_block_lower.py: block matmuls (SpMM), element-wise block
+    ops, masked scores and the whole softmax attention (labelled block einsums, reductions
+    inside blocks), with their sizes in blocks."""
+    kind = draw(st.sampled_from(["spmm", "elementwise", "attention"]))
+    if kind == "spmm":
+        fa, fb, fc, order = draw(st.sampled_from([("bcsr", "bcsr", "bcsr", "i -> k -> j"),
+                                                  ("bdcsr", "bdense", "bdense", "i -> k -> j"),
+                                                  ("bdense", "bcsr", "bcsr", "i -> k -> j")]))
+        text = tb.SPMM % dict(fa=fa, fb=fb, fc=fc, order=order)
+        sizes = dict(N=draw(tb.counts), K=draw(tb.counts), M=draw(tb.counts))
+    elif kind == "elementwise":
+        fa, fb, fc = draw(st.sampled_from([("bcsr", "bcsr", "bcsr"), ("bcsr", "bdense",
+                                                                      "bdense")]))
+        text = tb.ELEMENTWISE % dict(fa=fa, fb=fb, fc=fc, expr=draw(st.sampled_from(tb.EXPRS)))
+        sizes = dict(N=draw(tb.counts), M=draw(tb.counts))
+    else:
+        text = tb.ATTENTION % dict(fm=draw(st.sampled_from(["bcsr", "bdcsr"])),
+                                   fo=draw(st.sampled_from(["bdense", "bcsr"])))
+        sizes = dict(S=draw(tb.counts), D=draw(st.integers(1, 2)))
+    return text, sizes, draw(tb.blocks), draw(tb.densities), draw(tb.seeds)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(blocked_programs(), archs())
+def test_generated_blocked_programs(case, sets):
+    """Dense b x b block values (bmm, element-wise block ops, block reductions and labelled
+    block einsums): both engines agree, output blocks bit for bit."""
+    from lower_harness import fused_module, load_text
+    text, sizes, b, density, seed = case
+    program = load_text(text % {"b": b})
+    sizes = {k: v * b for k, v in sizes.items()}
+    module = fused_module(program)
+    inputs = tb.make_inputs(program, sizes, b, density, seed)
     arch = Arch.load(None, sets, None)
     _compare(run(module, inputs, sizes, arch, "python", 10**6), module, inputs, sizes, arch,
              10**6)

@@ -61,7 +61,7 @@ class TimeRing {
   }
 
  private:
-  void widen() {
+  [[gnu::noinline]] void widen() {
     while (!off_.empty()) big_.push(base_ + i64(off_.pop()));
     wide_ = true;
   }

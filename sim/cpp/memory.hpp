@@ -23,13 +23,16 @@ class Memory {
 
   /// Reserve `n` bytes requested at cycle `f`; returns the cycle they are served (>= f).
   i64 take(i64 f, double n) {
-    i64 w = floordiv(f, window_);
-    double& u = at(w);
+    if (f < lo_ || f >= lo_ + window_) {   // not the window of the last request
+      w_ = floordiv(f, window_);
+      lo_ = w_ * window_;
+    }
+    double& u = at(w_);
     if (u + n <= cap_) {
       u += n;
       return f;
     }
-    return spill(w, n);
+    return spill(w_, n);
   }
 
   /// Drop the windows that end before cycle `f` (no request can be earlier any more).
@@ -53,13 +56,18 @@ class Memory {
   }
   // The bytes used in window w (0 for a window never used); windows below `low_` are history.
   double& at(i64 w) {
+    size_t k = off_ + size_t(w - low_);
+    if (w < low_ || k >= used_.size()) return extend(w);
+    return used_[k];
+  }
+  [[gnu::noinline]] double& extend(i64 w) {
     if (w < low_)
       throw std::logic_error("memory request in a forgotten window (engine bug)");
     size_t k = off_ + size_t(w - low_);
-    if (k >= used_.size()) used_.resize(k + 1, 0.0);
+    used_.resize(k + 1, 0.0);
     return used_[k];
   }
-  i64 spill(i64 w, double n) {
+  [[gnu::noinline]] i64 spill(i64 w, double n) {
     if (n <= cap_) {   // fits in one window: the first later one with room
       ++w;
       while (at(w) + n > cap_) ++w;
@@ -81,6 +89,7 @@ class Memory {
 
   i64 window_;
   double cap_;
+  i64 w_ = 0, lo_ = 0;           // the window of the last request and its first cycle
   i64 low_ = 0;                  // the window of used_[off_]
   size_t off_ = 0;               // entries of used_ before low_ (forgotten, not yet erased)
   std::vector<double> used_;     // bytes used per window

@@ -57,7 +57,7 @@ class Ring {
   }
 
  private:
-  void grow() {
+  [[gnu::noinline]] void grow() {
     size_t cap = cap_ ? cap_ * 2 : 8;
     T* d = static_cast<T*>(std::malloc(cap * sizeof(T)));
     if (!d) throw std::bad_alloc();
