@@ -11,7 +11,7 @@ from fast_prims import (DEFAULT, SETTINGS, arches, assert_same, at0, crd_streams
                         single, times_for, values)
 from sim import engine_fast
 from sim.prims_join import Intersect, Union
-from sim.tokens import parse
+from sim.tokens import D, S0, parse, stop
 
 pytestmark = pytest.mark.skipif(not engine_fast.available(), reason="sim._fast is not built")
 
@@ -69,3 +69,27 @@ def test_join_deadlock():
     feeds = [at0(parse(s)) for s in ("0 1 S0", "0 1 S0", "1 S0", "1 S0")]   # no D
     out = assert_same(single(lambda: Union("j", 2), feeds, ["crd", "ref"] * 2, 3, DEFAULT))
     assert out[0] == "error" and "deadlocked" in out[1]
+
+
+@st.composite
+def _long_fibers(draw, fibers: int):
+    out = []
+    for f in range(fibers):
+        out += sorted(draw(st.sets(st.integers(0, 300), max_size=80)))
+        out.append(S0 if f < fibers - 1 else stop(1))
+    return out + [D]
+
+
+@SETTINGS
+@given(data=st.data())
+def test_intersect_long_runs(data):
+    """Long runs of unmatched coordinates (the intersection's skip loop) under random arrival
+    cycles and back-pressure."""
+    draw = data.draw
+    fibers = draw(st.integers(1, 3))
+    a, b = draw(_long_fibers(fibers)), draw(_long_fibers(fibers))
+    feeds = [(a, times_for(draw, len(a))), (list(range(len(a))), times_for(draw, len(a))),
+             (b, times_for(draw, len(b))), (list(range(len(b))), times_for(draw, len(b)))]
+    arch = draw(arches())
+    assert_same(single(lambda: Intersect("j", 2, ii=arch["ii"], lat=arch["lat"]), feeds,
+                       ["crd", "ref"] * 2, 3, arch))

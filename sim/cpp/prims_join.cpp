@@ -55,6 +55,16 @@ class Joiner : public Node {
       fire.after(c0).after(c1).after(r0).after(r1);
       i64 a = c0.head().as_int();
       i64 b = c1.head().as_int();
+      if (!union_ && a != b && (a >= 0 || b >= 0) && (a >= 0 || a <= -3) &&
+          (b >= 0 || b <= -3)) {
+        // An intersection skips, without emitting, every coordinate below the other side's
+        // head coordinate and every coordinate facing the other side's stop (the tail of a
+        // fiber): the per-token firings of such a run, without looking at the other side again
+        // (its heads arrived before the run's first firing). Python's bulk path does the same.
+        bool side_a = b < 0 || (a >= 0 && a < b);
+        skip(fire, side_a ? c0 : c1, side_a ? r0 : r1, side_a ? b : a);
+        continue;
+      }
       bool pa, pb, emit = false;
       Token c, x, y;
       if (a >= 0 && b >= 0) {
@@ -116,6 +126,23 @@ class Joiner : public Node {
       }
     }
     return false;
+  }
+
+  // Pop the run of coordinates of (crd, ref) below `lim` (any coordinate when lim is a stop),
+  // one firing each; `first` is the run's first firing (it waited for every head).
+  void skip(Firing& first, Channel& crd, Channel& ref, i64 lim) {
+    first.pop(crd);
+    first.pop(ref);
+    first.commit();
+    while (!crd.empty() && !ref.empty()) {
+      i64 x = crd.head().as_int();
+      if (x < 0 || (lim >= 0 && x >= lim)) return;
+      Firing fire(*this);
+      fire.after(crd).after(ref);
+      fire.pop(crd);
+      fire.pop(ref);
+      fire.commit();
+    }
   }
 
   // Any number of inputs (Python: _Joiner._run_n).
