@@ -303,6 +303,12 @@ def test_orders_of_thousands_of_indices_without_recursion():
     assert ladder.unrank(count - 1) is not None
 
 
+def test_listing_orders_is_bounded():
+    """`orders --list N` kept N orders in memory: GPT-3 fused has 3.4e112 of them."""
+    fails(["orders", SPMV, "--list", "99999999999999999999"], None,
+          "--list 99999999999999999999: at most 100,000 orders are listed")
+
+
 def test_sweep_grids_are_bounded(tmp_path):
     values = ", ".join(map(str, range(1, 1001)))
     spec = write(tmp_path, "s.toml", f'''
