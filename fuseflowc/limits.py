@@ -137,7 +137,7 @@ def available_memory() -> int | None:
 def _bytes(n: float) -> str:
     for unit, size in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= size:
-            return f"{n / size:.1f} {unit}"
+            return f"{n / size:,.1f} {unit}" if n < 1024 * size else f"{n / size:,.0f} {unit}"
     return f"{n:.0f} bytes"
 
 
