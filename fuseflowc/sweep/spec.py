@@ -25,6 +25,7 @@ syntax) or naming the file and key (`spec.toml: orders: ...`). See docs/sweep.md
 from __future__ import annotations
 
 import json
+import math
 import re
 import string
 from dataclasses import dataclass, field
@@ -416,7 +417,7 @@ def parse_spec(path: str) -> SweepSpec:
         if key in table:
             v = table[key]
             good = _is_int(v) if kind is int else \
-                (isinstance(v, (int, float)) and not isinstance(v, bool))
+                (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v))
             if not good or v <= 0:
                 what = "integer" if kind is int else "number"
                 raise keys.error(key, f"expected a positive {what}")
