@@ -35,10 +35,10 @@ def cmd(results: str, out_dir: str | None, fmt: str, as_json: bool) -> None:
     """
     from ..files import output_dir, write_output
     from ..sweep.markdown import render
-    from ..sweep.results import read_rows
+    from ..sweep.results import REPORT_COLUMNS, read_rows
     from ..sweep.summary import clean_json, summarize
 
-    summary = summarize(read_rows(results))
+    summary = summarize(read_rows(results, REPORT_COLUMNS))
     text_json = json.dumps(clean_json(summary), indent=1) + "\n"
     if out_dir is None:
         write_output(None, text_json if as_json else render(summary, results) + "\n")
