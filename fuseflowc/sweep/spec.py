@@ -25,6 +25,7 @@ syntax) or naming the file and key (`spec.toml: orders: ...`). See docs/sweep.md
 from __future__ import annotations
 
 import json
+import math
 import re
 import string
 from dataclasses import dataclass, field
@@ -42,6 +43,11 @@ DATA_KEYS = ("name", "dir", "graph", "normalize", "sizes", "density", "seed",
              "graph_tensor", "feature_tensor")
 NORMALIZATIONS = ("gcn", "mean", "none")
 DEFAULT_MAX_ORDERS = 64
+#: The longest per-configuration timeout, in seconds (115 days; the alarm timer's range is
+#: finite, and a longer limit is no limit).
+MAX_TIMEOUT = 1e7
+#: The most worker processes a sweep starts.
+MAX_JOBS = 256
 
 
 @dataclass
@@ -406,10 +412,13 @@ def parse_spec(path: str) -> SweepSpec:
         if key in table:
             v = table[key]
             good = _is_int(v) if kind is int else \
-                (isinstance(v, (int, float)) and not isinstance(v, bool))
+                (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v))
             if not good or v <= 0:
-                what = "integer" if kind is int else "number"
+                what = "integer" if kind is int else "finite number"
                 raise keys.error(key, f"expected a positive {what}")
+            if key == "timeout" and v > MAX_TIMEOUT:
+                raise keys.error(key, f"{v:g} seconds is more than the longest timeout, "
+                                      f"{MAX_TIMEOUT:g}")
             setattr(spec, key, kind(v))
     progs = table.get("programs")
     if isinstance(progs, str):
