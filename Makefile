@@ -6,7 +6,7 @@ FFC    := $(VENV)/bin/fuseflowc
 STAMP  := $(VENV)/.installed
 DATA   ?= ../shared/data
 
-.PHONY: demo test venv clean bench-sim examples bench-compile
+.PHONY: demo test venv clean bench-sim examples bench-compile wheel-check
 .PHONY: bench-orders
 .PHONY: bench-block
 .PHONY: bench-estimate
@@ -29,12 +29,20 @@ demo: $(STAMP)
 	$(FFC) gen-data $(DEMO) --graph karate -o out/demo/data --seed 1
 	$(FFC) fuse $(DEMO) --inline-widened -o out/demo/gcn.fused
 	$(FFC) lower out/demo/gcn.fused -o out/demo/gcn.samml
-	$(FFC) simulate out/demo/gcn.samml --data out/demo/data --check -o out/demo/result --json out/demo/sim.json
+	$(FFC) simulate out/demo/gcn.samml --data out/demo/data --check -o out/demo/result \
+	  --json-out out/demo/sim.json
 	$(FFC) dot out/demo/gcn.samml -o out/demo/gcn.dot
 	@echo "demo: outputs in out/demo (fused IR, SAMML graph, DOT picture, simulated tensors, sim.json)"
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+# The package as a user installs it: the wheel built as pyproject.toml says, installed into a
+# fresh virtual environment outside the checkout and run from there (`fuseflowc --help`,
+# `python -m fuseflowc --version`, gen-data | fuse | lower | simulate --check); see
+# .ci/wheel-check. About 15 s with a warm pip cache.
+wheel-check: $(STAMP)
+	.ci/wheel-check $(PY)
 
 clean:
 	rm -rf $(VENV) out results .pytest_cache
@@ -146,7 +154,7 @@ models-cycles: $(STAMP)
 	    iw=--inline-widened; case $$m in gpt3*) iw=;; esac; \
 	    s=$$(date +%s%N); \
 	    $(FFC) fuse $$p $$iw | $(FFC) lower | \
-	      $(FFC) simulate - --data $$d --check --json $$j > /dev/null 2> $$j.log \
+	      $(FFC) simulate - --data $$d --check --json-out $$j > /dev/null 2> $$j.log \
 	      || { echo "$$c $$v: FAILED (see $$j.log)"; continue; }; \
 	    e=$$(date +%s%N); \
 	    $(PY) -c "import json,sys; t=json.load(open(sys.argv[1]))['total']; print(f\"{sys.argv[2]:28} {sys.argv[3]:8} cycles {t['cycles']:>12,} flops {t['flops']:>12,} bytes {t['bytes_read']['total'] + t['bytes_written']['total']:>12,} hops {t['token_hops']:>13,} wall-s {int(sys.argv[4]) / 1e9:.1f}\")" $$j $$c $$v $$((e - s)); \

@@ -10,6 +10,7 @@ Exit status: 0 success, 1 bad input (a located error on stderr), 2 bad usage, 3 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 import traceback
 
@@ -90,8 +91,11 @@ def main() -> None:
         | fuseflowc simulate --data DIR --check
     and `fuseflowc run prog.ff --data DIR` evaluates a program directly (the reference).
 
-    Inputs are a file or `-` (stdin); outputs go to stdout or `-o FILE`. Diagnostics go to
-    stderr. Exit status: 0 ok, 1 bad input, 2 bad usage, 3 internal error.
+    Inputs are a file or `-` (stdin); outputs go to stdout or `-o FILE`, written only when the
+    command succeeds and never over an input or a file fuseflowc did not write (docs/outputs.md).
+    `--json` prints JSON on stdout instead of the human-readable output; `--json-out FILE` also
+    writes it to FILE. Diagnostics go to stderr. Exit status: 0 ok, 1 bad input, 2 bad usage,
+    3 internal error. `python -m fuseflowc` is the same command.
     """
 
 

@@ -17,6 +17,7 @@ from fuseflowc.data.io import (SAVE_STYLES, load_inputs, load_tensor, read_level
 from fuseflowc.data.spec import TensorSpec
 from fuseflowc.diagnostics import UserError
 from fuseflowc.formats import Format, shorthand
+from fuseflowc.outputs import MANIFEST
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -243,11 +244,10 @@ def test_level_files_empty_and_scalar(tmp_path):
 
 def test_write_data_dir_is_atomic(tmp_path):
     out = tmp_path / "data"
-    out.mkdir()
-    (out / "old.npy").write_bytes(b"x")
     t = FiberTensor.from_dense(np.ones(2), shorthand("dense", 1))
-    write_data_dir(out, {"x": t})
-    assert sorted(p.name for p in out.iterdir()) == ["x.npy"]
+    write_data_dir(out, {"x": t, "z": t})
+    write_data_dir(out, {"x": t})  # a directory it wrote: its files replaced, z.npy gone
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "x.npy"]
 
     class Boom(dict):
         def __getitem__(self, k):
@@ -255,8 +255,13 @@ def test_write_data_dir_is_atomic(tmp_path):
 
     with pytest.raises(RuntimeError):
         write_data_dir(out, Boom({"y": t}))
-    assert sorted(p.name for p in out.iterdir()) == ["x.npy"]
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "x.npy"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
+    # A file fuseflowc did not write: the directory is refused, nothing in it touched.
+    (out / "old.npy").write_bytes(b"x")
+    with pytest.raises(UserError, match="old.npy"):
+        write_data_dir(out, {"y": t})
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "old.npy", "x.npy"]
 
 
 def test_save_refuses_unknown_style(tmp_path):

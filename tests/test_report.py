@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from golden import ROOT, run_cli
 
+from fuseflowc.outputs import MANIFEST
 from fuseflowc.sweep import plots
 from fuseflowc.sweep.results import NAMES, read_rows
 from fuseflowc.sweep.summary import summarize
@@ -101,8 +102,8 @@ def test_report_directory_has_markdown_json_and_plots(tmp_path):
     r = run_cli(["report", str(FIXTURE), "-o", str(out), "--format", "png"])
     assert r.exit_code == 0, r.stderr
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["block.png", "normalized.png", "orders.png", "parallel.png", "report.md",
-                     "speedup.png", "summary.json"]
+    assert names == [MANIFEST, "block.png", "normalized.png", "orders.png", "parallel.png",
+                     "report.md", "speedup.png", "summary.json"]
     for n in names:
         if n.endswith(".png"):
             assert (out / n).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -120,7 +121,7 @@ def test_report_without_matplotlib_is_text_only_and_says_so(tmp_path, monkeypatc
     r = run_cli(["report", str(FIXTURE), "-o", str(out)])
     assert r.exit_code == 0
     assert "matplotlib is not installed" in r.stderr and "text only" in r.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["report.md", "summary.json"]
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "report.md", "summary.json"]
     assert "![" not in (out / "report.md").read_text()
 
 

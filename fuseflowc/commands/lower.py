@@ -48,13 +48,16 @@ def cmd(fused: str, output: str | None, dump_table: bool) -> None:
       fuseflowc fuse ir_examples/kernels/nested_matmul_fused.ff | fuseflowc lower --dump-table
       fuseflowc fuse model.ff -s 'order y: j -> i' | fuseflowc lower -o y.samml
     """
-    from ..files import read_source, write_output
+    from ..files import read_source
     from ..fuse.parser import parse_fused
     from ..lower.driver import lower_fused
     from ..lower.dump import dump_tables
+    from ..outputs import Outputs
     from ..samml.printer import print_module
     from ..samml.verify import verify
 
+    out = Outputs(fused)
+    dest = out.file(output)
     src = read_source(fused)
     try:
         fp = parse_fused(src)
@@ -67,10 +70,12 @@ def cmd(fused: str, output: str | None, dump_table: bool) -> None:
         else os.getcwd()
     module, analyses = lower_fused(fp, _source_from(fp.source, fused, base))
     if dump_table:
-        write_output(output, dump_tables(analyses))
-        return
-    verify(module)
-    write_output(output, print_module(module))
+        text = dump_tables(analyses)
+    else:
+        verify(module)
+        text = print_module(module)
+    with out:
+        dest.write(text)
 
 
 def _source_from(source: str | None, fused: str, base: str) -> str | None:
