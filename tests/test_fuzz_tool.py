@@ -96,6 +96,26 @@ def test_traceback_key_reads_the_last_traceback():
     assert traceback_key("fuseflowc: error: nothing\n") is None
 
 
+@pytest.mark.parametrize("junk", ["x" * 1_000_000, "\n" * 1_000_000, " " * 1_000_000])
+def test_classifying_a_megabyte_of_output_is_quick(junk):
+    """The streams may echo a 200,000-byte line or a flood of blank lines: the classifier's
+    patterns must stay linear (a quadratic one stalled the fuzzer itself)."""
+    run = Run(exit_code=1, signal=None, timed_out=False, stdout=junk,
+              stderr=junk + "\nerror: bad\n" + junk,
+              stack="", stray_processes=False, seconds=0.1)
+    start = time.monotonic()
+    v = classify(_case(SPMV), run, Changes([], [], []), {})
+    assert v.outcome == "user-error" and time.monotonic() - start < 2
+
+
+def test_a_sweep_row_with_an_internal_error_counts():
+    run = Run(exit_code=0, signal=None, timed_out=False, stdout="",
+              stderr="2af03c42f106 spmm/plain tiny: error: load: internal error: ValueError: x\n",
+              stack="", stray_processes=False, seconds=0.1)
+    v = classify(_case(SPMV), run, Changes([], [], []), {})
+    assert v.key == ("internal", "ValueError", "sweep row (load)")
+
+
 def test_time_limit_fires_and_the_stack_is_kept(sandbox):
     start = time.monotonic()
     v, run = sandbox.run(_case(SPMV + b"# HANG\n"))

@@ -208,7 +208,7 @@ class _Builder:
         else:
             how = self.pick(("user-file", "user-dir", ".", "", "sub/..", "user-dir/",
                              "input", "data", "in-data", "stdout", "missing-dir", "under-file",
-                             "long", "escape", "dev-null", "link", "dangling", "fifo"))
+                             "long", "escape", "dev-null", "link", "dangling"))
             c.notes.append(f"{option}: {how}")
             if how == "user-file":
                 c.files[USER_FILE] = b"a user's notes\n"
@@ -246,9 +246,6 @@ class _Builder:
             elif how == "dangling":
                 c.files["link"] = Special("symlink", "nowhere/x")
                 path = "link"
-            elif how == "fifo":
-                c.files["pipe"] = Special("fifo")
-                path = "pipe"
             else:
                 path = fresh
         n = norm(path)
@@ -338,9 +335,10 @@ class _Builder:
         if self.chance(0.4):
             self.opt("--list", self.pick(("1", "3", "0")) if self.chance(0.8) else
                      self.pick(("1000000", "99999999999999999999", "-1", "x")))
-        for flag in ("--json", "--inline-widened", "--free-input-order", "--unfused"):
+        for flag in ("--inline-widened", "--free-input-order", "--unfused"):
             if self.chance(0.15):
                 self.opt(flag)
+        self.json()
         if self.chance(0.1):
             self.opt("--region", self.pick(names.statements + ["zz"]))
         if self.chance(0.2):
@@ -404,8 +402,14 @@ class _Builder:
             self.opt("--graph", self.pick(names.graphs + ["zz"]))
         if self.chance(0.25):
             self.output("-o", "dir")
+        self.json()
+
+    def json(self) -> None:
+        """--json (a flag: JSON on stdout) and --json-out FILE."""
         if self.chance(0.15):
-            self.output("--json", "file")
+            self.opt("--json")
+        if self.chance(0.15):
+            self.output("--json-out", "file")
 
     def dot(self, seed, names):
         if self.chance(0.15):
@@ -440,8 +444,7 @@ class _Builder:
                 self.opt("--unfused")
         if self.chance(0.1):
             self.opt("--region", self.pick(names.graphs + names.statements + ["zz"]))
-        if self.chance(0.2):
-            self.opt("--json")
+        self.json()
         if self.chance(0.2):
             self.opt("-q")
         if self.chance(0.1):
@@ -461,8 +464,7 @@ class _Builder:
             self.opt("--format", self.pick(("auto", "npy", "npz", "sam", "csv")))
         if self.chance(0.45):
             self.output("-o", "dir")
-        if self.chance(0.2):
-            self.output("--json", "file")
+        self.json()
 
     def gen_data(self, seed, names):
         if self.chance(0.8):
@@ -518,8 +520,7 @@ class _Builder:
                 c.outputs[-1] = "out" + ext
 
     def report(self, seed, names):
-        if self.chance(0.3):
-            self.opt("--json")
+        self.json()
         if self.chance(0.15):
             self.opt("--format", self.pick(("svg", "png", "pdf")))
         if self.chance(0.35):

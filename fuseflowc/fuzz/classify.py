@@ -40,8 +40,9 @@ OUTCOMES = ("ok", "user-error", "warning", "silent", "perm", "leftover", "clobbe
 FAILURES = ("silent", "perm", "leftover", "clobber", "internal", "crash", "hang")
 
 TRACEBACK = "Traceback (most recent call last):"
-FRAME_RE = re.compile(r'^\s*File "([^"]+)", line (\d+),? in (\S+)', re.M)
-ROW_INTERNAL_RE = re.compile(r"(\w+): internal error: ([\w.]+)")
+# (the captured streams may hold a megabyte of one word or of newlines: no pattern here may
+# start with a repeat that can restart at every position)
+FRAME_RE = re.compile(r'^[ \t]*File "([^"]+)", line (\d+),? in (\S+)', re.M)
 WARNING_RE = re.compile(r"^\S+\.py:\d+: (\w*Warning): ", re.M)
 PROJECT = Path(__file__).resolve().parents[2]
 PROJECT_DIRS = ("fuseflowc/", "sim/")
@@ -85,6 +86,16 @@ def traceback_key(text: str) -> tuple[str, str] | None:
             exc = line.split(":", 1)[0].strip().rsplit(".", 1)[-1]
             break
     return exc, where
+
+
+def _row_internal(text: str) -> tuple[str, str] | None:
+    """(stage, exception type) of the first `STAGE: internal error: TYPE` a sweep printed."""
+    at = text.find(": internal error: ")
+    if at < 0:
+        return None
+    stage = re.search(r"\w+$", text[max(0, at - 40):at])
+    exc = re.match(r"[\w.]+", text[at + len(": internal error: "):])
+    return (stage.group(0) if stage else "?", exc.group(0) if exc else "?")
 
 
 def stack_module(stack: str) -> str:
@@ -166,10 +177,11 @@ def classify(case: Case, run: Run, changes: Changes, after: dict[str, Stat]) -> 
         return Verdict("crash", ("crash", name, stack_module(run.stack)), f"killed by {name}")
     tb = traceback_key(run.stderr) or traceback_key(run.stdout)
     code = run.exit_code
-    row = ROW_INTERNAL_RE.search(run.stderr)
+    row = _row_internal(run.stderr)
     if row and not tb:  # a sweep records a bug in one configuration as a row and goes on
-        return Verdict("internal", ("internal", row.group(2), f"sweep row ({row.group(1)})"),
-                       row.group(0)[:160])
+        stage, exc = row
+        return Verdict("internal", ("internal", exc, f"sweep row ({stage})"),
+                       f"a sweep row: {stage}: internal error: {exc}")
     if tb or code not in (0, 1, 2):
         exc, where = tb or (f"exit {code}", "?")
         if code == ESCAPED:

@@ -24,6 +24,9 @@ from typing import NamedTuple, Sequence
 GRAMMARS = {"program": "program.lark", "fused": "fused.lark", "samml": "samml.lark",
             "directive": "program.lark"}
 
+#: The largest mutated text: inputs stay big enough to stress a command, small enough to
+#: mutate quickly (repeats and nesting are cut to fit).
+MAX_BYTES = 4 << 20
 #: Extreme replacements for a number.
 NUMBERS = ("0", "-1", "1", "2", "3", "7", "1025", "65536", "2147483648", "9223372036854775808",
            "99999999999999999999", "1" + "0" * 5000, "1e999", "-1e999", "1e-999", "1e308",
@@ -251,7 +254,7 @@ class TextMutator:
             if close != -1 and "\n" not in text[end:close]:
                 end = close + 1
                 s = text[t.start:end]
-        n = rng.choice((50, 300, 1000, 3000))
+        n = min(rng.choice((50, 300, 1000, 3000)), max(2, MAX_BYTES // (len(s) + 8)))
         how = rng.choice(("parens", "minus", "call", "sum", "product"))
         if how == "parens":
             new = "(" * n + s + ")" * n
@@ -286,7 +289,8 @@ class TextMutator:
             donor = rng.choice(self.donors).split("\n")
             lines.insert(i, rng.choice(donor))
         else:
-            lines[i:i + 1] = [lines[i]] * rng.choice((2, 50, 2000))
+            n = min(rng.choice((2, 50, 2000)), max(2, MAX_BYTES // (len(lines[i]) + 1)))
+            lines[i:i + 1] = [lines[i]] * n
         return "\n".join(lines), f"{op} line {i + 1}"
 
     # ---- byte-level ---------------------------------------------------------------------
@@ -348,5 +352,8 @@ class TextMutator:
                                  weights=(8, 1, 4, 1, 2, 3))[0]
                 text, note = op(text, toks)
                 data = text.encode("utf-8", errors="surrogateescape")
+            if len(data) > MAX_BYTES:
+                data = data[:MAX_BYTES]
+                note += f" (cut to {MAX_BYTES} bytes)"
             notes.append(note)
         return data, "; ".join(notes)
