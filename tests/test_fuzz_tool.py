@@ -219,13 +219,20 @@ def test_tokens_cover_the_text_and_mutations_are_deterministic():
 
 
 def test_data_mutations_are_deterministic_and_varied():
+    import io
+
     import numpy as np
-    base = {"d/x.npy": npy_bytes(np.arange(6.0)), "d/A.npy": npy_bytes(np.eye(3))}
+    import scipy.sparse as sp
+    buf = io.BytesIO()
+    sp.save_npz(buf, sp.random(5, 4, density=0.5, random_state=0, format="csr"))
+    base = {"d/x.npy": npy_bytes(np.arange(6.0)), "d/A.npy": npy_bytes(np.eye(3)),
+            "d/B.npz": buf.getvalue(), "d/C.mtx": b"%%MatrixMarket matrix coordinate real "
+                                                  b"general\n2 2 1\n1 1 2.5\n"}
 
     def one(k):
         files = dict(base)
         note = mutate_data(files, "d", random.Random(k))
         return files, note
-    runs = [one(k) for k in range(80)]
-    assert runs == [one(k) for k in range(80)]
+    runs = [one(k) for k in range(300)]
+    assert runs == [one(k) for k in range(300)]
     assert len({n.split(":")[-1].split()[0] for _, n in runs}) > 10

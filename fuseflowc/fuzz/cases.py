@@ -116,10 +116,16 @@ class _Builder:
         self.corpus = corpus
         self.rng = random.Random(f"fuseflowc-fuzz:{seed}:{index}")
         self.case = Case(seed, index, "", [], {})
+        self.clean = self.chance(0.4)  # every option value good (the input may be mutated)
 
     # ---- small pickers --------------------------------------------------------------------
     def chance(self, p: float) -> bool:
         return self.rng.random() < p
+
+    def good(self, p: float) -> bool:
+        """Whether a value should be a good one: always in a clean case, else with
+        probability `p` (a case with several options would almost never be all good)."""
+        return self.clean or self.chance(p)
 
     def pick(self, seq):
         return self.rng.choice(list(seq))
@@ -132,10 +138,10 @@ class _Builder:
             self.case.files.setdefault(k, v)
 
     def int_value(self, good=(1, 2, 3, 4, 6, 8)) -> str:
-        return str(self.pick(good)) if self.chance(0.75) else self.pick(BAD_INTS)
+        return str(self.pick(good)) if self.good(0.75) else self.pick(BAD_INTS)
 
     def float_value(self, good=(0.1, 0.3, 0.5, 1.0)) -> str:
-        return str(self.pick(good)) if self.chance(0.75) else self.pick(BAD_FLOATS)
+        return str(self.pick(good)) if self.good(0.75) else self.pick(BAD_FLOATS)
 
     # ---- inputs ---------------------------------------------------------------------------
     def seed_of(self, kinds: tuple[str, ...]) -> Seed | None:
@@ -203,7 +209,7 @@ class _Builder:
         """-o PATH (or --json PATH): a fresh path, or an odd place to write."""
         c = self.case
         fresh = {"file": "out.txt", "dir": "outdir"}[kind]
-        if not self.chance(p_odd):
+        if self.good(1 - p_odd):
             path = self.pick((fresh, "sub/" + fresh if "sub" in c.files else fresh))
         else:
             how = self.pick(("user-file", "user-dir", ".", "", "sub/..", "user-dir/",
@@ -263,7 +269,7 @@ class _Builder:
                            f"block {self.pick(names.tensors)}: {self.int_value((2, 4))}",
                            f"fuse all: {', '.join(names.statements)}",
                            f"output {self.pick(names.tensors)}"))
-            if self.chance(0.3):
+            if not self.good(0.7):
                 d = TextMutator("directive", self.rng).mutate(d.encode())[0].decode(
                     "utf-8", "replace")
             self.opt("-s", d)
@@ -272,9 +278,9 @@ class _Builder:
         """--size DIM=N for every dim of the program (the commands need them all), each good
         with probability 0.9; sometimes a malformed one as well."""
         for dim in names.dims:
-            v = str(self.pick((2, 3, 5, 8))) if self.chance(0.9) else self.pick(BAD_INTS)
+            v = str(self.pick((2, 3, 5, 8))) if self.good(0.9) else self.pick(BAD_INTS)
             self.opt("--size", f"{dim}={v}")
-        if self.chance(0.15):
+        if not self.good(0.85):
             v = self.int_value((2, 3))
             self.opt("--size", self.pick((f"ZZ={v}", v, f"{self.pick(names.dims)}=", f"={v}",
                                           f"{self.pick(names.dims)}={v}")))
@@ -282,23 +288,26 @@ class _Builder:
     def densities(self, names: _Names) -> None:
         for _ in range(self.rng.randint(1, 2)):
             v = self.float_value()
-            self.opt("--density", self.pick((v, f"{self.pick(names.tensors)}={v}", f"ZZ={v}")))
+            t = self.pick(names.tensors) if self.good(0.9) else "ZZ"
+            self.opt("--density", self.pick((v, f"{t}={v}")))
 
     def order(self, option: str = "--order") -> None:
-        self.opt(option, self.pick(("0", "1", "2", "5")) if self.chance(0.7)
+        self.opt(option, self.pick(("0", "1", "2", "5")) if self.good(0.7)
                  else self.pick(BAD_INTS))
 
     def pipeline(self, names: _Names) -> str:
         passes = []
         for _ in range(self.rng.randint(1, 3)):
-            factor = self.pick(("2", "4")) if self.chance(0.7) else self.pick(
+            factor = self.pick(("2", "4")) if self.good(0.7) else self.pick(
                 ("1", "0", "-1", "1024", "1025", "99999999999999999999", "nan", "x"))
-            ix = self.pick(names.indices + ["zz"])
-            passes.append(self.pick((
-                f"parallelize{{index={ix},factor={factor}}}",
-                f"parallelize{{index={ix},factor={factor},reduce={self.pick(('lanes', 'serial', 'x'))}}}",
-                "schedule", "schedule{reduce=lanes}", "locate", "cse", "dce", "cleanup",
-                "dce{decls=false}", "nope", "parallelize{", "cse{x=1}", "")))
+            ix = self.pick(names.indices) if self.good(0.9) else "zz"
+            reduce = self.pick(("lanes", "serial")) if self.good(0.9) else "x"
+            good = (f"parallelize{{index={ix},factor={factor}}}",
+                    f"parallelize{{index={ix},factor={factor},reduce={reduce}}}",
+                    "schedule", "schedule{reduce=lanes}", "locate", "cse", "dce", "cleanup",
+                    "dce{decls=false}")
+            passes.append(self.pick(good) if self.good(0.9) else
+                          self.pick(("nope", "parallelize{", "cse{x=1}", "", "dce{decls=2}")))
         return ",".join(passes)
 
     # ---- the subcommands ------------------------------------------------------------------
@@ -333,7 +342,7 @@ class _Builder:
 
     def orders(self, seed, names):
         if self.chance(0.4):
-            self.opt("--list", self.pick(("1", "3", "0")) if self.chance(0.8) else
+            self.opt("--list", self.pick(("1", "3", "0")) if self.good(0.8) else
                      self.pick(("1000000", "99999999999999999999", "-1", "x")))
         for flag in ("--inline-widened", "--free-input-order", "--unfused"):
             if self.chance(0.15):
@@ -365,16 +374,16 @@ class _Builder:
         """--set, --depth, --arch, --max-cycles."""
         if self.chance(0.25):
             for _ in range(self.rng.randint(1, 2)):
-                key = self.pick(ARCH_KEYS) if self.chance(0.85) else self.pick(BAD_ARCH_KEYS)
-                val = self.pick(("1", "2", "4", "16", "100")) if self.chance(0.6) else \
+                key = self.pick(ARCH_KEYS) if self.good(0.85) else self.pick(BAD_ARCH_KEYS)
+                val = self.pick(("1", "2", "4", "16", "100")) if self.good(0.6) else \
                     self.pick(ARCH_VALUES)
                 self.opt("--set", f"{key}={val}")
         if self.chance(0.15):
-            self.opt("--depth", self.pick(("1", "2", "4", "inf")) if self.chance(0.6) else
+            self.opt("--depth", self.pick(("1", "2", "4", "inf")) if self.good(0.6) else
                      self.pick(("0", "-1", "nan", "99999999999999999999", "abc", "1.5", "")))
         if self.chance(0.08):
             seeds = self.corpus.seeds.get("arch", [])
-            if seeds and self.chance(0.85):
+            if seeds and self.good(0.85):
                 s = self.pick(seeds)
                 self.add_files(self.corpus.files(s.path))
                 if self.chance(0.6):
@@ -472,9 +481,11 @@ class _Builder:
         if self.chance(0.4):
             self.densities(names)
         if self.chance(0.2):
-            self.opt("--seed", self.pick(("1", "2", "-1", "99999999999999999999", "x")))
+            self.opt("--seed", self.pick(("1", "2")) if self.good(0.7) else
+                     self.pick(("-1", "99999999999999999999", "x")))
         if self.chance(0.12):
-            g = self.pick(("karate", "karate", "nonexistent.npz", "/dev/zero", ".", "x.mtx"))
+            g = self.pick(("karate", "x.mtx")) if self.good(0.6) else \
+                self.pick(("nonexistent.npz", "/dev/zero", "."))
             if g == "x.mtx":
                 self.case.files["x.mtx"] = (b"%%MatrixMarket matrix coordinate pattern "
                                             b"symmetric\n3 3 2\n2 1\n3 2\n")
@@ -500,7 +511,8 @@ class _Builder:
         if self.chance(0.7) or seed is None or not seed.path.startswith("seeds/specs/"):
             self.opt("--dry-run")
         if self.chance(0.1):
-            self.opt("-j", self.pick(("1", "2", "0", "99999999999999999999", "x")))
+            self.opt("-j", self.pick(("1", "2")) if self.good(0.6) else
+                     self.pick(("0", "99999999999999999999", "x")))
         if self.chance(0.1):
             self.opt("--prune", self.float_value((1.5, 2.0)))
         if self.chance(0.2):

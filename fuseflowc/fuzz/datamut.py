@@ -118,7 +118,10 @@ def _odd_array(a: np.ndarray, rng: random.Random) -> tuple[np.ndarray, str]:
         except (TypeError, ValueError):
             return a.astype("<c16"), "dtype complex"
     if what == "values":
-        b = a.astype(np.float64, copy=True)
+        try:
+            b = a.astype(np.float64, copy=True)
+        except (TypeError, ValueError):  # text (a scipy archive's format) or objects
+            return np.array([np.nan, 1.0]), "replaced by [nan, 1]"
         if b.size:
             flat = b.reshape(-1)
             v = rng.choice(ODD_VALUES)
