@@ -21,7 +21,7 @@ import fuseflowc.lang.load as load
 from fuseflowc.fuzz.cases import Case
 from fuseflowc.fuzz.classify import PROJECT, classify, traceback_key
 from fuseflowc.fuzz.datamut import mutate_data, npy_bytes
-from fuseflowc.fuzz.driver import Sandbox, prepare
+from fuseflowc.fuzz.driver import CaseRunner, prepare
 from fuseflowc.fuzz.execute import Limits, Run
 from fuseflowc.fuzz.minimize import Budget, ddmin, minimize
 from fuseflowc.fuzz.sandbox import Changes, Special, Stat, diff, snapshot
@@ -61,7 +61,7 @@ def prepared():
 @pytest.fixture
 def sandbox(prepared, tmp_path, monkeypatch):
     monkeypatch.setattr(load, "load_program", _hooked)
-    return Sandbox(tmp_path, Limits(seconds=2, memory_mb=0))
+    return CaseRunner(tmp_path, Limits(seconds=2, memory_mb=0))
 
 
 def _case(text: bytes, *args: tuple[str, ...], files=None, outputs=()) -> Case:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from .corpus import Corpus, Seed
 from .datamut import mutate_data
 from .sandbox import Entry, Special
-from .textmut import NUMBERS, TextMutator
+from .textmut import TextMutator
 
 #: Every subcommand, with its weight in the mix (cheap ones more often; all of them always).
 COMMANDS: dict[str, int] = {"check": 10, "fuse": 10, "orders": 6, "lower": 10, "opt": 10,

@@ -76,7 +76,7 @@ class Summary:
         return sum(t[o] for o in FAILURES)
 
 
-class Sandbox:
+class CaseRunner:
     """Makes a case's directory, runs it, and judges the run."""
 
     def __init__(self, work: Path, limits: Limits):
@@ -125,7 +125,7 @@ def _remove(path: Path) -> None:
     shutil.rmtree(path, onerror=fix)
 
 
-def run_cases(corpus: Corpus, sandbox: Sandbox, seed: int, n: int, jobs: int = 1,
+def run_cases(corpus: Corpus, runner: CaseRunner, seed: int, n: int, jobs: int = 1,
               commands: tuple[str, ...] = (), log=None, record=None) -> Summary:
     """Run cases 0..n-1 of `seed`; `record(case, verdict, run)` is called for each."""
     summary = Summary()
@@ -136,7 +136,7 @@ def run_cases(corpus: Corpus, sandbox: Sandbox, seed: int, n: int, jobs: int = 1
     while next_index < n or running:
         while next_index < n and len(running) < jobs:
             case = make_case(corpus, seed, next_index, commands)
-            child, base, before = sandbox.start(case, f"case{next_index % (2 * jobs)}")
+            child, base, before = runner.start(case, f"case{next_index % (2 * jobs)}")
             running.append((case, child, base, before))
             next_index += 1
         wait_any([r[1] for r in running], min(r[1].deadline for r in running) - time.monotonic())
@@ -146,7 +146,7 @@ def run_cases(corpus: Corpus, sandbox: Sandbox, seed: int, n: int, jobs: int = 1
             if run is None:
                 still.append((case, child, base, before))
                 continue
-            verdict = sandbox.judge(case, run, base, before)
+            verdict = runner.judge(case, run, base, before)
             summary.add(case, verdict, run)
             if record:
                 record(case, verdict, run)
@@ -233,17 +233,17 @@ def write_repro(out: Path, k: int, f: Failure, case: Case, run: Run, seed: int) 
     return d
 
 
-def reproduce(summary: Summary, sandbox: Sandbox, out: Path, seed: int, minimize_seconds: float,
-              log=None) -> None:
+def reproduce(summary: Summary, runner: CaseRunner, out: Path, seed: int,
+              minimize_seconds: float, log=None) -> None:
     """Minimize each distinct failure (within `minimize_seconds`) and write its reproducer."""
     for k, f in enumerate(ordered_failures(summary), 1):
         case, run = f.case, f.run
         if minimize_seconds > 0:
             def fails_same(c: Case, key=f.key) -> bool:
-                return sandbox.run(c)[0].key == key
+                return runner.run(c)[0].key == key
             trials = 400 if f.key[0] != "hang" else 20
             case = minimize(f.case, fails_same, Budget(trials, minimize_seconds))
-            verdict, run = sandbox.run(case)
+            verdict, run = runner.run(case)
             if verdict.key != f.key:  # flaky (a hang near the limit): keep the original
                 case, run = f.case, f.run
         f.minimized = case
@@ -295,16 +295,16 @@ def fuzz(cases: int, seed: int, out: Path, limits: Limits = Limits(), jobs: int 
     prepare()
     corpus = build_corpus(REPO, corpus_dir or out / "corpus", scope, log=log)
     with tempfile.TemporaryDirectory(prefix="fuseflowc-fuzz-", dir=scratch_dir()) as tmp:
-        sandbox = Sandbox(Path(tmp), limits)
+        runner = CaseRunner(Path(tmp), limits)
         record, fh = _record_to(out / "outcomes.jsonl")
         try:
-            summary = run_cases(corpus, sandbox, seed, cases, jobs, commands, log, record)
+            summary = run_cases(corpus, runner, seed, cases, jobs, commands, log, record)
         finally:
             fh.close()
         failures = out / "failures"
         if failures.exists():
             _remove(failures)
-        reproduce(summary, sandbox, out, seed, minimize_seconds, log)
+        reproduce(summary, runner, out, seed, minimize_seconds, log)
     (out / "summary.txt").write_text(table(summary, seed, limits, jobs))
     return summary
 
@@ -330,6 +330,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--show", type=int, default=None, metavar="K",
                     help="only make case K, print it and its outcome (no table)")
     a = ap.parse_args(argv)
+    if not (REPO / "ir_examples").is_dir():
+        ap.error(f"the fuzzer's seeds are the examples of a fuseflowc checkout; "
+                 f"{REPO / 'ir_examples'} does not exist")
     commands = tuple(c for c in a.commands.split(",") if c)
     unknown = set(commands) - set(COMMANDS)
     if unknown:
@@ -352,7 +355,7 @@ def show(a, commands, limits, log) -> int:
     corpus = build_corpus(REPO, a.corpus or a.out / "corpus", a.scope, log=log)
     case = make_case(corpus, a.seed, a.show, commands)
     with tempfile.TemporaryDirectory(prefix="fuseflowc-fuzz-", dir=scratch_dir()) as tmp:
-        verdict, run = Sandbox(Path(tmp), limits).run(case)
+        verdict, run = CaseRunner(Path(tmp), limits).run(case)
     print(f"case {a.show}: fuseflowc {shlex.join(case.argv)}")
     for n in case.notes:
         print(f"  mutation: {n[:200]}")

@@ -227,7 +227,8 @@ class TextMutator:
         i = self.rng.randrange(len(toks))
         j = min(len(toks), i + self.rng.randint(1, 8))
         span = text[toks[i].start:toks[j - 1].end]
-        return text[:toks[j - 1].end] + span + text[toks[j - 1].end:], f"duplicate span {span[:20]!r}"
+        end = toks[j - 1].end
+        return text[:end] + span + text[end:], f"duplicate span {span[:20]!r}"
 
     def nest_deeply(self, text: str, toks: Sequence[Tok]) -> tuple[str, str]:
         """Wrap an operand (preferably right of an `=`) in hundreds of parentheses, unary
