@@ -167,6 +167,11 @@ HEAD = "id,model,variant,data,status,"
     ("r.csv", HEAD + "params\na,m,v,,ok,{}\n", "r.csv:2: column data: every row needs one"),
     ("r.csv", HEAD + "params\na,m,v,d,ok,[2]\n",
      "r.csv:2: column params: expected a JSON object, not [2]"),
+    # json raises a bare ValueError for more than 4300 digits (it was exit 3)
+    ("r.jsonl", ROW + "}\n" + ROW + ', "cycles": 1' + "0" * 5000 + "}\n",
+     "r.jsonl:2:82: error: a number with 5001 digits; at most 4300 are read"),
+    ("r.csv", HEAD + "cycles\na,m,v,d,ok,1" + "0" * 5000 + "\n",
+     "r.csv:2: column cycles: cannot read"),
 ])
 def test_bad_results_files_are_located(tmp_path, name, text, message):
     (tmp_path / name).write_text(text)

@@ -148,6 +148,17 @@ def test_spec_numbers_must_be_finite(tmp_path, line, message):
     assert "spec.toml:1:1: error: " + message in first, first
 
 
+@pytest.mark.parametrize("name, text, where", [
+    ("spec.toml", "timeout = 1" + "0" * 5000 + "\n", ":1:11:"),
+    ("spec.json", '{"programs": [],\n "timeout": 1' + "0" * 5000 + "}", ":2:13:"),
+])
+def test_spec_number_too_long_to_read(tmp_path, name, text, where):
+    """Found by fuzzing: tomllib and json raise a bare ValueError for an integer of more than
+    4300 digits (exit 3)."""
+    first = spec_error(tmp_path, text, name).split("\n")[0]
+    assert f"{name}{where} error: a number with 5001 digits; at most 4300 are read" in first
+
+
 @pytest.mark.parametrize("option, message", [
     (["--timeout", "nan"], "nan is not a finite number"),
     (["--timeout", "inf"], "is not in the range 0<x<=10000000.0"),

@@ -14,7 +14,7 @@ import io
 import json
 from pathlib import Path
 
-from ..diagnostics import UserError
+from ..diagnostics import Source, UserError
 
 # (name, type): type is one of str, int, float, bool, json
 COLUMNS: tuple[tuple[str, str], ...] = (
@@ -173,6 +173,9 @@ def read_rows(path: str, required: tuple[str, ...] = ()) -> list[dict]:
                 row = json.loads(ln)
             except json.JSONDecodeError as e:
                 raise UserError(f"{path}:{n}:{e.colno}: not a JSON row: {e.msg}") from None
+            except ValueError:  # an integer of more digits than Python converts
+                from .spec import number_too_long
+                raise number_too_long(Source(path, text)) from None
             if not isinstance(row, dict) or "id" not in row:
                 raise UserError(f"{path}:{n}: a row is a JSON object with an id")
             rows.append(checked_row(path, n, row, required))

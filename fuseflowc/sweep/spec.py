@@ -28,6 +28,7 @@ import json
 import math
 import re
 import string
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,6 +100,19 @@ class SweepSpec:
 _TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 
+def number_too_long(src: Source) -> UserError:
+    """The error for a text holding an integer too long for Python to convert (json and tomllib
+    raise a bare ValueError): located at the first such number."""
+    limit = sys.get_int_max_str_digits() or 4300
+    m = re.search(r"\d{%d,}" % (limit + 1), src.text)
+    if m is None:
+        return UserError(f"{src.name}: a number too long to read (more than {limit} digits)")
+    line = src.text.count("\n", 0, m.start()) + 1
+    col = m.start() - (src.text.rfind("\n", 0, m.start()) + 1) + 1
+    return UserError(f"a number with {len(m.group())} digits; at most {limit} are read",
+                     Loc(src, line, col))
+
+
 def read_spec_table(path: str) -> tuple[dict, Source]:
     """The raw table of a spec file (TOML, or JSON when it ends in .json), with its source."""
     src = read_source(path)
@@ -107,11 +121,15 @@ def read_spec_table(path: str) -> tuple[dict, Source]:
             table = json.loads(src.text)
         except json.JSONDecodeError as e:
             raise UserError(f"invalid JSON: {e.msg}", Loc(src, e.lineno, e.colno)) from None
+        except ValueError:  # an integer of more digits than Python converts
+            raise number_too_long(src) from None
     else:
         import tomllib
         try:
             table = tomllib.loads(src.text)
-        except tomllib.TOMLDecodeError as e:
+        except ValueError as e:
+            if not isinstance(e, tomllib.TOMLDecodeError):
+                raise number_too_long(src) from None
             msg = str(e)
             m = _TOML_POS.search(msg)
             text = _TOML_POS.sub("", msg).replace("(at end of document)", "").strip()
