@@ -159,6 +159,13 @@ def test_spec_number_too_long_to_read(tmp_path, name, text, where):
     assert f"{name}{where} error: a number with 5001 digits; at most 4300 are read" in first
 
 
+def test_negative_data_seed_is_refused(tmp_path):
+    """Found by fuzzing: numpy refuses a negative seed (every row an internal error)."""
+    first = spec_error(tmp_path, f'programs = ["{KERNELS / "spmv.ff"}"]\n[[data]]\nseed = -1\n'
+                       ).split("\n")[0]
+    assert "spec.toml:3:1: error: data[0].seed: expected a non-negative integer" in first
+
+
 @pytest.mark.parametrize("option, message", [
     (["--timeout", "nan"], "nan is not a finite number"),
     (["--timeout", "inf"], "is not in the range 0<x<=10000000.0"),
@@ -179,7 +186,7 @@ def test_bad_key_in_second_table_points_at_that_table(tmp_path):
     text = (f'[[programs]]\npath = "{KERNELS / "spmv.ff"}"\n[[data]]\nseed = 1\n'
             f'[[data]]\nname = "b"\nseed = "x"\n')
     first = spec_error(tmp_path, text).split("\n")[0]
-    assert "spec.toml:7:1: error: data[1].seed: expected an integer" in first
+    assert "spec.toml:7:1: error: data[1].seed: expected a non-negative integer" in first
 
 
 def test_bad_json_spec_is_located(tmp_path):

@@ -352,8 +352,8 @@ def _data(keys: _Keys, k: int, v, base: Path) -> DataEntry:
     if "density" in v:
         gen["density"] = _density(keys, f"{where}.density", v["density"])
     gen["seed"] = v.get("seed", 0)
-    if not _is_int(gen["seed"]):
-        raise keys.error(f"{where}.seed", "expected an integer")
+    if not _is_int(gen["seed"]) or gen["seed"] < 0:  # numpy seeds are non-negative
+        raise keys.error(f"{where}.seed", "expected a non-negative integer")
     for key in ("graph_tensor", "feature_tensor"):
         if key in v:
             if not isinstance(v[key], str):
