@@ -186,3 +186,31 @@ def test_missing_structured_columns_read_as_empty(tmp_path):
     assert (row["params"], row["arch"], row["schedule"]) == ({}, [], [])
     r = run_cli(["report", str(tmp_path / "r.csv")])
     assert r.exit_code == 0 and "2.00x" in r.stdout, r.stderr
+
+
+def test_failures_are_listed_with_parameters_and_marked_in_the_plots(tmp_path):
+    rows = [row(0, cycles=100, flops=1, bytes=1),
+            row(1, variant="partial", cycles=50, flops=1, bytes=1),
+            row(2, variant="full", status="timeout", error="timeout after 5 s (during simulate)",
+                params={"b": 16}, pipeline="cleanup"),
+            row(3, variant="partial", status="error", error="lower: boom", parallel="Y:i=4",
+                params={"f": 4}),
+            row(4, variant="partial", status="error", error="lower: boom", block="A=16")]
+    s = summarize(rows)
+    marks = {(u["variant"], u["status"], u["variant_failed"], u["site"], u["factor"], u["block"])
+             for u in s["unfinished"]}
+    assert marks == {("full", "timeout", True, "", 1, ""), ("partial", "error", False, "Y:i", 4, ""),
+                     ("partial", "error", False, "", 1, "16")}
+    assert [f["setting"] for f in s["failed"]] == ["b=16 -p cleanup", "f=4", "-"]
+    from fuseflowc.sweep.markdown import render
+    md = render(s, "r.jsonl")
+    assert "Variants with no successful configuration (not in the table): m/full on d: timeout." in md
+    assert "| b=16 -p cleanup |" in md
+    if not plots.available():
+        return
+    out = tmp_path / "rep"
+    drawn = plots.draw_all(s, out.parent, "svg")
+    svg = (tmp_path / drawn["fusion"]).read_text()
+    assert "timeout" in svg                 # the failed variant's mark and word
+    assert "m/partial error" in (tmp_path / drawn["parallel"]).read_text()
+    assert "error" in (tmp_path / drawn["block"]).read_text()

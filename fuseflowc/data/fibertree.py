@@ -12,11 +12,24 @@ sparsity semantics of the language talk about.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..formats import Format
+
+
+def _storage_sort(scoords: np.ndarray, sshape: tuple[int, ...]) -> np.ndarray | None:
+    """The permutation sorting coordinates (in storage order) lexicographically, stable; None
+    when they are sorted already (a CSR matrix's entries usually are). One int64 key per entry
+    when the index space allows it: much faster than lexsort on tens of millions of entries."""
+    if math.prod(sshape) < 2**62:
+        keys = np.ravel_multi_index(tuple(scoords.T), sshape)
+        if (keys[1:] >= keys[:-1]).all():
+            return None
+        return np.argsort(keys, kind="stable")
+    return np.lexsort(scoords.T[::-1])
 
 
 @dataclass
@@ -74,10 +87,11 @@ class FiberTensor:
         bshape = shape if block is None else tuple(s // block for s in shape)
         perm = list(fmt.mode_order)
         scoords = coords[:, perm] if order else coords
-        if scoords.shape[0]:
-            keys = np.lexsort(scoords.T[::-1]) if order else np.arange(scoords.shape[0])
-            scoords = scoords[keys]
-            values = values[keys]
+        if scoords.shape[0] and order:
+            idx = _storage_sort(scoords, tuple(bshape[p] for p in perm))
+            if idx is not None:
+                scoords = scoords[idx]
+                values = values[idx]
         levels: list[Level] = []
         pos = np.zeros(scoords.shape[0], dtype=np.int64)
         npos = 1
@@ -108,7 +122,12 @@ class FiberTensor:
         vshape = (npos,) if block is None else (npos, block, block)
         vals = np.zeros(vshape, dtype=np.float64)
         if pos.shape[0]:
-            np.add.at(vals, pos, values)
+            if pos.shape[0] == npos or (pos[1:] != pos[:-1]).all():
+                vals[pos] = values          # no duplicates (pos is sorted): a plain scatter
+            elif block is None:
+                vals += np.bincount(pos, weights=values, minlength=npos)
+            else:
+                np.add.at(vals, pos, values)
         return cls(shape, fmt, levels, vals, block)
 
     @classmethod

@@ -102,8 +102,9 @@ def _sum_duplicates(shape, coords: np.ndarray, values: np.ndarray):
         new = np.ones(coords.shape[0], bool)
         new[1:] = (coords[1:] != coords[:-1]).any(axis=1)
     else:
-        idx = np.argsort(keys, kind="stable")
-        coords, values, keys = coords[idx], values[idx], keys[idx]
+        if not (keys[1:] >= keys[:-1]).all():  # a CSR matrix's entries are sorted already
+            idx = np.argsort(keys, kind="stable")
+            coords, values, keys = coords[idx], values[idx], keys[idx]
         new = np.ones(coords.shape[0], bool)
         new[1:] = keys[1:] != keys[:-1]
     if new.all():
@@ -450,6 +451,11 @@ def tensor_to_scipy(t: FiberTensor):
     return coo.tocsc() if t.format.mode_order == (1, 0) else coo.tocsr()
 
 
+#: Sparse files with more stored entries than this are written without zlib compression (the
+#: same arrays, read the same way; compressing MAG-size matrices takes most of a minute).
+COMPRESS_MAX_NNZ = 1 << 22
+
+
 def _sparse_like(fmt: Format) -> Format:
     return Format(("compressed",) * fmt.order, fmt.mode_order, False)
 
@@ -471,11 +477,13 @@ def _save_one(d: Path, name: str, t: FiberTensor, style: str) -> Path:
         if t.order == 2:
             import scipy.sparse as sp
 
-            sp.save_npz(p, tensor_to_scipy(t), compressed=True)
+            # zlib runs at tens of MB/s: graphs of the paper's sizes are written uncompressed
+            sp.save_npz(p, tensor_to_scipy(t), compressed=t.nnz <= COMPRESS_MAX_NNZ)
         else:
             # Every stored entry is written, explicit zeros included, so the pattern survives.
             coords, vals = t.to_coo()
-            np.savez_compressed(p, coords=np.asarray(coords, np.int64),
+            save = np.savez_compressed if t.nnz <= COMPRESS_MAX_NNZ else np.savez
+            save(p, coords=np.asarray(coords, np.int64),
                                 values=np.asarray(vals, np.float64),
                                 shape=np.array(t.shape, dtype=np.int64))
         return p

@@ -26,7 +26,7 @@ from ..data.fibertree import FiberTensor
 from ..diagnostics import UserError
 from ..lang import ast
 from . import ops
-from .values import SVal
+from .values import SVal, unique_keys
 
 
 @dataclass
@@ -138,7 +138,7 @@ def materialize(value: SVal, lhs: ast.Access, decl: ast.TensorDecl, shape: tuple
     inner = v.coords % b
     ncols = max(shape[1] // b, 1)
     key = bc[:, 0] * ncols + bc[:, 1]
-    uniq, inv = np.unique(key, return_inverse=True)
+    uniq, _, inv = unique_keys(key)
     blocks = np.zeros((uniq.shape[0], b, b))
     blocks[inv.reshape(-1), inner[:, 0], inner[:, 1]] = v.vals
     bcoords = np.stack([uniq // ncols, uniq % ncols], axis=1).astype(np.int64)

@@ -314,6 +314,14 @@ def _density(keys: _Keys, key: str, v):
     raise keys.error(key, "expected a fraction between 0 and 1, or a table T = fraction")
 
 
+def _graph_name(source: str) -> str:
+    """A data set's default name: synthetic:collab -> synthetic-collab, a path -> its stem."""
+    from ..data.graphs import is_named_source, split_options
+    if is_named_source(source):
+        return source.replace(":", "-").replace(",", "-").replace("=", "")
+    return Path(split_options(source)[0]).stem
+
+
 def _data(keys: _Keys, k: int, v, base: Path) -> DataEntry:
     where = f"data[{k}]"
     if not isinstance(v, dict):
@@ -335,11 +343,13 @@ def _data(keys: _Keys, k: int, v, base: Path) -> DataEntry:
     gen: dict = {}
     if "graph" in v:
         if not isinstance(v["graph"], str):
-            raise keys.error(f"{where}.graph", "expected karate, PATH.npz or PATH.mtx")
+            raise keys.error(f"{where}.graph", "expected karate, synthetic:..., an OGB "
+                                               "directory, PATH.npz, PATH.npy or PATH.mtx")
         g = gen["graph"] = v["graph"]
-        if g != "karate" and not (base / g).is_file():
-            raise keys.error(f"{where}.graph", f"{g}: no such file (relative to the spec "
-                                               f"file's directory {base})")
+        from ..data.graphs import is_named_source, split_options
+        if not is_named_source(g) and not (base / split_options(g)[0]).exists():
+            raise keys.error(f"{where}.graph", f"{g}: no such file or directory (relative to "
+                                               f"the spec file's directory {base})")
     if "normalize" in v:
         if v["normalize"] not in NORMALIZATIONS:
             raise keys.error(f"{where}.normalize", "expected one of " + ", ".join(NORMALIZATIONS))
@@ -361,7 +371,7 @@ def _data(keys: _Keys, k: int, v, base: Path) -> DataEntry:
             gen[key] = v[key]
     name = v.get("name")
     if name is None:
-        name = Path(v["graph"]).stem if "graph" in v else f"random-{gen['seed']}"
+        name = _graph_name(v["graph"]) if "graph" in v else f"random-{gen['seed']}"
     if not isinstance(name, str) or not name:
         raise keys.error(f"{where}.name", "expected a non-empty string")
     return DataEntry(name, gen)
