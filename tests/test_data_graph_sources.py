@@ -111,6 +111,10 @@ def test_synthetic_from_degree_sequence(tmp_path):
     ("synthetic:nodes=10,exponent=1.5", "exponent=1.5"),
     ("synthetic:nodes=10,collab", "'collab' is neither a preset"),
     ("synthetic:degrees=/nonexistent.npy", "no such file"),
+    # found by fuzzing: numpy refuses a negative seed (a ValueError, exit 3)
+    ("synthetic:nodes=10,edges=5,seed=-1", "seed=-1: expected an integer >= 0"),
+    # found by fuzzing: Path.is_dir() raises for a name too long (an OSError, exit 3)
+    ("g" * 300 + ".npz", "cannot read: File name too long"),
 ])
 def test_synthetic_errors(spec, msg):
     with pytest.raises(UserError, match=msg):

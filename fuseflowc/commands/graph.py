@@ -12,7 +12,7 @@ import click
 @click.argument("source", metavar="SOURCE")
 @click.option("-o", "--output", "output", metavar="OUT.npz", default=None,
               help="Write the graph as a graph archive (atomically).")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of a synthetic graph without its own seed=.")
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
 def cmd(source: str, output: str | None, seed: int, as_json: bool) -> None:

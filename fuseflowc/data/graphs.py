@@ -280,6 +280,12 @@ def load_graph(source: str, features: str = "identity", num_features: int = 16,
         return g
     path_text, opts = split_options(source)
     path = Path(path_text)
+    try:
+        path.stat()  # Path.is_dir() raises for a name too long or a loop of links
+    except FileNotFoundError:
+        pass  # each kind says "no such file" below
+    except OSError as e:
+        raise UserError(f"{path_text}: cannot read: {e.strerror}") from None
     if path.is_dir():
         from .ogb import load_ogb_graph
         unknown = sorted(set(opts) - {"relation"})
