@@ -20,25 +20,26 @@ import random
 import re
 from dataclasses import dataclass, field
 
-from .corpus import Corpus, Seed
-from .datamut import mutate_data
+from .corpus import KINDS, Corpus, Seed
+from .datamut import mutate_data, mutate_file, mutate_tree
 from .sandbox import Entry, Special
 from .textmut import TextMutator
 
 #: Every subcommand, with its weight in the mix (cheap ones more often; all of them always).
 COMMANDS: dict[str, int] = {"check": 10, "fuse": 10, "orders": 6, "lower": 10, "opt": 10,
                             "simulate": 12, "dot": 6, "estimate": 9, "run": 9, "gen-data": 8,
-                            "sweep": 4, "report": 6}
+                            "graph": 5, "sweep": 4, "report": 6}
 #: The seed kind each command reads (estimate reads all three IRs).
 READS = {"check": ("program",), "fuse": ("program",), "orders": ("program",),
          "run": ("program",), "gen-data": ("program",), "lower": ("fused",),
          "opt": ("samml",), "simulate": ("samml",), "dot": ("samml",),
-         "estimate": ("program", "fused", "samml"), "sweep": ("spec",), "report": ("results",)}
+         "estimate": ("program", "fused", "samml"), "sweep": ("spec",), "report": ("results",),
+         "graph": ("graph",)}
 #: Commands whose input may be `-` (stdin).
 STDIN_OK = {"check", "fuse", "orders", "lower", "opt", "simulate", "dot", "estimate"}
 #: The text kind (textmut) of each seed kind.
 TEXT_KIND = {"program": "program", "fused": "fused", "samml": "samml", "spec": "toml",
-             "results": "csv", "arch": "toml"}
+             "results": "csv", "arch": "toml", "graph": "csv"}
 
 USER_FILE = "notes.txt"
 USER_DIR = "mydir"
@@ -146,8 +147,7 @@ class _Builder:
     # ---- inputs ---------------------------------------------------------------------------
     def seed_of(self, kinds: tuple[str, ...]) -> Seed | None:
         if self.chance(0.06):  # an input of the wrong kind
-            kinds = tuple(k for k in ("program", "fused", "samml", "spec", "results", "arch")
-                          if k not in kinds)
+            kinds = tuple(k for k in KINDS if k not in kinds)
         pool = [s for k in kinds for s in self.corpus.seeds.get(k, [])]
         return self.pick(pool) if pool else None
 
@@ -159,7 +159,10 @@ class _Builder:
             c.args.append(("nonexistent.ff",))
             return None
         self.add_files(self.corpus.seed_files(seed))
-        if self.chance(0.55):
+        arg = seed.path
+        if seed.kind == "graph":
+            arg = self.mutate_graph(seed)
+        elif self.chance(0.55):
             donors = [self.corpus.files(s.path).get(s.path, b"").decode("utf-8", "replace")
                       for s in self.corpus.seeds[seed.kind][:12]]
             m = TextMutator(TEXT_KIND[seed.kind], self.rng, donors,
@@ -171,14 +174,32 @@ class _Builder:
             c.files[p], note = TextMutator("program", self.rng).mutate(c.files[p])
             c.notes.append(f"{p}: {note}")
         c.inputs.append(seed.path)
-        if stdin_ok and self.chance(0.1):
+        is_file = isinstance(c.files.get(seed.path), bytes)
+        if stdin_ok and is_file and self.chance(0.1):
             c.stdin = c.files[seed.path]
             c.args.append(("-",))
         elif stdin_ok and self.chance(0.02):
             c.args.append(("-",))  # stdin left empty
         else:
-            c.args.append((seed.path,))
+            c.args.append((arg,))
         return seed
+
+    def mutate_graph(self, seed: Seed) -> str:
+        """Maybe mutate a graph source (a file, an OGB directory, or a name such as
+        synthetic:...); returns the argument naming it."""
+        c = self.case
+        if not self.chance(0.55):
+            return seed.path
+        if isinstance(c.files.get(seed.path), bytes):
+            c.files[seed.path], note = mutate_file(seed.path, c.files[seed.path], self.rng)
+        elif any(k.startswith(seed.path + "/") for k in c.files):
+            note = mutate_tree(c.files, seed.path, self.rng)
+        else:  # a name: its numbers and keys mutated like any text (no NUL fits in argv)
+            new, note = TextMutator("graphname", self.rng).mutate(seed.path.encode())
+            c.notes.append(f"graph source: {note}")
+            return new.decode("utf-8", "replace").replace("\0", "")
+        c.notes.append(f"{seed.path}: {note}")
+        return seed.path
 
     def names(self, seed: Seed | None) -> _Names:
         """The names of the seed as it was before mutation (a valid text)."""
@@ -484,13 +505,15 @@ class _Builder:
             self.opt("--seed", self.pick(("1", "2")) if self.good(0.7) else
                      self.pick(("-1", "99999999999999999999", "x")))
         if self.chance(0.12):
-            g = self.pick(("karate", "x.mtx")) if self.good(0.6) else \
-                self.pick(("nonexistent.npz", "/dev/zero", "."))
-            if g == "x.mtx":
-                self.case.files["x.mtx"] = (b"%%MatrixMarket matrix coordinate pattern "
-                                            b"symmetric\n3 3 2\n2 1\n3 2\n")
-                self.case.inputs.append(g)
-            self.opt("--graph", g)
+            graphs = self.corpus.seeds.get("graph", [])
+            if graphs and self.good(0.8):
+                g = self.pick(graphs)
+                self.add_files(self.corpus.seed_files(g))
+                self.case.inputs.append(g.path)
+                arg = self.mutate_graph(g) if self.chance(0.3) else g.path
+            else:
+                arg = self.pick(("nonexistent.npz", "/dev/zero", ".", "synthetic:", "karate,x"))
+            self.opt("--graph", arg)
             if self.chance(0.3):
                 self.opt("--normalize", self.pick(("gcn", "mean", "none", "x")))
             if self.chance(0.2):
@@ -505,6 +528,20 @@ class _Builder:
         if self.chance(0.1):
             self.schedule(names)
         self.output("-o", "dir", p_odd=0.35)
+
+    def graph(self, seed, names):
+        if self.chance(0.3):
+            self.opt("--seed", self.pick(("1", "2")) if self.good(0.7) else
+                     self.pick(("-1", "99999999999999999999", "x")))
+        if self.chance(0.2):
+            self.opt("--json")
+        if self.chance(0.4):
+            self.output("-o", "file", p_odd=0.3)
+            a = self.case.args[-1]
+            if a[1] == "out.txt":
+                name = "out" + self.pick((".npz", ".npz", ".npy", ""))
+                self.case.args[-1] = (a[0], name)
+                self.case.outputs[-1] = name
 
     def sweep(self, seed, names):
         # only the corpus's own small specs run for real: the examples' grids take minutes

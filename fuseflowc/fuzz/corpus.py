@@ -23,8 +23,12 @@ from pathlib import Path
 
 from .execute import Limits, run_command
 
-#: Every kind of seed, and the commands that read it.
-KINDS = ("program", "fused", "samml", "spec", "results", "arch")
+#: Every kind of seed (a `graph` seed is a file, an OGB directory, or a source name such as
+#: karate or synthetic:...).
+KINDS = ("program", "fused", "samml", "spec", "results", "arch", "graph")
+#: Graph sources that are names, not files (small: a case must stay cheap).
+GRAPH_NAMES = ("karate", "synthetic:nodes=40,edges=60,features=4,density=0.2,seed=2",
+               "synthetic:nodes=30,edges=20", "synthetic:mag,nodes=50,edges=90,features=3")
 INCLUDE_RE = re.compile(rb'^\s*include\s+"([^"\n]*)"', re.M)
 SOURCE_RE = re.compile(rb'^\s*source\s+"([^"\n]*)"', re.M)
 SPEC_PATH_RE = re.compile(rb'^\s*(path|dir)\s*=\s*"([^"\n]*)"', re.M)
@@ -356,6 +360,8 @@ def build_corpus(repo: Path, root: Path, scope: str = "full", log=None) -> Corpu
     (arch / "small.toml").write_text(SMALL_ARCH)
     seeds["arch"] = [Seed("arch", f"seeds/arch/{n}") for n in ("arch.toml", "small.toml")]
 
+    seeds["graph"] = _make_graphs(b, root)
+
     shutil.rmtree(root / ".build", ignore_errors=True)
     if log:
         log(f"corpus: {sum(map(len, seeds.values()))} seeds and {len(data_of)} data directories "
@@ -366,6 +372,46 @@ def build_corpus(repo: Path, root: Path, scope: str = "full", log=None) -> Corpu
                                  "seeds": {k: [asdict(s) for s in v] for k, v in seeds.items()}},
                                 indent=1))
     return Corpus(root, seeds, data_dirs)
+
+
+def _make_graphs(b: _Builder, root: Path) -> list[Seed]:
+    """Graph sources in every form `graph` and `gen-data --graph` read, made from KarateClub:
+    a graph archive, a PyG edge_index (.npy) and PyG arrays (.npz), Matrix Market, and an OGB
+    raw directory (gzip CSV, fixed timestamps); each kept only if `graph` reads it."""
+    import gzip
+
+    import numpy as np
+    import scipy.sparse as sp
+
+    from .datamut import npy_bytes, npz_bytes
+
+    d = root / "seeds/graphs"
+    (d / "ogb/raw").mkdir(parents=True)
+    if not b.run(["graph", "karate", "-o", "seeds/graphs/karate.npz"])[0]:
+        return [Seed("graph", g) for g in GRAPH_NAMES]
+    with np.load(d / "karate.npz") as z:
+        n = int(z["adj_shape"][0])
+        adj = sp.csr_matrix((np.ones(z["adj_indices"].size), z["adj_indices"], z["adj_indptr"]),
+                            shape=tuple(z["adj_shape"]))
+        labels = z["labels"]
+    coo = sp.triu(adj, 1).tocoo()
+    edges = np.stack([coo.row, coo.col]).astype(np.int64)
+    feats = np.round(np.random.default_rng(1).uniform(-1, 1, (n, 3)), 3)
+    (d / "edge_index.npy").write_bytes(npy_bytes(edges))
+    (d / "pyg.npz").write_bytes(npz_bytes({"edge_index": edges, "x": feats, "y": labels,
+                                           "num_nodes": np.array(n)}))
+    (d / "karate.mtx").write_text(
+        f"%%MatrixMarket matrix coordinate pattern symmetric\n{n} {n} {edges.shape[1]}\n"
+        + "".join(f"{c + 1} {r + 1}\n" for r, c in edges.T))
+    raw = {"edge.csv.gz": "".join(f"{r},{c}\n" for r, c in edges.T),
+           "num-node-list.csv.gz": f"{n}\n", "num-edge-list.csv.gz": f"{edges.shape[1]}\n",
+           "node-feat.csv.gz": "".join(",".join(map(str, row)) + "\n" for row in feats),
+           "node-label.csv.gz": "".join(f"{y}\n" for y in labels)}
+    for name, text in raw.items():
+        (d / "ogb/raw" / name).write_bytes(gzip.compress(text.encode(), mtime=0))
+    files = [f"seeds/graphs/{f}" for f in ("karate.npz", "edge_index.npy", "pyg.npz",
+                                           "karate.mtx", "ogb")]
+    return [Seed("graph", g) for g in (*GRAPH_NAMES, *files) if b.run(["graph", g])[0]]
 
 
 def _jsonl_to_csv(src: Path, dst: Path) -> None:

@@ -13,6 +13,7 @@ same seed gives the same bytes.
 
 from __future__ import annotations
 
+import gzip
 import io
 import random
 import zipfile
@@ -321,11 +322,43 @@ def mutate_data(files: dict[str, Entry], d: str, rng: random.Random) -> str:
                     return f"{p} as Matrix Market, {note}"
                 files[q] = mtx
                 return f"{p} as Matrix Market"
-        f = _mutate_npy if p.endswith(".npy") else _mutate_npz
-        files[p], note = f(data, rng)
-        return f"{p}: {note}"
-    if p.endswith(".mtx"):
-        files[p], note = _mutate_mtx(data, rng)
-        return f"{p}: {note}"
-    files[p], note = TextMutator("level", rng).mutate(data)  # SAM level files are text
+    files[p], note = mutate_file(p, data, rng)
+    return f"{p}: {note}"
+
+
+def _mutate_gzip(data: bytes, rng: random.Random) -> tuple[bytes, str]:
+    """A gzip-compressed text (OGB's .csv.gz): its text mutated and recompressed (fixed
+    timestamp), or the compressed bytes broken."""
+    try:
+        text = gzip.decompress(data)
+    except (OSError, EOFError):
+        text = None
+    if text is None or rng.random() < 0.2:
+        k = rng.randrange(len(data) + 1)
+        return (data[:k], f"gzip truncated at {k}") if rng.random() < 0.5 else \
+            (data[:k] + b"\xff" + data[k + 1:], f"gzip byte {k} replaced")
+    text, note = TextMutator("csv", rng).mutate(text)
+    return gzip.compress(text, mtime=0), f"(inside gzip) {note}"
+
+
+def mutate_file(path: str, data: bytes, rng: random.Random) -> tuple[bytes, str]:
+    """One file of a data set mutated by its kind (.npy, .npz, .mtx, .gz, else text)."""
+    if path.endswith(".npy"):
+        return _mutate_npy(data, rng)
+    if path.endswith(".npz"):
+        return _mutate_npz(data, rng)
+    if path.endswith(".mtx"):
+        return _mutate_mtx(data, rng)
+    if path.endswith(".gz"):
+        return _mutate_gzip(data, rng)
+    return TextMutator("level", rng).mutate(data)  # SAM level files and CSV are text
+
+
+def mutate_tree(files: dict[str, Entry], d: str, rng: random.Random) -> str:
+    """Mutate one file under directory `d` (any depth), or its structure; returns what."""
+    names = sorted(p for p in files if p.startswith(d + "/") and isinstance(files[p], bytes))
+    if not names or rng.random() < 0.25:
+        return _structure(files, d, rng)
+    p = rng.choice(names)
+    files[p], note = mutate_file(p, files[p], rng)
     return f"{p}: {note}"
