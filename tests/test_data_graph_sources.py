@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -111,6 +113,10 @@ def test_synthetic_from_degree_sequence(tmp_path):
     ("synthetic:nodes=10,exponent=1.5", "exponent=1.5"),
     ("synthetic:nodes=10,collab", "'collab' is neither a preset"),
     ("synthetic:degrees=/nonexistent.npy", "no such file"),
+    # found by fuzzing: numpy refuses a negative seed (a ValueError, exit 3)
+    ("synthetic:nodes=10,edges=5,seed=-1", "seed=-1: expected an integer >= 0"),
+    # found by fuzzing: Path.is_dir() raises for a name too long (an OSError, exit 3)
+    ("g" * 300 + ".npz", "cannot read: File name too long"),
 ])
 def test_synthetic_errors(spec, msg):
     with pytest.raises(UserError, match=msg):
@@ -295,6 +301,29 @@ def test_graph_command(tmp_path):
     assert g.num_edges == 250 and g.features.nnz == 200
     r = CliRunner().invoke(main, ["graph", "synthetic:nodes=3,edges=9"])
     assert r.exit_code == 1 and "do not fit" in r.output
+
+
+def test_graph_output_is_an_ordinary_checked_output(tmp_path):
+    """Found by fuzzing: `graph -o` wrote its archive 0600 (mkstemp's mode), and could replace
+    its own source. Now it goes through fuseflowc.outputs like every other output."""
+    from golden import run_cli
+
+    old = os.umask(0o022)
+    try:
+        r = run_cli(["graph", "karate", "-o", str(tmp_path / "k.npz")])
+        assert r.exit_code == 0, r.stderr
+        assert stat.S_IMODE(os.stat(tmp_path / "k.npz").st_mode) == 0o644
+        before = (tmp_path / "k.npz").read_bytes()
+        r = run_cli(["graph", str(tmp_path / "k.npz"), "-o", str(tmp_path / "k.npz")])
+        assert r.exit_code == 1 and "is also an input of this command" in r.stderr, r.stderr
+        assert (tmp_path / "k.npz").read_bytes() == before
+        r = run_cli(["graph", "karate", "--seed", "-1", "-o", str(tmp_path / "s.npz")])
+        assert r.exit_code == 2 and "-1 is not in the range x>=0" in r.stderr, r.stderr
+        r = run_cli(["graph", "karate", "-o", str(tmp_path / "nodir" / "k.npz")])
+        assert r.exit_code == 1 and "does not exist" in r.stderr, r.stderr
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["k.npz"]
+    finally:
+        os.umask(old)
 
 
 def test_sweep_specs_take_synthetic_and_ogb_graphs(tmp_path):

@@ -21,7 +21,7 @@ NORMALIZATIONS = ("gcn", "mean", "none")
 @click.option("--density", "densities", multiple=True, metavar="[T=]D",
               help="Fraction of non-zero entries: T=0.1 for input T, or 0.1 for every input "
                    "without its own (repeatable). Default: 1 for dense formats, 0.1 otherwise.")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Random seed; the same seed gives the same files.")
 @click.option("--graph", "graph", metavar="SOURCE", default=None,
               help="Take the adjacency (and features) from a graph: karate, PATH.npz or PATH.mtx.")

@@ -39,14 +39,14 @@ def cmd(results: str, out_dir: str | None, fmt: str, as_json: bool, json_out: st
     """
     from ..outputs import Outputs
     from ..sweep.markdown import render
-    from ..sweep.results import read_rows
+    from ..sweep.results import REPORT_COLUMNS, read_rows
     from ..sweep.summary import clean_json, summarize
 
     out = Outputs(results)
     report_dir = out.directory(out_dir) if out_dir is not None else None
     stdout = out.file("-") if as_json or report_dir is None else None
     json_file = out.file(json_out, "--json-out") if json_out is not None else None
-    summary = summarize(read_rows(results))
+    summary = summarize(read_rows(results, REPORT_COLUMNS))
     text_json = json.dumps(clean_json(summary), indent=1) + "\n"
     images: dict[str, str] = {}
     with out:

@@ -167,6 +167,10 @@ def _read_scipy_npz(path: Path) -> RawTensor:
 
     try:
         m = sp.load_npz(path)
+        # load_npz trusts indptr and indices; scipy's C++ code then reads out of bounds (a
+        # segfault or heap corruption, found by fuzzing): check the structure first
+        if hasattr(m, "check_format"):
+            m.check_format(full_check=True)
     except Exception as e:  # scipy raises a variety of errors for broken archives
         raise _err(path, f"unreadable or corrupt scipy.sparse .npz file ({e})") from None
     coo = m.tocoo()
