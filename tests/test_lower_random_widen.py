@@ -69,6 +69,7 @@ CONSUMERS = [
     "m[i] = sum[j](sigmoid(P[i,j]))",
     "m[i] = sum[j](b[j] / exp(P[i,j]))",
     "m[i] = sum[j](1 / P[i,j])",                # 1/0: +inf (a stored zero is +0.0)
+    "m[i] = sum[j](P[i,j] / D[i,j])",           # 0/0: NaN where D stores a zero
     "m[j] = sum[i](b[j] / P[i,j])",
     "m[i] = sum[j](mask(D[i,j], P[i,j]))",
     "m[i] = sum[j](P[i,j] + 1)",

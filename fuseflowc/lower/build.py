@@ -311,6 +311,8 @@ class Analysis:
                     return True
                 if p.op in ("/", "mask") and e is p.rhs:
                     return True
+                if p.op == "/" and not (isinstance(p.rhs, X.Const) and p.rhs.value != 0):
+                    return True  # an explicit 0 / 0 is NaN, an absent numerator no entry
                 if p.op in ("+", "-"):
                     if isinstance(other, X.Const):
                         return True  # e + c: an explicit 0 gives c, absence nothing
