@@ -24,8 +24,8 @@ def cmd(results: str, out_dir: str | None, fmt: str, as_json: bool) -> None:
     over dataflow orders (best, median, worst, normalized to the worst); the estimator's error
     against the simulator; and the failed configurations. With -o DIR it also draws the
     matching plots (speedup bars, normalized FLOPs and bytes, parallel and block scaling, order
-    spread) as SVG or PNG, when matplotlib is installed (pip install 'fuseflowc[plot]');
-    without it the report is text only, and says so on stderr.
+    spread) as SVG or PNG with matplotlib (installed with fuseflowc); should it be
+    missing, the report is text only, and says so on stderr.
 
     \b
     Examples:
@@ -49,7 +49,7 @@ def cmd(results: str, out_dir: str | None, fmt: str, as_json: bool) -> None:
         if plots.available():
             images = plots.draw_all(summary, tmp, fmt)
         else:
-            click.echo("report: matplotlib is not installed (pip install 'fuseflowc[plot]'): "
+            click.echo("report: matplotlib is not installed (pip install matplotlib): "
                        "text only, no plots", err=True)
         (tmp / "report.md").write_text(render(summary, results, images) + "\n", encoding="utf-8")
         (tmp / "summary.json").write_text(text_json, encoding="utf-8")
