@@ -79,7 +79,7 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, json_file, arch_file, sets,
     stats = result_stats(result, arch)
     from rich.console import Console
     console = Console(file=sys.stderr, width=None if sys.stderr.isatty() else 110)
-    print_tables(stats, console)
+    print_tables(stats, console, module=module)
     if json_file:
         from ..files import write_output
         write_output(json_file, json.dumps(stats, indent=1, sort_keys=False) + "\n")

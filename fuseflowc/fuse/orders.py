@@ -26,7 +26,8 @@ def region_pog(r: ir.Region) -> POG:
 
 def region_orders(f: ir.FusedProgram, region: str | None = None, list_n: int = 0) -> list[dict]:
     """Per region (or only `region`, by name or fusion-group name): its size, POG edge count,
-    exact order count and the first `list_n` orders of the enumeration."""
+    exact order count, the first `list_n` orders of the enumeration and the program's names
+    of its renamed indices."""
     chosen = [r for r in f.regions if region is None or region in (r.name, r.group)]
     if not chosen:
         known = ", ".join(r.name for r in f.regions)
@@ -44,6 +45,8 @@ def region_orders(f: ir.FusedProgram, region: str | None = None, list_n: int = 0
             "orders": count,
             "sci": sci(count),
             "index_order": names,
+            # the program's names of the renamed indices (`orders` shows u0 as `u0(j)`)
+            "source_names": {x: list(ns) for x, ns in r.source_names().items()},
             "listed": [[names[v] for v in o] for o in pog.orders(list_n)],
         })
     return rows

@@ -51,13 +51,14 @@ def regions_from_fused(fp: F.FusedProgram) -> tuple[list[X.Region], dict[str, X.
             if inst.id not in mat or inst.statement in done:
                 continue
             done.add(inst.statement)
-            reg = X.Region(_unique(f"{r.name}_{inst.statement}", regions))
+            reg = X.Region(_unique(f"{r.name}_{inst.statement}", regions),
+                           source_names=r.source_names())
             st = _statement(inst, views, insts, mat, order, tensors, read, widen)
             st.order = _own_order(st, tensors, order)
             reg.statements.append(st)
             regions.append(reg)
             written.add(inst.statement)
-        reg = X.Region(_unique(r.name, regions))
+        reg = X.Region(_unique(r.name, regions), source_names=r.source_names())
         for inst in r.exprs:
             if inst.writes and inst.statement not in done:
                 reg.statements.append(

@@ -24,8 +24,20 @@ def print_module(m: Module) -> str:
     for item in m.sequence():
         if out:
             out.append("")
-        out.append(print_graph(item) if isinstance(item, Graph) else print_permute(item))
+        if isinstance(item, Graph):
+            if item.source_names:
+                out.append(print_names(item))
+            out.append(print_graph(item))
+        else:
+            out.append(print_permute(item))
     return "\n".join(out) + "\n"
+
+
+def print_names(g: Graph) -> str:
+    """`names gcn {u0 = h, u1 = [i, k]}`: the program's names of g's renamed indices."""
+    attrs = ", ".join(f"{x} = {ns[0] if len(ns) == 1 else format_value(list(ns))}"
+                      for x, ns in g.source_names.items())
+    return f"names {g.name} {{{attrs}}}"
 
 
 def print_permute(p: Permute) -> str:
