@@ -43,7 +43,7 @@ def test_fused_ir_keeps_global_names_and_samml_carries_the_program_names():
         in fused.stdout
     low = run_cli(["lower", "-"], input=fused.stdout)
     assert low.exit_code == 0, low.stderr
-    assert "names C {u0 = k}\ngraph C {" in low.stdout
+    assert "names C {u0 = k}\n\ngraph C {" in low.stdout
     assert "index = u0}" in low.stdout and "u0(" not in low.stdout
 
 
@@ -69,8 +69,8 @@ def test_simulate_node_table_shows_program_names(tmp_path):
 
 GRAPH = """tensor A[N]: dense input
 tensor y[N]: dense output
-
 names g {u0 = j, u1 = [i, k]}
+
 graph g {
   %r0 = root {tensor = A}
   %c0, %r1 = scan %r0 {tensor = A, mode = 0, format = dense, index = u0}
@@ -88,12 +88,12 @@ def test_names_line_round_trips():
 
 
 @pytest.mark.parametrize("line, message", [
-    ("names h {u0 = j}", "<input>:4:7: error: names of graph h, which the module does not "
+    ("names h {u0 = j}", "<input>:3:7: error: names of graph h, which the module does not "
                          "define"),
-    ("names g {u0 = j}\nnames g {u1 = k}", "<input>:5:7: error: the names of graph g are "
+    ("names g {u0 = j}\nnames g {u1 = k}", "<input>:4:7: error: the names of graph g are "
                                            "given twice"),
-    ("names g {u0 = j, u0 = k}", "<input>:4:18: error: index u0 is named twice"),
-    ("names g {u0 = 3}", "<input>:4:10: error: index u0: expected a name or a list of names"),
+    ("names g {u0 = j, u0 = k}", "<input>:3:18: error: index u0 is named twice"),
+    ("names g {u0 = 3}", "<input>:3:10: error: index u0: expected a name or a list of names"),
 ])
 def test_bad_names_lines_are_located(line, message):
     with pytest.raises(UserError) as e:

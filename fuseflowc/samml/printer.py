@@ -15,21 +15,18 @@ from .ir import Graph, Module, Node, Permute, Schedule, Stream, TensorDecl
 
 
 def print_module(m: Module) -> str:
-    """The text of a whole module: source line, tensor declarations, then each graph."""
+    """The text of a whole module: source line, tensor declarations, the graphs' index names,
+    schedule directives, then each graph."""
     out: list[str] = []
     if m.source is not None:
         out.append(f'source "{m.source}"')
     out += [print_tensor(t) for t in m.tensors]
+    out += [print_names(g) for g in m.graphs if g.source_names]
     out += [print_schedule(d) for d in m.schedules]
     for item in m.sequence():
         if out:
             out.append("")
-        if isinstance(item, Graph):
-            if item.source_names:
-                out.append(print_names(item))
-            out.append(print_graph(item))
-        else:
-            out.append(print_permute(item))
+        out.append(print_graph(item) if isinstance(item, Graph) else print_permute(item))
     return "\n".join(out) + "\n"
 
 
