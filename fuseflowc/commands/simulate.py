@@ -97,7 +97,7 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
     if not as_json:
         from rich.console import Console
         console = Console(file=sys.stderr, width=None if sys.stderr.isatty() else 110)
-        print_tables(stats, console)
+        print_tables(stats, console, module=module)
     outputs = {t.name: result.tensors[t.name] for t in module.tensors
                if t.role == "output" and t.name in result.tensors}
     if check:

@@ -29,7 +29,8 @@ def region_pog(r: ir.Region) -> POG:
 
 def region_orders(f: ir.FusedProgram, region: str | None = None, list_n: int = 0) -> list[dict]:
     """Per region (or only `region`, by name or fusion-group name): its size, POG edge count,
-    exact order count and the first `list_n` orders of the enumeration."""
+    exact order count, the first `list_n` orders of the enumeration and the program's names
+    of its renamed indices."""
     if list_n > MAX_LISTED:
         raise UserError(f"--list {list_n}: at most {MAX_LISTED:,} orders are listed (a region "
                         f"may have 1e100 of them: the listing is kept in memory)")
@@ -50,6 +51,8 @@ def region_orders(f: ir.FusedProgram, region: str | None = None, list_n: int = 0
             "orders": count,
             "sci": sci(count),
             "index_order": names,
+            # the program's names of the renamed indices (`orders` shows u0 as `u0(j)`)
+            "source_names": {x: list(ns) for x, ns in r.source_names().items()},
             "listed": [[names[v] for v in o] for o in pog.orders(list_n)],
         })
     return rows

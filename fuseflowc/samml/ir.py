@@ -530,6 +530,9 @@ class Graph:
         self.name = name
         self.nodes: list[Node] = list(nodes or [])
         self.loc = loc
+        #: The program's names of the graph's renamed indices ({"u0": ("j",)}), from fuse;
+        #: shown by pictures and tables as `u0(j)` (fuseflowc.names), never computed with.
+        self.source_names: dict[str, tuple[str, ...]] = {}
 
     def add(self, node: Node, *inputs: Stream) -> Any:
         """Append `node` consuming `inputs`; create its output streams (kinds from its signature

@@ -118,6 +118,7 @@ class _Builder:
     def module(self, tree: Tree) -> Module:
         m = Module(loc=Loc(self.source, 1, 1))
         seen_source: Token | None = None
+        names: list[Tree] = []
         for item in tree.children:
             if item.data == "source":
                 tok = item.children[0]
@@ -137,10 +138,40 @@ class _Builder:
                 m.steps.append(self.permute(item, len(m.graphs)))
             elif item.data == "schedule":
                 m.schedules.append(self.schedule(item))
+            elif item.data == "names":
+                names.append(item)
             else:
                 m.graphs.append(self.graph(item))
+        for item in names:
+            self.names(item, m)
         self.sink.raise_if_any()
         return m
+
+    # -- index names -------------------------------------------------------------------------
+    def names(self, t: Tree, m: Module) -> None:
+        """`names GRAPH {u0 = j, u1 = [i, k]}`: the program's names of a graph's indices."""
+        name_tok, attrs = t.children
+        g = m.graph(str(name_tok))
+        if g is None:
+            self.sink.error(f"names of graph {name_tok}, which the module does not define",
+                            self.loc(name_tok))
+            return
+        if g.source_names:
+            self.sink.error(f"the names of graph {name_tok} are given twice", self.loc(name_tok))
+            return
+        for a in (attrs.children if attrs is not None else []):
+            if a is None:
+                continue
+            key_tok, value = a.children
+            v = self.value(value)
+            ns = tuple(v) if isinstance(v, list) else (v,)
+            if str(key_tok) in g.source_names:
+                self.sink.error(f"index {key_tok} is named twice", self.loc(key_tok))
+            elif not ns or not all(isinstance(x, str) for x in ns):
+                self.sink.error(f"index {key_tok}: expected a name or a list of names",
+                                self.loc(key_tok))
+            else:
+                g.source_names[str(key_tok)] = ns
 
     # -- tensor declarations -----------------------------------------------------------------
     def tensor_decl(self, t: Tree) -> TensorDecl | None:
