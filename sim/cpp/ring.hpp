@@ -6,6 +6,8 @@
 #include <cstring>
 #include <new>
 
+#include "tokens.hpp"
+
 namespace fastsim {
 
 template <class T>
