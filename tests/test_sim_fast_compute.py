@@ -19,6 +19,7 @@ from sim import engine_fast
 from sim.channel import Channel
 from sim.ops import ALU_OPS, SCALAR_CONST, arity
 from sim.prims_compute import Alu, Reduce, Spacc1, Spacc2
+from sim.prims_crd import Fork, Join
 from sim.tokens import D, N, parse, stop
 
 pytestmark = pytest.mark.skipif(not engine_fast.available(), reason="sim._fast is not built")
@@ -279,3 +280,53 @@ def test_numpy_scalars_stay_numpy():
         nodes[1].wire([mid], sink_ports(1, sinks, chans, a))
     out = assert_same(Case(make, ["val"], DEFAULT))
     assert out[0] != "error" and out[3][0][:2] == [key(math.inf)] * 2, out
+
+
+
+def _chain(nodes, feeds, kinds, n_out, depth=3):
+    """A Case of a pipeline: nodes[0] reads feeds[0]; each next node reads the previous one's
+    outputs (a fork's lanes: a join) after the remaining feeds; the last one's n_out outputs go
+    to sinks. Channels between them are `depth` deep (back-pressure: many activations)."""
+    def wiring(ns, ins, chans, sinks, a):
+        prev = [Channel("m0", "val", depth)]
+        chans.extend(prev)
+        ns[0].wire(ins[:1], prev)
+        for k, n in enumerate(ns[1:-1], 1):
+            outs = [Channel(f"m{k}.{j}", "val", depth) for j in range(getattr(n, "lanes", 1))]
+            chans.extend(outs)
+            n.wire(prev, outs)
+            prev = outs
+        ns[-1].wire(ins[1:] + prev, sink_ports(n_out, sinks, chans, a))
+    return Case(lambda: ([make() for make in nodes], feeds, wiring), kinds, DEFAULT)
+
+
+@pytest.mark.parametrize("consumer", ["reduce", "spacc1", "spacc2", "fork-join"])
+def test_blocks_made_during_the_run_are_collected_safely(consumer):
+    """More blocks than the block table collects at (2**16: fed ones pinned, an ALU's made
+    during the run): what an accumulator holds (reduce, spacc1, spacc2) or a fork's lane queues
+    hold across activations must survive the collections; the results stay the Python engine's."""
+    n, width = 36_000, 60
+    val, crd0, crd1 = [], [], []
+    for f in range(n // width):
+        val += [np.full((1, 1), float((f * width + k) % 97)) for k in range(width)] + [stop(0)]
+        crd0 += [k % 7 for k in range(width)] + [stop(0)]   # repeated coordinates accumulate
+        crd1.append(f % 5)
+    alu = lambda: Alu("neg", "neg", 1)   # noqa: E731
+    if consumer == "spacc2":
+        val[-1] = crd0[-1] = stop(2)
+        case = _chain([alu, lambda: Spacc2("s", "sum", 1)],
+                      [at0(val + [D]), at0(crd1 + [stop(1), D]), at0(crd0 + [D])],
+                      ["val", "crd", "crd"], 3)
+    elif consumer == "spacc1":
+        val[-1] = crd0[-1] = stop(1)
+        case = _chain([alu, lambda: Spacc1("s", "sum", 1)], [at0(val + [D]), at0(crd0 + [D])],
+                      ["val", "crd"], 2)
+    else:
+        val[-1] = stop(1)
+        if consumer == "reduce":
+            case = _chain([alu, lambda: Reduce("r", "sum", 1)], [at0(val + [D])], ["val"], 1)
+        else:   # lanes as deep as a unit (a fiber): shallower ones deadlock a fork -> join
+            case = _chain([alu, lambda: Fork("f", 3, 1), lambda: Join("j", 3, 1)],
+                          [at0(val + [D])], ["val"], 1, depth=width + 1)
+    out = assert_same(case, max_cycles=10_000_000)
+    assert out[0] != "error", out
