@@ -163,7 +163,7 @@ class _Builder:
             if a is None:
                 continue
             key_tok, value = a.children
-            v = self.value(value)
+            v = self.value(value, str(key_tok))
             ns = tuple(v) if isinstance(v, list) else (v,)
             if str(key_tok) in g.source_names:
                 self.sink.error(f"index {key_tok} is named twice", self.loc(key_tok))
