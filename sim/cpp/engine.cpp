@@ -90,7 +90,7 @@ i64 Engine::earliest_firing() const {
 void Engine::collect_blocks() {
   blocks_->collect([this](auto&& mark) {
     for (Channel* c : channels_)
-      c->q.for_each([&mark](Token x, i64) { mark(x); });
+      for (size_t k = 0; k < c->size(); ++k) mark(c->q.tok(k));
     for (Node* n : nodes_) n->visit_tokens(mark);
   });
 }

@@ -94,10 +94,10 @@ PYBIND11_MODULE(_fast, m) {
              Channel& ch = g.channel(c);
              std::vector<Token> toks;
              py::list times;
-             ch.q.for_each([&](Token x, i64 at) {
-               toks.push_back(x);
-               times.append(at);
-             });
+             for (size_t k = 0; k < ch.size(); ++k) {
+               toks.push_back(ch.q.tok(k));
+               times.append(ch.q.time(k));
+             }
              return py::make_tuple(tokens_to_list(g, toks), times);
            },
            "A channel's tokens and their arrival cycles (deadlock reports).");

@@ -6,8 +6,6 @@
 #include <cstring>
 #include <new>
 
-#include "tokens.hpp"
-
 namespace fastsim {
 
 template <class T>
