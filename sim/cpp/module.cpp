@@ -93,11 +93,9 @@ PYBIND11_MODULE(_fast, m) {
            [](Graph& g, int c) {
              Channel& ch = g.channel(c);
              std::vector<Token> toks;
+             for (size_t k = 0; k < ch.toks.size(); ++k) toks.push_back(ch.toks[k]);
              py::list times;
-             for (size_t k = 0; k < ch.size(); ++k) {
-               toks.push_back(ch.q.tok(k));
-               times.append(ch.q.time(k));
-             }
+             for (size_t k = 0; k < ch.times.size(); ++k) times.append(ch.times[k]);
              return py::make_tuple(tokens_to_list(g, toks), times);
            },
            "A channel's tokens and their arrival cycles (deadlock reports).");
