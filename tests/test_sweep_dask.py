@@ -45,6 +45,7 @@ path = "{MODELS / 'gcn' / 'gcn_partial.ff'}"
 path = "{KERNELS / 'spmv.ff'}"
 [[data]]
 graph = "g.npz"
+sizes = {{ C = 3 }}
 [[data]]
 name = "spmv-dir"
 dir = "spmv_data"
