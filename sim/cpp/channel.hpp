@@ -187,19 +187,19 @@ class TokenBlocks {
 /// these in three deques: toks, times, free).
 ///
 /// A bounded FIFO of depth d is one ring of exactly d entries: the tokens [head, head + n),
-/// then the slots taken by a firing that has not pushed yet, then the free slots, each holding
-/// its free cycle. Popping a token frees its entry, which is then the last free slot in ring
-/// order (d entries: head + d wraps to it), so a token's whole life is two writes of one
-/// 16-byte entry. An unbounded FIFO never waits for a slot; its tokens live in TokenBlocks.
+/// then the free slots, each holding the cycle it became free. Popping a token frees its
+/// entry, which is then the last free slot in ring order (d entries: head + d wraps to it); a
+/// firing reads the first free slot's cycle (Firing::slot) and pushes its token into it. So a
+/// token's whole life is two writes of one 16-byte entry, and the state is (head, n). An
+/// unbounded FIFO never waits for a slot; its tokens live in TokenBlocks.
 class Fifo {
  public:
   explicit Fifo(i64 depth) : bounded_(depth >= 0) {
     if (bounded_) {
-      cap_ = size_t(depth);
+      cap_ = lim_ = size_t(depth);
       e_ = static_cast<Entry*>(std::malloc(std::max<size_t>(cap_, 1) * sizeof(Entry)));
       if (!e_) throw std::bad_alloc();
       for (size_t k = 0; k < cap_; ++k) e_[k] = Entry{0, 0};   // every slot free at cycle 0
-      nfree_ = cap_;
     }
   }
   Fifo(const Fifo&) = delete;
@@ -233,25 +233,15 @@ class Fifo {
 
   // ---- the producer's side ------------------------------------------------------------------
   /// True when a token can be pushed now (a free slot, or unbounded).
-  FASTSIM_INLINE bool room() const { return !bounded_ || nfree_ > 0; }
+  FASTSIM_INLINE bool room() const { return !bounded_ || n_ < lim_; }
   /// Free slots (bounded FIFOs) and the cycle the j-th of them became free.
-  FASTSIM_INLINE size_t free_count() const { return nfree_; }
-  FASTSIM_INLINE i64 free_time(size_t j) const {
-    return i64(e_[wrap(head_ + n_ + taken_ + j)].a);
-  }
-  /// Take the first free slot for the next push (bounded; room() must hold); returns the cycle
-  /// it became free.
-  FASTSIM_INLINE i64 take_slot() {
-    i64 s = free_time(0);
-    ++taken_;
-    --nfree_;
-    return s;
-  }
-  /// Push a token visible at cycle `at` into the slot taken for it (bounded), or at the end.
+  FASTSIM_INLINE size_t free_count() const { return lim_ - n_; }
+  FASTSIM_INLINE i64 free_time(size_t j) const { return i64(e_[wrap(head_ + n_ + j)].a); }
+  /// Push a token visible at cycle `at` into the first free slot (bounded: room() must hold),
+  /// or at the end.
   FASTSIM_INLINE void push(Token x, i64 at) {
     if (!bounded_) return u_.push(x, at);
-    if (!taken_) take_untimed();
-    --taken_;
+    if (n_ >= lim_) full();
     e_[wrap(head_ + n_)] = Entry{x.bits(), at};
     ++n_;
   }
@@ -263,7 +253,6 @@ class Fifo {
     Entry& h = e_[head_];
     Token x = Token::from_bits(h.a);
     h.a = u64(f + 1);   // the entry is now the last free slot
-    ++nfree_;
     head_ = wrap(head_ + 1);
     --n_;
     return x;
@@ -275,14 +264,14 @@ class Fifo {
     clear();
     if (!bounded_) return;
     for (size_t j = 0; j < k; ++j) e_[j].a = u64(free_cycles[j]);
-    nfree_ = k;
+    lim_ = k;
   }
   /// Empty, every slot free (at cycle 0).
   void clear() {
     u_.clear();
-    head_ = n_ = taken_ = 0;
-    nfree_ = bounded_ ? cap_ : 0;
-    for (size_t k = 0; k < nfree_; ++k) e_[k].a = 0;
+    head_ = n_ = 0;
+    lim_ = cap_;
+    for (size_t k = 0; k < cap_; ++k) e_[k].a = 0;
   }
 
  private:
@@ -291,15 +280,13 @@ class Fifo {
     i64 b;   // the token's visible cycle
   };
   FASTSIM_INLINE size_t wrap(size_t i) const { return i >= cap_ ? i - cap_ : i; }
-  [[gnu::noinline]] void take_untimed() {
-    if (!nfree_) throw std::logic_error("push into a full bounded channel (primitive bug)");
-    ++taken_;
-    --nfree_;
+  [[noreturn, gnu::noinline]] static void full() {
+    throw std::logic_error("push into a full bounded channel (primitive bug)");
   }
 
   Entry* e_ = nullptr;                 // bounded: the ring
-  size_t cap_ = 0, head_ = 0, n_ = 0;
-  size_t taken_ = 0, nfree_ = 0;       // bounded: slots taken for a push, free slots
+  size_t cap_ = 0, lim_ = 0;           // bounded: entries; slots usable (a staging port: fewer)
+  size_t head_ = 0, n_ = 0;            // bounded: first token, tokens
   TokenBlocks u_;                      // unbounded: the tokens
   bool bounded_;
 };

@@ -104,10 +104,11 @@ class Firing {
     if (c > f_) f_ = c;
     return *this;
   }
-  /// Take a free slot of output `p` (a bounded port must have one: check Port::room first).
+  /// Wait for the free slot of output `p` the next emit on `p` fills (a bounded port must have
+  /// one: check Port::room first). One emit per output per firing.
   FASTSIM_INLINE Firing& slot(Port& p) {
     if (p.bounded) {
-      i64 s = p.q.take_slot();
+      i64 s = p.q.free_time(0);
       if (s > f_) {
         n_.stall += s - f_;
         f_ = s;
