@@ -263,15 +263,15 @@ class Fifo {
   void reset(const i64* free_cycles, size_t k) {
     clear();
     if (!bounded_) return;
+    if (k > cap_) full();
     for (size_t j = 0; j < k; ++j) e_[j].a = u64(free_cycles[j]);
     lim_ = k;
   }
-  /// Empty, every slot free (at cycle 0).
+  /// Empty a staging FIFO (reset() gives it its free slots before the next activation).
   void clear() {
     u_.clear();
     head_ = n_ = 0;
-    lim_ = cap_;
-    for (size_t k = 0; k < cap_; ++k) e_[k].a = 0;
+    lim_ = 0;
   }
 
  private:
