@@ -11,6 +11,7 @@ DATA   ?= ../shared/data
 .PHONY: bench-block
 .PHONY: bench-estimate
 .PHONY: bench-bigbird
+.PHONY: fuzz
 
 venv: $(STAMP)
 
@@ -230,3 +231,17 @@ bench-quick: $(STAMP) $(BQDATA)/gpt3_mini_s16 $(BQDATA)/bigbird_s16 $(BQDATA)/bi
 BIGBIRD_ARGS ?=
 bench-bigbird: $(STAMP)
 	$(PY) -m fuseflowc.opt.bench_bigbird --jobs $(BENCH_JOBS) $(BIGBIRD_ARGS)
+
+# ---- fuzz: the project's own fuzzer (docs/fuzz.md) --------------------------------------------
+# N seeded cases of mutated programs, fused IR, SAMML graphs, data directories, sweep specs,
+# results files and command-line options through the real entry point (forked, 10 s and 3 GiB
+# per case). Prints a table of outcomes; a minimized reproducer per distinct failure goes to
+# $(FUZZ_OUT)/failures/. Exit 1 if any case ended in a traceback, exit 3, hang, crash, leftover
+# or clobbered file. Case K of seed S is always the same case: rerun one with
+# `$(PY) -m fuseflowc.fuzz --seed S --show K`.
+N ?= 1000
+SEED ?= 1
+FUZZ_JOBS ?= 1
+FUZZ_OUT ?= out/fuzz
+fuzz: $(STAMP)
+	$(PY) -m fuseflowc.fuzz --cases $(N) --seed $(SEED) --jobs $(FUZZ_JOBS) --out $(FUZZ_OUT)

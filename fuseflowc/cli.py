@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "check": "Parse and check a program; print it normalized.",
     "run": "Evaluate a program with the reference evaluator (numpy/scipy).",
     "gen-data": "Write random input tensors (or a graph data set) for a program.",
+    "graph": "Read or generate a graph data set; degree statistics; write a graph archive.",
     "fuse": "Fuse a program's regions into the fused einsum IR.",
     "orders": "Count and list the valid dataflow orders of each fusion region.",
     "lower": "Lower fused einsums to SAMML dataflow graphs.",

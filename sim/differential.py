@@ -45,8 +45,10 @@ def error_text(e: UserError) -> str:
 
 
 def _node_row(n) -> dict:
+    # a permute step's pseudo node (sim/permute.py) has no clock and no `done`
     return {"name": n.name, "kind": n.kind, "fires": n.fires, "stall": n.stall,
-            "finish": n.finish, "t": n.t, "done": n.done, "flops": n.flops,
+            "finish": n.finish, "t": getattr(n, "t", None), "done": getattr(n, "done", None),
+            "flops": n.flops,
             "rd": (n.rd_seg, n.rd_crd, n.rd_vals), "wr": (n.wr_seg, n.wr_crd, n.wr_vals)}
 
 

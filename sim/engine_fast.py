@@ -69,7 +69,9 @@ class FastEngine:
         g, chans = self._build()
         try:
             status, cycles, acts, over = g.run(
-                -1 if self.max_cycles is None else self.max_cycles, self.progress)
+                # a budget past 2**62 cycles is no budget (the core's clock is 64-bit)
+                -1 if self.max_cycles is None or self.max_cycles > 2**62 else self.max_cycles,
+                self.progress)
         except _fast.SimError as e:
             self._sync(g, chans)
             node, msg, what, toks = e.args
@@ -99,10 +101,9 @@ class FastEngine:
         def chan(c) -> int:
             i = index.get(id(c))
             if i is None:
-                if c.toks:
-                    raise Unsupported(f"the compiled engine: channel {c.name} holds tokens "
-                                      "before the run")
                 i = g.add_channel(c.name, c.kind, -1 if c.depth is None else c.depth)
+                if c.toks or c.pushed:     # a hand-written input stream (sim.harness, tests)
+                    g.feed(i, list(c.toks), list(c.times), c.pushed)
                 index[id(c)] = i
                 chans.append(c)
             return i

@@ -161,3 +161,11 @@ def test_estimate_shows_each_number_once(tmp_path):
     assert text.count("kernel\tflops") == 1 and "estimate (" not in text
     r = run_cli(args)  # stdout and stderr apart (a pipe): the lines and the table
     assert r.stdout.startswith("kernel\tflops") and "estimate (" in r.stderr
+
+
+def test_gen_data_refuses_a_negative_seed(tmp_path):
+    """Found by fuzzing: numpy refuses a negative seed (ValueError, exit 3)."""
+    r = run_cli(["gen-data", SPMV, "-o", str(tmp_path / "d"), "--size", "I=3", "--size", "J=2",
+                 "--seed", "-1"])
+    assert r.exit_code == 2 and "'--seed': -1 is not in the range x>=0" in r.stderr, r.stderr
+    assert not (tmp_path / "d").exists()

@@ -31,7 +31,7 @@ from .options import LegacyJsonCommand, json_option, json_out_option
               help="Override one architecture value, e.g. channel.depth=2, kind.alu.latency=3, "
                    "memory.latency=0 (repeatable).")
 @click.option("--depth", metavar="N|inf", help="Channel depth (FIFO entries), or inf.")
-@click.option("--max-cycles", type=click.IntRange(min=1), default=None, metavar="N",
+@click.option("--max-cycles", type=click.IntRange(min=1, max=2**62), default=None, metavar="N",
               help="Stop with an error if any node passes this cycle (a runaway run).")
 @click.option("--graph", "graph_name", metavar="NAME",
               help="Report only graph NAME (graphs before it still run: they may write its "
@@ -97,7 +97,7 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
     if not as_json:
         from rich.console import Console
         console = Console(file=sys.stderr, width=None if sys.stderr.isatty() else 110)
-        print_tables(stats, console)
+        print_tables(stats, console, module=module)
     outputs = {t.name: result.tensors[t.name] for t in module.tensors
                if t.role == "output" and t.name in result.tensors}
     if check:

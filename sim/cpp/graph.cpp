@@ -27,6 +27,14 @@ int Graph::add_channel(const std::string& name, const std::string& kind, i64 dep
   return channels_.back()->index;
 }
 
+void Graph::feed(int c, py::handle toks, const std::vector<i64>& times, i64 pushed) {
+  Channel& ch = *channels_.at(size_t(c));
+  Build b(py::none(), *this);
+  size_t k = 0;
+  for (py::handle v : toks) ch.push(b.value(v), times.at(k++));
+  ch.pushed = pushed;
+}
+
 int Graph::add_node(py::handle pynode) {
   std::string cls = py::type::of(pynode).attr("__name__").cast<std::string>();
   const Factory* f = registry().find(cls);

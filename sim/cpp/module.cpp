@@ -48,6 +48,7 @@ PYBIND11_MODULE(_fast, m) {
   py::class_<Graph>(m, "Graph")
       .def(py::init<py::handle>(), py::arg("memory"))
       .def("add_channel", &Graph::add_channel)
+      .def("feed", &Graph::feed)
       .def("add_node", &Graph::add_node)
       .def("wire", &Graph::wire)
       .def("set_writers", &Graph::set_writers)
