@@ -91,23 +91,24 @@ class Node {
 /// pops and emits at that cycle (see the top of this file for the order).
 class Firing {
  public:
-  explicit Firing(Node& n) : n_(n), f_(n.t + n.ii) {}
+  FASTSIM_INLINE explicit Firing(Node& n) : n_(n), f_(n.t + n.ii) {}
   /// The firing's cycle so far.
-  i64 at() const { return f_; }
+  FASTSIM_INLINE i64 at() const { return f_; }
   /// Wait for the head of input `c` to arrive.
-  Firing& after(const Channel& c) {
+  FASTSIM_INLINE Firing& after(const Channel& c) {
     if (c.head_time() > f_) f_ = c.head_time();
     return *this;
   }
   /// Wait until cycle `c`.
-  Firing& after_cycle(i64 c) {
+  FASTSIM_INLINE Firing& after_cycle(i64 c) {
     if (c > f_) f_ = c;
     return *this;
   }
-  /// Take a free slot of output `p` (a bounded port must have one: check Port::room first).
-  Firing& slot(Port& p) {
+  /// Wait for the free slot of output `p` the next emit on `p` fills (a bounded port must have
+  /// one: check Port::room first). One emit per output per firing.
+  FASTSIM_INLINE Firing& slot(Port& p) {
     if (p.bounded) {
-      i64 s = p.free.pop();
+      i64 s = p.q.free_time(0);
       if (s > f_) {
         n_.stall += s - f_;
         f_ = s;
@@ -116,16 +117,16 @@ class Firing {
     return *this;
   }
   /// Wait for `bytes` of off-chip traffic in the bandwidth calendar.
-  Firing& memory(Memory& m, double bytes) {
+  FASTSIM_INLINE Firing& memory(Memory& m, double bytes) {
     f_ = m.take(f_, bytes);
     return *this;
   }
   /// Pop the head of input `c` (its slot frees at f + 1).
-  Token pop(Channel& c) { return c.pop(f_); }
+  FASTSIM_INLINE Token pop(Channel& c) { return c.pop(f_); }
   /// Emit `x` on output `p` (visible at f + lat).
-  void emit(Port& p, Token x) { p.push(x, f_ + n_.lat); }
+  FASTSIM_INLINE void emit(Port& p, Token x) { p.push(x, f_ + n_.lat); }
   /// The firing happened: the node's clock moves to it.
-  void commit() {
+  FASTSIM_INLINE void commit() {
     n_.t = f_;
     ++n_.fires;
   }
