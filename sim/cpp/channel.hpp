@@ -275,6 +275,8 @@ class Fifo {
   }
 
  private:
+  friend class Appender;
+  friend class Reader;
   struct Entry {
     u64 a;   // a token's bits, or a free slot's free cycle
     i64 b;   // the token's visible cycle
@@ -288,6 +290,74 @@ class Fifo {
   size_t cap_ = 0, lim_ = 0;           // bounded: entries; slots usable (a staging port: fewer)
   size_t head_ = 0, n_ = 0;            // bounded: first token, tokens
   TokenBlocks u_;                      // unbounded: the tokens
+  bool bounded_;
+};
+
+class Port;
+class Channel;
+
+/// A run of pushes into a FIFO with its write position in registers (the FIFO's own fields
+/// could be aliased by the entries it writes, forcing a memory round trip per token). While
+/// an Appender is alive, push into that FIFO only through it; it commits when it goes out of
+/// scope. Firing::slot and Firing::emit take it in place of the port.
+class Appender {
+ public:
+  FASTSIM_INLINE explicit Appender(Port& p);
+  FASTSIM_INLINE ~Appender();
+  Appender(const Appender&) = delete;
+  Appender& operator=(const Appender&) = delete;
+
+  /// True when a token can be pushed now (a free slot, or unbounded).
+  FASTSIM_INLINE bool room() const { return left_ > 0; }
+  FASTSIM_INLINE bool bounded() const { return bounded_; }
+  /// The cycle the slot the next push fills became free (bounded; room() must hold).
+  FASTSIM_INLINE i64 free_time() const { return i64(e_[pos_].a); }
+  FASTSIM_INLINE void push(Token x, i64 at) {
+    if (!bounded_) return q_.u_.push(x, at);
+    e_[pos_] = Fifo::Entry{x.bits(), at};
+    pos_ = pos_ + 1 == cap_ ? 0 : pos_ + 1;
+    --left_;
+    ++pushed_;
+  }
+
+ private:
+  Fifo& q_;
+  Fifo::Entry* e_;
+  size_t cap_, pos_, left_, pushed_ = 0;
+  bool bounded_;
+};
+
+/// A run of pops from a channel with its read position in registers (see Appender). While a
+/// Reader is alive, read that channel only through it; it commits when it goes out of scope.
+/// Firing::after and Firing::pop take it in place of the channel.
+class Reader {
+ public:
+  FASTSIM_INLINE explicit Reader(Channel& c);
+  FASTSIM_INLINE ~Reader();
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+
+  FASTSIM_INLINE bool empty() const { return bounded_ ? n_ == 0 : q_.u_.size() == 0; }
+  FASTSIM_INLINE size_t size() const { return bounded_ ? n_ : q_.u_.size(); }
+  FASTSIM_INLINE Token head() const {
+    return bounded_ ? Token::from_bits(e_[head_].a) : q_.u_.front();
+  }
+  FASTSIM_INLINE i64 head_time() const { return bounded_ ? e_[head_].b : q_.u_.front_time(); }
+  /// Pop the head in a firing at cycle f: its slot frees at f + 1.
+  FASTSIM_INLINE Token pop(i64 f) {
+    if (!bounded_) return q_.u_.pop();
+    Fifo::Entry& h = e_[head_];
+    Token x = Token::from_bits(h.a);
+    h.a = u64(f + 1);
+    head_ = head_ + 1 == cap_ ? 0 : head_ + 1;
+    --n_;
+    return x;
+  }
+
+ private:
+  Fifo& q_;
+  Fifo::Entry* e_;
+  size_t cap_, head_, n_;
   bool bounded_;
 };
 
@@ -353,6 +423,21 @@ class Channel : public Port {
   FASTSIM_INLINE Token pop(i64 f) { return q.pop(f); }
 };
 
+FASTSIM_INLINE Appender::Appender(Port& p)
+    : q_(p.q), e_(p.q.e_), cap_(p.q.cap_), pos_(p.q.bounded_ ? p.q.wrap(p.q.head_ + p.q.n_) : 0),
+      left_(p.q.bounded_ ? p.q.lim_ - p.q.n_ : ~size_t(0)), bounded_(p.q.bounded_) {}
+FASTSIM_INLINE Appender::~Appender() { q_.n_ += pushed_; }
+
+FASTSIM_INLINE Reader::Reader(Channel& c)
+    : q_(c.q), e_(c.q.e_), cap_(c.q.cap_), head_(c.q.head_), n_(c.q.n_),
+      bounded_(c.q.bounded_) {}
+FASTSIM_INLINE Reader::~Reader() {
+  if (bounded_) {
+    q_.head_ = head_;
+    q_.n_ = n_;
+  }
+}
+
 /// The output port of a stream read by several consumers (or by none: a null port).
 class FanOut : public Port {
  public:
@@ -390,7 +475,10 @@ class FanOut : public Port {
   void flush() {
     size_t m = q.size();
     if (!m) return;
-    for (Channel* c : chans) q.for_each([c](Token x, i64 at) { c->q.push(x, at); });
+    for (Channel* c : chans) {
+      Appender into(*c);
+      q.for_each([&into](Token x, i64 at) { into.push(x, at); });
+    }
     q.clear();
   }
 };
