@@ -15,7 +15,14 @@ DATA   ?= ../shared/data
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+# The compiled simulation engine (sim/cpp, built by setup.py into sim._fast) is part of the
+# editable install: changing its sources reinstalls (about a minute). Here a failing compile is
+# an error (a plain `pip install` skips the extension instead); FUSEFLOWC_NO_EXT=1 make ...
+# builds without it (the Python engine only).
+FAST_SRC := setup.py $(wildcard sim/cpp/*.cpp sim/cpp/*.hpp)
+export FUSEFLOWC_REQUIRE_EXT ?= 1
+
+$(STAMP): pyproject.toml $(FAST_SRC)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
@@ -45,7 +52,7 @@ wheel-check: $(STAMP)
 	.ci/wheel-check $(PY)
 
 clean:
-	rm -rf $(VENV) out results .pytest_cache
+	rm -rf $(VENV) out results .pytest_cache build sim/_fast*.so
 
 # Simulator speed: SpMM (ikj) and SDDMM on real matrices; the last line is `token-hops/s: N`.
 bench-sim: $(STAMP)

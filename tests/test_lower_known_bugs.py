@@ -127,3 +127,38 @@ def test_scalar_made_by_lowering_of_an_empty_tensor(order, inline_widened):
         assert_matches(program, {"I": 3, "J": 4, "K": 3}, seed=1, patterns=True,
                        density={"A1": d, "A3": 0.6}, order_index=order,
                        inline_widened=inline_widened)
+
+
+# Found while fixing widened max reductions (issue 18): an order-0 sum of an empty fiber
+# emitted an explicit 0, and 0 / 0 is NaN where the language has no entry (an absent
+# numerator); `fuse` likewise inlined a dense-declared intermediate into a numerator whose
+# stored zeros meet a zero divisor. Both now count a quotient's numerator as able to tell.
+EMPTY_SUM_OVER_A_ZERO_DIVISOR = """
+dim I, K
+tensor A[I, K] : csr
+tensor D[I] : dense
+tensor m[I] : dense
+m[i] = sum[k](A[i,k]) / D[i]
+"""
+
+WIDENED_OVER_A_ZERO_DIVISOR = """
+dim I, J, K
+tensor A[I, K] : csr
+tensor B[K, J] : csr
+tensor D[I, J] : dense
+tensor P[I, J] : dense
+tensor m[I] : dense
+P[i,j] = A[i,k] * B[k,j]
+m[i] = sum[j](P[i,j] / D[i,j])
+fuse f: P, m
+"""
+
+
+@pytest.mark.parametrize("text", [EMPTY_SUM_OVER_A_ZERO_DIVISOR, WIDENED_OVER_A_ZERO_DIVISOR],
+                         ids=["empty-sum", "widened"])
+@pytest.mark.parametrize("inline_widened", [False, True])
+def test_a_numerator_meeting_a_zero_divisor(text, inline_widened):
+    program = load_text(text)
+    for seed in range(3):
+        assert_matches(program, {"I": 6, "J": 5, "K": 4}, seed=seed, patterns=True,
+                       density={"A": 0.2, "B": 0.3, "D": 0.5}, inline_widened=inline_widened)

@@ -124,7 +124,7 @@ def test_gcn_small(variant):
 @pytest.mark.parametrize("variant", ["graphsage", "graphsage_full"])
 def test_graphsage_small(variant):
     p = load_program(str(MODELS / "graphsage" / f"{variant}.ff"))
-    inputs = random_data(p, {"N": 19, "F": 7}, seed=3, density={"X": 0.4})
+    inputs = random_data(p, {"N": 19, "F": 7, "C": 4}, seed=3, density={"X": 0.4})
     a = _graph_adjacency(19, 4)
     deg = a.sum(axis=1)
     amean = a / np.where(deg == 0, 1, deg)[:, None]

@@ -96,8 +96,16 @@ def test_estimator_error():
     assert e["bytes_mean"] == pytest.approx(0.05) and e["bytes_max"] == pytest.approx(0.1)
 
 
+def test_matplotlib_is_a_dependency_so_reports_have_plots():
+    """Plots are what people look at: matplotlib is installed with fuseflowc, not an extra
+    (so the test below draws them in every `make test`, never skips)."""
+    import tomllib
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert any(d.startswith("matplotlib") for d in meta["dependencies"])
+    assert plots.available()
+
+
 def test_report_directory_has_markdown_json_and_plots(tmp_path):
-    pytest.importorskip("matplotlib")
     out = tmp_path / "rep"
     r = run_cli(["report", str(FIXTURE), "-o", str(out), "--format", "png"])
     assert r.exit_code == 0, r.stderr
@@ -113,6 +121,8 @@ def test_report_directory_has_markdown_json_and_plots(tmp_path):
     r = run_cli(["report", str(FIXTURE), "-o", str(out)])       # replaced whole: svg now
     assert sorted(p.suffix for p in out.iterdir()).count(".svg") == 5
     assert (out / "speedup.svg").read_text().lstrip().startswith("<?xml")
+    import matplotlib
+    assert matplotlib.get_backend().lower() == "agg"  # drawn without a display
 
 
 def test_report_without_matplotlib_is_text_only_and_says_so(tmp_path, monkeypatch):

@@ -62,8 +62,9 @@ def cmd(program: str, output: str, sizes: tuple[str, ...], densities: tuple[str,
     input, e.g. A[N, N] : csr) gets the graph's adjacency, normalized by --normalize, and the
     feature input (--feature-tensor, default the only other matrix input [N, F] whose F the
     program does not fix) gets its node features (when the graph has none: the identity, or
-    random features when --size gives F); their dims are bound from the graph. Other inputs
-    are random.
+    random features when --size gives F); their dims are bound from the graph. A graph with
+    labels also sizes the program's class dim, the one open dim of an output indexed with the
+    nodes (the logits Y[N, C]), and says so; --size C=N wins. Other inputs are random.
 
     \b
     Example:

@@ -27,9 +27,9 @@ def cmd(results: str, out_dir: str | None, fmt: str, as_json: bool, json_out: st
     over dataflow orders (best, median, worst, normalized to the worst); the estimator's error
     against the simulator; and the failed configurations. With -o DIR it also draws the
     matching plots (speedup bars, normalized FLOPs and bytes, parallel and block scaling, order
-    spread) as SVG or PNG, when matplotlib is installed (pip install 'fuseflowc[plot]');
-    without it the report is text only, and says so on stderr. `--json` prints the summary as
-    JSON on stdout instead of the markdown; `--json-out FILE` also writes it to FILE.
+    spread) as SVG or PNG with matplotlib (installed with fuseflowc); should it be missing,
+    the report is text only, and says so on stderr. `--json` prints the summary as JSON on
+    stdout instead of the markdown; `--json-out FILE` also writes it to FILE.
 
     \b
     Examples:
@@ -60,8 +60,8 @@ def cmd(results: str, out_dir: str | None, fmt: str, as_json: bool, json_out: st
             if plots.available():
                 images = plots.draw_all(summary, tmp, fmt)
             else:
-                click.echo("report: matplotlib is not installed (pip install "
-                           "'fuseflowc[plot]'): text only, no plots", err=True)
+                click.echo("report: matplotlib is not installed (pip install matplotlib): "
+                           "text only, no plots", err=True)
             (tmp / "report.md").write_text(render(summary, results, images) + "\n",
                                            encoding="utf-8")
             (tmp / "summary.json").write_text(text_json, encoding="utf-8")

@@ -36,8 +36,12 @@ from .options import LegacyJsonCommand, json_option, json_out_option
 @click.option("--graph", "graph_name", metavar="NAME",
               help="Report only graph NAME (graphs before it still run: they may write its "
                    "inputs).")
+@click.option("--engine", type=click.Choice(["fast", "python"]), default=None,
+              help="Simulation engine: fast (compiled, sim/cpp) or python (sim/engine.py); the "
+                   "same results either way. Default: fast when it is built, else python (said "
+                   "in one line on stderr).")
 def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_file, sets, depth,
-        max_cycles, graph_name):
+        max_cycles, graph_name, engine):
     """Simulate the SAMML graphs of GRAPH (a .samml file, or - for stdin) on data.
 
     Every graph of the module runs in order (tensors written by one feed the later ones). A
@@ -54,6 +58,7 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
       fuseflowc simulate ir_examples/samml/spmv_row.samml --data d/ --check --expect d/ref
       fuseflowc lower prog.fused | fuseflowc simulate --data d/ --check --json-out stats.json
       fuseflowc simulate g.samml --data d/ --depth 2 --set memory.latency=0 -o out/
+      fuseflowc simulate g.samml --data d/ --engine python    # the reference engine
     """
     from fuseflowc.data.io import load_inputs, save_tensors
     from fuseflowc.samml.load import load_module
@@ -82,15 +87,17 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
         names = [g.name for g in module.graphs]
         graphs = names[: names.index(graph_name) + 1]
     with _progress() as progress:
-        sim = Simulator(module, inputs, sizes, arch, max_cycles, progress)
+        sim = Simulator(module, inputs, sizes, arch, max_cycles, progress, engine=engine)
         result = sim.run(graphs)
+    for note in sim.notes:
+        click.echo(f"simulate: note: {note}", err=True)
     if graph_name is not None:
         result.kernels = [k for k in result.kernels if k.graph == graph_name]
     stats = result_stats(result, arch)
     if not as_json:
         from rich.console import Console
         console = Console(file=sys.stderr, width=None if sys.stderr.isatty() else 110)
-        print_tables(stats, console)
+        print_tables(stats, console, module=module)
     outputs = {t.name: result.tensors[t.name] for t in module.tensors
                if t.role == "output" and t.name in result.tensors}
     if check:
