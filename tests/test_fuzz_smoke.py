@@ -20,17 +20,6 @@ LIMITS = Limits(seconds=10, memory_mb=3072)
 #: Defects found by the fuzzer that other branches of issue #18 are fixing, by failure key
 #: (outcome, what, where; '*' matches anything). Each entry goes when its fix lands.
 KNOWN: dict[tuple[str, str, str], str] = {
-    # branch safein (issue 18, item 4), not merged yet
-    ("internal", "ValueError", "sim/arch.py:*"): "safein: arch values nan/inf/huge",
-    ("internal", "IndexError", "fuseflowc/opt/parallelize.py:parallelize_graph"):
-        "safein: parallelize factor bound",
-    ("hang", "estimate", "fuseflowc/commands/estimate.py"):
-        "safein: estimate's quadratic input-kind detection",
-    ("internal", "UnicodeDecodeError", "fuseflowc/files.py:read_source"):
-        "safein: stdin read as bytes (not UTF-8 is an error)",
-    ("internal", "VisitError", "fuseflowc/lang/parser.py:_parse"): "safein: huge numbers",
-    ("internal", "RecursionError", "*"): "safein: deep nesting in fused IR",
-    ("hang", "fuse", "fuseflowc/files.py"): "safein: include of /dev/zero",
     # merged with safeio, still there: a 300-character -o name (ENAMETOOLONG)
     ("internal", "OSError", "fuseflowc/outputs.py:check"): "safeio: -o name too long",
 }
