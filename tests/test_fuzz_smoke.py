@@ -19,10 +19,7 @@ LIMITS = Limits(seconds=10, memory_mb=3072)
 
 #: Defects found by the fuzzer that other branches of issue #18 are fixing, by failure key
 #: (outcome, what, where; '*' matches anything). Each entry goes when its fix lands.
-KNOWN: dict[tuple[str, str, str], str] = {
-    # merged with safeio, still there: a 300-character -o name (ENAMETOOLONG)
-    ("internal", "OSError", "fuseflowc/outputs.py:check"): "safeio: -o name too long",
-}
+KNOWN: dict[tuple[str, str, str], str] = {}
 
 
 def _known(key: tuple[str, str, str]) -> str | None:
