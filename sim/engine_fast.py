@@ -69,7 +69,9 @@ class FastEngine:
         g, chans = self._build()
         try:
             status, cycles, acts, over = g.run(
-                -1 if self.max_cycles is None else self.max_cycles, self.progress)
+                # a budget past 2**62 cycles is no budget (the core's clock is 64-bit)
+                -1 if self.max_cycles is None or self.max_cycles > 2**62 else self.max_cycles,
+                self.progress)
         except _fast.SimError as e:
             self._sync(g, chans)
             node, msg, what, toks = e.args

@@ -177,5 +177,5 @@ def test_simulate_max_cycles_is_a_64_bit_count(tmp_path):
     samml = str(ROOT / "ir_examples" / "samml" / "spmv_row.samml")
     r = run_cli(["simulate", samml, "--data", str(tmp_path), "--max-cycles",
                  "99999999999999999999"])
-    assert r.exit_code == 2 and "is not in the range 1<=x<=9223372036854775807" in r.stderr, \
+    assert r.exit_code == 2 and "is not in the range 1<=x<=4611686018427387904" in r.stderr, \
         r.stderr

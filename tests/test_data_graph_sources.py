@@ -60,7 +60,7 @@ def test_synthetic_sizes_exact(n, frac, f, density, exponent, seed):
     _check_simple(g, n, e)
     if f:
         assert g.features.shape == (n, f)
-        assert g.features.nnz == round(density * n * f)
+        assert g.features.nnz == round(density * (n * f))  # as synthetic.py counts it
         assert (g.features.data != 0).all() and (abs(g.features.data) <= 1).all()
     else:
         assert g.features is None
@@ -275,6 +275,7 @@ def test_gen_data_and_run_on_a_synthetic_graph(tmp_path):
     prog = str(ROOT / "ir_examples" / "models" / "gcn" / "gcn.ff")
     r = CliRunner().invoke(main, ["gen-data", prog, "--graph",
                                   "synthetic:nodes=300,edges=900,features=12,density=0.05",
+                                  "--size", "C=4",  # no labels to count classes in
                                   "-o", str(tmp_path / "d"), "--seed", "1"])
     assert r.exit_code == 0, r.output
     assert "300 x 12" in r.output
@@ -358,7 +359,7 @@ def test_fusion_variants_share_one_generated_data_set(tmp_path):
     gcn = ROOT / "ir_examples" / "models" / "gcn"
     ctx = {"base": str(tmp_path), "data_cache": str(tmp_path)}
     src = {"name": "s", "graph": "synthetic:nodes=40,edges=80,features=4,density=0.5",
-           "seed": 1}
+           "seed": 1, "sizes": {"C": 3}}  # a synthetic graph has no labels to count classes in
     dirs = {data_dir_for({"program": str(p), "schedule": [], "data_source": src},
                          load_program(str(p)), ctx)
             for p in (gcn / "gcn_partial.ff", gcn / "gcn_full.ff", gcn / "gcn_unfused.ff")}

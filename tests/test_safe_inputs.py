@@ -228,8 +228,9 @@ def test_gen_data_of_absurd_sizes_is_refused_before_allocating(tmp_path, small_m
           "tensor 'A' (100000 x 100000 csr, density 0.5, 5000000000 entries) needs about",
           "GiB of memory, and this machine has 1.0 GiB available")
     assert not (tmp_path / "d").exists()
-    fails(["gen-data", SPMV, "-o", str(tmp_path / "d"), "--size", "I=4", "--size", "J=4",
-           "--seed", "-1"], None, "the random seed must be a non-negative integer")
+    r = run_cli(["gen-data", SPMV, "-o", str(tmp_path / "d"), "--size", "I=4", "--size", "J=4",
+             "--seed", "-1"])
+    assert r.exit_code == 2 and "-1 is not in the range x>=0" in r.stderr, r.stderr
 
 
 def test_a_dense_intermediate_too_large_to_store_is_refused(tmp_path):
@@ -326,4 +327,16 @@ sizes = {{ I = 4, J = 4, K = 4 }}
     nan = write(tmp_path, "n.toml", f'programs = ["{SPMV}"]\ntimeout = nan\n[[data]]\n'
                                     'sizes = { I = 4, J = 4 }\n')
     fails(["sweep", nan, "-o", str(tmp_path / "r.csv"), "--dry-run"], f"{nan}:2:1:",
-          "timeout: expected a positive number")
+          "timeout: expected a positive finite number")
+
+
+def test_max_cycles_past_64_bits_is_a_usage_error(tmp_path):
+    """Found by the fuzzer: a 20-digit --max-cycles reached the compiled engine's 64-bit
+    argument and failed there with a TypeError (exit 3)."""
+    from click.testing import CliRunner
+    from fuseflowc.cli import main
+    g = Path(__file__).resolve().parents[1] / "ir_examples" / "samml" / "spmv_row.samml"
+    r = CliRunner().invoke(main, ["simulate", str(g), "--data", str(tmp_path),
+                                  "--max-cycles", "99999999999999999999"])
+    assert r.exit_code == 2, r.output
+    assert "max-cycles" in r.output

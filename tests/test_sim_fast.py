@@ -106,12 +106,16 @@ def _inputs(module, sizes, density, seed):
                                   ("memory.bandwidth=6", "channel.depth=3", "memory.latency=0"),
                                   ("kind.scan.ii=2", "kind.array.latency=5"),
                                   # channels holding tokens 2**32 cycles apart (wide stamps)
-                                  ("kind.scan.ii=100000000", "channel.depth=inf")])
+                                  ("WIDE", "channel.depth=inf")])
 def test_stream_graphs(text, sets):
     module = _module(text)
     sizes = {"N": 23, "M": 17}
     inputs = _inputs(module, sizes, 0.2, 5)
-    arch = Arch.load(None, sets, None)
+    arch = Arch.load(None, tuple(s for s in sets if s != "WIDE"), None)
+    if "WIDE" in sets:
+        # past the user-facing range of ii (1..1024, sim/arch.py), set directly: the engines'
+        # representation of cycle stamps must hold tokens 2**32 cycles apart all the same
+        arch.table.setdefault("kind", {}).setdefault("scan", {})["ii"] = 100_000_000
     _compare(run(module, inputs, sizes, arch, "python"), module, inputs, sizes, arch)
 
 

@@ -139,8 +139,6 @@ def test_bad_specs_are_located(tmp_path, text, where, message):
     ("timeout = inf", "timeout: expected a positive finite number"),
     ("timeout = 1e300", "timeout: 1e+300 seconds is more than the longest timeout, 1e+07"),
     ("flops_per_cycle = -inf", "flops_per_cycle: expected a positive finite number"),
-    # found by fuzzing: the compiled engine takes a 64-bit cycle budget (a TypeError per row)
-    ("max_cycles = 99999999999999999999", "max_cycles: expected at most 9223372036854775807"),
 ])
 def test_spec_numbers_must_be_finite(tmp_path, line, message):
     """Found by fuzzing: a timeout of nan or inf (TOML has both) reached the alarm timer, and

@@ -8,7 +8,6 @@ import sys
 import click
 
 from ..diagnostics import UserError
-from ..limits import MAX_INT
 from .options import LegacyJsonCommand, json_option, json_out_option
 
 
@@ -32,7 +31,7 @@ from .options import LegacyJsonCommand, json_option, json_out_option
               help="Override one architecture value, e.g. channel.depth=2, kind.alu.latency=3, "
                    "memory.latency=0 (repeatable).")
 @click.option("--depth", metavar="N|inf", help="Channel depth (FIFO entries), or inf.")
-@click.option("--max-cycles", type=click.IntRange(min=1, max=MAX_INT), default=None, metavar="N",
+@click.option("--max-cycles", type=click.IntRange(min=1, max=2**62), default=None, metavar="N",
               help="Stop with an error if any node passes this cycle (a runaway run).")
 @click.option("--graph", "graph_name", metavar="NAME",
               help="Report only graph NAME (graphs before it still run: they may write its "

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from ..diagnostics import Loc, Source, UserError
 from ..files import read_source
-from ..limits import MAX_INT, number_too_long
+from ..limits import number_too_long
 
 # keys a spec may hold at the top level, and in one [[programs]] / [[data]] entry
 TOP_KEYS = ("programs", "orders", "max_orders", "order_region", "schedule", "params",
@@ -434,8 +434,6 @@ def parse_spec(path: str) -> SweepSpec:
             if key == "timeout" and v > MAX_TIMEOUT:
                 raise keys.error(key, f"{v:g} seconds is more than the longest timeout, "
                                       f"{MAX_TIMEOUT:g}")
-            if key == "max_cycles" and v > MAX_INT:  # the engines count cycles in 64 bits
-                raise keys.error(key, f"expected at most {MAX_INT}")
             setattr(spec, key, kind(v))
     progs = table.get("programs")
     if isinstance(progs, str):

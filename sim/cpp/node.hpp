@@ -91,23 +91,23 @@ class Node {
 /// pops and emits at that cycle (see the top of this file for the order).
 class Firing {
  public:
-  FASTSIM_INLINE explicit Firing(Node& n) : n_(n), f_(n.t + n.ii) {}
+  explicit Firing(Node& n) : n_(n), f_(n.t + n.ii) {}
   /// The firing's cycle so far.
-  FASTSIM_INLINE i64 at() const { return f_; }
+  i64 at() const { return f_; }
   /// Wait for the head of input `c` to arrive.
-  FASTSIM_INLINE Firing& after(const Channel& c) {
+  Firing& after(const Channel& c) {
     if (c.head_time() > f_) f_ = c.head_time();
     return *this;
   }
   /// Wait until cycle `c`.
-  FASTSIM_INLINE Firing& after_cycle(i64 c) {
+  Firing& after_cycle(i64 c) {
     if (c > f_) f_ = c;
     return *this;
   }
   /// Take a free slot of output `p` (a bounded port must have one: check Port::room first).
-  FASTSIM_INLINE Firing& slot(Port& p) {
+  Firing& slot(Port& p) {
     if (p.bounded) {
-      i64 s = p.q.take_slot();
+      i64 s = p.free.pop();
       if (s > f_) {
         n_.stall += s - f_;
         f_ = s;
@@ -116,16 +116,16 @@ class Firing {
     return *this;
   }
   /// Wait for `bytes` of off-chip traffic in the bandwidth calendar.
-  FASTSIM_INLINE Firing& memory(Memory& m, double bytes) {
+  Firing& memory(Memory& m, double bytes) {
     f_ = m.take(f_, bytes);
     return *this;
   }
   /// Pop the head of input `c` (its slot frees at f + 1).
-  FASTSIM_INLINE Token pop(Channel& c) { return c.pop(f_); }
+  Token pop(Channel& c) { return c.pop(f_); }
   /// Emit `x` on output `p` (visible at f + lat).
-  FASTSIM_INLINE void emit(Port& p, Token x) { p.push(x, f_ + n_.lat); }
+  void emit(Port& p, Token x) { p.push(x, f_ + n_.lat); }
   /// The firing happened: the node's clock moves to it.
-  FASTSIM_INLINE void commit() {
+  void commit() {
     n_.t = f_;
     ++n_.fires;
   }
