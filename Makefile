@@ -6,15 +6,23 @@ FFC    := $(VENV)/bin/fuseflowc
 STAMP  := $(VENV)/.installed
 DATA   ?= ../shared/data
 
-.PHONY: demo test venv clean bench-sim examples bench-compile
+.PHONY: demo test venv clean bench-sim examples bench-compile wheel-check
 .PHONY: bench-orders
 .PHONY: bench-block
 .PHONY: bench-estimate
 .PHONY: bench-bigbird
+.PHONY: fuzz
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+# The compiled simulation engine (sim/cpp, built by setup.py into sim._fast) is part of the
+# editable install: changing its sources reinstalls (about a minute). Here a failing compile is
+# an error (a plain `pip install` skips the extension instead); FUSEFLOWC_NO_EXT=1 make ...
+# builds without it (the Python engine only).
+FAST_SRC := setup.py $(wildcard sim/cpp/*.cpp sim/cpp/*.hpp)
+export FUSEFLOWC_REQUIRE_EXT ?= 1
+
+$(STAMP): pyproject.toml $(FAST_SRC)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
@@ -28,15 +36,23 @@ demo: $(STAMP)
 	$(FFC) gen-data $(DEMO) --graph karate -o out/demo/data --seed 1
 	$(FFC) fuse $(DEMO) --inline-widened -o out/demo/gcn.fused
 	$(FFC) lower out/demo/gcn.fused -o out/demo/gcn.samml
-	$(FFC) simulate out/demo/gcn.samml --data out/demo/data --check -o out/demo/result --json out/demo/sim.json
+	$(FFC) simulate out/demo/gcn.samml --data out/demo/data --check -o out/demo/result \
+	  --json-out out/demo/sim.json
 	$(FFC) dot out/demo/gcn.samml -o out/demo/gcn.dot
 	@echo "demo: outputs in out/demo (fused IR, SAMML graph, DOT picture, simulated tensors, sim.json)"
 
 test: $(STAMP)
 	$(PY) -m pytest
 
+# The package as a user installs it: the wheel built as pyproject.toml says, installed into a
+# fresh virtual environment outside the checkout and run from there (`fuseflowc --help`,
+# `python -m fuseflowc --version`, gen-data | fuse | lower | simulate --check); see
+# .ci/wheel-check. About 15 s with a warm pip cache.
+wheel-check: $(STAMP)
+	.ci/wheel-check $(PY)
+
 clean:
-	rm -rf $(VENV) out results .pytest_cache
+	rm -rf $(VENV) out results .pytest_cache build sim/_fast*.so
 
 # Simulator speed: SpMM (ikj) and SDDMM on real matrices; the last line is `token-hops/s: N`.
 bench-sim: $(STAMP)
@@ -145,7 +161,7 @@ models-cycles: $(STAMP)
 	    iw=--inline-widened; case $$m in gpt3*) iw=;; esac; \
 	    s=$$(date +%s%N); \
 	    $(FFC) fuse $$p $$iw | $(FFC) lower | \
-	      $(FFC) simulate - --data $$d --check --json $$j > /dev/null 2> $$j.log \
+	      $(FFC) simulate - --data $$d --check --json-out $$j > /dev/null 2> $$j.log \
 	      || { echo "$$c $$v: FAILED (see $$j.log)"; continue; }; \
 	    e=$$(date +%s%N); \
 	    $(PY) -c "import json,sys; t=json.load(open(sys.argv[1]))['total']; print(f\"{sys.argv[2]:28} {sys.argv[3]:8} cycles {t['cycles']:>12,} flops {t['flops']:>12,} bytes {t['bytes_read']['total'] + t['bytes_written']['total']:>12,} hops {t['token_hops']:>13,} wall-s {int(sys.argv[4]) / 1e9:.1f}\")" $$j $$c $$v $$((e - s)); \
@@ -215,3 +231,17 @@ bench-quick: $(STAMP) $(BQDATA)/gpt3_mini_s16 $(BQDATA)/bigbird_s16 $(BQDATA)/bi
 BIGBIRD_ARGS ?=
 bench-bigbird: $(STAMP)
 	$(PY) -m fuseflowc.opt.bench_bigbird --jobs $(BENCH_JOBS) $(BIGBIRD_ARGS)
+
+# ---- fuzz: the project's own fuzzer (docs/fuzz.md) --------------------------------------------
+# N seeded cases of mutated programs, fused IR, SAMML graphs, data directories, sweep specs,
+# results files and command-line options through the real entry point (forked, 10 s and 3 GiB
+# per case). Prints a table of outcomes; a minimized reproducer per distinct failure goes to
+# $(FUZZ_OUT)/failures/. Exit 1 if any case ended in a traceback, exit 3, hang, crash, leftover
+# or clobbered file. Case K of seed S is always the same case: rerun one with
+# `$(PY) -m fuseflowc.fuzz --seed S --show K`.
+N ?= 1000
+SEED ?= 1
+FUZZ_JOBS ?= 1
+FUZZ_OUT ?= out/fuzz
+fuzz: $(STAMP)
+	$(PY) -m fuseflowc.fuzz --cases $(N) --seed $(SEED) --jobs $(FUZZ_JOBS) --out $(FUZZ_OUT)

@@ -10,6 +10,7 @@ Exit status: 0 success, 1 bad input (a located error on stderr), 2 bad usage, 3 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 import traceback
 
@@ -23,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "check": "Parse and check a program; print it normalized.",
     "run": "Evaluate a program with the reference evaluator (numpy/scipy).",
     "gen-data": "Write random input tensors (or a graph data set) for a program.",
+    "graph": "Read or generate a graph data set; degree statistics; write a graph archive.",
     "fuse": "Fuse a program's regions into the fused einsum IR.",
     "orders": "Count and list the valid dataflow orders of each fusion region.",
     "lower": "Lower fused einsums to SAMML dataflow graphs.",
@@ -90,8 +92,11 @@ def main() -> None:
         | fuseflowc simulate --data DIR --check
     and `fuseflowc run prog.ff --data DIR` evaluates a program directly (the reference).
 
-    Inputs are a file or `-` (stdin); outputs go to stdout or `-o FILE`. Diagnostics go to
-    stderr. Exit status: 0 ok, 1 bad input, 2 bad usage, 3 internal error.
+    Inputs are a file or `-` (stdin); outputs go to stdout or `-o FILE`, written only when the
+    command succeeds and never over an input or a file fuseflowc did not write (docs/outputs.md).
+    `--json` prints JSON on stdout instead of the human-readable output; `--json-out FILE` also
+    writes it to FILE. Diagnostics go to stderr. Exit status: 0 ok, 1 bad input, 2 bad usage,
+    3 internal error. `python -m fuseflowc` is the same command.
     """
 
 

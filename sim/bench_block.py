@@ -1,7 +1,7 @@
 """Sparsity blocking benchmark: BigBird attention (one head) at block sizes 16, 32, 64 against
 the element-sparse program on the same mask, through the real pipeline (separate processes):
 
-    fuseflowc fuse P --order K | fuseflowc lower | fuseflowc simulate - --data D --check --json J
+  fuseflowc fuse P --order K | fuseflowc lower | fuseflowc simulate - --data D --check --json-out J
 
 For each b, one data directory holds Q, K, V (S x DH dense, seeded) and M, a BigBird mask with
 b-token blocks (global first and last blocks, a window of three blocks, R random blocks per
@@ -61,7 +61,7 @@ def run(ffc: str, prog: Path, data: Path, order: int, out: Path) -> dict:
                           text=True, check=True)
     low = subprocess.run([ffc, "lower", "-"], input=fuse.stdout, capture_output=True, text=True,
                          check=True)
-    sim = subprocess.run([ffc, "simulate", "-", "--data", str(data), "--check", "--json",
+    sim = subprocess.run([ffc, "simulate", "-", "--data", str(data), "--check", "--json-out",
                           str(out)], input=low.stdout, capture_output=True, text=True)
     if sim.returncode != 0:
         raise SystemExit(f"{prog.name}: simulate failed:\n{sim.stderr}")

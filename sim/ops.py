@@ -3,6 +3,10 @@
 Scalar versions use `math` with IEEE results where Python would raise (x/0 -> inf or nan,
 exp overflow -> inf, sqrt of a negative -> nan), so the simulator agrees with numpy, which the
 reference evaluator uses. Block versions are numpy element-wise; `bmm` is a block matmul.
+
+NaN propagates (docs/language.md, "NaN and infinities"): max, min and relu are numpy's
+`maximum`/`minimum` (IEEE 754-2019 maximum/minimum: a NaN operand gives NaN), never Python's
+`max`/`min` or a bare comparison, which silently drop a NaN on one side.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ def _sqrt(x):
 def _rsqrt(x):
     if x > 0.0:
         return 1.0 / math.sqrt(x)
-    return INF if x == 0.0 else NAN
+    return math.copysign(INF, x) if x == 0.0 else NAN   # 1/sqrt(-0.0) = 1/-0.0 = -inf
 
 
 def _sigmoid(x):
@@ -51,16 +55,18 @@ def _gelu(x):
     return 0.5 * x * (1.0 + math.erf(x / math.sqrt(2.0)))
 
 
+# numpy's scalar rule, bit for bit (signed zeros too): a NaN first operand is returned, and a
+# NaN second operand fails the comparison and is returned.
 def _max(a, b):
-    return a if a >= b else b
+    return a if a > b or a != a else b
 
 
 def _min(a, b):
-    return a if a <= b else b
+    return a if a < b or a != a else b
 
 
 def _relu(x):
-    return x if x > 0.0 else 0.0
+    return x if x > 0.0 or x != x else 0.0
 
 
 BINARY_SCALAR = {
@@ -80,9 +86,11 @@ SCALAR_CONST = {
 
 
 def _np(fn):
-    def run(*a):
+    """fn without numpy's floating-point warnings: an infinity or NaN (inf - inf, 0 * inf,
+    overflow) is a value like any other (IEEE), not something to warn about on stderr."""
+    def run(*a, **kw):
         with np.errstate(all="ignore"):
-            return fn(*a)
+            return fn(*a, **kw)
     return run
 
 
@@ -92,18 +100,20 @@ def _block_gelu(x):
 
 
 BINARY_BLOCK = {
-    "add": np.add, "sub": np.subtract, "mul": _np(np.multiply), "div": _np(np.divide),
-    "max": np.maximum, "min": np.minimum, "bmm": np.matmul,
+    "add": _np(np.add), "sub": _np(np.subtract), "mul": _np(np.multiply),
+    "div": _np(np.divide), "max": np.maximum, "min": np.minimum, "bmm": _np(np.matmul),
 }
 UNARY_BLOCK = {
     "relu": lambda x: np.maximum(x, 0.0), "exp": _np(np.exp), "neg": np.negative,
     "sqrt": _np(np.sqrt), "rsqrt": _np(lambda x: 1.0 / np.sqrt(x)),
-    "sigmoid": _np(lambda x: 1.0 / (1.0 + np.exp(-x))), "tanh": np.tanh, "gelu": _block_gelu,
+    "sigmoid": _np(lambda x: 1.0 / (1.0 + np.exp(-x))), "tanh": np.tanh,
+    "gelu": _np(_block_gelu),
 }
 SCALAR_CONST_BLOCK = {
-    "addc": lambda x, c: x + c, "subc": lambda x, c: x - c, "mulc": lambda x, c: x * c,
-    "divc": _np(lambda x, c: x / c), "rsubc": lambda x, c: c - x,
-    "rdivc": _np(lambda x, c: c / x), "maxc": np.maximum, "minc": np.minimum,
+    "addc": _np(lambda x, c: x + c), "subc": _np(lambda x, c: x - c),
+    "mulc": _np(lambda x, c: x * c), "divc": _np(lambda x, c: x / c),
+    "rsubc": _np(lambda x, c: c - x), "rdivc": _np(lambda x, c: c / x),
+    "maxc": np.maximum, "minc": np.minimum,
 }
 
 ALU_OPS = tuple(BINARY_SCALAR) + ("bmm",) + tuple(UNARY_SCALAR) + tuple(SCALAR_CONST)
@@ -138,7 +148,7 @@ def alu_flops(op: str, block: int | None) -> int:
 
 
 REDUCE_SCALAR = {"sum": lambda a, b: a + b, "max": _max}
-REDUCE_BLOCK = {"sum": np.add, "max": np.maximum}
+REDUCE_BLOCK = {"sum": _np(np.add), "max": np.maximum}
 
 
 # -- labelled block values (block einsums) ------------------------------------------------------
@@ -198,6 +208,7 @@ def labelled_alu(op: str, in0, in1, out, b: int, const: float | None):
         spec = (f"{''.join(m[x] for x in in0)},{''.join(m[x] for x in in1)}"
                 f"->{''.join(m[x] for x in out)}")
 
+        @_np
         def fn(x, y):
             r = np.einsum(spec, x, y)
             return r if out else float(r)
@@ -243,7 +254,7 @@ def labelled_reduce(op: str, in0, out, b: int):
             return None, zero, fl
         keep = tuple(in0)
         return (lambda x: _align(x, keep, out).reshape((b,) * len(out))), zero, fl
-    red = np.sum if op == "sum" else np.max
+    red = _np(np.sum) if op == "sum" else np.max
     kept = tuple(x for x in in0 if x in out)
 
     def pre(x):

@@ -431,7 +431,7 @@ class Spacc2(_Queued):
     inner levels; a stop Sk with k >= 2 in the crd0 stream flushes them sorted: crd1 gets the
     i's then S(k-2); crd0 and val get each i's j's closed by S0, the last closed by S(k-1)."""
 
-    __slots__ = ("fn", "acc", "cur", "fl", "pre")
+    __slots__ = ("fn", "acc", "cur", "fl", "pre", "ready")
     kind_name = "spacc2"
 
     def __init__(self, name: str, op: str = "sum", block: int | None = None,
@@ -440,6 +440,7 @@ class Spacc2(_Queued):
         self.fn = (REDUCE_BLOCK if block else REDUCE_SCALAR)[op]
         self.acc: dict = {}
         self.cur = None
+        self.ready = 0  # the cycle the current crd1 coordinate was taken
         self.q = [deque(), deque(), deque()]
         self.fl = block * block if block else 1
         self.pre = None
@@ -475,7 +476,7 @@ class Spacc2(_Queued):
                 return True
             if self.done or not jt or not vt:
                 return False
-            f = self.t + self.ii
+            f = max(self.t + self.ii, self.ready)
             for ch in (j_in, v_in):
                 if ch.times[0] > f:
                     f = ch.times[0]
@@ -488,8 +489,14 @@ class Spacc2(_Queued):
                     f = i_in.times[0]
                 i = it[0]
                 if i >= 0 or i == N:
+                    # Taking the outer coordinate costs no firing: it moves into the register
+                    # that tags the points of its fiber (its slot frees the next cycle), and
+                    # the fiber's first point is taken in the same cycle: one point per cycle.
+                    it.popleft()
+                    i_in.times.popleft()
+                    i_in.free.append(f + 1)
                     self.cur = i
-                    self.fire(f, (i_in,), ())
+                    self.ready = f
                     continue
                 # no current i: an i stop (empty i fiber) or D; crd0 holds the matching token
                 if not same_stop(j, v) or not (j == D if i == D else

@@ -295,13 +295,14 @@ class Repeat(Node):
     emits S(k+1). D ends both.
     """
 
-    __slots__ = ("cur", "has")
+    __slots__ = ("cur", "has", "ready")
     kind_name = "repeat"
 
     def __init__(self, name: str, ii: int = 1, lat: int = 1):
         super().__init__(name, ii, lat)
         self.cur = None
         self.has = False
+        self.ready = 0  # the cycle the held element was taken: its first use is not earlier
 
     def run(self) -> bool:
         a, g = self.ins
@@ -310,7 +311,7 @@ class Repeat(Node):
         o = self.outs[0]
         ot, otm, of, ob = o.toks, o.times, o.free, o.bounded
         t, ii, lat = self.t, self.ii, self.lat
-        cur, has = self.cur, self.has
+        cur, has, ready = self.cur, self.has, self.ready
         stall = fires = 0
         blocked = False
         while True:
@@ -323,6 +324,10 @@ class Repeat(Node):
                     break
                 x = at[0]
                 if x.__class__ is not int or x >= 0 or x == N:   # a new element
+                    # Taking the element costs no cycle of its own: it moves into the held
+                    # register (its slot frees the next cycle) and the firing that uses it
+                    # first (R: a copy; S: the close) may be in the same cycle (SAM's
+                    # repeater pops the ref and the signal in one cycle).
                     at.popleft()
                     r = atm.popleft()
                     if r > f:
@@ -330,8 +335,8 @@ class Repeat(Node):
                     af.append(f + 1)
                     cur = x
                     has = True
-                    t = f
-                    continue  # taking the element costs no cycle of its own
+                    ready = f
+                    continue
                 # a stop or D with no current element: needs the matching signal
                 if not gt:
                     break
@@ -366,6 +371,8 @@ class Repeat(Node):
             else:
                 if not gt:
                     break
+                if ready > f:
+                    f = ready
                 sig = gt[0]
                 r = gtm[0]
                 if r > f:
@@ -415,7 +422,7 @@ class Repeat(Node):
             if out is D:
                 break
         self.t = t
-        self.cur, self.has = cur, has
+        self.cur, self.has, self.ready = cur, has, ready
         self.stall += stall
         self.fires += fires
         return blocked

@@ -17,6 +17,7 @@ from fuseflowc.data.io import (SAVE_STYLES, load_inputs, load_tensor, read_level
 from fuseflowc.data.spec import TensorSpec
 from fuseflowc.diagnostics import UserError
 from fuseflowc.formats import Format, shorthand
+from fuseflowc.outputs import MANIFEST
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -215,6 +216,22 @@ def test_npz_dense_archive_keys(tmp_path):
     assert got["y"].nnz == 3
 
 
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("k, value", [(3, 10**9), (4, 10**9), (2, -1), (6, 3), (1, 99)])
+def test_scipy_archive_with_a_broken_indptr_is_an_error(tmp_path, fmt, k, value):
+    """Found by fuzzing: scipy's load_npz trusts indptr, and converting such a matrix read out of
+    bounds (a segfault, or 'double free or corruption' and abort): now a located error."""
+    m = sp.random(6, 5, density=0.4, random_state=1, format=fmt)
+    sp.save_npz(tmp_path / "A.npz", m)
+    arrays = dict(np.load(tmp_path / "A.npz"))
+    ptr = arrays["indptr"].astype(np.int64)
+    ptr[min(k, ptr.size - 1)] = value
+    arrays["indptr"] = ptr
+    np.savez(tmp_path / "A.npz", **arrays)
+    with pytest.raises(UserError, match="A.npz: unreadable or corrupt scipy.sparse .npz file"):
+        load_tensor(tmp_path / "A.npz", TensorSpec("A", ("I", "J"), shorthand("csr", 2)))
+
+
 def test_level_files_example(tmp_path):
     # The REFERENCE.md worked example: CSR A = [[1,0,2],[0,0,0],[0,3,0]].
     files = {"shape": "3\n3\n", "1_seg": "0\n2\n2\n3\n", "1_crd": "0\n2\n1\n",
@@ -243,11 +260,10 @@ def test_level_files_empty_and_scalar(tmp_path):
 
 def test_write_data_dir_is_atomic(tmp_path):
     out = tmp_path / "data"
-    out.mkdir()
-    (out / "old.npy").write_bytes(b"x")
     t = FiberTensor.from_dense(np.ones(2), shorthand("dense", 1))
-    write_data_dir(out, {"x": t})
-    assert sorted(p.name for p in out.iterdir()) == ["x.npy"]
+    write_data_dir(out, {"x": t, "z": t})
+    write_data_dir(out, {"x": t})  # a directory it wrote: its files replaced, z.npy gone
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "x.npy"]
 
     class Boom(dict):
         def __getitem__(self, k):
@@ -255,8 +271,13 @@ def test_write_data_dir_is_atomic(tmp_path):
 
     with pytest.raises(RuntimeError):
         write_data_dir(out, Boom({"y": t}))
-    assert sorted(p.name for p in out.iterdir()) == ["x.npy"]
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "x.npy"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
+    # A file fuseflowc did not write: the directory is refused, nothing in it touched.
+    (out / "old.npy").write_bytes(b"x")
+    with pytest.raises(UserError, match="old.npy"):
+        write_data_dir(out, {"y": t})
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "old.npy", "x.npy"]
 
 
 def test_save_refuses_unknown_style(tmp_path):
@@ -450,8 +471,8 @@ def test_huge_dense_declaration_is_refused(tmp_path):
     assert got["A"].nnz == 1
     got, _ = load_inputs(tmp_path, specs(("A", ("I", "J"), "csr")))  # 10**6 row positions
     assert got["A"].levels[0].size == 10**6
-    with pytest.raises(UserError, match=r"A.npz: storing 'A' \(1000000, 1000000\) in format "
-                                        r"dense would need more than"):
+    with pytest.raises(UserError, match=r"A.npz: storing tensor 'A' \(1000000 x 1000000\) in "
+                                        r"format dense would need 1000000000000 stored values"):
         load_inputs(tmp_path, specs(("A", ("I", "J"), "dense")))
 
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from golden import ROOT, run_cli
 
+from fuseflowc.outputs import MANIFEST
 from fuseflowc.sweep import plots
 from fuseflowc.sweep.results import NAMES, read_rows
 from fuseflowc.sweep.summary import summarize
@@ -109,8 +110,8 @@ def test_report_directory_has_markdown_json_and_plots(tmp_path):
     r = run_cli(["report", str(FIXTURE), "-o", str(out), "--format", "png"])
     assert r.exit_code == 0, r.stderr
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["block.png", "normalized.png", "orders.png", "parallel.png", "report.md",
-                     "speedup.png", "summary.json"]
+    assert names == [MANIFEST, "block.png", "normalized.png", "orders.png", "parallel.png",
+                     "report.md", "speedup.png", "summary.json"]
     for n in names:
         if n.endswith(".png"):
             assert (out / n).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -130,7 +131,7 @@ def test_report_without_matplotlib_is_text_only_and_says_so(tmp_path, monkeypatc
     r = run_cli(["report", str(FIXTURE), "-o", str(out)])
     assert r.exit_code == 0
     assert "matplotlib is not installed" in r.stderr and "text only" in r.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["report.md", "summary.json"]
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "report.md", "summary.json"]
     assert "![" not in (out / "report.md").read_text()
 
 
@@ -145,14 +146,81 @@ def test_csv_and_jsonl_give_the_same_report(tmp_path):
     assert a == b
 
 
+ROW = '{"id": "a", "model": "m", "variant": "v", "data": "d", "status": "ok"'
+HEAD = "id,model,variant,data,status,"
+
+
 @pytest.mark.parametrize("name, text, message", [
-    ("r.jsonl", '{"id": "a"}\n{"id": \n', "r.jsonl:2:8: not a JSON row"),
+    ("r.jsonl", ROW + '}\n{"id": \n', "r.jsonl:2:8: not a JSON row"),
     ("r.jsonl", '[1, 2]\n', "r.jsonl:1: a row is a JSON object with an id"),
-    ("r.csv", "id,cycles\na,1\nb\n", "r.csv:3: 1 cells, but the header has 2"),
-    ("r.csv", "id,cycles\na,many\n", "r.csv:2: column cycles: cannot read 'many' as int"),
+    ("r.csv", HEAD + "cycles\na,m,v,d,ok,1\nb\n", "r.csv:3: 1 cells, but the header has 6"),
+    ("r.csv", HEAD + "cycles\na,m,v,d,ok,many\n",
+     "r.csv:2: column cycles: cannot read 'many' as int"),
     ("r.csv", "model,cycles\n", "r.csv:1: the first row must be the header"),
+    # rows whose columns have the wrong type or are missing (found by the fuzzer: a missing
+    # data column made the report sort None against text; a missing params one, call .items()
+    # on None)
+    ("r.csv", "id,model,variant,status,cycles\na,m,v,ok,1\n",
+     "r.csv:2: column data: every row needs one"),
+    ("r.jsonl", '{"id": "a", "model": "m", "variant": "v", "data": null, "status": "ok"}\n',
+     "r.jsonl:1: column data: every row needs one"),
+    ("r.jsonl", ROW + ', "params": "factor=2"}\n',
+     'r.jsonl:1: column params: expected a JSON object, not "factor=2"'),
+    ("r.jsonl", ROW + ', "arch": [1]}\n', "r.jsonl:1: column arch: expected a JSON array of "
+                                          "strings, not [1]"),
+    ("r.jsonl", ROW + ', "cycles": "12"}\n', 'column cycles: expected an integer, not "12"'),
+    ("r.jsonl", ROW + ', "cycles": true}\n', "column cycles: expected an integer, not true"),
+    ("r.jsonl", ROW + ', "inline_widened": 1}\n',
+     "column inline_widened: expected true or false, not 1"),
+    ("r.jsonl", '{"id": "a", "model": 7, "variant": "v", "data": "d", "status": "ok"}\n',
+     "column model: expected text, not 7"),
+    ("r.csv", HEAD + "params\na,m,v,,ok,{}\n", "r.csv:2: column data: every row needs one"),
+    ("r.csv", HEAD + "params\na,m,v,d,ok,[2]\n",
+     "r.csv:2: column params: expected a JSON object, not [2]"),
+    # json raises a bare ValueError for more than 4300 digits (it was exit 3)
+    ("r.jsonl", ROW + "}\n" + ROW + ', "cycles": 1' + "0" * 5000 + "}\n",
+     "r.jsonl:2:82: error: a number with 5001 digits; at most 4300 are read"),
+    ("r.csv", HEAD + "cycles\na,m,v,d,ok,1" + "0" * 5000 + "\n",
+     "r.csv:2: column cycles: cannot read"),
 ])
 def test_bad_results_files_are_located(tmp_path, name, text, message):
     (tmp_path / name).write_text(text)
     r = run_cli(["report", str(tmp_path / name)])
     assert r.exit_code == 1 and message in r.stderr, r.stderr
+
+
+def test_missing_structured_columns_read_as_empty(tmp_path):
+    """A results file without the optional columns (params, arch, ...) still reports."""
+    (tmp_path / "r.csv").write_text(HEAD + "cycles\na,m,unfused,d,ok,10\nb,m,full,d,ok,5\n")
+    (row, _) = read_rows(str(tmp_path / "r.csv"))
+    assert (row["params"], row["arch"], row["schedule"]) == ({}, [], [])
+    r = run_cli(["report", str(tmp_path / "r.csv")])
+    assert r.exit_code == 0 and "2.00x" in r.stdout, r.stderr
+
+
+def test_failures_are_listed_with_parameters_and_marked_in_the_plots(tmp_path):
+    rows = [row(0, cycles=100, flops=1, bytes=1),
+            row(1, variant="partial", cycles=50, flops=1, bytes=1),
+            row(2, variant="full", status="timeout", error="timeout after 5 s (during simulate)",
+                params={"b": 16}, pipeline="cleanup"),
+            row(3, variant="partial", status="error", error="lower: boom", parallel="Y:i=4",
+                params={"f": 4}),
+            row(4, variant="partial", status="error", error="lower: boom", block="A=16")]
+    s = summarize(rows)
+    marks = {(u["variant"], u["status"], u["variant_failed"], u["site"], u["factor"], u["block"])
+             for u in s["unfinished"]}
+    assert marks == {("full", "timeout", True, "", 1, ""), ("partial", "error", False, "Y:i", 4, ""),
+                     ("partial", "error", False, "", 1, "16")}
+    assert [f["setting"] for f in s["failed"]] == ["b=16 -p cleanup", "f=4", "-"]
+    from fuseflowc.sweep.markdown import render
+    md = render(s, "r.jsonl")
+    assert "Variants with no successful configuration (not in the table): m/full on d: timeout." in md
+    assert "| b=16 -p cleanup |" in md
+    if not plots.available():
+        return
+    out = tmp_path / "rep"
+    drawn = plots.draw_all(s, out.parent, "svg")
+    svg = (tmp_path / drawn["fusion"]).read_text()
+    assert "timeout" in svg                 # the failed variant's mark and word
+    assert "m/partial error" in (tmp_path / drawn["parallel"]).read_text()
+    assert "error" in (tmp_path / drawn["block"]).read_text()

@@ -9,12 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fuseflowc.diagnostics import UserError
+from sim.channel import Channel
+from sim.engine import Engine
 from sim.harness import run_node
 from sim.prims_compute import Alu, Reduce, Spacc1, Spacc2
 from sim.prims_crd import CrdDrop, CrdHold, Fork, Join
 from sim.prims_join import Intersect, Union
 from sim.prims_stream import Array, Repeat, RepSig, Root, Scan
-from sim.tokens import D, N, parse, show_all, show_empt, stop
+from sim.tokens import D, N, S0, parse, show_all, show_empt, stop
 
 
 def out_text(node, inputs, n_out, kinds=None, kind="crd"):
@@ -103,6 +105,31 @@ def test_repeat_val_broadcast():
     sig = parse("R R S R S D", "repsig")
     outs, _ = run_node(Repeat("rp"), [[1.5, 2.5, stop(0), D], sig], 1, ["val", "repsig"])
     assert show_all(outs[0], "val") == "1.5 1.5 S0 2.5 S1 D"
+
+
+def test_repeat_takes_an_element_without_a_cycle_of_its_own():
+    # Taking the next element is a register load in the cycle of its first use (SAM's repeater
+    # pops the ref and the signal in one cycle): one output token per cycle, no gap at 8 or 9.
+    sig = parse("R R S R R R S R S D", "repsig")
+    (o,), (t,) = run_node(Repeat("rp"), ["7 8 S0 9 S1 D", sig], 1)
+    assert show_all(o) == "7 7 S0 8 8 8 S1 9 S2 D"
+    assert t == list(range(1, 11))
+    # an element repeated zero times (empty inner fiber): its close is its first use
+    (o,), (t,) = run_node(Repeat("rp"), ["4 5 S0 S1 D", parse("S R S S D", "repsig")], 1)
+    assert (show_all(o), t) == ("S0 5 S1 S2 D", [1, 2, 3, 4, 5])
+
+
+def test_repeat_element_waits_for_its_arrival():
+    # the element arrives at cycle 5: its first copy goes out then, not a cycle later
+    a, g = Channel("a", "ref", None), Channel("g", "repsig", None)
+    a.feed([3], 5)
+    a.feed([S0, D], 5)
+    g.feed(parse("R R S D", "repsig"))
+    out = Channel("o", "ref", None)
+    node = Repeat("rp")
+    node.wire([a, g], [out])
+    Engine([node], writers=[]).run()
+    assert list(out.times) == [6, 7, 8, 9]
 
 
 def test_repeat_signal_mismatch_is_an_error():
@@ -375,6 +402,20 @@ def test_spacc2_outer_products():
     assert show_all(c1) == "0 2 S0 D"
     assert show_all(c0) == "1 S0 0 1 3 S1 D"
     assert show_all(v, "val") == "1 S0 2 13 20 S1 D"
+
+
+def test_spacc2_takes_one_point_per_cycle():
+    # the outer coordinate is taken with the first point of its fiber (no firing of its own):
+    # 9 firings for the 9 crd0 tokens in, then one per token out (the flush, D last)
+    i_in = "0 2 S0 2 S1 D"
+    j_in = "1 S0 0 1 S1 1 3 S2 D"
+    v_in = vals("1 S0 2 3 S1 10 20 S2 D")
+    node = Spacc2("s")
+    _, (t1, t0, _) = run_node(node, [i_in, j_in, v_in], 3)
+    assert node.fires == 9 + len(t0)
+    # the S2 closing the outer fiber is the 8th point (cycle 7): the flush starts at cycle 8
+    assert t0 == [9, 10, 11, 12, 13, 14, 16]
+    assert t1 == [9, 10, 11, 16]
 
 
 def test_spacc2_empty():

@@ -134,11 +134,59 @@ def test_bad_specs_are_located(tmp_path, text, where, message):
     assert f"spec.toml{where}" in first and message in first, msg
 
 
+@pytest.mark.parametrize("line, message", [
+    ("timeout = nan", "timeout: expected a positive finite number"),
+    ("timeout = inf", "timeout: expected a positive finite number"),
+    ("timeout = 1e300", "timeout: 1e+300 seconds is more than the longest timeout, 1e+07"),
+    ("flops_per_cycle = -inf", "flops_per_cycle: expected a positive finite number"),
+])
+def test_spec_numbers_must_be_finite(tmp_path, line, message):
+    """Found by fuzzing: a timeout of nan or inf (TOML has both) reached the alarm timer, and
+    every configuration became an 'internal error' row."""
+    first = spec_error(tmp_path, f'{line}\nprograms = ["{KERNELS / "spmv.ff"}"]\n[[data]]\n'
+                                 f'seed = 1\n').split("\n")[0]
+    assert "spec.toml:1:1: error: " + message in first, first
+
+
+@pytest.mark.parametrize("name, text, where", [
+    ("spec.toml", "timeout = 1" + "0" * 5000 + "\n", ":1:11:"),
+    ("spec.json", '{"programs": [],\n "timeout": 1' + "0" * 5000 + "}", ":2:13:"),
+])
+def test_spec_number_too_long_to_read(tmp_path, name, text, where):
+    """Found by fuzzing: tomllib and json raise a bare ValueError for an integer of more than
+    4300 digits (exit 3)."""
+    first = spec_error(tmp_path, text, name).split("\n")[0]
+    assert f"{name}{where} error: a number with 5001 digits; at most 4300 are read" in first
+
+
+def test_negative_data_seed_is_refused(tmp_path):
+    """Found by fuzzing: numpy refuses a negative seed (every row an internal error)."""
+    first = spec_error(tmp_path, f'programs = ["{KERNELS / "spmv.ff"}"]\n[[data]]\nseed = -1\n'
+                       ).split("\n")[0]
+    assert "spec.toml:3:1: error: data[0].seed: expected a non-negative integer" in first
+
+
+@pytest.mark.parametrize("option, message", [
+    (["--timeout", "nan"], "nan is not a finite number"),
+    (["--timeout", "inf"], "is not in the range 0<x<=10000000.0"),
+    (["--prune", "nan"], "nan is not a finite number"),
+    (["-j", "99999999999999999999"], "is not in the range 1<=x<=256"),
+])
+def test_sweep_options_are_bounded(tmp_path, option, message):
+    """Found by fuzzing: -j 99999999999999999999 was an OverflowError (exit 3), --timeout nan
+    an internal error in every row."""
+    spec = tmp_path / "spec.toml"
+    spec.write_text(f'programs = ["{KERNELS / "spmv.ff"}"]\n[[data]]\nseed = 1\n')
+    r = run_cli(["sweep", str(spec), "-o", str(tmp_path / "r.csv"), *option])
+    assert r.exit_code == 2 and message in r.stderr, r.stderr
+    assert not (tmp_path / "r.csv").exists()
+
+
 def test_bad_key_in_second_table_points_at_that_table(tmp_path):
     text = (f'[[programs]]\npath = "{KERNELS / "spmv.ff"}"\n[[data]]\nseed = 1\n'
             f'[[data]]\nname = "b"\nseed = "x"\n')
     first = spec_error(tmp_path, text).split("\n")[0]
-    assert "spec.toml:7:1: error: data[1].seed: expected an integer" in first
+    assert "spec.toml:7:1: error: data[1].seed: expected a non-negative integer" in first
 
 
 def test_bad_json_spec_is_located(tmp_path):

@@ -26,10 +26,13 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | No
       fuseflowc check ir_examples/kernels/spmv.ff
       fuseflowc check model.ff -s 'order y: j -> i'
     """
-    from ..files import write_output
     from ..lang.load import load_program
     from ..lang.printer import program_str
+    from ..outputs import Outputs
 
+    out = Outputs(program)
+    dest = out.file(output)
     p = load_program(program, schedule, unfused)
     if not quiet:
-        write_output(output, program_str(p))
+        with out:
+            dest.write(program_str(p))

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from ..files import read_source, write_output
+from ..files import read_source
+from ..outputs import Outputs
 from ..samml.dot import module_dot, render
 from ..samml.parser import parse_module
 from ..samml.verify import verify
@@ -38,6 +39,8 @@ def cmd(graph: str, output: str | None, graph_name: str | None) -> None:
     SVG and PNG need Graphviz: `apt-get install graphviz` (Debian/Ubuntu) or
     `brew install graphviz` (macOS).
     """
+    out = Outputs(graph)
+    dest = out.file(output)
     suffix = Path(output).suffix.lower() if output and output != "-" else ".dot"
     if suffix not in _RENDERED and suffix not in _TEXT:
         raise click.BadParameter(f"unknown output type {suffix or '(none)'}; use a name ending "
@@ -45,7 +48,9 @@ def cmd(graph: str, output: str | None, graph_name: str | None) -> None:
     module = parse_module(read_source(graph))
     verify(module)
     text = module_dot(module, graph_name)
-    if suffix in _RENDERED:
-        render(text, output, _RENDERED[suffix])
-    else:
-        write_output(output, text)
+    with out:
+        if suffix in _RENDERED:  # Graphviz writes a file itself (a device: in place)
+            render(text, dest.target if dest.direct else dest.staged_path(), _RENDERED[suffix],
+                   output)
+        else:
+            dest.write(text)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-import re
+import os
 import sys
 
 import click
 
 from ..diagnostics import UserError
-from .options import inline_widened_option, output_option, schedule_option, unfused_option
+from .options import (inline_widened_option, json_out_option, output_option, schedule_option,
+                      unfused_option)
 
 _COLUMNS = ("flops", "read_seg", "read_crd", "read_vals", "write_seg", "write_crd", "write_vals",
             "bytes")
@@ -35,24 +36,17 @@ def _pairs(values: tuple[str, ...], what: str, conv) -> tuple[dict, object]:
     return out, default
 
 
-def _is_samml(text: str) -> bool:
-    return re.search(r"^\s*graph\s+\S+\s*\{", text, re.M) is not None
-
-
-def _is_fused_ir(text: str) -> bool:
-    """Fused IR has `region NAME ... {` lines; programs never do."""
-    return re.search(r"^\s*region\s+\S+.*\{\s*$", text, re.M) is not None
-
-
 def _module(path: str, schedule, unfused: bool, order, inline_widened: bool):
     """The SAMML module of INPUT, parsed and verified, or compiled from a program or fused IR
     through the fuse and lower stages' library functions; and the dim sizes the program or
     fused IR fixes (`dim H = 16`), which a SAMML module does not record."""
     from ..files import read_source
+    from ..ir_kind import sniff
     from ..samml.verify import verify
     src = read_source(path)
     source = None if path == "-" else path
-    if _is_samml(src.text):
+    kind, _ = sniff(src.text)  # None: parsed as a program, whose errors say what is wrong
+    if kind == "samml":
         if schedule or unfused or order is not None or inline_widened:
             raise UserError("--schedule, --unfused, --order and --inline-widened apply to "
                             "programs; this input is a SAMML module")
@@ -61,7 +55,7 @@ def _module(path: str, schedule, unfused: bool, order, inline_widened: bool):
         fixed: dict[str, int] = {}
     else:
         from ..lower.driver import lower_fused
-        if _is_fused_ir(src.text):
+        if kind == "fused":
             if schedule or unfused or order is not None or inline_widened:
                 raise UserError("--schedule, --unfused, --order and --inline-widened apply to "
                                 "programs; this input is fused IR")
@@ -93,7 +87,9 @@ def _module(path: str, schedule, unfused: bool, order, inline_widened: bool):
               help="Report only the kernel (graph) R; the graphs before it are still modelled "
                    "(they write its inputs).")
 @click.option("--json", "as_json", is_flag=True,
-              help="Write JSON (total, kernels, ms) instead of the tab-separated table.")
+              help="Write JSON (total, kernels, ms, stats) instead of the tab-separated lines "
+                   "(and no table on stderr).")
+@json_out_option
 @click.option("-q", "--quiet", is_flag=True, help="No table on stderr.")
 @click.option("--element-bytes", type=click.IntRange(min=1), default=4, show_default=True,
               help="Bytes per seg, crd or value element (the simulator's "
@@ -104,8 +100,8 @@ def _module(path: str, schedule, unfused: bool, order, inline_widened: bool):
               help="For a program: the K-th valid dataflow order (as `fuseflowc fuse --order`).")
 @inline_widened_option
 @output_option
-def cmd(input_path, data_dir, densities, sizes, region, as_json, quiet, element_bytes, schedule,
-        unfused, order, inline_widened, output):
+def cmd(input_path, data_dir, densities, sizes, region, as_json, json_out, quiet, element_bytes,
+        schedule, unfused, order, inline_widened, output):
     """Estimate FLOPs and off-chip bytes of INPUT without simulating it.
 
     INPUT is a SAMML module (from `lower`/`opt`), or fused IR or a .ff program, compiled here
@@ -113,17 +109,25 @@ def cmd(input_path, data_dir, densities, sizes, region, as_json, quiet, element_
     graph: scanners multiply fibers by their expected length, joiners combine coordinate
     histograms, reductions divide; FLOPs and bytes are counted as the simulator counts them
     (docs/estimate.md). Sizes, densities and intersection rates come from --data DIR, or else
-    from --size and --density (uniform independent non-zeros). A table goes to stderr; stdout
-    (or -o FILE) gets one tab-separated line per kernel and a total line, or JSON with --json.
+    from --size and --density (uniform independent non-zeros).
+
+    Stdout (or -o FILE) gets one tab-separated line per kernel and a total line, or JSON with
+    --json; --json-out FILE also writes the JSON to FILE. A table of the same numbers goes to
+    stderr (not with -q or --json). Each number is shown once: when stdout and stderr are the
+    same terminal, the table alone is printed; when they are the same file, the lines alone.
 
     \b
     Examples:
       fuseflowc estimate gcn.samml --data out/demo/data
       fuseflowc estimate ir_examples/kernels/spmv.ff --size I=1000 --size J=1000 --density A=0.01
       fuseflowc fuse m.ff | fuseflowc lower | fuseflowc estimate --data d/ --json -o est.json
+      fuseflowc estimate g.samml --data d/ --json-out est.json > est.tsv
     """
     from ..estimate import DataStats, estimate_module
-    from ..files import write_output
+    from ..outputs import Outputs
+    out = Outputs(input_path, data_dir)
+    dest = out.file(output)
+    json_dest = out.file(json_out, "--json-out") if json_out is not None else None
     module, fixed = _module(input_path, schedule, unfused, order, inline_widened)
     dens, default = _pairs(densities, "--density", float)
     size_map, _ = _pairs(sizes, "--size", int)
@@ -155,21 +159,40 @@ def cmd(input_path, data_dir, densities, sizes, region, as_json, quiet, element_
             raise UserError(f"--region {region}: no such kernel (the module has: "
                             + ", ".join(kernels) + ")")
         kernels = {region: kernels[region]}
-    if not quiet:
-        _table(kernels, est, stats)
-    if as_json:
-        total = kernels[region].to_json() if region is not None else est.total.to_json()
-        doc = {"total": total, "kernels": {k: c.to_json() for k, c in kernels.items()},
-               "ms": round(est.ms, 3), "stats": stats.origin}
-        write_output(output, json.dumps(doc, indent=1) + "\n")
-        return
+    total = kernels[region].to_json() if region is not None else est.total.to_json()
+    doc = {"total": total, "kernels": {k: c.to_json() for k, c in kernels.items()},
+           "ms": round(est.ms, 3), "stats": stats.origin}
+    text_json = json.dumps(doc, indent=1) + "\n"
     lines = ["kernel\t" + "\t".join(_COLUMNS)]
     rows = list(kernels.items())
     if region is None:
         rows.append(("total", est.total))
     for name, c in rows:
         lines.append(name + "\t" + "\t".join(f"{_value(c, col):.0f}" for col in _COLUMNS))
-    write_output(output, "\n".join(lines) + "\n")
+    table = not quiet and not as_json
+    text = text_json if as_json else "\n".join(lines) + "\n"
+    if dest.stdout and table and _same_place(sys.stdout, sys.stderr):
+        if sys.stdout.isatty():
+            text = None   # a person reads the table; the lines would repeat every number
+        else:
+            table = False  # `> log 2>&1`: the lines, once
+    if table:
+        _table(kernels, est, stats)
+    with out:
+        if text is not None:
+            dest.write(text)
+        if json_dest is not None:
+            json_dest.write(text_json)
+
+
+def _same_place(a, b) -> bool:
+    """Whether two streams end up in the same terminal or file (`2>&1`)."""
+    try:
+        if a.isatty() and b.isatty():
+            return True
+        return os.path.sameopenfile(a.fileno(), b.fileno())
+    except (AttributeError, OSError, ValueError):  # e.g. a test harness's in-memory stream
+        return False
 
 
 def _value(c, col: str) -> float:

@@ -52,20 +52,26 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | No
       fuseflowc fuse ir_examples/models/gpt3_mini/gpt3_mini_full.ff --share
       fuseflowc fuse --verify-ir edited.fused
     """
-    from ..files import read_source, write_output
+    from ..files import read_source
     from ..fuse.algorithm import FuseOptions, fuse_program, pick_orders
     from ..fuse.printer import fused_str
     from ..lang.load import load_program
+    from ..outputs import Outputs
 
+    out = Outputs(program)
+    dest = out.file(output)
     if verify_ir:
         from ..fuse.parser import parse_fused
-        write_output(output, fused_str(parse_fused(read_source(program))))
+        text = fused_str(parse_fused(read_source(program)))
+        with out:
+            dest.write(text)
         return
     p = load_program(program, schedule, unfused)
     source = None if program == "-" else program
     fused = fuse_program(p, source, FuseOptions(pick_orders(order, region), inline_widened,
                                                 free_input_order, share))
-    write_output(output, fused_str(fused))
+    with out:
+        dest.write(fused_str(fused))
     _note_splits(fused, inline_widened)
 
 

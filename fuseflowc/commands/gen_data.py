@@ -14,13 +14,14 @@ NORMALIZATIONS = ("gcn", "mean", "none")
 @click.command("gen-data")
 @click.argument("program", metavar="PROGRAM")
 @click.option("-o", "--output", "output", metavar="DIR", required=True,
-              help="The data directory to write (replaced whole, atomically).")
+              help="The data directory to write: a new or empty directory, or one fuseflowc "
+                   "wrote (its files are replaced; see docs/outputs.md).")
 @click.option("--size", "sizes", multiple=True, metavar="DIM=N",
               help="Size of a dim the program leaves unsized, e.g. --size N=100 (repeatable).")
 @click.option("--density", "densities", multiple=True, metavar="[T=]D",
               help="Fraction of non-zero entries: T=0.1 for input T, or 0.1 for every input "
                    "without its own (repeatable). Default: 1 for dense formats, 0.1 otherwise.")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Random seed; the same seed gives the same files.")
 @click.option("--graph", "graph", metavar="SOURCE", default=None,
               help="Take the adjacency (and features) from a graph: karate, PATH.npz or PATH.mtx.")
@@ -80,8 +81,11 @@ def cmd(program: str, output: str, sizes: tuple[str, ...], densities: tuple[str,
           --mask M=bigbird:block=8,random=3 -o data --seed 1
     """
     from ..lang.load import load_program
+    from ..outputs import Outputs
     from ..reference.gendata import generate, parse_densities, parse_sizes, summary
 
+    out = Outputs(program, graph if graph != "karate" else None)
+    out_dir = out.directory(output)
     p = load_program(program, schedule)
     size_opts = parse_sizes(p, sizes)
     density_opts = parse_densities(p, densities)
@@ -89,7 +93,8 @@ def cmd(program: str, output: str, sizes: tuple[str, ...], densities: tuple[str,
                                 feature_tensor)
     _apply_masks(p, masks, density_opts[1], seed, tensors, sources)
     from ..data.io import save_tensors
-    save_tensors(output, tensors, style, atomic=True)
+    with out:
+        save_tensors(out_dir.path(), tensors, style)
     click.echo(summary(p, tensors, sources, output), err=True)
 
 

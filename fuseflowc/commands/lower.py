@@ -6,21 +6,7 @@ import os
 
 import click
 
-from ..diagnostics import UserError
 from .options import output_option
-
-
-def _program_error(src) -> UserError | None:
-    """The error for a language program given to `lower` (None when `src` is no program): lower
-    reads only the fused IR, so the program must go through `fuseflowc fuse` first."""
-    from ..lang.parser import parse_program
-    try:
-        parse_program(src)
-    except UserError:
-        return None
-    name = src.name if src.name not in ("-", "<stdin>") else "PROGRAM.ff"
-    return UserError(f"this is a program, not fused IR: run `fuseflowc fuse {name} | "
-                     "fuseflowc lower` (lower reads only what `fuseflowc fuse` writes)")
 
 
 @click.command("lower")
@@ -48,29 +34,27 @@ def cmd(fused: str, output: str | None, dump_table: bool) -> None:
       fuseflowc fuse ir_examples/kernels/nested_matmul_fused.ff | fuseflowc lower --dump-table
       fuseflowc fuse model.ff -s 'order y: j -> i' | fuseflowc lower -o y.samml
     """
-    from ..files import read_source, write_output
+    from ..files import read_source
     from ..fuse.parser import parse_fused
     from ..lower.driver import lower_fused
     from ..lower.dump import dump_tables
+    from ..outputs import Outputs
     from ..samml.printer import print_module
     from ..samml.verify import verify
 
-    src = read_source(fused)
-    try:
-        fp = parse_fused(src)
-    except UserError:
-        err = _program_error(src)
-        if err is not None:
-            raise err from None
-        raise
+    out = Outputs(fused)
+    dest = out.file(output)
+    fp = parse_fused(read_source(fused))  # a program or SAMML module: says what to run
     base = os.path.dirname(os.path.abspath(output)) if output not in (None, "-") \
         else os.getcwd()
     module, analyses = lower_fused(fp, _source_from(fp.source, fused, base))
     if dump_table:
-        write_output(output, dump_tables(analyses))
-        return
-    verify(module)
-    write_output(output, print_module(module))
+        text = dump_tables(analyses)
+    else:
+        verify(module)
+        text = print_module(module)
+    with out:
+        dest.write(text)
 
 
 def _source_from(source: str | None, fused: str, base: str) -> str | None:

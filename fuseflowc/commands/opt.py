@@ -54,13 +54,16 @@ def cmd(graph: str, pipeline: str, output: str | None, no_verify: bool,
       fuseflowc opt --list-passes
     """
     from ..opt import PipelineError, parse_pipeline, run_pipeline
-    from ..samml.load import load_module, save_module
+    from ..outputs import Outputs
+    from ..samml.load import load_module
     from ..samml.printer import print_module
 
     try:
         passes = parse_pipeline(pipeline)
     except PipelineError as e:
         raise click.BadParameter(str(e), param_hint="'-p' / '--passes'") from None
+    out = Outputs(graph)
+    dest = out.file(output)
     module = load_module(graph, check=not no_verify)
 
     def after(p, m) -> None:
@@ -69,7 +72,8 @@ def cmd(graph: str, pipeline: str, output: str | None, no_verify: bool,
 
     timings = run_pipeline(module, passes, verify_each=not no_verify,
                            after=after if print_after_all else None)
-    save_module(module, output)
+    with out:
+        dest.write(print_module(module))
     if time_passes:
         click.echo(_timing_table(timings), err=True)
 

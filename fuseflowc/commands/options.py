@@ -28,3 +28,42 @@ free_input_order_option = click.option(
          "order graph, so more orders are valid; after the order is chosen, each discordant "
          "view reads a permuted copy (a transpose made by a `permute` step before the region, "
          "whose cycles and bytes the simulator counts).")
+
+# One convention for JSON in every command that has it: `--json` prints the JSON on stdout
+# instead of the human-readable output; `--json-out FILE` also writes it to FILE (the human output
+# is unchanged). A flag cannot be followed by an optional file name safely: `orders --json p.ff`
+# would take the program for the output.
+json_option = click.option(
+    "--json", "as_json", is_flag=True,
+    help="Print JSON on stdout instead of the human-readable output.")
+json_out_option = click.option(
+    "--json-out", "json_out", metavar="FILE", default=None,
+    help="Also write the JSON to FILE (atomically; '-' = stdout).")
+
+
+class LegacyJsonCommand(click.Command):
+    """A command whose `--json` took a file name before it became a flag (run, simulate): the old
+    spellings `--json FILE.json` and `--json -` still work, as `--json-out FILE.json` and
+    `--json`, with a note. Only a `.json` name is taken: anything else after `--json` is the
+    command's own argument (`simulate --json g.samml` simulates g.samml)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        out: list[str] = []
+        k = 0
+        while k < len(args):
+            a = args[k]
+            if a == "--":
+                out += args[k:]
+                break
+            nxt = args[k + 1] if k + 1 < len(args) else None
+            if a == "--json" and nxt is not None and (nxt == "-" or
+                                                      nxt.lower().endswith(".json")):
+                new = ["--json"] if nxt == "-" else ["--json-out", nxt]
+                click.echo(f"fuseflowc: note: `--json {nxt}` is now spelled "
+                           f"`{' '.join(new)}` (--json is a flag: JSON on stdout)", err=True)
+                out += new
+                k += 2
+                continue
+            out.append(a)
+            k += 1
+        return super().parse_args(ctx, out)

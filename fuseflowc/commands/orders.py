@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from .options import (free_input_order_option, inline_widened_option, schedule_option,
-                      unfused_option)
+from .options import (free_input_order_option, inline_widened_option, json_option,
+                      json_out_option, output_option, schedule_option, unfused_option)
 
 
 
@@ -18,11 +18,14 @@ from .options import (free_input_order_option, inline_widened_option, schedule_o
               help="Only region R (a fusion region or statement name).")
 @click.option("--list", "list_n", type=click.IntRange(min=0), default=0, metavar="N",
               help="Also list the first N orders of the enumeration (numbered as --order K).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@json_option
+@json_out_option
+@output_option
 @inline_widened_option
 @free_input_order_option
 def cmd(program: str, schedule: tuple[str, ...], unfused: bool, region: str | None,
-        list_n: int, as_json: bool, inline_widened: bool, free_input_order: bool) -> None:
+        list_n: int, as_json: bool, json_out: str | None, output: str | None,
+        inline_widened: bool, free_input_order: bool) -> None:
     """Count the valid dataflow orders of each region of PROGRAM, exactly.
 
     A valid order is a linear extension of the region's partial order graph (see `fuseflowc
@@ -31,7 +34,8 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, region: str | No
     the fused IR): order 0 always takes the first free index. `--list N` prints orders 0..N-1;
     `fuseflowc fuse --order K` compiles the K-th. `--free-input-order` counts the larger
     space in which tensors read from memory do not constrain the order (discordant ones are
-    then read through permuted copies).
+    then read through permuted copies). The table goes to stdout (or -o FILE); `--json`
+    writes JSON ({"regions": [...]}) instead, `--json-out FILE` also writes it to FILE.
 
     \b
     Examples:
@@ -42,20 +46,24 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, region: str | No
     """
     import json
 
-    from ..files import write_output
     from ..fuse.algorithm import FuseOptions, fuse_program
     from ..fuse.orders import region_orders
     from ..lang.load import load_program
+    from ..outputs import Outputs
 
+    out = Outputs(program)
+    dest = out.file(output)
+    json_dest = out.file(json_out, "--json-out") if json_out is not None else None
     p = load_program(program, schedule, unfused)
     fused = fuse_program(p, None if program == "-" else program,
                          FuseOptions(inline_widened=inline_widened,
                                      free_input_order=free_input_order))
     rows = region_orders(fused, region, list_n)
-    if as_json:
-        write_output(None, json.dumps({"regions": rows}, indent=2) + "\n")
-        return
-    write_output(None, format_table(rows))
+    text_json = json.dumps({"regions": rows}, indent=2) + "\n"
+    with out:
+        dest.write(text_json if as_json else format_table(rows))
+        if json_dest is not None:
+            json_dest.write(text_json)
 
 
 def format_table(rows: list[dict]) -> str:

@@ -6,17 +6,20 @@ import json
 
 import click
 
+from .options import json_option, json_out_option
+
 
 @click.command("report")
 @click.argument("results", metavar="RESULTS")
 @click.option("-o", "--output", "out_dir", metavar="DIR", default=None,
-              help="Write DIR/report.md, DIR/summary.json and the plots into DIR (created or "
-                   "replaced whole) instead of printing the markdown.")
+              help="Write DIR/report.md, DIR/summary.json and the plots into DIR (a new or "
+                   "empty directory, or one fuseflowc wrote: see docs/outputs.md) instead of "
+                   "printing the markdown.")
 @click.option("--format", "fmt", type=click.Choice(["svg", "png"]), default="svg",
               show_default=True, help="Image format of the plots.")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print the summary as JSON (for machines) instead of markdown.")
-def cmd(results: str, out_dir: str | None, fmt: str, as_json: bool) -> None:
+@json_option
+@json_out_option
+def cmd(results: str, out_dir: str | None, fmt: str, as_json: bool, json_out: str | None) -> None:
     """Summarize RESULTS (a .csv or .jsonl file written by `fuseflowc sweep`).
 
     The markdown holds: per model and fusion variant, cycles and speedup over unfused; FLOPs
@@ -24,8 +27,9 @@ def cmd(results: str, out_dir: str | None, fmt: str, as_json: bool) -> None:
     over dataflow orders (best, median, worst, normalized to the worst); the estimator's error
     against the simulator; and the failed configurations. With -o DIR it also draws the
     matching plots (speedup bars, normalized FLOPs and bytes, parallel and block scaling, order
-    spread) as SVG or PNG with matplotlib (installed with fuseflowc); should it be
-    missing, the report is text only, and says so on stderr.
+    spread) as SVG or PNG with matplotlib (installed with fuseflowc); should it be missing,
+    the report is text only, and says so on stderr. `--json` prints the summary as JSON on
+    stdout instead of the markdown; `--json-out FILE` also writes it to FILE.
 
     \b
     Examples:
@@ -33,27 +37,34 @@ def cmd(results: str, out_dir: str | None, fmt: str, as_json: bool) -> None:
       fuseflowc report results/gcn.csv -o results/gcn-report --format png
       fuseflowc report results/orders.jsonl --json > summary.json
     """
-    from ..files import output_dir, write_output
+    from ..outputs import Outputs
     from ..sweep.markdown import render
-    from ..sweep.results import read_rows
+    from ..sweep.results import REPORT_COLUMNS, read_rows
     from ..sweep.summary import clean_json, summarize
 
-    summary = summarize(read_rows(results))
+    out = Outputs(results)
+    report_dir = out.directory(out_dir) if out_dir is not None else None
+    stdout = out.file("-") if as_json or report_dir is None else None
+    json_file = out.file(json_out, "--json-out") if json_out is not None else None
+    summary = summarize(read_rows(results, REPORT_COLUMNS))
     text_json = json.dumps(clean_json(summary), indent=1) + "\n"
-    if out_dir is None:
-        write_output(None, text_json if as_json else render(summary, results) + "\n")
-        return
-    from ..sweep import plots
     images: dict[str, str] = {}
-    with output_dir(out_dir) as tmp:
-        if plots.available():
-            images = plots.draw_all(summary, tmp, fmt)
-        else:
-            click.echo("report: matplotlib is not installed (pip install matplotlib): "
-                       "text only, no plots", err=True)
-        (tmp / "report.md").write_text(render(summary, results, images) + "\n", encoding="utf-8")
-        (tmp / "summary.json").write_text(text_json, encoding="utf-8")
-    if as_json:
-        write_output(None, text_json)
-    names = ["report.md", "summary.json", *images.values()]
-    click.echo(f"report: wrote {', '.join(names)} to {out_dir}", err=True)
+    with out:
+        if stdout is not None:
+            stdout.write(text_json if as_json else render(summary, results) + "\n")
+        if json_file is not None:
+            json_file.write(text_json)
+        if report_dir is not None:
+            from ..sweep import plots
+            tmp = report_dir.path()
+            if plots.available():
+                images = plots.draw_all(summary, tmp, fmt)
+            else:
+                click.echo("report: matplotlib is not installed (pip install matplotlib): "
+                           "text only, no plots", err=True)
+            (tmp / "report.md").write_text(render(summary, results, images) + "\n",
+                                           encoding="utf-8")
+            (tmp / "summary.json").write_text(text_json, encoding="utf-8")
+    if report_dir is not None:
+        names = ["report.md", "summary.json", *images.values()]
+        click.echo(f"report: wrote {', '.join(names)} to {out_dir}", err=True)

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import click
 
-from .options import schedule_option, unfused_option
+from .options import (LegacyJsonCommand, json_option, json_out_option, schedule_option,
+                      unfused_option)
 
 STYLES = ("auto", "npy", "npz", "sam")
 
 
-@click.command("run")
+@click.command("run", cls=LegacyJsonCommand)
 @click.argument("program", metavar="PROGRAM")
 @click.option("--data", "data", metavar="DIR", required=True,
               help="Directory holding one file per input tensor (see docs/data.md).")
 @click.option("-o", "--output", "output", metavar="OUTDIR", default=None,
-              help="Write the output tensors into OUTDIR (replaced whole, atomically).")
+              help="Write the output tensors into OUTDIR: a new or empty directory, or one "
+                   "fuseflowc wrote (its files are replaced; see docs/outputs.md).")
 @schedule_option
 @unfused_option
 @click.option("--format", "style", type=click.Choice(STYLES), default="auto", show_default=True,
@@ -22,10 +24,10 @@ STYLES = ("auto", "npy", "npz", "sam")
                    "npz, or sam (SAM level files).")
 @click.option("--all", "write_all", is_flag=True,
               help="Write every assigned tensor (intermediates too), not only the outputs.")
-@click.option("--json", "json_path", metavar="FILE", default=None,
-              help="Also write the summary as JSON to FILE ('-' for stdout).")
+@json_option
+@json_out_option
 def cmd(program: str, data: str, output: str | None, schedule: tuple[str, ...], unfused: bool,
-        style: str, write_all: bool, json_path: str | None) -> None:
+        style: str, write_all: bool, as_json: bool, json_out: str | None) -> None:
     """Evaluate PROGRAM on the input tensors in --data with the reference evaluator.
 
     This is the project's correctness oracle: numpy/scipy, following the sparsity semantics of
@@ -34,8 +36,10 @@ def cmd(program: str, data: str, output: str | None, schedule: tuple[str, ...], 
 
     The outputs (assigned tensors no statement reads, plus those named by `output`) are written
     into OUTDIR, one file per tensor; `--all` writes every assigned tensor. A summary table
-    (tensor, shape, format, stored entries, density, wall time per statement) goes to stderr.
-    Without -o only the summary is printed. Fusion, order and parallelization do not change the
+    (tensor, shape, format, stored entries, density, wall time per statement) goes to stderr;
+    `--json` prints it as JSON on stdout instead, `--json-out FILE` also writes the JSON to
+    FILE. Without -o only the summary is printed. Every output is checked before the program
+    runs, and all are written, or none. Fusion, order and parallelization do not change the
     result (--schedule and --unfused are accepted so that one command line serves every
     variant); a `block` size does, as blocked tensors store whole blocks.
 
@@ -43,15 +47,20 @@ def cmd(program: str, data: str, output: str | None, schedule: tuple[str, ...], 
     Example:
       fuseflowc gen-data ir_examples/kernels/spmv.ff --size I=100 --size J=80 -o data
       fuseflowc run ir_examples/kernels/spmv.ff --data data -o result
-      fuseflowc run ir_examples/models/gcn/gcn_full.ff --data out/demo/data --json -
+      fuseflowc run ir_examples/models/gcn/gcn_full.ff --data out/demo/data --json
     """
     import time
 
     from ..data.io import load_inputs, save_tensors
     from ..lang.load import load_program
+    from ..outputs import Outputs
     from ..reference import evaluate_statements
     from ..reference.summary import render_table, summary_json, tensor_row
 
+    out = Outputs(program, data)
+    out_dir = out.directory(output) if output is not None else None
+    json_stdout = out.file("-", "--json") if as_json else None
+    json_file = out.file(json_out, "--json-out") if json_out is not None else None
     p = load_program(program, schedule, unfused)
     declared = {d.name: d.size for d in p.dims if d.size is not None}
     t0 = time.perf_counter()
@@ -66,11 +75,14 @@ def cmd(program: str, data: str, output: str | None, schedule: tuple[str, ...], 
         rows.append(tensor_row(r.name, r.tensor, "output" if r.name in outputs else
                                "intermediate", r.seconds))
     written = {n: t for n, t in results.items() if write_all or n in outputs}
-    if output is not None:
-        save_tensors(output, written, style, atomic=True)
-    total = time.perf_counter() - t0
-    click.echo(render_table(rows, load_seconds, total, output, sorted(written)), err=True)
-    if json_path is not None:
-        from ..files import write_output
-        write_output(json_path, summary_json(program, sizes, rows, load_seconds, total,
-                                             output, sorted(written)))
+    with out:
+        if out_dir is not None:
+            save_tensors(out_dir.path(), written, style)
+        total = time.perf_counter() - t0
+        text_json = summary_json(program, sizes, rows, load_seconds, total, output,
+                                 sorted(written))
+        for dest in (json_stdout, json_file):
+            if dest is not None:
+                dest.write(text_json)
+    if not as_json:
+        click.echo(render_table(rows, load_seconds, total, output, sorted(written)), err=True)

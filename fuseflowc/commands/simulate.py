@@ -8,48 +8,57 @@ import sys
 import click
 
 from ..diagnostics import UserError
+from .options import LegacyJsonCommand, json_option, json_out_option
 
 
-@click.command("simulate")
+@click.command("simulate", cls=LegacyJsonCommand)
 @click.argument("graph", default="-", metavar="GRAPH")
 @click.option("--data", "data_dir", required=True, metavar="DIR",
               help="Directory holding the input tensors (one file per tensor; see docs/data.md).")
 @click.option("-o", "--output", "out_dir", metavar="OUTDIR",
-              help="Write the output tensors to this directory (created or replaced atomically).")
+              help="Write the output tensors into OUTDIR: a new or empty directory, or one "
+                   "fuseflowc wrote (its files are replaced; see docs/outputs.md).")
 @click.option("--check", is_flag=True,
               help="Compare the outputs with --expect DIR, or else with the reference evaluator "
                    "run on the module's source program; exit 1 with a diff on mismatch.")
 @click.option("--expect", "expect_dir", metavar="DIR",
               help="Directory of expected output tensors for --check.")
-@click.option("--json", "json_file", metavar="FILE",
-              help="Write every counter (per kernel, node and channel) as JSON to FILE "
-                   "('-' = stdout).")
+@json_option
+@json_out_option
 @click.option("--arch", "arch_file", metavar="FILE",
               help="Architecture file (TOML) overriding sim/arch.toml.")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
               help="Override one architecture value, e.g. channel.depth=2, kind.alu.latency=3, "
                    "memory.latency=0 (repeatable).")
 @click.option("--depth", metavar="N|inf", help="Channel depth (FIFO entries), or inf.")
-@click.option("--max-cycles", type=click.IntRange(min=1), default=None, metavar="N",
+@click.option("--max-cycles", type=click.IntRange(min=1, max=2**62), default=None, metavar="N",
               help="Stop with an error if any node passes this cycle (a runaway run).")
 @click.option("--graph", "graph_name", metavar="NAME",
               help="Report only graph NAME (graphs before it still run: they may write its "
                    "inputs).")
-def cmd(graph, data_dir, out_dir, check, expect_dir, json_file, arch_file, sets, depth,
-        max_cycles, graph_name):
+@click.option("--engine", type=click.Choice(["fast", "python"]), default=None,
+              help="Simulation engine: fast (compiled, sim/cpp) or python (sim/engine.py); the "
+                   "same results either way. Default: fast when it is built, else python (said "
+                   "in one line on stderr).")
+def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_file, sets, depth,
+        max_cycles, graph_name, engine):
     """Simulate the SAMML graphs of GRAPH (a .samml file, or - for stdin) on data.
 
     Every graph of the module runs in order (tensors written by one feed the later ones). A
     table of cycles, FLOPs and off-chip bytes (seg, crd and vals apart) per kernel, and the
-    busiest nodes, goes to stderr; --json writes every counter. Timing comes from sim/arch.toml
+    busiest nodes, goes to stderr; --json prints every counter (per kernel, node and channel) as
+    JSON on stdout instead, --json-out FILE also writes it to FILE. Every output is checked
+    before the simulation starts, and all are written (after --check passes), or none. Timing
+    comes from sim/arch.toml
     (see --arch, --set, --depth). A deadlock (nothing can move while a writer waits for D) is
     reported with what every stuck node waits on, exit 1.
 
     \b
     Examples:
       fuseflowc simulate ir_examples/samml/spmv_row.samml --data d/ --check --expect d/ref
-      fuseflowc lower prog.fused | fuseflowc simulate --data d/ --check --json stats.json
+      fuseflowc lower prog.fused | fuseflowc simulate --data d/ --check --json-out stats.json
       fuseflowc simulate g.samml --data d/ --depth 2 --set memory.latency=0 -o out/
+      fuseflowc simulate g.samml --data d/ --engine python    # the reference engine
     """
     from fuseflowc.data.io import load_inputs, save_tensors
     from fuseflowc.samml.load import load_module
@@ -58,6 +67,12 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, json_file, arch_file, sets,
     from sim.compare import compare
     from sim.report import print_tables, result_stats
 
+    from ..outputs import Outputs
+
+    out = Outputs(graph, data_dir, expect_dir, arch_file)
+    tensors_dir = out.directory(out_dir) if out_dir else None
+    json_stdout = out.file("-", "--json") if as_json else None
+    json_file = out.file(json_out, "--json-out") if json_out is not None else None
     module = load_module(graph)
     if graph_name is not None and module.graph(graph_name) is None:
         raise UserError(f"--graph {graph_name}: no such graph (the module has: "
@@ -72,31 +87,36 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, json_file, arch_file, sets,
         names = [g.name for g in module.graphs]
         graphs = names[: names.index(graph_name) + 1]
     with _progress() as progress:
-        sim = Simulator(module, inputs, sizes, arch, max_cycles, progress)
+        sim = Simulator(module, inputs, sizes, arch, max_cycles, progress, engine=engine)
         result = sim.run(graphs)
+    for note in sim.notes:
+        click.echo(f"simulate: note: {note}", err=True)
     if graph_name is not None:
         result.kernels = [k for k in result.kernels if k.graph == graph_name]
     stats = result_stats(result, arch)
-    from rich.console import Console
-    console = Console(file=sys.stderr, width=None if sys.stderr.isatty() else 110)
-    print_tables(stats, console, module=module)
-    if json_file:
-        from ..files import write_output
-        write_output(json_file, json.dumps(stats, indent=1, sort_keys=False) + "\n")
+    if not as_json:
+        from rich.console import Console
+        console = Console(file=sys.stderr, width=None if sys.stderr.isatty() else 110)
+        print_tables(stats, console, module=module)
     outputs = {t.name: result.tensors[t.name] for t in module.tensors
                if t.role == "output" and t.name in result.tensors}
     if check:
-        expected = _expected(module, graph, data_dir, expect_dir, outputs, sizes)
+        expected = _expected(module, graph, data_dir, expect_dir, outputs, sizes, out)
         problems = compare(outputs, expected)
         if problems:
             raise UserError("simulated outputs differ from the expected ones:\n"
                             + "\n".join(problems))
         click.echo("check: " + ", ".join(sorted(expected)) + " match", err=True)
-    if out_dir:
-        save_tensors(out_dir, outputs, atomic=True)
+    text_json = json.dumps(stats, indent=1, sort_keys=False) + "\n"
+    with out:
+        if tensors_dir is not None:
+            save_tensors(tensors_dir.path(), outputs)
+        for dest in (json_stdout, json_file):
+            if dest is not None:
+                dest.write(text_json)
 
 
-def _expected(module, graph, data_dir, expect_dir, outputs, sizes) -> dict:
+def _expected(module, graph, data_dir, expect_dir, outputs, sizes, out) -> dict:
     from fuseflowc.data.io import load_inputs
     if expect_dir:
         specs = [t.spec() for t in module.tensors if t.role == "output"]
@@ -108,6 +128,7 @@ def _expected(module, graph, data_dir, expect_dir, outputs, sizes) -> dict:
     src = recorded_path(module.source, graph)
     if src is None:
         raise missing_recorded("the module's source program", module.source, graph)
+    out.add_inputs(src)
     try:
         from fuseflowc.lang.load import load_program
         from fuseflowc.reference.evaluate import evaluate

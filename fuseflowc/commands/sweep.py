@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import math
 import sys
 
 import click
+
+from ..sweep.spec import MAX_JOBS, MAX_TIMEOUT
+
+
+def _finite(ctx, param, value: float | None) -> float | None:
+    # click's FloatRange lets nan through (every comparison with it is false)
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a finite number")
+    return value
 
 
 @click.command("sweep")
@@ -12,20 +22,28 @@ import click
 @click.option("-o", "--output", "results", metavar="RESULTS", required=True,
               help="The results file: .csv or .jsonl (JSON lines). Rows already in it (by "
                    "configuration id) are skipped: rerun the same command to resume.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
-              metavar="N", help="Worker processes.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1, max=MAX_JOBS), default=1,
+              show_default=True, metavar="N", help="Worker processes.")
 @click.option("--prune", type=click.FloatRange(min=1.0), default=None, metavar="F",
+              callback=_finite,
               help="Estimate every configuration first and skip (recording a row with status "
                    "pruned and the reason) those whose estimated cycles exceed F times the best "
                    "estimate for the same model, data set and arch.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
-              metavar="SECONDS",
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True, max=MAX_TIMEOUT),
+              default=None, metavar="SECONDS", callback=_finite,
               help="Stop a configuration after this much wall time; it becomes a row with "
                    "status timeout (default: the spec's timeout, else none).")
 @click.option("--dry-run", is_flag=True,
               help="List the configurations (id, what, whether done) on stdout; run nothing.")
+@click.option("--executor", default="local", show_default=True, metavar="local|dask://HOST:PORT",
+              help="Where configurations run: local worker processes (-j), or the workers of "
+                   "a Dask cluster whose scheduler listens at HOST:PORT (pip install "
+                   "'fuseflowc[dask]'; docs/sweep.md).")
+@click.option("--strict", is_flag=True,
+              help="Exit 1 when any configuration of the grid failed or timed out (by "
+                   "default the sweep exits 0 and prints the count).")
 def cmd(spec: str, results: str, jobs: int, prune: float | None, timeout: float | None,
-        dry_run: bool) -> None:
+        dry_run: bool, executor: str, strict: bool) -> None:
     """Run every configuration of the grid described by SPEC (a TOML or JSON file).
 
     The grid is the cross product of the spec's programs (models and their fusion variants),
@@ -42,6 +60,7 @@ def cmd(spec: str, results: str, jobs: int, prune: float | None, timeout: float 
       fuseflowc sweep ir_examples/sweeps/gcn_fusion.toml -o results/gcn.csv -j 2
       fuseflowc sweep ir_examples/sweeps/nested_matmul_orders.toml -o r.jsonl --prune 4
       fuseflowc sweep spec.toml -o r.csv --dry-run
+      fuseflowc sweep spec.toml -o r.csv --executor dask://scheduler:8786 --strict
       fuseflowc report results/gcn.csv -o results/gcn-report
     """
     from ..sweep.grid import expand
@@ -59,6 +78,8 @@ def cmd(spec: str, results: str, jobs: int, prune: float | None, timeout: float 
         n = sum(c["id"] in done for c in configs)
         click.echo(f"sweep: {len(configs)} configurations, {n} already in {results}", err=True)
         return
-    summary = run_sweep(s, results, jobs, prune, timeout)
+    summary = run_sweep(s, results, jobs, prune, timeout, executor)
     click.echo(summary.text(results), err=True)
     sys.stderr.flush()
+    if strict and summary.failures:
+        click.get_current_context().exit(1)

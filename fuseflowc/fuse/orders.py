@@ -6,6 +6,9 @@ from ..diagnostics import UserError
 from . import ir
 from .pog import POG
 
+#: The most orders `region_orders` lists (`fuseflowc orders --list N`).
+MAX_LISTED = 100_000
+
 
 def sci(n: int) -> str:
     """`n` in scientific notation with two significant decimals, exactly rounded from the int."""
@@ -28,6 +31,9 @@ def region_orders(f: ir.FusedProgram, region: str | None = None, list_n: int = 0
     """Per region (or only `region`, by name or fusion-group name): its size, POG edge count,
     exact order count, the first `list_n` orders of the enumeration and the program's names
     of its renamed indices."""
+    if list_n > MAX_LISTED:
+        raise UserError(f"--list {list_n}: at most {MAX_LISTED:,} orders are listed (a region "
+                        f"may have 1e100 of them: the listing is kept in memory)")
     chosen = [r for r in f.regions if region is None or region in (r.name, r.group)]
     if not chosen:
         known = ", ".join(r.name for r in f.regions)

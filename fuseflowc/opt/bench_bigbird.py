@@ -183,7 +183,7 @@ def run_one(tmp: Path, c: Config, timeout: float) -> str:
         passes = ",".join(p for p in ("locate", c.par, "cleanup") if p)
         samml = _sh(_ffc() + ["opt", "-p", passes], samml)
         stats = tmp / f"{c.label.replace(' ', '_').replace('=', '_')}_{c.size}.json"
-        _sh(_ffc() + ["simulate", "-", "--data", str(data), "--check", "--json", str(stats)]
+        _sh(_ffc() + ["simulate", "-", "--data", str(data), "--check", "--json-out", str(stats)]
             + (["--set", c.mem] if c.mem else []),
             samml, timeout=timeout)
         return str(sum(k["cycles"] for k in json.loads(stats.read_text())["kernels"]))

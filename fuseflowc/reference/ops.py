@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from .values import SVal, keys
+from .values import SVal, keys, unique_keys
 
 # ---- unary functions ---------------------------------------------------------------------------
 
@@ -139,7 +139,7 @@ def union(op: str, a: SVal, b: SVal) -> SVal:
         b = b.transpose(a.indices)
         ka, kb = keys([a.coords, b.coords], a.sizes)
         allk = np.concatenate([ka, kb])
-        uniq, first, inv = np.unique(allk, return_index=True, return_inverse=True)
+        uniq, first, inv = unique_keys(allk)
         inv = inv.reshape(-1)
         n = uniq.shape[0]
         va, vb = np.zeros(n), np.zeros(n)
@@ -190,7 +190,7 @@ def reduce(op: str, v: SVal, over) -> SVal:
         return SVal(indices, sizes, np.zeros((0, len(keep)), np.int64), np.zeros(0))
     c = v.coords[:, keep]
     (k,) = keys([c], sizes)
-    uniq, first, inv = np.unique(k, return_index=True, return_inverse=True)
+    uniq, first, inv = unique_keys(k)
     inv = inv.reshape(-1)
     if op == "sum":
         vals = np.bincount(inv, weights=v.vals, minlength=uniq.shape[0])
@@ -296,7 +296,7 @@ def _compact(coords: np.ndarray, sizes: tuple[int, ...]) -> tuple[np.ndarray, np
     """Dense ids 0..m-1 of the distinct rows of `coords` (in key order) and, for each id, the
     position of one row holding it."""
     (k,) = keys([coords], sizes)
-    _, first, inv = np.unique(k, return_index=True, return_inverse=True)
+    _, first, inv = unique_keys(k)
     return inv.reshape(-1).astype(np.int64), first.astype(np.int64)
 
 
@@ -316,7 +316,7 @@ def _matmul(a: SVal, b: SVal, shared: list[str], done: set[str]) -> SVal:
     ra, rfirst = _compact(a.coords[:, _cols(a, a_only)], tuple(a.size_of(i) for i in a_only))
     cb, cfirst = _compact(b.coords[:, _cols(b, b_only)], tuple(b.size_of(i) for i in b_only))
     ka, kb = keys([a.coords[:, _cols(a, shared)], b.coords[:, _cols(b, shared)]], ssizes)
-    _, inv = np.unique(np.concatenate([ka, kb]), return_inverse=True)
+    _, _, inv = unique_keys(np.concatenate([ka, kb]))
     inv = inv.reshape(-1).astype(np.int64)
     ja, jb = inv[:a.nnz], inv[a.nnz:]
     m, p = rfirst.shape[0], cfirst.shape[0]

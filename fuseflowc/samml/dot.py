@@ -12,8 +12,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tempfile
-from pathlib import Path
 
 from ..diagnostics import UserError
 from ..names import shown
@@ -130,27 +128,19 @@ INSTALL_HINT = ("install Graphviz (Debian/Ubuntu: `apt-get install graphviz`, ma
                 "`brew install graphviz`), or write DOT text with `-o FILE.dot`")
 
 
-def render(dot_text: str, path: str, fmt: str) -> None:
-    """Run Graphviz `dot -T<fmt>` and write its output to `path` atomically."""
+def render(dot_text: str, path: str | os.PathLike, fmt: str, shown: str | None = None) -> None:
+    """Run Graphviz `dot -T<fmt>` and write its output to the file `path` (which the caller
+    stages: commands write through fuseflowc.outputs). `shown` names the output in errors."""
+    shown = shown or str(path)
     exe = shutil.which("dot")
     if exe is None:
-        raise UserError(f"cannot write {path}: the Graphviz `dot` program is not installed; "
+        raise UserError(f"cannot write {shown}: the Graphviz `dot` program is not installed; "
                         + INSTALL_HINT)
-    target = Path(path)
-    parent = target.parent if str(target.parent) else Path(".")
-    if not parent.is_dir():
-        raise UserError(f"{path}: directory {parent} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=parent)
-    os.close(fd)
     try:
-        r = subprocess.run([exe, f"-T{fmt}", "-o", tmp], input=dot_text.encode(),
+        r = subprocess.run([exe, f"-T{fmt}", "-o", str(path)], input=dot_text.encode(),
                            capture_output=True, timeout=120)
-        if r.returncode != 0:
-            msg = r.stderr.decode(errors="replace").strip()
-            raise UserError(f"Graphviz dot failed to write {path}: {msg}")
-        os.replace(tmp, target)
     except subprocess.TimeoutExpired:
-        raise UserError(f"Graphviz dot took too long to draw {path}") from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        raise UserError(f"Graphviz dot took too long to draw {shown}") from None
+    if r.returncode != 0:
+        msg = r.stderr.decode(errors="replace").strip()
+        raise UserError(f"Graphviz dot failed to write {shown}: {msg}")

@@ -27,6 +27,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterator
 
+from .. import limits
 from ..data.spec import TensorSpec
 from ..diagnostics import Loc
 from ..formats import Format
@@ -463,8 +464,8 @@ class WriteVals(Node):
 
 # -- parallelization -----------------------------------------------------------------------------
 
-#: Largest lane count of a fork or join (a sanity bound: ports are materialized per lane).
-MAX_LANES = 1024
+#: Largest lane count of a fork or join (ports are materialized per lane; fuseflowc.limits).
+MAX_LANES = limits.MAX_LANES
 
 
 def _lanes(value: object) -> int:

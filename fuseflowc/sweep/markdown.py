@@ -97,6 +97,11 @@ def render(s: dict, source: str, images: dict[str, str] | None = None) -> str:
           _num(r["cycles"]), _x(r["speedup"]), r["id"]] for r in fusion],
         {3, 4}, img("fusion", "speedup over unfused"),
         "No model has results for an `unfused` variant and another one.")
+    lost = [u for u in s.get("unfinished", []) if u["variant_failed"]]
+    if lost:
+        out += ["Variants with no successful configuration (not in the table): " + "; ".join(
+            sorted({f"{u['model']}/{u['variant']} on {u['data']}: {u['status']}"
+                    for u in lost})) + ".", ""]
     if fusion:
         out += _section(
             "FLOPs and bytes normalized to unfused", None,
@@ -138,8 +143,10 @@ def render(s: dict, source: str, images: dict[str, str] | None = None) -> str:
         "No estimates in the results (the estimator was not available).")
     if s["failed"]:
         out += _section(
-            "Failed configurations", None,
-            ["config", "model", "variant", "order", "data", "status", "error"],
-            [[f["id"], f["model"], f["variant"], str(f["order"]), f["data"], f["status"],
+            "Failed configurations", "Errors and timeouts, with the parameters that set them; "
+            "the plots mark them (red x).",
+            ["config", "model", "variant", "order", "data", "parameters", "status", "error"],
+            [[f["id"], f["model"], f["variant"], str(f["order"]), f["data"],
+              f["setting"].replace("|", "\\|"), f["status"],
               (f["error"] or "").replace("|", "\\|")] for f in s["failed"]], {3})
     return "\n".join(out)

@@ -31,54 +31,81 @@ def _save(fig, path: str) -> None:
     plt.close(fig)
 
 
-def _bars(ax, groups: list[str], series: dict[str, list], ylabel: str) -> None:
+FAILED_COLOR = "tab:red"
+
+
+def _bars(ax, groups: list[str], series: dict[str, list], ylabel: str,
+          failed: dict[tuple[str, str], str] | None = None) -> None:
+    """Grouped bars; `failed` maps (group, series) to a status drawn as a red x and its word
+    where a variant has no successful configuration (no bar to draw)."""
     n = max(len(series), 1)
     width = 0.8 / n
+    failed = failed or {}
     for k, (name, vals) in enumerate(series.items()):
         xs = [i + (k - (n - 1) / 2) * width for i in range(len(groups))]
         ax.bar(xs, [v if v is not None else 0 for v in vals], width, label=name)
+        for x, g in zip(xs, groups):
+            if (g, name) in failed:
+                _mark(ax, x, 0.0, failed[(g, name)])
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(groups, rotation=20, ha="right")
     ax.set_ylabel(ylabel)
     ax.legend(fontsize="small")
 
 
-def _by_group(rows, group, series, value):
-    groups = sorted({group(r) for r in rows})
+def _mark(ax, x, y, status: str) -> None:
+    ax.plot([x], [y], marker="x", color=FAILED_COLOR, markersize=9, mew=2, linestyle="none")
+    ax.annotate(status, (x, y), textcoords="offset points", xytext=(0, 8), ha="center",
+                rotation=90, fontsize="x-small", color=FAILED_COLOR)
+
+
+def _by_group(rows, group, series, value, marks=()):
+    """Groups and series of the rows (and of the failure marks, so a variant or a whole
+    model whose configurations all failed still has its place)."""
+    groups = sorted({group(r) for r in [*rows, *marks]})
     names = []
-    for r in rows:
+    for r in [*rows, *marks]:
         if series(r) not in names:
             names.append(series(r))
     table = {(group(r), series(r)): value(r) for r in rows}
     return groups, {n: [table.get((g, n)) for g in groups] for n in names}
 
 
-def speedup(rows: list[dict], path: str) -> None:
-    """Speedup over unfused per model (and data set), one bar per fusion variant."""
+def _fusion_marks(marks) -> tuple[list[dict], dict[tuple[str, str], str]]:
+    lost = [m for m in marks if m["variant_failed"]]
+    return lost, {(f"{m['model']} / {m['data']}", m["variant"]): m["status"] for m in lost}
+
+
+def speedup(rows: list[dict], path: str, marks: list[dict] = ()) -> None:
+    """Speedup over unfused per model (and data set), one bar per fusion variant; variants
+    whose every configuration failed are marked with a red x and their status."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4))
+    lost, failed = _fusion_marks(marks)
     groups, series = _by_group(rows, lambda r: f"{r['model']} / {r['data']}",
-                               lambda r: r["variant"], lambda r: r["speedup"])
-    _bars(ax, groups, series, "speedup over unfused")
+                               lambda r: r["variant"], lambda r: r["speedup"], lost)
+    _bars(ax, groups, series, "speedup over unfused", failed)
     ax.axhline(1.0, color="gray", linewidth=0.8)
     ax.set_title("Fusion: speedup over unfused")
     _save(fig, path)
 
 
-def normalized(rows: list[dict], path: str) -> None:
-    """FLOPs and bytes normalized to unfused, per model and variant."""
+def normalized(rows: list[dict], path: str, marks: list[dict] = ()) -> None:
+    """FLOPs and bytes normalized to unfused, per model and variant (failures marked)."""
     plt = _plt()
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    lost, failed = _fusion_marks(marks)
     for ax, key, what in ((axes[0], "flops_norm", "FLOPs"), (axes[1], "bytes_norm", "bytes")):
         groups, series = _by_group(rows, lambda r: f"{r['model']} / {r['data']}",
-                                   lambda r: r["variant"], lambda r: r[key])
-        _bars(ax, groups, series, f"{what} / unfused")
+                                   lambda r: r["variant"], lambda r: r[key], lost)
+        _bars(ax, groups, series, f"{what} / unfused", failed)
         ax.set_title(f"{what} normalized to unfused")
     _save(fig, path)
 
 
-def parallel(rows: list[dict], path: str) -> None:
-    """Cycles against the parallel factor, one line per model, variant, data set and site."""
+def parallel(rows: list[dict], path: str, marks: list[dict] = ()) -> None:
+    """Cycles against the parallel factor, one line per model, variant, data set and site;
+    failed factors are red x marks on the x axis."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4))
     lines: dict[str, list] = {}
@@ -86,28 +113,36 @@ def parallel(rows: list[dict], path: str) -> None:
         lines.setdefault(f"{r['model']}/{r['variant']} {r['data']} {r['site']}", []).append(r)
     for name, rs in lines.items():
         ax.plot([r["factor"] for r in rs], [r["cycles"] for r in rs], marker="o", label=name)
+    for m in marks:
+        if m["site"]:
+            _mark(ax, m["factor"], 0.0, f"{m['model']}/{m['variant']} {m['status']}")
     ax.set_xscale("log", base=2)
     from matplotlib.ticker import ScalarFormatter
     ax.xaxis.set_major_formatter(ScalarFormatter())   # 1 2 4 8, not 2^0 2^1 ...
     ax.set_xlabel("parallel factor")
     ax.set_ylabel("cycles")
     ax.set_title("Cycles against parallel factor")
-    ax.legend(fontsize="small")
+    if lines:
+        ax.legend(fontsize="small")
     _save(fig, path)
 
 
-def block(rows: list[dict], path: str) -> None:
-    """Cycles per block size (and unblocked), per model, data set and variant."""
+def block(rows: list[dict], path: str, marks: list[dict] = ()) -> None:
+    """Cycles per block size (and unblocked), per model, data set and variant (failed block
+    sizes marked)."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4))
+    lost = [m for m in marks if m["block"]]
     groups, series = _by_group(rows, lambda r: f"{r['model']}/{r['variant']} / {r['data']}",
-                               lambda r: f"block {r['block']}", lambda r: r["cycles"])
-    _bars(ax, groups, series, "cycles")
+                               lambda r: f"block {r['block']}", lambda r: r["cycles"], lost)
+    failed = {(f"{m['model']}/{m['variant']} / {m['data']}", f"block {m['block']}"):
+              m["status"] for m in lost}
+    _bars(ax, groups, series, "cycles", failed)
     ax.set_title("Cycles against block size")
     _save(fig, path)
 
 
-def orders(rows: list[dict], path: str) -> None:
+def orders(rows: list[dict], path: str, marks: list[dict] = ()) -> None:
     """Each configuration's cycles over its orders, sorted and normalized to the worst."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -135,10 +170,16 @@ def draw_all(summary: dict, out_dir, fmt: str) -> dict[str, str]:
             "normalized": [r for r in summary["fusion"] if r["flops_norm"] is not None],
             "parallel": summary["parallel"], "block": summary["block"],
             "orders": summary["orders"]}
+    unfinished = summary.get("unfinished", [])
+    marks = {"fusion": [m for m in unfinished if m["variant_failed"]],
+             "parallel": [m for m in unfinished if m["site"]],
+             "block": [m for m in unfinished if m["block"]], "orders": []}
+    marks["normalized"] = marks["fusion"]
     out = {}
     for key, (stem, fn) in SECTIONS.items():
-        if data[key]:
+        # a section whose every configuration failed still gets its plot, with the marks
+        if data[key] or marks[key]:
             name = f"{stem}.{fmt}"
-            fn(data[key], str(Path(out_dir) / name))
+            fn(data[key], str(Path(out_dir) / name), marks[key])
             out[key] = name
     return out

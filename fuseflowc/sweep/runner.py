@@ -29,6 +29,7 @@ class SweepSummary:
     counts: dict = field(default_factory=dict)      # status -> rows written now
     failed: list = field(default_factory=list)      # rows with status error/timeout
     unapplied: int = 0     # rows whose parallelize directives no `schedule` pass applied
+    unsuccessful: dict = field(default_factory=dict)  # status -> rows of the grid in the file
 
     def add(self, row: dict) -> None:
         self.counts[row["status"]] = self.counts.get(row["status"], 0) + 1
@@ -48,7 +49,16 @@ class SweepSummary:
                          f"applied (add pipelines = [\"schedule\"]; see docs/opt.md)")
         lines.append(f"sweep: {self.total} configurations: " + (", ".join(parts) or "none run")
                      + f"; {self.skipped} already in {results}")
+        if self.failures:
+            what = ", ".join(f"{n} {s}" for s, n in sorted(self.unsuccessful.items()))
+            lines.append(f"sweep: {self.failures} configuration(s) of the grid failed in "
+                         f"{results} ({what}); --strict makes this exit 1")
         return "\n".join(lines)
+
+    @property
+    def failures(self) -> int:
+        """Rows of the grid (this run's and earlier ones') with status error or timeout."""
+        return sum(self.unsuccessful.values())
 
 
 def describe(config: dict) -> str:
@@ -78,6 +88,17 @@ def _context(spec: SweepSpec, cache: str, timeout: float | None, estimate_only=F
             "check": spec.check, "timeout": timeout if timeout is not None else spec.timeout,
             "max_cycles": spec.max_cycles, "flops_per_cycle": spec.flops_per_cycle,
             "estimate_only": estimate_only}
+
+
+def make_pool(executor: str, jobs: int):
+    """The executor of `--executor`: `local` (a process pool of `jobs` workers, or this process
+    when jobs == 1) or `dask://HOST:PORT` (fuseflowc.sweep.cluster)."""
+    from .cluster import DaskPool, parse_executor
+
+    kind, address, connect_timeout = parse_executor(executor)
+    if kind == "dask":
+        return DaskPool(executor, address, connect_timeout)
+    return _Pool(jobs)
 
 
 class _Pool:
@@ -110,12 +131,14 @@ class _Pool:
                            "error": f"worker: {type(e).__name__}: {e}".rstrip(": ")}
 
     def close(self, kill: bool = False) -> None:
+        """Stop the workers (at once with `kill`); closing twice is harmless."""
         if self.pool is None:
             return
+        pool, self.pool = self.pool, None
         if kill:
-            for p in list(getattr(self.pool, "_processes", {}).values()):
+            for p in list(getattr(pool, "_processes", {}).values()):
                 p.terminate()
-        self.pool.shutdown(wait=not kill, cancel_futures=True)
+        pool.shutdown(wait=not kill, cancel_futures=True)
 
 
 class _Progress:
@@ -172,8 +195,11 @@ def prune_rows(estimated: list[dict], done: list[dict], factor: float) -> dict[s
 
 
 def run_sweep(spec: SweepSpec, results: str, jobs: int = 1, prune: float | None = None,
-              timeout: float | None = None) -> SweepSummary:
-    """Run every configuration of `spec` not yet in `results`; returns the summary."""
+              timeout: float | None = None, executor: str = "local") -> SweepSummary:
+    """Run every configuration of `spec` not yet in `results` on `executor` (`local`, or
+    `dask://HOST:PORT`); returns the summary."""
+    from .cluster import parse_executor
+    parse_executor(executor)  # a bad --executor is an error before anything runs
     configs = expand(spec)
     done_rows = read_rows_if_any(results)
     done = {r["id"] for r in done_rows}
@@ -185,31 +211,39 @@ def run_sweep(spec: SweepSpec, results: str, jobs: int = 1, prune: float | None 
         except ImportError:
             raise UserError("--prune needs the estimator (fuseflowc.estimate), which this "
                             "installation lacks") from None
-    writer = ResultsWriter(results)
+    # a cluster that cannot be reached is an error before the results file is touched
+    pool = make_pool(executor, jobs)
+    finished = False
     try:
-        # the workers must be gone before the data cache is removed: stop them inside the block
-        with tempfile.TemporaryDirectory(prefix="fuseflowc-sweep-",
-                                         ignore_cleanup_errors=True) as cache:
-            pool = _Pool(jobs)
-            finished = False
-            try:
-                if prune is not None and todo:
-                    todo = _prune_phase(spec, todo, done_rows, prune, pool, cache, timeout,
-                                        writer, summary)
-                progress = _Progress(len(todo), "sweep")
+        writer = ResultsWriter(results)
+        try:
+            # the workers must be gone before the data cache is removed: stop them in the block
+            with tempfile.TemporaryDirectory(prefix="fuseflowc-sweep-",
+                                             ignore_cleanup_errors=True) as cache:
                 try:
-                    for row in pool.rows(todo, _context(spec, cache, timeout)):
-                        writer.append(row)
-                        summary.add(row)
-                        progress.step(row)
+                    if prune is not None and todo:
+                        todo = _prune_phase(spec, todo, done_rows, prune, pool, cache,
+                                            timeout, writer, summary)
+                    progress = _Progress(len(todo), "sweep")
+                    try:
+                        for row in pool.rows(todo, _context(spec, cache, timeout)):
+                            writer.append(row)
+                            summary.add(row)
+                            progress.step(row)
+                    finally:
+                        progress.close()
+                    finished = True
                 finally:
-                    progress.close()
-                finished = True
-            finally:
-                pool.close(kill=not finished)
+                    pool.close(kill=not finished)
+        finally:
+            writer.close()
     finally:
-        writer.close()
+        pool.close(kill=not finished)  # (a no-op when closed above)
     rewrite_sorted(results, [c["id"] for c in configs])
+    ids = {c["id"] for c in configs}
+    for r in read_rows_if_any(results):
+        if r["id"] in ids and r["status"] in ("error", "timeout"):
+            summary.unsuccessful[r["status"]] = summary.unsuccessful.get(r["status"], 0) + 1
     return summary
 
 

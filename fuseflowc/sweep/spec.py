@@ -25,8 +25,10 @@ syntax) or naming the file and key (`spec.toml: orders: ...`). See docs/sweep.md
 from __future__ import annotations
 
 import json
+import math
 import re
 import string
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,6 +44,11 @@ DATA_KEYS = ("name", "dir", "graph", "normalize", "sizes", "density", "seed",
              "graph_tensor", "feature_tensor")
 NORMALIZATIONS = ("gcn", "mean", "none")
 DEFAULT_MAX_ORDERS = 64
+#: The longest per-configuration timeout, in seconds (115 days; the alarm timer's range is
+#: finite, and a longer limit is no limit).
+MAX_TIMEOUT = 1e7
+#: The most worker processes a sweep starts.
+MAX_JOBS = 256
 
 
 @dataclass
@@ -93,6 +100,19 @@ class SweepSpec:
 _TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 
+def number_too_long(src: Source) -> UserError:
+    """The error for a text holding an integer too long for Python to convert (json and tomllib
+    raise a bare ValueError): located at the first such number."""
+    limit = sys.get_int_max_str_digits() or 4300
+    m = re.search(r"\d{%d,}" % (limit + 1), src.text)
+    if m is None:
+        return UserError(f"{src.name}: a number too long to read (more than {limit} digits)")
+    line = src.text.count("\n", 0, m.start()) + 1
+    col = m.start() - (src.text.rfind("\n", 0, m.start()) + 1) + 1
+    return UserError(f"a number with {len(m.group())} digits; at most {limit} are read",
+                     Loc(src, line, col))
+
+
 def read_spec_table(path: str) -> tuple[dict, Source]:
     """The raw table of a spec file (TOML, or JSON when it ends in .json), with its source."""
     src = read_source(path)
@@ -101,11 +121,15 @@ def read_spec_table(path: str) -> tuple[dict, Source]:
             table = json.loads(src.text)
         except json.JSONDecodeError as e:
             raise UserError(f"invalid JSON: {e.msg}", Loc(src, e.lineno, e.colno)) from None
+        except ValueError:  # an integer of more digits than Python converts
+            raise number_too_long(src) from None
     else:
         import tomllib
         try:
             table = tomllib.loads(src.text)
-        except tomllib.TOMLDecodeError as e:
+        except ValueError as e:
+            if not isinstance(e, tomllib.TOMLDecodeError):
+                raise number_too_long(src) from None
             msg = str(e)
             m = _TOML_POS.search(msg)
             text = _TOML_POS.sub("", msg).replace("(at end of document)", "").strip()
@@ -290,6 +314,14 @@ def _density(keys: _Keys, key: str, v):
     raise keys.error(key, "expected a fraction between 0 and 1, or a table T = fraction")
 
 
+def _graph_name(source: str) -> str:
+    """A data set's default name: synthetic:collab -> synthetic-collab, a path -> its stem."""
+    from ..data.graphs import is_named_source, split_options
+    if is_named_source(source):
+        return source.replace(":", "-").replace(",", "-").replace("=", "")
+    return Path(split_options(source)[0]).stem
+
+
 def _data(keys: _Keys, k: int, v, base: Path) -> DataEntry:
     where = f"data[{k}]"
     if not isinstance(v, dict):
@@ -311,11 +343,13 @@ def _data(keys: _Keys, k: int, v, base: Path) -> DataEntry:
     gen: dict = {}
     if "graph" in v:
         if not isinstance(v["graph"], str):
-            raise keys.error(f"{where}.graph", "expected karate, PATH.npz or PATH.mtx")
+            raise keys.error(f"{where}.graph", "expected karate, synthetic:..., an OGB "
+                                               "directory, PATH.npz, PATH.npy or PATH.mtx")
         g = gen["graph"] = v["graph"]
-        if g != "karate" and not (base / g).is_file():
-            raise keys.error(f"{where}.graph", f"{g}: no such file (relative to the spec "
-                                               f"file's directory {base})")
+        from ..data.graphs import is_named_source, split_options
+        if not is_named_source(g) and not (base / split_options(g)[0]).exists():
+            raise keys.error(f"{where}.graph", f"{g}: no such file or directory (relative to "
+                                               f"the spec file's directory {base})")
     if "normalize" in v:
         if v["normalize"] not in NORMALIZATIONS:
             raise keys.error(f"{where}.normalize", "expected one of " + ", ".join(NORMALIZATIONS))
@@ -328,8 +362,8 @@ def _data(keys: _Keys, k: int, v, base: Path) -> DataEntry:
     if "density" in v:
         gen["density"] = _density(keys, f"{where}.density", v["density"])
     gen["seed"] = v.get("seed", 0)
-    if not _is_int(gen["seed"]):
-        raise keys.error(f"{where}.seed", "expected an integer")
+    if not _is_int(gen["seed"]) or gen["seed"] < 0:  # numpy seeds are non-negative
+        raise keys.error(f"{where}.seed", "expected a non-negative integer")
     for key in ("graph_tensor", "feature_tensor"):
         if key in v:
             if not isinstance(v[key], str):
@@ -337,7 +371,7 @@ def _data(keys: _Keys, k: int, v, base: Path) -> DataEntry:
             gen[key] = v[key]
     name = v.get("name")
     if name is None:
-        name = Path(v["graph"]).stem if "graph" in v else f"random-{gen['seed']}"
+        name = _graph_name(v["graph"]) if "graph" in v else f"random-{gen['seed']}"
     if not isinstance(name, str) or not name:
         raise keys.error(f"{where}.name", "expected a non-empty string")
     return DataEntry(name, gen)
@@ -406,10 +440,13 @@ def parse_spec(path: str) -> SweepSpec:
         if key in table:
             v = table[key]
             good = _is_int(v) if kind is int else \
-                (isinstance(v, (int, float)) and not isinstance(v, bool))
+                (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v))
             if not good or v <= 0:
-                what = "integer" if kind is int else "number"
+                what = "integer" if kind is int else "finite number"
                 raise keys.error(key, f"expected a positive {what}")
+            if key == "timeout" and v > MAX_TIMEOUT:
+                raise keys.error(key, f"{v:g} seconds is more than the longest timeout, "
+                                      f"{MAX_TIMEOUT:g}")
             setattr(spec, key, kind(v))
     progs = table.get("programs")
     if isinstance(progs, str):

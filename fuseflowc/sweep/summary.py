@@ -195,6 +195,45 @@ def ok_rows(rows: list[dict]) -> list[dict]:
     return ok
 
 
+def _setting_text(r: dict) -> str:
+    """A failed row's parameters: everything but model, variant, data and order that sets it."""
+    bits = [f"{k}={v}" for k, v in sorted((r.get("params") or {}).items())]
+    for flag in ("inline_widened", "free_input_order", "share"):
+        if r.get(flag):
+            bits.append(flag.replace("_", "-"))
+    if r.get("pipeline"):
+        bits.append(f"-p {r['pipeline']}")
+    bits += [f"--set {a}" for a in r.get("arch") or []]
+    return " ".join(bits) or "-"
+
+
+def failed_status(statuses) -> str:
+    """'timeout', 'error', or 'error/timeout' for a set of failed rows' statuses."""
+    kinds = sorted(set(statuses))
+    return kinds[0] if len(kinds) == 1 else "/".join(kinds)
+
+
+def unfinished_table(rows: list[dict]) -> list[dict]:
+    """Failed (error, timeout) configurations grouped by model, data set, arch, variant,
+    parallel and block directives, for the plots to mark: each group with its status, the
+    parallel site and total factor, block size, and whether the variant has no ok row at all."""
+    ok_variants = {(r["model"], r["data"], _arch_label(r["arch"]), r["variant"])
+                   for r in rows if r["status"] == "ok" and r["cycles"] is not None}
+    groups = _group([r for r in rows if r["status"] in ("error", "timeout")],
+                    lambda r: (r["model"], r["data"], _arch_label(r["arch"]), r["variant"],
+                               r.get("parallel") or "", r.get("block") or ""))
+    out = []
+    for key in sorted(groups):
+        model, data, arch, variant, parallel, block = key
+        site, factor = _factors(parallel) if parallel else ("", 1)
+        out.append({"model": model, "data": data, "arch": arch, "variant": variant,
+                    "status": failed_status(r["status"] for r in groups[key]),
+                    "count": len(groups[key]), "site": site, "factor": factor,
+                    "block": _block_size(block) if block else "",
+                    "variant_failed": (model, data, arch, variant) not in ok_variants})
+    return out
+
+
 def summarize(rows: list[dict]) -> dict:
     """The whole summary of a results file's rows."""
     status: dict[str, int] = {}
@@ -203,12 +242,14 @@ def summarize(rows: list[dict]) -> dict:
     ok = ok_rows(rows)
     failed = [{"id": r["id"], "model": r["model"], "variant": r["variant"],
                "order": r["order"], "data": r["data"], "status": r["status"],
-               "error": r["error"]} for r in rows if r["status"] in ("error", "timeout")]
+               "setting": _setting_text(r), "error": r["error"]}
+              for r in rows if r["status"] in ("error", "timeout")]
     return {
         "rows": len(rows),
         "status": {k: status[k] for k in sorted(status, key=lambda k: (_STATUS_RANK.get(k, 9), k))},
         "fusion": fusion_table(ok), "parallel": parallel_table(ok), "block": block_table(ok),
         "orders": order_table(ok), "estimator": estimator_table(ok), "failed": failed,
+        "unfinished": unfinished_table(rows),
     }
 
 

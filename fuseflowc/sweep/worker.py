@@ -27,34 +27,99 @@ class ConfigTimeout(BaseException):
 
 @contextlib.contextmanager
 def deadline(seconds: float | None):
-    """Raise ConfigTimeout in this (main) thread after `seconds` of wall time. Without a main
-    thread or SIGALRM (e.g. on Windows) there is no limit."""
-    usable = seconds and threading.current_thread() is threading.main_thread() \
-        and hasattr(signal, "setitimer")
-    if not usable:
+    """Raise ConfigTimeout in this thread after `seconds` of wall time: by SIGALRM in the main
+    thread (the local worker processes), else (a Dask worker's task thread) by an exception a
+    timer thread posts to this one. Both interrupt Python code, as a Ctrl-C would; a call into
+    C that does not return to Python is interrupted when it returns."""
+    if not seconds:
         yield
         return
+    if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
+        def fire(signum, frame):
+            raise ConfigTimeout()
+        old = signal.signal(signal.SIGALRM, fire)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+        return
+    with _thread_deadline(seconds):
+        yield
 
-    def fire(signum, frame):
-        raise ConfigTimeout()
-    old = signal.signal(signal.SIGALRM, fire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+
+@contextlib.contextmanager
+def _thread_deadline(seconds: float):
+    import ctypes
+
+    target = threading.get_ident()
+    lock = threading.Lock()
+    state = {"done": False, "fired": False}
+    post = ctypes.pythonapi.PyThreadState_SetAsyncExc   # (thread id, exception or NULL)
+
+    stop = threading.Event()
+
+    def fire():
+        # Posted again until the block ends: an exception posted while the thread runs a
+        # garbage-collector callback or a __del__ is swallowed there ("Exception ignored").
+        if stop.wait(seconds):
+            return
+        for _ in range(_REPOSTS):
+            with lock:
+                if state["done"]:
+                    return
+                state["fired"] = True
+                post(ctypes.c_ulong(target), ctypes.py_object(ConfigTimeout))
+            if stop.wait(0.05):
+                return
+    timer = threading.Thread(target=fire, daemon=True, name="fuseflowc-deadline")
     try:
+        timer.start()   # (inside the try: with a tiny timeout the exception may come here)
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+        while True:
+            try:
+                with lock:
+                    state["done"] = True
+                    stop.set()
+                    if state["fired"]:
+                        # posted but maybe not raised yet (the block ended first): withdraw
+                        # it, so that it cannot go off later in code that does not expect it
+                        post(ctypes.c_ulong(target), None)
+                break
+            except ConfigTimeout:  # it went off here, before the lock: close again
+                continue
+
+
+#: How often the timeout exception is posted (every 50 ms) before the deadline gives up.
+_REPOSTS = 100
 
 
 def worker_init() -> None:
     """Pool initializer: Ctrl-C is the parent's business (it stops the workers itself); the
     stages are imported once here, so a --timeout does not count a worker's start-up."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import_stages()
+
+
+def import_stages() -> None:
+    """Import every stage a configuration runs, before its deadline starts: a timeout that
+    interrupted an import would leave half-initialized modules behind for the next one."""
+    import fuseflowc.data.io  # noqa: F401
     import fuseflowc.fuse.algorithm  # noqa: F401
+    import fuseflowc.opt.pipeline  # noqa: F401
+    import fuseflowc.reference.gendata  # noqa: F401
+    import fuseflowc.samml.verify  # noqa: F401
+    import sim.arch  # noqa: F401
+    import sim.compare  # noqa: F401
+    import sim.report  # noqa: F401
     import fuseflowc.lang.load  # noqa: F401
     import fuseflowc.lower.driver  # noqa: F401
     import fuseflowc.reference.evaluate  # noqa: F401
     import sim.build  # noqa: F401
+    with contextlib.suppress(ImportError):  # optional: without it rows have no estimate
+        import fuseflowc.estimate  # noqa: F401
 
 
 def _first_line(e: UserError) -> str:
@@ -73,8 +138,10 @@ def schedule_facts(program) -> tuple[str, str]:
 
 def data_dir_for(config: dict, program, ctx: dict) -> Path:
     """The directory holding the configuration's input data: the spec's `dir`, or data made by
-    gen-data's generator into the sweep's cache (keyed by program, schedule and parameters;
-    several workers may race to make it: the first complete directory wins)."""
+    gen-data's generator into the sweep's cache (keyed by the program's input declarations and
+    the data set's parameters; several workers may race to make it: the first complete
+    directory wins)."""
+    from ..data.graphs import is_named_source
     from ..data.io import save_tensors
     from ..reference.gendata import generate, parse_densities, parse_sizes
 
@@ -82,8 +149,15 @@ def data_dir_for(config: dict, program, ctx: dict) -> Path:
     src = config["data_source"]
     if "dir" in src:
         return base / src["dir"]
-    key = hashlib.sha256(json.dumps([config["program"], config["schedule"], src],
-                                    sort_keys=True).encode()).hexdigest()[:16]
+    # Keyed by what the generator reads of the program (its inputs' declarations and the
+    # dims' fixed sizes), not by the program: the fusion variants of a model share one data
+    # set, made once (a MAG-size graph takes a minute and half a gigabyte).
+    inputs = set(program.inputs)
+    decls = [(t.name, [str(d) for d in t.dims], t.format.name(), t.block)
+             for t in program.specs() if t.name in inputs]
+    dims = [(d.name, d.size) for d in program.dims]
+    key = hashlib.sha256(json.dumps([decls, dims, src], sort_keys=True,
+                                    default=str).encode()).hexdigest()[:16]
     cache = Path(ctx["data_cache"])
     target = cache / key
     if target.is_dir():
@@ -97,7 +171,7 @@ def data_dir_for(config: dict, program, ctx: dict) -> Path:
     items = [] if dens is None else [str(dens)] if not isinstance(dens, dict) else \
         [f"{k}={v}" for k, v in dens.items() if k in set(program.inputs)]
     graph = src.get("graph")
-    if graph is not None and graph != "karate":
+    if graph is not None and not is_named_source(graph):
         graph = str(base / graph)
     tensors, _ = generate(program, sizes, parse_densities(program, items), src.get("seed", 0),
                           graph, src.get("normalize", "gcn"), src.get("graph_tensor"),

@@ -1,0 +1,71 @@
+"""`fuseflowc graph`: read or generate a graph data set, print its degree statistics, and
+optionally write it as a graph archive (the npz layout `--graph PATH.npz` reads)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+
+@click.command("graph")
+@click.argument("source", metavar="SOURCE")
+@click.option("-o", "--output", "output", metavar="OUT.npz", default=None,
+              help="Write the graph as a graph archive (atomically).")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Seed of a synthetic graph without its own seed=.")
+@click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
+def cmd(source: str, output: str | None, seed: int, as_json: bool) -> None:
+    """Load SOURCE (what gen-data --graph takes) and print its degree statistics: nodes,
+    undirected edges, mean, median, 90th/99th percentile and max degree, isolated nodes, the
+    power-law exponent of the tail (degrees >= 10), and the features' shape and density.
+
+    SOURCE: karate; synthetic:collab, synthetic:mag or synthetic:nodes=N,edges=E[,...] (a
+    seeded Chung-Lu graph); an OGB data set directory (its raw/ files; DIR,relation=all for
+    every relation of a heterogeneous one); PATH.npz (a graph archive, or PyG arrays with an
+    edge_index); PATH.npy (a PyG edge_index); PATH.mtx. See docs/data.md.
+
+    \b
+    Examples:
+      fuseflowc graph synthetic:collab
+      fuseflowc graph ~/ogb/ogbn_arxiv -o arxiv.npz
+      fuseflowc graph edge_index.npy -o g.npz
+    """
+    from ..data.graphs import (check_archive_name, degree_stats, load_graph, split_options,
+                               write_npz_graph)
+    from ..data.synthetic import is_synthetic
+    from ..outputs import Outputs
+
+    # the output is checked before the graph is read or made (which may take minutes), and may
+    # not be the source file
+    out = Outputs(None if source in ("karate",) or is_synthetic(source)
+                  else split_options(source)[0])
+    if output is not None:
+        check_archive_name(output)
+    archive = out.file(output) if output is not None else None
+    g = load_graph(source, features="none", seed=seed)
+    stats = {"name": g.name, **degree_stats(g.adj)}
+    if g.features is not None:
+        f = g.features
+        stats["features"] = int(f.shape[1])
+        stats["feature_density"] = f.nnz / max(f.shape[0] * f.shape[1], 1)
+    if archive is not None:
+        with out:
+            write_npz_graph(g, archive.staged_path())
+    if as_json:
+        click.echo(json.dumps(stats, indent=1))
+    else:
+        click.echo(_text(stats), err=output is not None)
+    if output is not None:
+        click.echo(f"wrote {output}", err=True)
+
+
+def _text(s: dict) -> str:
+    exp = "-" if s["tail_exponent"] is None else f"{s['tail_exponent']:.2f}"
+    lines = [f"graph {s['name']}: {s['nodes']:,} nodes, {s['edges']:,} undirected edges",
+             f"degree: mean {s['mean']:.2f}, median {s['median']:g}, p90 {s['p90']:g}, "
+             f"p99 {s['p99']:g}, max {s['max']:,}; {s['isolated']:,} isolated; tail exponent "
+             f"{exp}"]
+    if "features" in s:
+        lines.append(f"features: {s['features']} per node, density {s['feature_density']:.4%}")
+    return "\n".join(lines)
