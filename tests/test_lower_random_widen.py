@@ -68,9 +68,12 @@ CONSUMERS = [
     "m[i] = sum[j](exp(P[i,j]))",
     "m[i] = sum[j](sigmoid(P[i,j]))",
     "m[i] = sum[j](b[j] / exp(P[i,j]))",
-    "m[i] = sum[j](1 / P[i,j])",                # 1/0: +inf (a stored zero is +0.0)
+    # 1/0 is inf: a stored zero counts. (Squared: the sign of a *computed* zero sum, which
+    # the simulator's accumulators and numpy's may give differently, is not this test's
+    # subject; the sign of stored zeros is, in test_stored_zeros_are_positive below.)
+    "m[i] = sum[j](1 / (P[i,j] * P[i,j]))",
     "m[i] = sum[j](P[i,j] / D[i,j])",           # 0/0: NaN where D stores a zero
-    "m[j] = sum[i](b[j] / P[i,j])",
+    "m[j] = sum[i](b[j] / (P[i,j] * P[i,j]))",
     "m[i] = sum[j](mask(D[i,j], P[i,j]))",
     "m[i] = sum[j](P[i,j] + 1)",
     "m[j] = sum[i](exp(P[i,j]) * D[i,j])",
@@ -226,3 +229,19 @@ def shaped_inputs_for(program, sizes, density, sign):
     raw = random_inputs(specs, sizes, 0, density)
     return {n: FiberTensor.from_dense(sign * np.abs(t.to_dense()), t.format)
             for n, t in raw.items()}
+
+
+def test_stored_zeros_are_positive():
+    """1 / P over a row with no product is +inf per stored zero, whatever the sign of the
+    full-range vector whose values widening multiplies by 0 (0 * -1 is -0.0)."""
+    p = load_text(ISSUE_CASE.format(red="sum[j](1 / P[i,j])", fm="dense"))
+    A = np.array([[-1.0, 0.0, -2.0], [0.0, 0.0, 0.0], [0.5, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    B = np.array([[1.0, 2.0, 3.0, 4.0, 5.0], [0.0, 1.0, 1.0, 0.0, 0.0],
+                  [0.5, 0.5, 0.5, 0.5, 1.0]])
+    fmt = {t.name: t.format for t in p.tensors}
+    inputs = {"A": FiberTensor.from_dense(A, fmt["A"]), "B": FiberTensor.from_dense(B, fmt["B"]),
+              "b": FiberTensor.from_dense(-np.ones(5), fmt["b"])}
+    want = evaluate(p, inputs)["m"].to_dense()
+    assert np.isposinf(want[1]) and np.isposinf(want[3])  # rows 1 and 3: five stored zeros
+    assert_matches(p, {"I": 4, "J": 5, "K": 3}, inputs=inputs, patterns=True,
+                   inline_widened=True)

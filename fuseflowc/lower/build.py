@@ -491,13 +491,16 @@ def empty_below(e: X.Node, x: str, order: tuple[str, ...]) -> bool:
             return absent(e.body)  # nothing to reduce: no entry (or an explicit 0)
         assert isinstance(e, X.Binary)
         a, b = absent(e.lhs), absent(e.rhs)
+        if a and b:
+            return True
+        # one side runs on below x: only a joiner inside x can stop it
         ra = bool(set(e.lhs.free) - set(e.rhs.free))
         rb = bool(set(e.rhs.free) - set(e.lhs.free))
         if e.op in INTERSECT_OPS or (ra and rb):
             return (a or b) and joined_inside(e.lhs, e.rhs)
         if ra != rb:  # the side owning more indices is required
             return (a if ra else b) and joined_inside(e.lhs, e.rhs)
-        return a and b
+        return False
     return absent(e)
 
 
