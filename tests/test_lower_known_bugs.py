@@ -162,3 +162,30 @@ def test_a_numerator_meeting_a_zero_divisor(text, inline_widened):
     for seed in range(3):
         assert_matches(program, {"I": 6, "J": 5, "K": 4}, seed=seed, patterns=True,
                        density={"A": 0.2, "B": 0.3, "D": 0.5}, inline_widened=inline_widened)
+
+
+# Found (open) by random chains with full-range vectors added, while checking widening (issue
+# 18): plain `fuse` too. With T0 empty (A0 has no entry) T2 should be sum_k T1 = 3 per
+# coordinate; the graphs give 6, as if T1 * T0 were T1 where T0 is absent (the product's
+# operands meet at i, j; T1 alone runs on at k).
+PRODUCT_WITH_AN_EMPTY_OUTER_REDUCTION_IN_A_UNION = """
+dim I, J, K
+tensor A0[I, J, K] : (dense, dense, compressed)
+tensor A2[I, J, K] : dense
+tensor T0[I, J] : dense
+tensor T1[I, J, K] : dense
+tensor T2[I, J] : dense
+T0[i,j] = A0[i,j,k] * A0[i,j,k]
+T1[i,j,k] = neg(A2[i,j,k]) + 1
+T2[i,j] = T1[i,j,k] * T0[i,j] + T1[i,j,k]
+fuse all: T0, T1, T2
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="open: an absent outer operand of a product inside a "
+                                       "union does not make the product absent at inner levels")
+@pytest.mark.parametrize("inline_widened", [False, True])
+def test_product_with_an_empty_outer_reduction_in_a_union(inline_widened):
+    program = load_text(PRODUCT_WITH_AN_EMPTY_OUTER_REDUCTION_IN_A_UNION)
+    assert_matches(program, {"I": 3, "J": 4, "K": 3}, seed=0, patterns=True,
+                   density={"A0": 0.0, "A2": 0.0}, inline_widened=inline_widened)

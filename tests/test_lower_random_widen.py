@@ -68,9 +68,12 @@ CONSUMERS = [
     "m[i] = sum[j](exp(P[i,j]))",
     "m[i] = sum[j](sigmoid(P[i,j]))",
     "m[i] = sum[j](b[j] / exp(P[i,j]))",
-    "m[i] = sum[j](1 / P[i,j])",                # 1/0: +inf (a stored zero is +0.0)
+    # 1/0 is inf: a stored zero counts. (Squared: the sign of a *computed* zero sum, which
+    # the simulator's accumulators and numpy's may give differently, is not this test's
+    # subject; the sign of stored zeros is, in test_stored_zeros_are_positive below.)
+    "m[i] = sum[j](1 / (P[i,j] * P[i,j]))",
     "m[i] = sum[j](P[i,j] / D[i,j])",           # 0/0: NaN where D stores a zero
-    "m[j] = sum[i](b[j] / P[i,j])",
+    "m[j] = sum[i](b[j] / (P[i,j] * P[i,j]))",
     "m[i] = sum[j](mask(D[i,j], P[i,j]))",
     "m[i] = sum[j](P[i,j] + 1)",
     "m[j] = sum[i](exp(P[i,j]) * D[i,j])",
@@ -185,3 +188,60 @@ def test_max_over_a_widened_product_counts_its_stored_zeros(red, fm):
     want = evaluate(p, inputs)["m"]
     np.testing.assert_array_equal(got.to_dense(), want.to_dense())
     np.testing.assert_array_equal(got.pattern(), want.pattern())
+
+
+# Found by random chains with full-range vectors (issue 18): T2 = A2[j,k] + T0[i,k] is widened
+# at j, outside its own i; at a j only widening adds A2 is absent, but T0 (no j) met A2 only at
+# k, outside j, so T0's values ran on below it (an N operand is an ALU's identity): T3 got
+# T0's sums where it stores 0. Such an intermediate is not widened in the stream any more
+# (build.empty_below); here lowering then cannot order a graph of its own and says so.
+OUTER_WIDENING_OF_A_BROADCAST = """
+dim I, J, K
+tensor hI[I] : dense
+tensor hJ[J] : dense
+tensor hK[K] : dense
+tensor A0[I] : dense
+tensor A1[I] : dense
+tensor A2[J, K] : (dense, compressed) order (0, 1)
+tensor T0[I, K] : (dense, dense) order (1, 0)
+tensor T1[K] : dense
+tensor T2[I, J, K] : (dense, dense, dense) order (0, 1, 2)
+tensor T3[J, K] : (dense, dense) order (1, 0)
+T0[i,k] = A0[i] + A2[j,k]
+T1[k] = T0[i,k] * A0[i]
+T2[i,j,k] = A2[j,k] + T0[i,k]
+T3[j,k] = T2[i,j,k] + T1[k]
+fuse all: T0, T1, T2, T3
+"""
+
+
+def test_no_outer_widening_past_a_broadcast_operand():
+    p = load_text(OUTER_WIDENING_OF_A_BROADCAST)
+    sizes = {"I": 3, "J": 4, "K": 3}
+    inputs = shaped_inputs_for(p, sizes, {"A0": 1.0, "A1": 0.0, "A2": 0.3}, sign=-1)
+    with pytest.raises(UserError, match="lowering stores T2 by a graph of its own"):
+        assert_matches(p, sizes, inputs=inputs, patterns=True, inline_widened=True)
+    assert_matches(p, sizes, inputs=inputs, patterns=True)  # plain fuse stores it: right
+
+
+def shaped_inputs_for(program, sizes, density, sign):
+    specs = [s for s in program.specs() if s.name in set(program.inputs)]
+    raw = random_inputs(specs, sizes, 0, density)
+    return {n: FiberTensor.from_dense(sign * np.abs(t.to_dense()), t.format)
+            for n, t in raw.items()}
+
+
+def test_stored_zeros_are_positive():
+    """1 / P over a row with no product is +inf per stored zero, whatever the sign of the
+    full-range vector whose values widening multiplies by 0 (0 * -1 is -0.0)."""
+    p = load_text(ISSUE_CASE.format(red="sum[j](1 / P[i,j])", fm="dense"))
+    A = np.array([[-1.0, 0.0, -2.0], [0.0, 0.0, 0.0], [0.5, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    B = np.array([[1.0, 2.0, 3.0, 4.0, 5.0], [0.0, 1.0, 1.0, 0.0, 0.0],
+                  [0.5, 0.5, 0.5, 0.5, 1.0]])
+    fmt = {t.name: t.format for t in p.tensors}
+    inputs = {"A": FiberTensor.from_dense(A, fmt["A"]), "B": FiberTensor.from_dense(B, fmt["B"]),
+              "b": FiberTensor.from_dense(-np.ones(5), fmt["b"])}
+    want = evaluate(p, inputs)["m"].to_dense()
+    assert np.isposinf(want[1]) and np.isposinf(want[3])  # rows 1 and 3: five stored zeros
+    assert_matches(p, {"I": 4, "J": 5, "K": 3}, inputs=inputs, patterns=True,
+                   inline_widened=True)

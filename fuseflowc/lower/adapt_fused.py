@@ -17,7 +17,7 @@ from ..diagnostics import UserError
 from ..fuse import ir as F
 from ..lang import ast
 from . import expr as X
-from .build import full_at
+from .build import empty_below, full_at
 from .widen import _path_safe, widens
 
 _ROLES = {"input": "input", "output": "output", "intermediate": "temp"}
@@ -132,6 +132,10 @@ def _to_materialize(r: F.Region, insts: dict[str, F.Instance], decls, views, ten
             helpers = {x: _helper(decls, t.dims[v.indices.index(x)]) for x in own}
             if any(helpers[x] is None for x in own[first:]):
                 out.add(v.producer)  # no full-range vector to widen with: store it
+            elif not all(empty_below(tree, x, order) for x in own[first:-1]):
+                # an outer coordinate that widening adds would carry the values of an operand
+                # that meets the absent ones only outside it: store it
+                out.add(v.producer)
             elif first < len(own):
                 # (the analysis of the graph, in its own order, drops the levels not needed)
                 widen[v.producer] = {x: h for x, h in helpers.items() if h is not None}

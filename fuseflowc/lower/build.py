@@ -468,6 +468,42 @@ def full_at(e: X.Node, x: str, order: tuple[str, ...]) -> bool:
     return _full(e, x, pos)
 
 
+def empty_below(e: X.Node, x: str, order: tuple[str, ...]) -> bool:
+    """Whether e, at a coordinate of x where every view indexed by x is absent (one that only
+    widening adds), has no entries at the levels inside x (or only zeros), so that widening
+    it there gives the stored zeros. Not so when an operand without x meets the absent ones
+    only at levels outside x: a broadcast operand's value would stand alone below x (an N
+    operand is an ALU's identity). A tree not yet analyzed (indices annotated here)."""
+    pos = {y: k for k, y in enumerate(order)}
+    annotate_indices(e, pos)
+
+    def joined_inside(a: X.Node, b: X.Node) -> bool:
+        return any(pos[y] > pos[x] for y in set(a.free) & set(b.free))
+
+    def absent(e: X.Node) -> bool:
+        if isinstance(e, X.Access):
+            return x in e.indices
+        if isinstance(e, X.Const):
+            return False
+        if isinstance(e, X.Unary):
+            return absent(e.arg)
+        if isinstance(e, X.Reduce):
+            return absent(e.body)  # nothing to reduce: no entry (or an explicit 0)
+        assert isinstance(e, X.Binary)
+        a, b = absent(e.lhs), absent(e.rhs)
+        if a and b:
+            return True
+        # one side runs on below x: only a joiner inside x can stop it
+        ra = bool(set(e.lhs.free) - set(e.rhs.free))
+        rb = bool(set(e.rhs.free) - set(e.lhs.free))
+        if e.op in INTERSECT_OPS or (ra and rb):
+            return (a or b) and joined_inside(e.lhs, e.rhs)
+        if ra != rb:  # the side owning more indices is required
+            return (a if ra else b) and joined_inside(e.lhs, e.rhs)
+        return False
+    return absent(e)
+
+
 def _has_broadcast_product(e: X.Node) -> bool:
     """Whether e contains a product, quotient or mask of operands without a common index (an
     outer product: nothing joins the inner operand with the outer one)."""

@@ -224,11 +224,14 @@ class Codegen:
                 h = self.an.helper(e, x, loop)
                 zero = self.add(ir.Alu(op="mulc", const=0.0),
                                 self.add(ir.Array(tensor=h.tensor), self.join(loop)[1][h]))
-                v = self.add(ir.Alu(op="add"), v, zero)
-                if self.an.zero_sign_shows(e):
-                    # 0 * h is -0.0 where h < 0, and a divisor shows the sign of a zero:
-                    # + 0.0 makes every zero +0.0, as the stored tensor holds it.
-                    v = self.add(ir.Alu(op="addc", const=0.0), v)
+                if not self.an.zero_sign_shows(e):
+                    return self.add(ir.Alu(op="add"), v, zero)
+                # A divisor shows the sign of a zero (1 / -0.0 is -inf): a stored zero is +0.0,
+                # but 0 * h is -0.0 where h < 0, and v + 0.0 would turn a computed -0.0 into
+                # +0.0. Exact: -(-0.0 - v) is v, and -0.0 where v is N (x - N = x), negated +0.0.
+                minus_zero = self.add(ir.Alu(op="neg"),
+                                      self.add(ir.Alu(op="addc", const=0.0), zero))
+                v = self.add(ir.Alu(op="neg"), self.add(ir.Alu(op="sub"), minus_zero, v))
             return v
         return self._memo(("val", e), make)
 
