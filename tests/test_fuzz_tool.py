@@ -168,6 +168,15 @@ def test_asked_for_outputs_are_fine_others_are_not():
     assert _judge(d, modified=["work/data/x.npy"]).outcome == "ok"
     d.made = []
     assert _judge(d, modified=["work/data/x.npy"]).key == ("clobber", "not an output", "check")
+    # sweep --strict: exit 1 for a failed configuration, with its rows written
+    sweep = Case(seed=0, index=0, command="sweep", args=[("s.toml",), ("--strict",),
+                                                          ("-o", "r.csv")],
+                 files={}, inputs=["s.toml"], outputs=["r.csv"])
+    run = Run(exit_code=1, signal=None, timed_out=False, stdout="", stderr="sweep: 1 "
+              "configuration(s) of the grid failed in r.csv (1 error); --strict makes this exit 1",
+              stack="", stray_processes=False, seconds=0.1)
+    after = {"work/r.csv": Stat("file", 0o644, "h")}
+    assert classify(sweep, run, Changes(["work/r.csv"], [], []), after).outcome == "user-error"
 
 
 def test_snapshot_sees_specials_without_opening_them(tmp_path):

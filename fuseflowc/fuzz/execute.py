@@ -30,6 +30,8 @@ from pathlib import Path
 CAPTURE_LIMIT = 1 << 20
 #: Exit status the child uses when something escaped the CLI's own handlers (a bug).
 ESCAPED = 99
+#: Exit status of a child whose sandbox could not be set up (a bug of the fuzzer, not a case).
+SANDBOX_FAILED = 98
 #: Marker written on stderr by the child before the traceback of an escaped exception.
 ESCAPED_MARK = "fuzz: exception escaped fuseflowc.cli.main:"
 
@@ -63,6 +65,9 @@ def _child(argv: list[str], cwd: Path, tmp: Path, io_dir: Path, limits: Limits) 
     """The forked child: set up the sandbox, run the CLI, exit with its status. Never returns."""
     code = ESCAPED
     try:
+        # first of all: the fuzzer's own handlers (SIGTERM unwinds it) are not the command's
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.setpgid(0, 0)
         os.umask(0o022)
         os.chdir(cwd)
@@ -88,8 +93,6 @@ def _child(argv: list[str], cwd: Path, tmp: Path, io_dir: Path, limits: Limits) 
         stack = open(io_dir / "stack", "w")
         faulthandler.enable(stack, all_threads=True)
         faulthandler.register(signal.SIGUSR1, stack, all_threads=True)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         from fuseflowc.cli import main
         try:
             main(args=argv, prog_name="fuseflowc")
@@ -101,6 +104,7 @@ def _child(argv: list[str], cwd: Path, tmp: Path, io_dir: Path, limits: Limits) 
             sys.stderr.write(ESCAPED_MARK + "\n" + traceback.format_exc())
             code = ESCAPED
     except BaseException:  # noqa: BLE001 - the sandbox itself failed: say so, never return
+        code = SANDBOX_FAILED
         try:
             import traceback
             os.write(2, traceback.format_exc().encode())
@@ -181,6 +185,17 @@ class Child:
         _kill_group(self.pid)
         _, status = os.waitpid(self.pid, 0)
         return self._finish(status, timed_out=True)
+
+    def kill(self) -> None:
+        """Stop the child and its process group now (the fuzzer itself is stopping)."""
+        _kill_group(self.pid)
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
     def wait(self) -> Run:
         """Block until the child ends or runs out of time."""
