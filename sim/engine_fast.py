@@ -103,7 +103,11 @@ class FastEngine:
             if i is None:
                 i = g.add_channel(c.name, c.kind, -1 if c.depth is None else c.depth)
                 if c.toks or c.pushed:     # a hand-written input stream (sim.harness, tests)
-                    g.feed(i, list(c.toks), list(c.times), c.pushed)
+                    try:
+                        g.feed(i, list(c.toks), list(c.times), c.pushed)
+                    except _fast.Unsupported as e:
+                        raise Unsupported(f"the compiled engine cannot run channel {c.name}: "
+                                          f"{e}") from None
                 index[id(c)] = i
                 chans.append(c)
             return i

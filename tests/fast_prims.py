@@ -68,7 +68,8 @@ class Case:
         chans = []
         ins = []
         for k, (toks, times) in enumerate(feeds):
-            c = Channel(f"in{k}", self.kinds_in[k], a["in_depth"])
+            # unbounded: a fed channel has no producer its free slots could hold back
+            c = Channel(f"in{k}", self.kinds_in[k], None)
             c.toks.extend(toks)
             c.times.extend(times)
             c.pushed = len(toks)
@@ -128,16 +129,15 @@ def assert_same(case, max_cycles=200_000, nan_exact=True):
 
 @st.composite
 def arches(draw):
-    """Depths (fed inputs, outputs: 1 to unbounded), the node's ii and latency, the sinks'."""
-    return {"in_depth": draw(st.sampled_from([None, 1, 4])),
-            "out_depth": draw(st.sampled_from([None, 1, 2, 3, 8])),
+    """Output depths (1 to unbounded), the node's ii and latency, the sinks'."""
+    return {"out_depth": draw(st.sampled_from([None, 1, 2, 3, 8])),
             "ii": draw(st.sampled_from([1, 1, 2, 3])),
             "lat": draw(st.sampled_from([0, 1, 1, 2, 5])),
             "sink_ii": draw(st.sampled_from([1, 1, 2, 4])),
             "sink_lat": draw(st.sampled_from([1, 3]))}
 
 
-DEFAULT = {"in_depth": None, "out_depth": 2, "ii": 1, "lat": 1, "sink_ii": 1, "sink_lat": 1}
+DEFAULT = {"out_depth": 2, "ii": 1, "lat": 1, "sink_ii": 1, "sink_lat": 1}
 
 
 def times_for(draw, n: int) -> list[int]:

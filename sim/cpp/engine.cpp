@@ -60,7 +60,7 @@ void Engine::wake_after(Node* node, const std::vector<size_t>& pre_in,
     if (c->size() > pre_out[k]) {
       c->pushed += i64(c->size() - pre_out[k]);
       Node* d = c->dst;
-      if (d && !d->queued && !d->done) push(c->times.back(), d);
+      if (d && !d->queued && !d->done) push(c->q.back_time(), d);
     }
   }
   for (size_t k = 0; k < node->ins.size(); ++k) {
@@ -90,7 +90,7 @@ i64 Engine::earliest_firing() const {
 void Engine::collect_blocks() {
   blocks_->collect([this](auto&& mark) {
     for (Channel* c : channels_)
-      for (size_t k = 0; k < c->toks.size(); ++k) mark(c->toks[k]);
+      c->q.for_each([&mark](Token x, i64) { mark(x); });
     for (Node* n : nodes_) n->visit_tokens(mark);
   });
 }

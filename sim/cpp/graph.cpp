@@ -29,6 +29,9 @@ int Graph::add_channel(const std::string& name, const std::string& kind, i64 dep
 
 void Graph::feed(int c, py::handle toks, const std::vector<i64>& times, i64 pushed) {
   Channel& ch = *channels_.at(size_t(c));
+  // Python's fed channel keeps its `depth` free slots beside the tokens; a bounded Fifo's
+  // entries are either (it has no room for tokens beyond the depth)
+  if (ch.bounded && py::len(toks) > 0) throw Unsupported("a preloaded bounded channel");
   Build b(py::none(), *this);
   size_t k = 0;
   for (py::handle v : toks) ch.push(b.value(v), times.at(k++));

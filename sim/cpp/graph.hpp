@@ -27,7 +27,8 @@ class Graph {
   /// A channel (depth < 0: unbounded); returns its index.
   int add_channel(const std::string& name, const std::string& kind, i64 depth);
   /// Preload channel `c` with tokens visible at `times` (a hand-written input stream, as
-  /// sim.channel.Channel.feed leaves it: no slot taken) and its token-hop count so far.
+  /// sim.channel.Channel.feed leaves it: no slot taken) and its token-hop count so far. Only an
+  /// unbounded channel holds tokens before the run (Unsupported otherwise).
   void feed(int c, py::handle toks, const std::vector<i64>& times, i64 pushed);
   /// The compiled twin of a Python node (by its class name); returns its index. Throws
   /// Unsupported when no factory knows it.

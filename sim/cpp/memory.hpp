@@ -22,7 +22,7 @@ class Memory {
   Memory(double bandwidth, i64 window) : window_(window), cap_(bandwidth * double(window)) {}
 
   /// Reserve `n` bytes requested at cycle `f`; returns the cycle they are served (>= f).
-  i64 take(i64 f, double n) {
+  FASTSIM_INLINE i64 take(i64 f, double n) {
     if (f < lo_ || f >= lo_ + window_) {   // not the window of the last request
       w_ = floordiv(f, window_);
       lo_ = w_ * window_;
@@ -55,7 +55,7 @@ class Memory {
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
   }
   // The bytes used in window w (0 for a window never used); windows below `low_` are history.
-  double& at(i64 w) {
+  FASTSIM_INLINE double& at(i64 w) {
     size_t k = off_ + size_t(w - low_);
     if (w < low_ || k >= used_.size()) return extend(w);
     return used_[k];

@@ -93,9 +93,11 @@ PYBIND11_MODULE(_fast, m) {
            [](Graph& g, int c) {
              Channel& ch = g.channel(c);
              std::vector<Token> toks;
-             for (size_t k = 0; k < ch.toks.size(); ++k) toks.push_back(ch.toks[k]);
              py::list times;
-             for (size_t k = 0; k < ch.times.size(); ++k) times.append(ch.times[k]);
+             ch.q.for_each([&](Token x, i64 at) {
+               toks.push_back(x);
+               times.append(at);
+             });
              return py::make_tuple(tokens_to_list(g, toks), times);
            },
            "A channel's tokens and their arrival cycles (deadlock reports).");

@@ -4,7 +4,7 @@
 // Scalar values are computed here exactly as sim/ops.py computes them: the same expression in
 // the same order, the same libm functions (exp, tanh, erf, sqrt), the same special cases (NaN,
 // infinities, signed zeros). That holds when the Python node holds one of sim/ops.py's scalar
-// functions (`scalar_op` recognizes them); any other function (numpy on b x b blocks, the
+// functions (`scalar_alu`, `scalar_reduce` recognize them); any other function (numpy on b x b blocks, the
 // labelled block einsums, whose values may also be 0-d floats) is called as the Python node
 // would call it, so its result is numpy's, bit for bit.
 #include <cmath>
@@ -29,9 +29,10 @@ const double NAN_ = std::numeric_limits<double>::quiet_NaN();   // Python's math
 // Arithmetic on two NaNs gives one of them; which one the hardware picks depends on the operand
 // order of the instruction, which a compiler may swap for + and *. The rule here is x86's (the
 // first operand's NaN, quieted), written out so that no compiler choice can change it: it is
-// numpy's, and CPython's specialized float + - * / (BINARY_OP_ADD_FLOAT, ...). CPython's generic
-// float_add and float_mul return the second operand's NaN instead, so the Python engine's
-// NaN + NaN depends on whether its interpreter specialized that bytecode (sim/cpp/README.md).
+// numpy's, CPython's for - and /, and that of its specialized float + and * (BINARY_OP_ADD_FLOAT,
+// BINARY_OP_MULTIPLY_FLOAT). CPython's generic float_add and float_mul return the second
+// operand's NaN instead, so the Python engine's NaN + NaN (and NaN * NaN) depends on whether its
+// interpreter specialized that bytecode (sim/cpp/README.md).
 inline double quiet(double x) {
   u64 b;
   std::memcpy(&b, &x, sizeof b);

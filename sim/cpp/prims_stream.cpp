@@ -49,49 +49,46 @@ class Scan : public Node {
   }
 
   bool run() override {
-    Channel& in = *ins[0];
-    Port& oc = *outs[0];
-    Port& orf = *outs[1];
+    Reader in(*ins[0]);
+    Appender oc(*outs[0]);
+    Appender orf(*outs[1]);
+    Clock clock(*this);
     for (;;) {
+      if (pos_ < end_ && !emit_fiber(clock, oc, orf)) return true;
       if (!oc.room() || !orf.room()) return true;
-      Firing fire(*this);
+      if (in.empty()) return false;
+      // the open fiber is done: the next input token
+      Firing fire(clock);
+      i64 x = in.head().as_int();
+      fire.after(in);
       double nb = 0;                      // bytes this firing reads (0 when dense)
       Token c, r;
-      bool popped = false;
-      if (pos_ < end_) {                  // inside a fiber: emit the next element
-        nb = element(c, r);
-      } else {
-        if (in.empty()) return false;
-        i64 x = in.head().as_int();
-        fire.after(in);
-        if (pending_ && (x >= 0 || x == D || x == N)) {
-          c = r = Token::of_int(S0);      // close the previous fiber, keep the input
-          pending_ = false;
-        } else {
-          popped = true;
-          if (x >= 0) {                   // look the fiber up
-            nb = lookup(x);
-            pending_ = true;
-            if (pos_ >= end_) {           // empty fiber: nothing to emit this cycle
-              if (nb) fire.memory(*mem_, nb);
-              fire.pop(in);
-              fire.commit();
-              continue;
-            }
-            nb += element(c, r);
-          } else if (x == N) {
-            c = r = Token::of_int(N);
-            pending_ = true;
-          } else if (x == D) {
-            c = r = Token::of_int(D);
-            done = true;
-          } else if (pending_) {          // Sk -> S(k+1), merged with the held S0
-            c = r = Token::of_int(-4 - level(x));
-            pending_ = false;
-          } else {                        // no fiber before it: a bare S(k+1)
-            c = r = Token::of_int(x - 1 - EB);
-          }
+      bool popped = true;
+      if (pending_ && (x >= 0 || x == D || x == N)) {
+        c = r = Token::of_int(S0);        // close the previous fiber, keep the input
+        pending_ = false;
+        popped = false;
+      } else if (x >= 0) {                // look the fiber up
+        nb = lookup(x);
+        pending_ = true;
+        if (pos_ >= end_) {               // empty fiber: nothing to emit this cycle
+          if (nb) fire.memory(*mem_, nb);
+          fire.pop(in);
+          fire.commit();
+          continue;
         }
+        nb += element(c, r);              // its first element in the same firing
+      } else if (x == N) {
+        c = r = Token::of_int(N);
+        pending_ = true;
+      } else if (x == D) {
+        c = r = Token::of_int(D);
+        done = true;
+      } else if (pending_) {              // Sk -> S(k+1), merged with the held S0
+        c = r = Token::of_int(-4 - level(x));
+        pending_ = false;
+      } else {                            // no fiber before it: a bare S(k+1)
+        c = r = Token::of_int(x - 1 - EB);
       }
       fire.slot(oc).slot(orf);
       if (nb) fire.memory(*mem_, nb);
@@ -104,6 +101,37 @@ class Scan : public Node {
   }
 
  private:
+  // The rest of the open fiber, one element per firing, while both outputs have room (the hot
+  // loop); false when it stopped for lack of room.
+  bool emit_fiber(Clock& clock, Appender& oc, Appender& orf) {
+    i64 pos = pos_, end = end_, base = base_;
+    const i64* crd = crd_.data();
+    Memory* mem = mem_;
+    double eb = double(eb_);
+    i64 n = 0;
+    bool room = true;
+    for (; pos < end; ++pos, ++n) {
+      if (!oc.room() || !orf.room()) {
+        room = false;
+        break;
+      }
+      Firing fire(clock);
+      fire.slot(oc).slot(orf);
+      Token c;
+      if (dense_) {
+        c = Token::of_int(pos - base);
+      } else {
+        c = Token::of_int(crd[pos]);
+        fire.memory(*mem, eb);
+      }
+      fire.emit(oc, c);
+      fire.emit(orf, Token::of_int(pos));
+      fire.commit();
+    }
+    pos_ = pos;
+    if (!dense_) rd_crd += eb_ * n;
+    return room;
+  }
   // Open the fiber of ref x; returns the seg bytes read.
   double lookup(i64 x) {
     if (dense_) {
@@ -145,11 +173,12 @@ class RepSig : public Node {
  public:
   using Node::Node;
   bool run() override {
-    Channel& in = *ins[0];
-    Port& out = *outs[0];
+    Reader in(*ins[0]);
+    Appender out(*outs[0]);
+    Clock clock(*this);
     while (!in.empty()) {
       if (!out.room()) return true;
-      Firing fire(*this);
+      Firing fire(clock);
       fire.after(in).slot(out);
       i64 x = fire.pop(in).as_int();
       i64 y;
@@ -177,12 +206,13 @@ class Repeat : public Node {
  public:
   using Node::Node;
   bool run() override {
-    Channel& a = *ins[0];
-    Channel& g = *ins[1];
-    Port& out = *outs[0];
+    Reader a(*ins[0]);
+    Reader g(*ins[1]);
+    Appender out(*outs[0]);
+    Clock clock(*this);
     for (;;) {
       if (!out.room()) return true;
-      Firing fire(*this);
+      Firing fire(clock);
       Token y;
       if (!has_) {
         if (a.empty()) return false;
@@ -259,18 +289,29 @@ class Array : public Node {
         mem_(b.memory("mem")) {}
 
   bool run() override {
-    Channel& in = *ins[0];
-    Port& out = *outs[0];
+    Reader in(*ins[0]);
+    Appender out(*outs[0]);
+    Clock clock(*this);
+    const Token* vals = vals_.data();
+    size_t nvals = vals_.size();
+    Memory& mem = *mem_;
+    double vbytes = double(vbytes_);
+    i64 loads = 0;
+    bool blocked = false;
     while (!in.empty()) {
-      if (!out.room()) return true;
-      Firing fire(*this);
+      if (!out.room()) {
+        blocked = true;
+        break;
+      }
+      Firing fire(clock);
       fire.after(in).slot(out);
       Token x = in.head();
       i64 ref = x.as_int();
       if (ref >= 0) {
-        fire.memory(*mem_, double(vbytes_));
-        x = vals_.at(size_t(ref));
-        rd_vals += vbytes_;
+        fire.memory(mem, vbytes);
+        if (size_t(ref) >= nvals) error("a reference beyond the array's values");
+        x = vals[ref];
+        ++loads;
       } else if (ref == N) {
         x = zero_;
       } else if (ref == D) {
@@ -281,7 +322,8 @@ class Array : public Node {
       fire.commit();
       if (x.is(D)) break;
     }
-    return false;
+    rd_vals += loads * vbytes_;
+    return blocked;
   }
 
  private:

@@ -17,9 +17,10 @@ class Writer : public Node {
         bpt_(double(b.attr<i64>("bpt"))), seg_(b.kind() == "write_level") {}
 
   bool run() override {
-    Channel& in = *ins[0];
+    Reader in(*ins[0]);
+    Clock clock(*this);
     while (!in.empty()) {
-      Firing fire(*this);
+      Firing fire(clock);
       fire.after(in);
       Token x = in.head();
       // bytes: a coordinate, a value (float or block) or a level's stop; D is never charged

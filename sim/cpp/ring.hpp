@@ -6,6 +6,8 @@
 #include <cstring>
 #include <new>
 
+#include "tokens.hpp"
+
 namespace fastsim {
 
 template <class T>
@@ -16,27 +18,27 @@ class Ring {
   Ring& operator=(const Ring&) = delete;
   ~Ring() { std::free(data_); }
 
-  size_t size() const { return n_; }
-  bool empty() const { return n_ == 0; }
-  T& front() { return data_[head_]; }
-  const T& front() const { return data_[head_]; }
-  const T& back() const { return data_[(head_ + n_ - 1) & mask_]; }
+  FASTSIM_INLINE size_t size() const { return n_; }
+  FASTSIM_INLINE bool empty() const { return n_ == 0; }
+  FASTSIM_INLINE T& front() { return data_[head_]; }
+  FASTSIM_INLINE const T& front() const { return data_[head_]; }
+  FASTSIM_INLINE const T& back() const { return data_[(head_ + n_ - 1) & mask_]; }
   /// The k-th item from the front (k < size()).
-  const T& operator[](size_t k) const { return data_[(head_ + k) & mask_]; }
+  FASTSIM_INLINE const T& operator[](size_t k) const { return data_[(head_ + k) & mask_]; }
 
-  void push(T v) {
+  FASTSIM_INLINE void push(T v) {
     if (n_ == cap_) grow();
     data_[(head_ + n_) & mask_] = v;
     ++n_;
   }
-  T pop() {
+  FASTSIM_INLINE T pop() {
     T v = data_[head_];
     head_ = (head_ + 1) & mask_;
     --n_;
     return v;
   }
   /// Drop the first k items.
-  void drop(size_t k) {
+  FASTSIM_INLINE void drop(size_t k) {
     head_ = (head_ + k) & mask_;
     n_ -= k;
   }

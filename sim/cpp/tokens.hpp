@@ -16,6 +16,11 @@
 #include <cstdint>
 #include <cstring>
 
+/// Forced inlining for the few-instruction helpers of the hot loops (token tests, FIFO pushes
+/// and pops, the timing steps of a firing): GCC's inliner gives up on them inside large run()
+/// functions, and a call per token costs more than the helper itself.
+#define FASTSIM_INLINE inline __attribute__((always_inline))
+
 namespace fastsim {
 
 using i64 = int64_t;
@@ -45,13 +50,13 @@ class Token {
   static constexpr i64 INT_MAX_ = (i64(1) << 47) - 1;   // ints beyond +-2**47 do not fit
 
   Token() : bits_(INT_TAG << TAG_SHIFT) {}   // the int 0
-  static Token of_int(i64 x) { return Token((INT_TAG << TAG_SHIFT) | (u64(x) & PAYLOAD)); }
-  static Token of_float(double v) {
+  FASTSIM_INLINE static Token of_int(i64 x) { return Token((INT_TAG << TAG_SHIFT) | (u64(x) & PAYLOAD)); }
+  FASTSIM_INLINE static Token of_float(double v) {
     u64 b;
     std::memcpy(&b, &v, sizeof b);
     return Token(b);
   }
-  static Token of_block(u64 id) { return Token((BLOCK_TAG << TAG_SHIFT) | id); }
+  FASTSIM_INLINE static Token of_block(u64 id) { return Token((BLOCK_TAG << TAG_SHIFT) | id); }
   static Token from_bits(u64 b) { return Token(b); }
   /// Whether a double's bits would read as a tagged token (the builder refuses such data).
   static bool collides(double v) {
@@ -61,22 +66,22 @@ class Token {
     return tag == INT_TAG || tag == BLOCK_TAG;
   }
 
-  bool is_int() const { return (bits_ >> TAG_SHIFT) == INT_TAG; }
-  bool is_block() const { return (bits_ >> TAG_SHIFT) == BLOCK_TAG; }
-  bool is_float() const { return !is_int() && !is_block(); }
+  FASTSIM_INLINE bool is_int() const { return (bits_ >> TAG_SHIFT) == INT_TAG; }
+  FASTSIM_INLINE bool is_block() const { return (bits_ >> TAG_SHIFT) == BLOCK_TAG; }
+  FASTSIM_INLINE bool is_float() const { return !is_int() && !is_block(); }
   /// A value (Python: `x.__class__ is not int`): a float or a block.
-  bool is_value() const { return !is_int(); }
-  i64 as_int() const { return i64(bits_ << 16) >> 16; }   // sign-extend the 48-bit payload
-  double as_float() const {
+  FASTSIM_INLINE bool is_value() const { return !is_int(); }
+  FASTSIM_INLINE i64 as_int() const { return i64(bits_ << 16) >> 16; }   // sign-extend the 48-bit payload
+  FASTSIM_INLINE double as_float() const {
     double v;
     std::memcpy(&v, &bits_, sizeof v);
     return v;
   }
-  u64 block_id() const { return bits_ & PAYLOAD; }
+  FASTSIM_INLINE u64 block_id() const { return bits_ & PAYLOAD; }
   u64 bits() const { return bits_; }
 
   // Python's `x == y` on control tokens and ints (`t is D`, `x == D`): equal ints.
-  bool is(i64 c) const { return bits_ == of_int(c).bits_; }
+  FASTSIM_INLINE bool is(i64 c) const { return bits_ == of_int(c).bits_; }
   bool operator==(const Token& o) const { return bits_ == o.bits_; }
   bool operator!=(const Token& o) const { return bits_ != o.bits_; }
 
