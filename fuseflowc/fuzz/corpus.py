@@ -330,7 +330,8 @@ def build_corpus(repo: Path, root: Path, scope: str = "full", log=None) -> Corpu
                     seeds["samml"].append(Seed("samml", opted, ir_needs(root, opted), data))
     for s in sorted((root / "ir_examples/samml").glob("*.samml"))[::2 if scope == "small" else 1]:
         rel = s.relative_to(root).as_posix()
-        seeds["samml"].append(Seed("samml", rel, ir_needs(root, rel)))
+        needs = ir_needs(root, rel)  # its source program's data, if it records one
+        seeds["samml"].append(Seed("samml", rel, needs, data_of.get(needs[0]) if needs else None))
     # the seeds made before a data directory was dropped for being slow lose it too
     for kind in ("program", "fused", "samml"):
         seeds[kind] = [s if s.data is None or s.data in data_of.values() else

@@ -30,6 +30,8 @@ from pathlib import Path
 CAPTURE_LIMIT = 1 << 20
 #: Exit status the child uses when something escaped the CLI's own handlers (a bug).
 ESCAPED = 99
+#: Signals that stop the fuzzer (blocked around a fork).
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 #: Exit status of a child whose sandbox could not be set up (a bug of the fuzzer, not a case).
 SANDBOX_FAILED = 98
 #: Marker written on stderr by the child before the traceback of an escaped exception.
@@ -61,13 +63,16 @@ class Run:
     seconds: float
 
 
-def _child(argv: list[str], cwd: Path, tmp: Path, io_dir: Path, limits: Limits) -> None:
-    """The forked child: set up the sandbox, run the CLI, exit with its status. Never returns."""
+def _child(argv: list[str], cwd: Path, tmp: Path, io_dir: Path, limits: Limits,
+           mask: set) -> None:
+    """The forked child: set up the sandbox, run the CLI, exit with its status. Never returns.
+    `mask` is the signal mask to restore once the fuzzer's handlers are gone."""
     code = ESCAPED
     try:
         # first of all: the fuzzer's own handlers (SIGTERM unwinds it) are not the command's
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         os.setpgid(0, 0)
         os.umask(0o022)
         os.chdir(cwd)
@@ -157,9 +162,17 @@ class Child:
             s.flush()
         self.start = time.monotonic()
         self.deadline = self.start + limits.seconds
-        pid = os.fork()
+        # SIGINT/SIGTERM wait until the child has reset the fuzzer's handlers (it unblocks
+        # them) and the parent knows the child's pid (it unblocks them after the fork)
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        try:
+            pid = os.fork()
+        except BaseException:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+            raise
         if pid == 0:  # pragma: no cover - the child exits inside
-            _child(argv, cwd, tmp, io_dir, limits)
+            _child(argv, cwd, tmp, io_dir, limits, old)
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
         try:  # the child does this too; whichever runs first wins the race with killpg
             os.setpgid(pid, pid)
         except OSError:
