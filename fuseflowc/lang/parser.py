@@ -11,7 +11,7 @@ from ..ir_kind import wrong_kind
 from ..limits import (MAX_INT, MAX_LANES, MAX_TENSOR_ORDER, check_nesting, finite_number,
                       whole_number)
 from . import ast
-from .grammar import parser
+from .grammar import parser, paused_gc
 from .syntax_errors import syntax_error
 
 
@@ -26,6 +26,7 @@ def parse_directives(source: Source) -> list[ast.Directive]:
     return _parse(source, "directives", "schedule").directives
 
 
+@paused_gc()
 def _parse(source: Source, start: str, what: str, stack: tuple[str, ...] = ()) -> ast.Program:
     try:
         tree = parser("program.lark", start).parse(source.text)
