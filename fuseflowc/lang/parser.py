@@ -81,10 +81,11 @@ def _include(source: Source, inc: _Include, stack: tuple[str, ...]) -> ast.Progr
             raise UserError(f"{path}: not a regular file (a device or a pipe)")
         sub = read_source(path)
     except UserError as e:
-        reason = e.diagnostics[0].message.removeprefix(f"{path}: ")
+        shown = path.replace("\0", "\\0")  # (a NUL prints as nothing)
+        reason = e.diagnostics[0].message.removeprefix(f"{shown}: ")
         if reason == "no such file":
             raise UserError(f"cannot include {inc.path}: no such file {path}", inc.loc) from None
-        raise UserError(f"cannot include {inc.path!r}: {path}: {reason}", inc.loc) from None
+        raise UserError(f"cannot include {inc.path!r}: {shown}: {reason}", inc.loc) from None
     return parse_program(sub, stack + (os.path.abspath(source.name),))
 
 
