@@ -33,6 +33,9 @@ def read_source(path: str) -> Source:
         raise UserError(f"{path}: is a directory, expected a file") from None
     except OSError as e:
         raise UserError(f"{path}: cannot read: {e.strerror}") from None
+    except ValueError:  # a NUL in the name (from a file: an include, a recorded source)
+        shown = path.replace("\0", "\\0")
+        raise UserError(f"{shown}: not a file name (it holds a NUL character)") from None
     if len(data) > MAX_TEXT_BYTES:
         raise UserError(f"{name}: larger than {MAX_TEXT_BYTES >> 20} MiB, the most fuseflowc "
                         f"reads as text")

@@ -5,8 +5,9 @@ each is checked at once, so a bad `-o` fails before a long run instead of after 
 
 - a file output must not be an existing directory (or `.`, `..`, a name ending in `/`, or ''),
   its directory must exist, and a read-only file is not replaced;
-- no output may be an input of the command, and a directory output may not contain one
-  (`simulate G --data D -o D`, `report D/r.csv -o D`); two outputs may not be the same file or
+- no output may be an input of the command, a directory output may not contain one
+  (`simulate G --data D -o D`, `report D/r.csv -o D`), and no output may be inside an input
+  directory (`estimate G --data D --json-out D/A.npz`); two outputs may not be the same file or
   one inside the other;
 - an existing output directory is written into only if fuseflowc wrote it (see below).
 
@@ -335,6 +336,10 @@ class Outputs:
             if is_dir and item.target in real.parents:
                 raise UserError(f"{item.option} {item.name}: contains an input of this command "
                                 f"({inp}); write to another directory")
+            if real in item.target.parents and real.is_dir():
+                # (found by fuzzing: estimate --data D --json-out D/A.npz replaced an input)
+                raise UserError(f"{item.option} {item.name}: is inside {inp}, an input "
+                                f"directory of this command; write it elsewhere")
         for other in others:
             if other is item or other.target is None or getattr(other, "direct", False):
                 continue

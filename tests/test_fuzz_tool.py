@@ -108,6 +108,19 @@ def test_classifying_a_megabyte_of_output_is_quick(junk):
     assert v.outcome == "user-error" and time.monotonic() - start < 2
 
 
+def test_a_check_mismatch_of_an_unmutated_graph_is_a_wrong_answer():
+    case = Case(seed=0, index=0, command="simulate", args=[("g.samml",), ("--check",)],
+                files={}, inputs=["g.samml"], notes=["data: d/x.npy: value nan at [1]"])
+    run = Run(exit_code=1, signal=None, timed_out=False, stdout="", stderr="fuseflowc: error: "
+              "simulated outputs differ from the expected ones:\ny: 1 of 6 entries differ\n",
+              stack="", stray_processes=False, seconds=0.1)
+    v = classify(case, run, Changes([], [], []), {})
+    assert v.key == ("wrong", "simulate --check", "mutated data")
+    assert v.detail == "y: 1 of 6 entries differ"
+    case.mutated = ["g.samml"]  # a mutated graph may compute something else: not a finding
+    assert classify(case, run, Changes([], [], []), {}).outcome == "user-error"
+
+
 def test_a_sweep_row_with_an_internal_error_counts():
     run = Run(exit_code=0, signal=None, timed_out=False, stdout="",
               stderr="2af03c42f106 spmm/plain tiny: error: load: internal error: ValueError: x\n",
@@ -168,6 +181,15 @@ def test_asked_for_outputs_are_fine_others_are_not():
     assert _judge(d, modified=["work/data/x.npy"]).outcome == "ok"
     d.made = []
     assert _judge(d, modified=["work/data/x.npy"]).key == ("clobber", "not an output", "check")
+    # sweep --strict: exit 1 for a failed configuration, with its rows written
+    sweep = Case(seed=0, index=0, command="sweep", args=[("s.toml",), ("--strict",),
+                                                          ("-o", "r.csv")],
+                 files={}, inputs=["s.toml"], outputs=["r.csv"])
+    run = Run(exit_code=1, signal=None, timed_out=False, stdout="", stderr="sweep: 1 "
+              "configuration(s) of the grid failed in r.csv (1 error); --strict makes this exit 1",
+              stack="", stray_processes=False, seconds=0.1)
+    after = {"work/r.csv": Stat("file", 0o644, "h")}
+    assert classify(sweep, run, Changes(["work/r.csv"], [], []), after).outcome == "user-error"
 
 
 def test_snapshot_sees_specials_without_opening_them(tmp_path):

@@ -178,6 +178,11 @@ def test_outputs_that_are_or_hold_inputs_are_refused(work):
     fail(["gen-data", "spmv.ff", "-o", "sub/..", *SIZES], "-o sub/..: contains an input")
     fail(["gen-data", "d/../spmv.ff", "-o", "d/..", *SIZES], "contains an input")
     Path("sub").rmdir()
+    # found by fuzzing: an output inside an input directory replaced one of its files
+    fail(["estimate", "g.samml", "--data", "d", "--json-out", "d/A.npz"],
+         "--json-out d/A.npz: is inside d, an input directory of this command")
+    fail(["simulate", "g.samml", "--data", "d", "-o", "d/out"], "-o d/out: is inside d")
+    fail(["run", "spmv.ff", "--data", "d", "--json-out", "d/s.json"], "is inside d")
     assert snapshot(work) == before
 
 

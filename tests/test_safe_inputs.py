@@ -261,6 +261,13 @@ def test_text_inputs_are_read_up_to_a_limit(tmp_path, monkeypatch):
     fails(["check", inc], f"{inc}:1:9: error: cannot include 'p.ff'", "larger than")
 
 
+def test_an_include_naming_a_nul_is_an_error(tmp_path):
+    """Found by fuzzing: open() raises ValueError for a name holding a NUL (exit 3)."""
+    f = write(tmp_path, "p.ff", 'include "a\0b.ff"\ndim I\n')
+    fails(["check", f], f"{f}:1:9: error: cannot include 'a\\x00b.ff': ",
+          "a\\0b.ff: not a file name (it holds a NUL character)")
+
+
 def test_input_kind_detection_is_linear():
     """estimate sniffed the input kind with a regex quadratic in blank lines: 100,000 of them
     took 40 s (check: 0.2 s)."""

@@ -300,6 +300,27 @@ def test_cli_check_mismatch_shows_a_diff(tmp_path):
     assert not (tmp_path / "out").exists()          # nothing written on failure
 
 
+def test_cli_check_with_graph_checks_what_ran(tmp_path):
+    """Found by fuzzing: `--check --graph E` (E before the last graph) compared the module's
+    output D, which no graph that ran computed ('D: not written by the simulation', exit 1).
+    It checks the tensors the graphs that ran wrote, intermediates too."""
+    prog = str(EXAMPLES.parent / "kernels" / "nested_matmul.ff")
+    d, fused, g = (str(tmp_path / n) for n in ("d", "f.fused", "g.samml"))
+    for args in (["gen-data", prog, "-o", d, "--size", "I=5", "--size", "K=4", "--size",
+                  "J=6", "--size", "L=3", "--seed", "1"],
+                 ["fuse", prog, "--unfused", "-o", fused], ["lower", fused, "-o", g]):
+        assert run_cli(args).exit_code == 0
+    r = run_cli(["simulate", g, "--data", d, "--check", "--graph", "E"])
+    assert r.exit_code == 0 and "check: E match" in r.stderr, r.stderr
+    r = run_cli(["simulate", g, "--data", d, "--check", "--graph", "D"])
+    assert r.exit_code == 0 and "check: D, E match" in r.stderr, r.stderr
+    ref = str(tmp_path / "ref")  # an --expect directory holds outputs only: not E
+    assert run_cli(["run", prog, "--data", d, "-o", ref]).exit_code == 0
+    r = run_cli(["simulate", g, "--data", d, "--check", "--graph", "E", "--expect", ref])
+    assert r.exit_code == 1 and "--check --graph E: the graphs up to E write no tensor the " \
+        "--expect directory holds" in r.stderr, r.stderr
+
+
 def test_cli_errors(tmp_path):
     rng = np.random.default_rng(1)
     d = _data(tmp_path, A=_sparse(rng, 7, 5, 0.4))

@@ -20,7 +20,8 @@ from .options import LegacyJsonCommand, json_option, json_out_option
                    "fuseflowc wrote (its files are replaced; see docs/outputs.md).")
 @click.option("--check", is_flag=True,
               help="Compare the outputs with --expect DIR, or else with the reference evaluator "
-                   "run on the module's source program; exit 1 with a diff on mismatch.")
+                   "run on the module's source program; exit 1 with a diff on mismatch. With "
+                   "--graph, every tensor the graphs that ran wrote (intermediates too).")
 @click.option("--expect", "expect_dir", metavar="DIR",
               help="Directory of expected output tensors for --check.")
 @json_option
@@ -101,8 +102,21 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
     outputs = {t.name: result.tensors[t.name] for t in module.tensors
                if t.role == "output" and t.name in result.tensors}
     if check:
-        expected = _expected(module, graph, data_dir, expect_dir, outputs, sizes, out)
-        problems = compare(outputs, expected)
+        checked = outputs
+        if graph_name is not None:
+            # the graphs after NAME did not run: check what the ones that ran wrote (the
+            # module's outputs and intermediates), not outputs nobody computed
+            checked = {n: t for n, t in result.tensors.items() if module.tensor(n) is not None}
+        expected = _expected(module, graph, data_dir, expect_dir, checked, sizes, out)
+        if graph_name is not None:
+            expected = {k: v for k, v in expected.items() if k in checked}
+            checked = {k: v for k, v in checked.items() if k in expected}
+            if not checked:
+                raise UserError(f"--check --graph {graph_name}: the graphs up to {graph_name} "
+                                f"write no tensor the " + ("--expect directory holds"
+                                                           if expect_dir else
+                                                           "source program computes"))
+        problems = compare(checked, expected)
         if problems:
             raise UserError("simulated outputs differ from the expected ones:\n"
                             + "\n".join(problems))

@@ -14,13 +14,14 @@ from ..diagnostics import Loc, Source, UserError
 from ..formats import LEVEL_KINDS, Format, shorthand
 from ..ir_kind import wrong_kind
 from ..lang import ast
-from ..lang.grammar import parser
+from ..lang.grammar import parser, paused_gc
 from ..lang.syntax_errors import syntax_error
 from ..limits import (MAX_INT, MAX_LANES, MAX_TENSOR_ORDER, check_nesting, finite_number,
                       order_number, whole_number)
 from . import ir
 
 
+@paused_gc()
 def parse_fused(source: Source, verify: bool = True) -> ir.FusedProgram:
     """Parse fused-IR text; with `verify`, also check it (fuseflowc.fuse.verify)."""
     try:

@@ -43,8 +43,10 @@ TEXT_KIND = {"program": "program", "fused": "fused", "samml": "samml", "spec": "
 
 USER_FILE = "notes.txt"
 USER_DIR = "mydir"
+#: (no large-but-legal sizes such as 10^8: the work they ask for is slow, not wrong; 10^12 asks
+#: for more memory than any machine has, which must be refused at once)
 BAD_INTS = ("0", "-1", "99999999999999999999", "1" + "0" * 5000, "1e3", "nan", "inf", "abc",
-            "", "3.5", "0x10", " 4", "100000000")
+            "", "3.5", "0x10", " 4", "1000000000000")
 BAD_FLOATS = ("0", "-0.1", "1.5", "nan", "inf", "-inf", "1e-300", "1e999", "abc", "",
               "1" + "0" * 5000, "0x1p-3")
 ARCH_KEYS = ("channel.depth", "memory.bandwidth", "memory.latency", "memory.element_bytes",
@@ -64,7 +66,8 @@ class Case:
     args are groups (an option with its value, a flag, a positional) so that minimizing can
     drop whole options. `inputs` are the paths the command reads, `outputs` those it is asked to
     write (relative, normalized; '.' is the working directory), `made` directories fuseflowc
-    itself wrote (gen-data outputs, which a later -o may replace), `notes` what was mutated."""
+    itself wrote (gen-data outputs, which a later -o may replace), `notes` what was mutated,
+    `mutated` which of the input's files (the input, an included or recorded program)."""
 
     seed: int
     index: int
@@ -76,6 +79,7 @@ class Case:
     outputs: list[str] = field(default_factory=list)
     made: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    mutated: list[str] = field(default_factory=list)
 
     @property
     def argv(self) -> list[str]:
@@ -169,10 +173,12 @@ class _Builder:
                             self_path=posixpath.basename(seed.path))
             c.files[seed.path], note = m.mutate(c.files[seed.path])
             c.notes.append(f"{seed.path}: {note}")
+            c.mutated.append(seed.path)
         elif seed.needs and self.chance(0.05):  # an included or recorded file instead
             p = self.pick([n for n in seed.needs if n in c.files] or [seed.path])
             c.files[p], note = TextMutator("program", self.rng).mutate(c.files[p])
             c.notes.append(f"{p}: {note}")
+            c.mutated.append(p)
         c.inputs.append(seed.path)
         is_file = isinstance(c.files.get(seed.path), bytes)
         if stdin_ok and is_file and self.chance(0.1):
@@ -192,8 +198,10 @@ class _Builder:
             return seed.path
         if isinstance(c.files.get(seed.path), bytes):
             c.files[seed.path], note = mutate_file(seed.path, c.files[seed.path], self.rng)
+            c.mutated.append(seed.path)
         elif any(k.startswith(seed.path + "/") for k in c.files):
             note = mutate_tree(c.files, seed.path, self.rng)
+            c.mutated.append(seed.path)
         else:  # a name: its numbers and keys mutated like any text (no NUL fits in argv)
             new, note = TextMutator("graphname", self.rng).mutate(seed.path.encode())
             c.notes.append(f"graph source: {note}")

@@ -13,6 +13,8 @@ Outcomes, worst first (a run gets the first that applies):
   perm       an output created or replaced with other permissions than a plain open() gives
              under umask 022 (0644 files, 0755 directories);
   silent     exit 1 or 2 with nothing on stderr (and no -q);
+  wrong      `simulate --check` of an unmutated graph found the simulator and the reference
+             evaluator disagreeing (on the seed's data or mutated data that both accept);
   warning    success or a clean error, but a Python warning leaked onto stderr;
   user-error exit 1 or 2 with a message;
   ok         exit 0.
@@ -34,10 +36,12 @@ from .cases import Case
 from .execute import ESCAPED, Run
 from .sandbox import Changes, Stat
 
-OUTCOMES = ("ok", "user-error", "warning", "silent", "perm", "leftover", "clobber", "internal",
-            "crash", "hang")
+OUTCOMES = ("ok", "user-error", "warning", "silent", "wrong", "perm", "leftover", "clobber",
+            "internal", "crash", "hang")
 #: Outcomes that are defects (`make fuzz` and the test suite's run fail on any).
-FAILURES = ("silent", "perm", "leftover", "clobber", "internal", "crash", "hang")
+FAILURES = ("silent", "wrong", "perm", "leftover", "clobber", "internal", "crash", "hang")
+#: What `simulate --check` says when the simulator and the reference evaluator disagree.
+MISMATCH = "simulated outputs differ from the expected ones"
 
 TRACEBACK = "Traceback (most recent call last):"
 # (the captured streams may hold a megabyte of one word or of newlines: no pattern here may
@@ -128,7 +132,9 @@ def _file_outcome(case: Case, run: Run, changes: Changes, after: dict[str, Stat]
     outputs = [work(o) for o in case.outputs]
     inputs = [work(i) for i in case.inputs if i]
     made = [work(m) for m in case.made]
-    ok = run.exit_code == 0
+    # `sweep --strict` exits 1 when a configuration failed, its rows written as without it
+    ok = run.exit_code == 0 or (cmd == "sweep" and run.exit_code == 1
+                                and "--strict makes this exit 1" in run.stderr)
     lost = [p for p in changes.removed + changes.modified if not p.startswith("tmp")]
     new = [p for p in changes.added if not p.startswith("tmp")]
     if not ok:
@@ -191,6 +197,13 @@ def classify(case: Case, run: Run, changes: Changes, after: dict[str, Stat]) -> 
     files = _file_outcome(case, run, changes, after)
     if files is not None:
         return files
+    if (cmd == "simulate" and code == 1 and MISMATCH in run.stderr and not case.mutated
+            and "--expect" not in case.argv):
+        # an unmutated graph of an unmutated program: the simulator and the reference evaluator
+        # must agree on any data they both accept (NaN and inf included)
+        data = "mutated data" if any(n.startswith("data: ") for n in case.notes) else "data"
+        first = run.stderr.split(MISMATCH, 1)[1].lstrip(":").strip().splitlines()[:1] or [""]
+        return Verdict("wrong", ("wrong", "simulate --check", data), first[0][:160])
     if code in (1, 2) and not run.stderr.strip() and not {"-q", "--quiet"} & set(case.argv):
         return Verdict("silent", ("silent", f"exit {code}", cmd), "failed without a message")
     w = WARNING_RE.search(run.stderr)

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
+import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -287,9 +289,27 @@ def build_corpus(repo: Path, root: Path, scope: str = "full", log=None) -> Corpu
                               saved["data_dirs"])
         except (ValueError, KeyError, TypeError):
             pass
-    if root.exists():
-        shutil.rmtree(root)
-    root.mkdir(parents=True)
+    # built beside its place and swapped in whole: a run still reading the old one (or one
+    # interrupted while building) never sees half a corpus
+    root.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{root.name}.new.", dir=root.parent))
+    try:
+        seeds, data_dirs = _build(repo, tmp, scope, log)
+        (tmp / "corpus.json").write_text(json.dumps(
+            {"stamp": stamp, "data_dirs": data_dirs,
+             "seeds": {k: [asdict(s) for s in v] for k, v in seeds.items()}}, indent=1))
+        if root.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{root.name}.old.", dir=root.parent))
+            os.replace(root, old / "corpus")
+            shutil.rmtree(old, ignore_errors=True)
+        os.replace(tmp, root)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return Corpus(root, seeds, data_dirs)
+
+
+def _build(repo: Path, root: Path, scope: str, log) -> tuple[dict[str, list[Seed]], list[str]]:
+    """Make the seeds in the empty directory `root`; (seeds by kind, data directories)."""
     shutil.copytree(repo / "ir_examples", root / "ir_examples")
     b = _Builder(root)
     seeds: dict[str, list[Seed]] = {k: [] for k in KINDS}
@@ -330,7 +350,8 @@ def build_corpus(repo: Path, root: Path, scope: str = "full", log=None) -> Corpu
                     seeds["samml"].append(Seed("samml", opted, ir_needs(root, opted), data))
     for s in sorted((root / "ir_examples/samml").glob("*.samml"))[::2 if scope == "small" else 1]:
         rel = s.relative_to(root).as_posix()
-        seeds["samml"].append(Seed("samml", rel, ir_needs(root, rel)))
+        needs = ir_needs(root, rel)  # its source program's data, if it records one
+        seeds["samml"].append(Seed("samml", rel, needs, data_of.get(needs[0]) if needs else None))
     # the seeds made before a data directory was dropped for being slow lose it too
     for kind in ("program", "fused", "samml"):
         seeds[kind] = [s if s.data is None or s.data in data_of.values() else
@@ -365,13 +386,8 @@ def build_corpus(repo: Path, root: Path, scope: str = "full", log=None) -> Corpu
     shutil.rmtree(root / ".build", ignore_errors=True)
     if log:
         log(f"corpus: {sum(map(len, seeds.values()))} seeds and {len(data_of)} data directories "
-            f"in {root} ({b.n} commands, {b.failed} of them refused: variants that do not "
-            f"apply)")
-    data_dirs = sorted(set(data_of.values()))
-    index.write_text(json.dumps({"stamp": stamp, "data_dirs": data_dirs,
-                                 "seeds": {k: [asdict(s) for s in v] for k, v in seeds.items()}},
-                                indent=1))
-    return Corpus(root, seeds, data_dirs)
+            f"made ({b.n} commands, {b.failed} of them refused: variants that do not apply)")
+    return seeds, sorted(set(data_of.values()))
 
 
 def _make_graphs(b: _Builder, root: Path) -> list[Seed]:

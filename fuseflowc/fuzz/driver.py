@@ -15,6 +15,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -25,7 +26,7 @@ from pathlib import Path
 from .cases import COMMANDS, Case, make_case
 from .classify import FAILURES, OUTCOMES, Verdict, classify
 from .corpus import Corpus, build_corpus
-from .execute import Child, Limits, Run, wait_any
+from .execute import SANDBOX_FAILED, Child, Limits, Run, wait_any
 from .minimize import Budget, minimize
 from .sandbox import diff, materialize, snapshot
 
@@ -95,6 +96,9 @@ class CaseRunner:
         return child, base, before
 
     def judge(self, case: Case, run: Run, base: Path, before: dict) -> Verdict:
+        if run.exit_code == SANDBOX_FAILED:
+            raise RuntimeError(f"fuzz: the sandbox of case {case.index} failed (a bug of the "
+                               f"fuzzer):\n{run.stderr}")
         after = snapshot(base / "c")
         verdict = classify(case, run, diff(before, after), after)
         _remove(base)
@@ -102,7 +106,11 @@ class CaseRunner:
 
     def run(self, case: Case, tag: str = "trial") -> tuple[Verdict, Run]:
         child, base, before = self.start(case, tag)
-        run = child.wait()
+        try:
+            run = child.wait()
+        except BaseException:
+            child.kill()
+            raise
         return self.judge(case, run, base, before), run
 
 
@@ -133,28 +141,35 @@ def run_cases(corpus: Corpus, runner: CaseRunner, seed: int, n: int, jobs: int =
     running: list[tuple[Case, Child, Path, dict]] = []
     next_index = 0
     last_log = start
-    while next_index < n or running:
-        while next_index < n and len(running) < jobs:
-            case = make_case(corpus, seed, next_index, commands)
-            child, base, before = runner.start(case, f"case{next_index % (2 * jobs)}")
-            running.append((case, child, base, before))
-            next_index += 1
-        wait_any([r[1] for r in running], min(r[1].deadline for r in running) - time.monotonic())
-        still = []
-        for case, child, base, before in running:
-            run = child.poll()
-            if run is None:
-                still.append((case, child, base, before))
-                continue
-            verdict = runner.judge(case, run, base, before)
-            summary.add(case, verdict, run)
-            if record:
-                record(case, verdict, run)
-        running = still
-        if log and time.monotonic() - last_log > 30:
-            last_log = time.monotonic()
-            log(f"fuzz: {summary.cases}/{n} cases, {summary.fatal()} failing, "
-                f"{len(summary.failures)} distinct keys")
+    try:
+        while next_index < n or running:
+            while next_index < n and len(running) < jobs:
+                case = make_case(corpus, seed, next_index, commands)
+                # each running case has a directory of its own (one that hangs outlives others)
+                child, base, before = runner.start(case, f"case{next_index}")
+                running.append((case, child, base, before))
+                next_index += 1
+            wait_any([r[1] for r in running],
+                     min(r[1].deadline for r in running) - time.monotonic())
+            still = []
+            for case, child, base, before in running:
+                run = child.poll()
+                if run is None:
+                    still.append((case, child, base, before))
+                    continue
+                verdict = runner.judge(case, run, base, before)
+                summary.add(case, verdict, run)
+                if record:
+                    record(case, verdict, run)
+            running = still
+            if log and time.monotonic() - last_log > 30:
+                last_log = time.monotonic()
+                log(f"fuzz: {summary.cases}/{n} cases, {summary.fatal()} failing, "
+                    f"{len(summary.failures)} distinct keys")
+    finally:  # stopped (Ctrl-C, SIGTERM, a bug): no case may outlive the fuzzer
+        for _, child, base, _ in running:
+            child.kill()
+            _remove(base)
     summary.seconds = time.monotonic() - start
     return summary
 
@@ -341,10 +356,18 @@ def main(argv: list[str] | None = None) -> int:
 
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
-    if a.show is not None:
-        return show(a, commands, limits, log)
-    summary = fuzz(a.cases, a.seed, a.out, limits, a.jobs, a.minimize_seconds, commands,
-                   a.scope, a.corpus, log)
+
+    def stop(signum, frame):  # SIGTERM unwinds like Ctrl-C: children killed, scratch removed
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        if a.show is not None:
+            return show(a, commands, limits, log)
+        summary = fuzz(a.cases, a.seed, a.out, limits, a.jobs, a.minimize_seconds, commands,
+                       a.scope, a.corpus, log)
+    except KeyboardInterrupt:
+        log(f"fuzz: stopped; the cases run so far are in {a.out / 'outcomes.jsonl'}")
+        return 130
     sys.stdout.write((a.out / "summary.txt").read_text())
     return 1 if summary.fatal() else 0
 

@@ -30,6 +30,10 @@ from pathlib import Path
 CAPTURE_LIMIT = 1 << 20
 #: Exit status the child uses when something escaped the CLI's own handlers (a bug).
 ESCAPED = 99
+#: Signals that stop the fuzzer (blocked around a fork).
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+#: Exit status of a child whose sandbox could not be set up (a bug of the fuzzer, not a case).
+SANDBOX_FAILED = 98
 #: Marker written on stderr by the child before the traceback of an escaped exception.
 ESCAPED_MARK = "fuzz: exception escaped fuseflowc.cli.main:"
 
@@ -59,10 +63,16 @@ class Run:
     seconds: float
 
 
-def _child(argv: list[str], cwd: Path, tmp: Path, io_dir: Path, limits: Limits) -> None:
-    """The forked child: set up the sandbox, run the CLI, exit with its status. Never returns."""
+def _child(argv: list[str], cwd: Path, tmp: Path, io_dir: Path, limits: Limits,
+           mask: set) -> None:
+    """The forked child: set up the sandbox, run the CLI, exit with its status. Never returns.
+    `mask` is the signal mask to restore once the fuzzer's handlers are gone."""
     code = ESCAPED
     try:
+        # first of all: the fuzzer's own handlers (SIGTERM unwinds it) are not the command's
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         os.setpgid(0, 0)
         os.umask(0o022)
         os.chdir(cwd)
@@ -88,8 +98,6 @@ def _child(argv: list[str], cwd: Path, tmp: Path, io_dir: Path, limits: Limits) 
         stack = open(io_dir / "stack", "w")
         faulthandler.enable(stack, all_threads=True)
         faulthandler.register(signal.SIGUSR1, stack, all_threads=True)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         from fuseflowc.cli import main
         try:
             main(args=argv, prog_name="fuseflowc")
@@ -101,6 +109,7 @@ def _child(argv: list[str], cwd: Path, tmp: Path, io_dir: Path, limits: Limits) 
             sys.stderr.write(ESCAPED_MARK + "\n" + traceback.format_exc())
             code = ESCAPED
     except BaseException:  # noqa: BLE001 - the sandbox itself failed: say so, never return
+        code = SANDBOX_FAILED
         try:
             import traceback
             os.write(2, traceback.format_exc().encode())
@@ -153,9 +162,17 @@ class Child:
             s.flush()
         self.start = time.monotonic()
         self.deadline = self.start + limits.seconds
-        pid = os.fork()
+        # SIGINT/SIGTERM wait until the child has reset the fuzzer's handlers (it unblocks
+        # them) and the parent knows the child's pid (it unblocks them after the fork)
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        try:
+            pid = os.fork()
+        except BaseException:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+            raise
         if pid == 0:  # pragma: no cover - the child exits inside
-            _child(argv, cwd, tmp, io_dir, limits)
+            _child(argv, cwd, tmp, io_dir, limits, old)
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
         try:  # the child does this too; whichever runs first wins the race with killpg
             os.setpgid(pid, pid)
         except OSError:
@@ -181,6 +198,17 @@ class Child:
         _kill_group(self.pid)
         _, status = os.waitpid(self.pid, 0)
         return self._finish(status, timed_out=True)
+
+    def kill(self) -> None:
+        """Stop the child and its process group now (the fuzzer itself is stopping)."""
+        _kill_group(self.pid)
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
     def wait(self) -> Run:
         """Block until the child ends or runs out of time."""

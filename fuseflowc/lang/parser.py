@@ -11,7 +11,7 @@ from ..ir_kind import wrong_kind
 from ..limits import (MAX_INT, MAX_LANES, MAX_TENSOR_ORDER, check_nesting, finite_number,
                       whole_number)
 from . import ast
-from .grammar import parser
+from .grammar import parser, paused_gc
 from .syntax_errors import syntax_error
 
 
@@ -26,6 +26,7 @@ def parse_directives(source: Source) -> list[ast.Directive]:
     return _parse(source, "directives", "schedule").directives
 
 
+@paused_gc()
 def _parse(source: Source, start: str, what: str, stack: tuple[str, ...] = ()) -> ast.Program:
     try:
         tree = parser("program.lark", start).parse(source.text)
@@ -80,10 +81,11 @@ def _include(source: Source, inc: _Include, stack: tuple[str, ...]) -> ast.Progr
             raise UserError(f"{path}: not a regular file (a device or a pipe)")
         sub = read_source(path)
     except UserError as e:
-        reason = e.diagnostics[0].message.removeprefix(f"{path}: ")
+        shown = path.replace("\0", "\\0")  # (a NUL prints as nothing)
+        reason = e.diagnostics[0].message.removeprefix(f"{shown}: ")
         if reason == "no such file":
             raise UserError(f"cannot include {inc.path}: no such file {path}", inc.loc) from None
-        raise UserError(f"cannot include {inc.path!r}: {path}: {reason}", inc.loc) from None
+        raise UserError(f"cannot include {inc.path!r}: {shown}: {reason}", inc.loc) from None
     return parse_program(sub, stack + (os.path.abspath(source.name),))
 
 

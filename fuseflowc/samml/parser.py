@@ -23,6 +23,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from ..diagnostics import DiagnosticSink, Loc, Source, UserError
 from ..formats import LEVEL_KINDS, SHORTHAND_NAMES, Format, shorthand, shorthand_orders
 from ..ir_kind import wrong_kind
+from ..lang.grammar import paused_gc
 from ..limits import MAX_INT, MAX_TENSOR_ORDER, check_nesting, whole_number
 from .ir import KINDS, ROLES, Graph, Module, Node, Permute, Schedule, Stream, TensorDecl
 
@@ -33,6 +34,7 @@ def _lark() -> Lark:
     return Lark(text, parser="lalr", propagate_positions=True, maybe_placeholders=True, cache=True)
 
 
+@paused_gc()
 def parse_module(source: Source) -> Module:
     """Parse a SAMML file into a Module (not yet verified). Raises UserError."""
     text = source.text if source.text.endswith("\n") else source.text + "\n"
