@@ -197,9 +197,9 @@ class Fifo {
   explicit Fifo(i64 depth) : bounded_(depth >= 0) {
     if (bounded_) {
       cap_ = lim_ = size_t(depth);
-      e_ = static_cast<Entry*>(std::malloc(std::max<size_t>(cap_, 1) * sizeof(Entry)));
+      // zeroed: every slot free at cycle 0 (calloc gets zero pages without writing them)
+      e_ = static_cast<Entry*>(std::calloc(std::max<size_t>(cap_, 1), sizeof(Entry)));
       if (!e_) throw std::bad_alloc();
-      for (size_t k = 0; k < cap_; ++k) e_[k] = Entry{0, 0};   // every slot free at cycle 0
     }
   }
   Fifo(const Fifo&) = delete;
