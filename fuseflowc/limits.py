@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 import os
+import re
+import sys
 
 from .diagnostics import Loc, Source, UserError
 
@@ -151,3 +153,16 @@ def check_memory(needed: float, what: str) -> None:
     if avail is not None and needed > avail:
         raise UserError(f"{what} needs about {_bytes(needed)} of memory, and this machine has "
                         f"{_bytes(avail)} available")
+
+
+def number_too_long(src: Source) -> UserError:
+    """The error for a text holding an integer too long for Python to convert (json and tomllib
+    raise a bare ValueError): located at the first such number."""
+    limit = sys.get_int_max_str_digits() or 4300  # what int() refuses past
+    m = re.search(r"\d{%d,}" % (limit + 1), src.text)
+    if m is None:
+        return UserError(f"{src.name}: a number too long to read (more than {limit} digits)")
+    line = src.text.count("\n", 0, m.start()) + 1
+    col = m.start() - (src.text.rfind("\n", 0, m.start()) + 1) + 1
+    return UserError(f"a number with {len(m.group())} digits; at most {limit} are read",
+                     Loc(src, line, col))

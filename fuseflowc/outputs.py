@@ -202,7 +202,11 @@ class OutDir:
             raise UserError(f"{opt} -: a directory cannot be written to standard output")
         if os.path.islink(p) and not os.path.exists(p):
             raise UserError(f"{opt} {p}: is a symbolic link to a missing directory")
-        if self.target.exists():
+        try:
+            exists = self.target.exists()
+        except OSError as e:  # a name too long, a loop of links (Path.exists raises)
+            raise UserError(f"{opt} {p}: cannot write: {e.strerror}") from None
+        if exists:
             if not self.target.is_dir():
                 raise UserError(f"{opt} {p}: exists and is not a directory")
             self.existing = True

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fuseflowc.diagnostics import UserError
-from fuseflowc.limits import MAX_INT, shown, whole_number
+from fuseflowc.limits import MAX_INT, number_too_long, shown, whole_number
 
 DEFAULT_ARCH = Path(__file__).with_name("arch.toml")
 
@@ -46,13 +46,15 @@ MAX_BLOCK_EXPR = 100
 
 
 def _load_toml(path: Path) -> dict:
+    # read as every text input is (bounded size, UTF-8, a directory or /dev/zero refused)
+    from fuseflowc.files import read_source
+    src = read_source(str(path))
     try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such architecture file") from None
+        return tomllib.loads(src.text)
     except tomllib.TOMLDecodeError as e:
         raise UserError(f"{path}: not a valid TOML architecture file: {e}") from None
+    except ValueError:  # tomllib's bare ValueError for an integer of thousands of digits
+        raise number_too_long(src) from None
 
 
 def _merge(base: dict, extra: dict, where: str) -> None:

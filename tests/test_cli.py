@@ -169,3 +169,13 @@ def test_gen_data_refuses_a_negative_seed(tmp_path):
                  "--seed", "-1"])
     assert r.exit_code == 2 and "'--seed': -1 is not in the range x>=0" in r.stderr, r.stderr
     assert not (tmp_path / "d").exists()
+
+
+def test_simulate_max_cycles_is_a_64_bit_count(tmp_path):
+    """Found by fuzzing: the compiled engine takes a 64-bit budget; a larger --max-cycles was a
+    TypeError (exit 3)."""
+    samml = str(ROOT / "ir_examples" / "samml" / "spmv_row.samml")
+    r = run_cli(["simulate", samml, "--data", str(tmp_path), "--max-cycles",
+                 "99999999999999999999"])
+    assert r.exit_code == 2 and "is not in the range 1<=x<=4611686018427387904" in r.stderr, \
+        r.stderr

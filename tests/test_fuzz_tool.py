@@ -233,6 +233,6 @@ def test_data_mutations_are_deterministic_and_varied():
         files = dict(base)
         note = mutate_data(files, "d", random.Random(k))
         return files, note
-    runs = [one(k) for k in range(300)]
-    assert runs == [one(k) for k in range(300)]
+    runs = [one(k) for k in range(800)]
+    assert runs == [one(k) for k in range(800)]
     assert len({n.split(":")[-1].split()[0] for _, n in runs}) > 10

@@ -212,6 +212,18 @@ def test_json_out_naming_a_directory_is_an_error(work, args):
     assert snapshot(work) == before
 
 
+@pytest.mark.parametrize("args", [["gen-data", "spmv.ff", *SIZES],
+                                  ["run", "spmv.ff", "--data", "d"],
+                                  ["simulate", "g.samml", "--data", "d"], ["report", FIXTURE],
+                                  ["check", "spmv.ff"]], ids=lambda a: a[0])
+def test_an_output_name_too_long_is_an_error(work, args):
+    """Found by fuzzing: Path.exists() raises for a name longer than the file system takes, so
+    a directory output of 300 characters was an OSError (exit 3)."""
+    before = snapshot(work)
+    fail([*args, "-o", "x" * 300], "cannot write: File name too long")
+    assert snapshot(work) == before
+
+
 def test_a_device_or_fifo_is_written_in_place(work):
     fifo = work / "pipe"
     os.mkfifo(fifo)

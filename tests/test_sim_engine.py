@@ -234,6 +234,26 @@ def test_arch_file(tmp_path):
         Arch.load(f)
 
 
+@pytest.mark.parametrize("content, message", [
+    (b"[memory]\nlatency = \xff\n", "a.toml: not a UTF-8 text file"),
+    (b"[memory]\nlatency = 1" + b"0" * 5000 + b"\n",
+     "a.toml:2:11: error: a number with 5001 digits"),
+    (None, "is a directory, expected a file"),
+])
+def test_arch_file_that_cannot_be_read(tmp_path, content, message):
+    """Found by fuzzing: an arch file that is not UTF-8 (UnicodeDecodeError), holds a number of
+    thousands of digits (tomllib's bare ValueError) or is a directory (IsADirectoryError) was
+    exit 3; it is read now as every text input is (fuseflowc.files.read_source)."""
+    f = tmp_path / "a.toml"
+    if content is None:
+        f.mkdir()
+    else:
+        f.write_bytes(content)
+    with pytest.raises(UserError) as e:
+        Arch.load(f)
+    assert message in e.value.format()
+
+
 # ---- the command -----------------------------------------------------------------------------
 
 def _data(tmp_path, **arrays):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import sys
 import types
 from pathlib import Path
@@ -563,3 +564,15 @@ seed = 3
     assert rows["share"]["share"] is True and not rows["plain"]["share"]
     assert rows["share"]["flops"] < rows["plain"]["flops"]
     assert len(rows["share"]["kernel_cycles"]) > len(rows["plain"]["kernel_cycles"])
+
+
+@pytest.mark.parametrize("text", ["dask://host:port", "dask://h:99999", "dask://h:80x",
+                                  "dask://h:80?connect-timeout=inf",
+                                  "dask://h:80?connect-timeout=nan",
+                                  "dask://h:80?connect-timeout=1e300"])
+def test_bad_executors_are_user_errors(text):
+    """Found by fuzzing: a port that is no number, or past 65535, made urllib raise ValueError
+    (exit 3); an infinite connect timeout would wait for ever."""
+    from fuseflowc.sweep.cluster import parse_executor
+    with pytest.raises(UserError, match=f"--executor {re.escape(text)}: "):
+        parse_executor(text)

@@ -554,6 +554,12 @@ class _Builder:
             self.opt("--prune", self.float_value((1.5, 2.0)))
         if self.chance(0.2):
             self.opt("--timeout", self.float_value((2.0, 5.0)))
+        if self.chance(0.1):
+            self.opt("--strict")
+        if self.chance(0.05):  # (a scheduler address is tried for 10 s: none here)
+            self.opt("--executor", self.pick(("local", "dask://", "dask://host:port",
+                                              "dask://h:99999", "ray://x",
+                                              "dask://h:1?connect-timeout=inf")))
         c = self.case
         if self.chance(0.2) and self.corpus.seeds.get("results"):
             s = self.pick(self.corpus.seeds["results"])  # resume an existing results file

@@ -174,7 +174,7 @@ def read_rows(path: str, required: tuple[str, ...] = ()) -> list[dict]:
             except json.JSONDecodeError as e:
                 raise UserError(f"{path}:{n}:{e.colno}: not a JSON row: {e.msg}") from None
             except ValueError:  # an integer of more digits than Python converts
-                from .spec import number_too_long
+                from ..limits import number_too_long
                 raise number_too_long(Source(path, text)) from None
             if not isinstance(row, dict) or "id" not in row:
                 raise UserError(f"{path}:{n}: a row is a JSON object with an id")

@@ -28,12 +28,12 @@ import json
 import math
 import re
 import string
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..diagnostics import Loc, Source, UserError
 from ..files import read_source
+from ..limits import number_too_long
 
 # keys a spec may hold at the top level, and in one [[programs]] / [[data]] entry
 TOP_KEYS = ("programs", "orders", "max_orders", "order_region", "schedule", "params",
@@ -98,19 +98,6 @@ class SweepSpec:
 
 # ---- reading ---------------------------------------------------------------------------------
 _TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
-
-
-def number_too_long(src: Source) -> UserError:
-    """The error for a text holding an integer too long for Python to convert (json and tomllib
-    raise a bare ValueError): located at the first such number."""
-    limit = sys.get_int_max_str_digits() or 4300
-    m = re.search(r"\d{%d,}" % (limit + 1), src.text)
-    if m is None:
-        return UserError(f"{src.name}: a number too long to read (more than {limit} digits)")
-    line = src.text.count("\n", 0, m.start()) + 1
-    col = m.start() - (src.text.rfind("\n", 0, m.start()) + 1) + 1
-    return UserError(f"a number with {len(m.group())} digits; at most {limit} are read",
-                     Loc(src, line, col))
 
 
 def read_spec_table(path: str) -> tuple[dict, Source]:
