@@ -54,9 +54,12 @@ wheel-check: $(STAMP)
 clean:
 	rm -rf $(VENV) out results .pytest_cache build sim/_fast*.so
 
-# Simulator speed: SpMM (ikj) and SDDMM on real matrices; the last line is `token-hops/s: N`.
+# Simulator speed: SpMM (ikj) and SDDMM on real matrices, both engines (checked to agree); the
+# last lines are `token-hops/s: N` (the compiled engine's median) and `speedup: N` (the median
+# ratio over the Python engine). ENGINE=fast or ENGINE=python runs one engine only.
+ENGINE ?= both
 bench-sim: $(STAMP)
-	$(PY) -m sim.bench --data $(DATA)
+	$(PY) -m sim.bench --data $(DATA) --engine $(ENGINE)
 
 # Every example program and fusion variant, up to 3 orders per region, through the pipeline
 # fuse | lower | simulate --check (separate processes); ends with `examples: N passed, M failed`.
@@ -226,8 +229,8 @@ bench-quick: $(STAMP) $(BQDATA)/gpt3_mini_s16 $(BQDATA)/bigbird_s16 $(BQDATA)/bi
 # by 1..16 and 4 x 4 nested, with the default and an ideal memory; every run checked. One line
 # per configuration: `cycles bigbird S=1024 <config>: N` (docs/opt.md, "Scaling"). About 25
 # minutes with 2 jobs (the element-sparse graphs at S=1024 take ~6 minutes each);
-# BIGBIRD_ARGS=--unblocked-full adds the fully fused element-sparse graph at S=1024 (~12 min,
-# ~11 GB of memory: it needs unbounded channels).
+# BIGBIRD_ARGS=--unblocked-full adds the fully fused element-sparse graph at S=1024 (it needs
+# unbounded channels: ~12 min and ~11 GB on the Python engine, ~15 s and 1.7 GB compiled).
 BIGBIRD_ARGS ?=
 bench-bigbird: $(STAMP)
 	$(PY) -m fuseflowc.opt.bench_bigbird --jobs $(BENCH_JOBS) $(BIGBIRD_ARGS)

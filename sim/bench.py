@@ -5,10 +5,11 @@ engine's token-hops per second and their ratio; then the compiled engine's media
 `token-hops/s: N` and the median ratio as `speedup: N`.
 
 Rates are token-hops (tokens moved over channels) per second of process CPU time of the engine
-run (building the graph and assembling outputs excluded; for the compiled engine, making the
-compiled graph and reading its counters and streams back included): on a machine shared with
-other work CPU time is what one single-threaded run costs, where wall time would measure the
-neighbours too. Wall seconds are printed alongside. Usage: python -m sim.bench [--data DIR]
+run (building the graph excluded, for the compiled engine its compiled graph too, and
+assembling outputs excluded; the compiled engine's reading of its counters and writer streams
+back into Python included): on a machine shared with other work CPU time is what one
+single-threaded run costs, where wall time would measure the neighbours too. Wall seconds are
+printed alongside. Usage: python -m sim.bench [--data DIR]
 [--quick] [--engine fast|python|both]
 """
 

@@ -139,19 +139,20 @@ class Simulator:
         """Build and run one graph; the tensors it writes become available to later graphs."""
         nodes, chans, writers, memory = self.build(graph)
         engine_class = self.engine_for(graph, nodes)
-        t0 = time.perf_counter()
-        c0 = time.process_time()
         engine = engine_class(nodes, writers, self.max_cycles, self.progress, memory)
         try:
             try:
-                cycles = engine.run()
+                if engine_class is not Engine:
+                    engine.prepare()    # the compiled graph: building, so not timed
             except _Unsupported as e:   # a value or setting the compiled engine refuses
                 if self.engine == "fast":
                     raise UserError(f"--engine fast: {e}; use --engine python") from None
                 self._note(f"graph {graph.name}: {e}: running it on the Python engine")
                 engine_class = Engine
                 engine = Engine(nodes, writers, self.max_cycles, self.progress, memory)
-                cycles = engine.run()
+            t0 = time.perf_counter()
+            c0 = time.process_time()
+            cycles = engine.run()
         except UserError as e:
             e.diagnostics[0].message = f"graph {graph.name}: " + e.diagnostics[0].message
             raise

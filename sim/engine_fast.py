@@ -64,9 +64,17 @@ class FastEngine:
         self.progress = progress
         self.memory = memory
         self.activations = 0
+        self._graph = None
+
+    def prepare(self) -> None:
+        """Make the compiled graph of the nodes (what Simulator.build is to the Python engine:
+        building, not running; run() does it when it was not done)."""
+        if self._graph is None:
+            self._graph = self._build()
 
     def run(self) -> int:
-        g, chans = self._build()
+        self.prepare()
+        g, chans = self._graph
         try:
             status, cycles, acts, over = g.run(
                 # a budget past 2**62 cycles is no budget (the core's clock is 64-bit)

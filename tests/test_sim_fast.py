@@ -116,6 +116,19 @@ def test_stream_graphs(text, sets):
         # past the user-facing range of ii (1..1024, sim/arch.py), set directly: the engines'
         # representation of cycle stamps must hold tokens 2**32 cycles apart all the same
         arch.table.setdefault("kind", {}).setdefault("scan", {})["ii"] = 100_000_000
+        # and windows as long (the Python engine's bulk scan books every window of its run)
+        arch.table["memory"]["window"] = 1 << 27
+    _compare(run(module, inputs, sizes, arch, "python"), module, inputs, sizes, arch)
+
+
+@pytest.mark.parametrize("text", [COPY, BROADCAST], ids=["copy", "broadcast"])
+def test_unbounded_channels_holding_many_tokens(text):
+    """Unbounded channels holding ~10^4 tokens: several of the compiled engine's token blocks
+    per channel, coordinates in 4 bytes, values in 8 (sim/cpp/channel.hpp, TokenBlocks)."""
+    module = _module(text)
+    sizes = {"N": 160, "M": 120}
+    inputs = _inputs(module, sizes, 0.5, 7)
+    arch = Arch.load(None, ("channel.depth=inf", "kind.write_vals.ii=3"), None)
     _compare(run(module, inputs, sizes, arch, "python"), module, inputs, sizes, arch)
 
 

@@ -197,9 +197,9 @@ class Fifo {
   explicit Fifo(i64 depth) : bounded_(depth >= 0) {
     if (bounded_) {
       cap_ = lim_ = size_t(depth);
-      e_ = static_cast<Entry*>(std::malloc(std::max<size_t>(cap_, 1) * sizeof(Entry)));
+      // zeroed: every slot free at cycle 0 (calloc gets zero pages without writing them)
+      e_ = static_cast<Entry*>(std::calloc(std::max<size_t>(cap_, 1), sizeof(Entry)));
       if (!e_) throw std::bad_alloc();
-      for (size_t k = 0; k < cap_; ++k) e_[k] = Entry{0, 0};   // every slot free at cycle 0
     }
   }
   Fifo(const Fifo&) = delete;
@@ -236,7 +236,10 @@ class Fifo {
   FASTSIM_INLINE bool room() const { return !bounded_ || n_ < lim_; }
   /// Free slots (bounded FIFOs) and the cycle the j-th of them became free.
   FASTSIM_INLINE size_t free_count() const { return lim_ - n_; }
-  FASTSIM_INLINE i64 free_time(size_t j) const { return i64(e_[wrap(head_ + n_ + j)].a); }
+  FASTSIM_INLINE i64 free_time(size_t j) const {
+    if (n_ + j >= filled_) fill_(fill_ctx_, n_ + j + 1);
+    return i64(e_[wrap(head_ + n_ + j)].a);
+  }
   /// Push a token visible at cycle `at` into the first free slot (bounded: room() must hold),
   /// or at the end.
   FASTSIM_INLINE void push(Token x, i64 at) {
@@ -259,14 +262,23 @@ class Fifo {
   }
 
   // ---- staging (FanOut) ---------------------------------------------------------------------
-  /// Empty a staging FIFO and give it `k` free slots with these free cycles.
-  void reset(const i64* free_cycles, size_t k) {
+  /// Empty a staging FIFO and give it `k` free slots whose free cycles `fill(ctx, m)` writes
+  /// (set_free) when the first m are needed: a fan-out computes them lazily, as its producer
+  /// takes them, instead of all STAGE of them every activation.
+  using Fill = void (*)(void* ctx, size_t m);
+  void reset_lazy(size_t k, Fill fill, void* ctx) {
     clear();
     if (!bounded_) return;
     if (k > cap_) full();
-    for (size_t j = 0; j < k; ++j) e_[j].a = u64(free_cycles[j]);
     lim_ = k;
+    filled_ = 0;
+    fill_ = fill;
+    fill_ctx_ = ctx;
   }
+  /// The free cycle of staging slot j (filling it lazily).
+  FASTSIM_INLINE void set_free(size_t j, i64 cycle) { e_[j].a = u64(cycle); }
+  FASTSIM_INLINE size_t filled() const { return filled_; }
+  FASTSIM_INLINE void set_filled(size_t m) { filled_ = m; }
   /// Empty a staging FIFO (reset() gives it its free slots before the next activation).
   void clear() {
     u_.clear();
@@ -288,6 +300,9 @@ class Fifo {
 
   Entry* e_ = nullptr;                 // bounded: the ring
   size_t cap_ = 0, lim_ = 0;           // bounded: entries; slots usable (a staging port: fewer)
+  size_t filled_ = ~size_t(0);         // staging: slots whose free cycle is written so far
+  Fill fill_ = nullptr;
+  void* fill_ctx_ = nullptr;
   size_t head_ = 0, n_ = 0;            // bounded: first token, tokens
   TokenBlocks u_;                      // unbounded: the tokens
   bool bounded_;
@@ -311,7 +326,10 @@ class Appender {
   FASTSIM_INLINE bool room() const { return left_ > 0; }
   FASTSIM_INLINE bool bounded() const { return bounded_; }
   /// The cycle the slot the next push fills became free (bounded; room() must hold).
-  FASTSIM_INLINE i64 free_time() const { return i64(e_[pos_].a); }
+  FASTSIM_INLINE i64 free_time() {
+    if (pushed_ >= filled_) refill();
+    return i64(e_[pos_].a);
+  }
   FASTSIM_INLINE void push(Token x, i64 at) {
     if (!bounded_) return q_.u_.push(x, at);
     e_[pos_] = Fifo::Entry{x.bits(), at};
@@ -321,9 +339,14 @@ class Appender {
   }
 
  private:
+  [[gnu::noinline]] void refill() {   // a fan-out's staging slots, lazily (Fifo::reset_lazy)
+    q_.fill_(q_.fill_ctx_, q_.n_ + pushed_ + 1);
+    filled_ = q_.filled_ - q_.n_;
+  }
   Fifo& q_;
   Fifo::Entry* e_;
   size_t cap_, pos_, left_, pushed_ = 0;
+  size_t filled_;   // slots from pos_'s start whose free cycle is known
   bool bounded_;
 };
 
@@ -425,7 +448,9 @@ class Channel : public Port {
 
 FASTSIM_INLINE Appender::Appender(Port& p)
     : q_(p.q), e_(p.q.e_), cap_(p.q.cap_), pos_(p.q.bounded_ ? p.q.wrap(p.q.head_ + p.q.n_) : 0),
-      left_(p.q.bounded_ ? p.q.lim_ - p.q.n_ : ~size_t(0)), bounded_(p.q.bounded_) {}
+      left_(p.q.bounded_ ? p.q.lim_ - p.q.n_ : ~size_t(0)),
+      filled_(p.q.filled_ == ~size_t(0) ? ~size_t(0) : p.q.filled_ - p.q.n_),
+      bounded_(p.q.bounded_) {}
 FASTSIM_INLINE Appender::~Appender() { q_.n_ += pushed_; }
 
 FASTSIM_INLINE Reader::Reader(Channel& c)
@@ -457,18 +482,25 @@ class FanOut : public Port {
     size_t n = STAGE;
     for (Channel* c : chans)
       if (c->bounded) n = std::min(n, c->q.free_count());
-    i64 free[STAGE];
-    for (size_t j = 0; j < n; ++j) {
+    q.reset_lazy(n, &FanOut::fill, this);
+  }
+  /// The free cycles of staging slots [filled, m) (at least; in chunks): slot j's is the latest
+  /// of slot j's in every bounded consumer.
+  static void fill(void* self, size_t m) {
+    auto* f = static_cast<FanOut*>(self);
+    size_t from = f->q.filled();
+    size_t to = std::min(std::max(m, from + 32), f->q.free_count() + f->q.size());
+    for (size_t j = from; j < to; ++j) {
       i64 v = 0;
       bool first = true;
-      for (Channel* c : chans) {
+      for (Channel* c : f->chans) {
         i64 s = c->bounded ? c->q.free_time(j) : 0;
         if (first || s > v) v = s;
         first = false;
       }
-      free[j] = v;
+      f->q.set_free(j, v);
     }
-    q.reset(free, n);
+    f->q.set_filled(to);
   }
   /// After the producer ran: copy the staged tokens into every consumer FIFO (each takes one
   /// of its free slots per token: the ones prepare() counted).

@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <iterator>
+#include <unordered_map>
 #include <vector>
 
 #include "tokens.hpp"
@@ -39,12 +41,22 @@ class Memory {
   void forget_before(i64 f) {
     i64 w = floordiv(f, window_);
     if (w <= low_) return;
-    off_ += size_t(std::min<i64>(w - low_, i64(used_.size() - off_)));
     low_ = w;
-    if (off_ > 4096 && off_ * 2 > used_.size()) {   // compact now and then (amortized O(1))
-      used_.erase(used_.begin(), used_.begin() + off_);
-      off_ = 0;
+    if (w > base_) {   // the dense windows below w
+      size_t d = size_t(std::min<i64>(w - base_, i64(used_.size() - off_)));
+      off_ += d;
+      base_ += i64(d);
+      if (off_ == used_.size()) {   // all of them: start afresh where the next request is
+        used_.clear();
+        off_ = 0;
+        base_ = w;
+      } else if (off_ > 4096 && off_ * 2 > used_.size()) {   // compact (amortized O(1))
+        used_.erase(used_.begin(), used_.begin() + off_);
+        off_ = 0;
+      }
     }
+    for (auto it = far_.begin(); it != far_.end();)
+      it = it->first < w ? far_.erase(it) : std::next(it);
   }
 
   double capacity() const { return cap_; }
@@ -54,18 +66,40 @@ class Memory {
     i64 q = a / b;
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
   }
-  // The bytes used in window w (0 for a window never used); windows below `low_` are history.
+  // The bytes used in window w (0 for a window never used). Windows [base_, base_ + live) are
+  // a dense array (requests come near each other: the nodes' clocks differ by what their
+  // channels hold); a window far beyond it (a node running far ahead, huge ii) is kept in a
+  // map, as Python's dict keeps every window, so the array never spans a gap. Windows below
+  // `low_` are history.
   FASTSIM_INLINE double& at(i64 w) {
-    size_t k = off_ + size_t(w - low_);
-    if (w < low_ || k >= used_.size()) return extend(w);
+    size_t k = off_ + size_t(w - base_);
+    if (w < base_ || k >= used_.size()) return extend(w);
     return used_[k];
   }
   [[gnu::noinline]] double& extend(i64 w) {
     if (w < low_)
       throw std::logic_error("memory request in a forgotten window (engine bug)");
-    size_t k = off_ + size_t(w - low_);
-    used_.resize(k + 1, 0.0);
-    return used_[k];
+    size_t live = used_.size() - off_;
+    if (live == 0 && far_.find(w) == far_.end()) {   // nothing dense: start here
+      used_.clear();
+      off_ = 0;
+      base_ = w;
+    }
+    if (w >= base_ && w - base_ < i64(used_.size() - off_) + GAP) {
+      size_t from = used_.size();
+      used_.resize(off_ + size_t(w - base_) + 1, 0.0);
+      if (!far_.empty()) {   // windows the array now covers move in from the map
+        for (size_t k = from; k < used_.size(); ++k) {
+          auto it = far_.find(base_ + i64(k - off_));
+          if (it != far_.end()) {
+            used_[k] = it->second;
+            far_.erase(it);
+          }
+        }
+      }
+      return used_[off_ + size_t(w - base_)];
+    }
+    return far_[w];
   }
   [[gnu::noinline]] i64 spill(i64 w, double n) {
     if (n <= cap_) {   // fits in one window: the first later one with room
@@ -90,9 +124,12 @@ class Memory {
   i64 window_;
   double cap_;
   i64 w_ = 0, lo_ = 0;           // the window of the last request and its first cycle
-  i64 low_ = 0;                  // the window of used_[off_]
-  size_t off_ = 0;               // entries of used_ before low_ (forgotten, not yet erased)
-  std::vector<double> used_;     // bytes used per window
+  static constexpr i64 GAP = 1 << 16;   // the furthest the dense array grows in one step
+  i64 low_ = 0;                  // windows below are forgotten
+  i64 base_ = 0;                 // the window of used_[off_]
+  size_t off_ = 0;               // entries of used_ before base_ (forgotten, not yet erased)
+  std::vector<double> used_;     // bytes used per window from base_ on
+  std::unordered_map<i64, double> far_;   // windows outside the dense array
 };
 
 }  // namespace fastsim

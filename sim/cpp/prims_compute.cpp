@@ -7,6 +7,7 @@
 // functions (`scalar_alu`, `scalar_reduce` recognize them); any other function (numpy on b x b blocks, the
 // labelled block einsums, whose values may also be 0-d floats) is called as the Python node
 // would call it, so its result is numpy's, bit for bit.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -247,11 +248,12 @@ class Alu : public Node {
 
  private:
   bool run1() {
-    Channel& in = *ins[0];
-    Port& out = *outs[0];
+    Reader in(*ins[0]);
+    Appender out(*outs[0]);
+    Clock clock(*this);
     while (!in.empty()) {
       if (!out.room()) return true;
-      Firing fire(*this);
+      Firing fire(clock);
       fire.after(in).slot(out);
       Token x = fire.pop(in);
       if (x.is_value()) {
@@ -267,12 +269,13 @@ class Alu : public Node {
   }
 
   bool run2() {
-    Channel& a = *ins[0];
-    Channel& b = *ins[1];
-    Port& out = *outs[0];
+    Reader a(*ins[0]);
+    Reader b(*ins[1]);
+    Appender out(*outs[0]);
+    Clock clock(*this);
     while (!a.empty() && !b.empty()) {
       if (!out.room()) return true;
-      Firing fire(*this);
+      Firing fire(clock);
       fire.after(a).after(b).slot(out);
       Token x = fire.pop(a);
       Token y = fire.pop(b);
@@ -334,10 +337,11 @@ class Reduce : public Node {
         zero_(b.value(b.node.attr("zero"))), fl_(b.attr<i64>("fl")) {}
 
   bool run() override {
-    Channel& in = *ins[0];
-    Port& out = *outs[0];
+    Reader in(*ins[0]);
+    Appender out(*outs[0]);
+    Clock clock(*this);
     for (;;) {
-      Firing fire(*this);
+      Firing fire(clock);
       Token o;
       if (has_pend_) {                     // the stop that follows a result
         o = pend_;
@@ -489,6 +493,62 @@ class Queued : public Node {
   }
 };
 
+/// The points a sparse accumulator holds (Python: a dict, flushed by sorted(acc.items())):
+/// coordinates below 2^22 in a dense array with the list of those touched, larger ones in a
+/// map; drain() hands them over in coordinate order. O(1) per point and a sort of the touched
+/// coordinates per flush, instead of a tree insertion per point.
+class Accumulator {
+ public:
+  /// The value at coordinate c, or nullptr.
+  Token* find(i64 c) {
+    if (c >= 0 && c < DENSE) {
+      size_t k = size_t(c);
+      return k < here_.size() && here_[k] ? &val_[k] : nullptr;
+    }
+    auto it = big_.find(c);
+    return it == big_.end() ? nullptr : &it->second;
+  }
+  void insert(i64 c, Token v) {
+    if (c >= 0 && c < DENSE) {
+      size_t k = size_t(c);
+      if (k >= here_.size()) {
+        here_.resize(k + 1, 0);
+        val_.resize(k + 1);
+      }
+      here_[k] = 1;
+      val_[k] = v;
+      touched_.push_back(c);
+      return;
+    }
+    big_.emplace(c, v);
+  }
+  bool empty() const { return touched_.empty() && big_.empty(); }
+  /// Move every point into `out` (replacing its contents) in coordinate order; empty after.
+  void drain(std::vector<std::pair<i64, Token>>& out) {
+    out.clear();
+    std::sort(touched_.begin(), touched_.end());
+    for (i64 c : touched_) {
+      out.emplace_back(c, val_[size_t(c)]);
+      here_[size_t(c)] = 0;
+    }
+    touched_.clear();
+    for (auto& kv : big_) out.emplace_back(kv.first, kv.second);   // all above the dense ones
+    big_.clear();
+  }
+  template <class F>
+  void for_each(F&& f) const {
+    for (i64 c : touched_) f(val_[size_t(c)]);
+    for (auto& kv : big_) f(kv.second);
+  }
+
+ private:
+  static constexpr i64 DENSE = i64(1) << 22;
+  std::vector<char> here_;
+  std::vector<Token> val_;
+  std::vector<i64> touched_;
+  std::map<i64, Token> big_;
+};
+
 /// Order-1 sparse accumulator: (crd, val) in and out. Accumulates the points of the inner level
 /// across the reduced index; on a stop Sk with k >= 1 emits the accumulated fiber sorted by
 /// coordinate (one point per cycle), then S(k-1); S0 only ends an inner fiber.
@@ -499,14 +559,15 @@ class Spacc1 : public Node {
         fl_(b.attr<i64>("fl")) {}
 
   bool run() override {
-    Channel& cin = *ins[0];
-    Channel& vin = *ins[1];
-    Port& oc = *outs[0];
-    Port& ov = *outs[1];
+    Reader cin(*ins[0]);
+    Reader vin(*ins[1]);
+    Appender oc(*outs[0]);
+    Appender ov(*outs[1]);
+    Clock clock(*this);
     for (;;) {
       if (fi_ < items_.size() || has_pend_) {   // flushing: one point per cycle
         if (!oc.room() || !ov.room()) return true;
-        Firing fire(*this);
+        Firing fire(clock);
         fire.slot(oc).slot(ov);
         Token c, v;
         if (fi_ < items_.size()) {
@@ -527,7 +588,7 @@ class Spacc1 : public Node {
         continue;
       }
       if (cin.empty() || vin.empty()) break;
-      Firing fire(*this);
+      Firing fire(clock);
       fire.after(cin).after(vin);
       Token ct = fire.pop(cin);
       Token v = fire.pop(vin);
@@ -536,11 +597,10 @@ class Spacc1 : public Node {
       if (c >= 0) {
         if (v.is_value()) {
           if (!pre_.is_none()) v = pre_(*this, v);
-          auto it = acc_.find(c);
-          if (it == acc_.end())
-            acc_.emplace(c, v);
+          if (Token* old = acc_.find(c))
+            *old = fn_(*this, *old, v);
           else
-            it->second = fn_(*this, it->second, v);
+            acc_.insert(c, v);
           flops += fl_;
         }
         continue;
@@ -551,9 +611,8 @@ class Spacc1 : public Node {
         pend_ = ct;
         has_pend_ = true;
       } else if (level(c)) {                // Sk, k >= 1: flush, then S(k-1)
-        items_.assign(acc_.begin(), acc_.end());
+        acc_.drain(items_);
         fi_ = 0;
-        acc_.clear();
         i64 e = empt(c);
         pend_ = Token::of_int(stop(level(c) - 1, e ? e - 1 : 0));
         has_pend_ = true;
@@ -562,7 +621,7 @@ class Spacc1 : public Node {
     return false;
   }
   void visit_tokens(const TokenVisitor& v) override {
-    for (auto& kv : acc_) v(kv.second);
+    acc_.for_each(v);
     for (size_t k = fi_; k < items_.size(); ++k) v(items_[k].second);
     if (has_pend_) v(pend_);
   }
@@ -570,7 +629,7 @@ class Spacc1 : public Node {
  private:
   ValueFn fn_, pre_;
   i64 fl_;
-  std::map<i64, Token> acc_;                    // coordinate -> accumulated value
+  Accumulator acc_;                             // coordinate -> accumulated value
   std::vector<std::pair<i64, Token>> items_;    // the fiber being flushed, sorted
   size_t fi_ = 0;                               // next item of it to emit
   Token pend_;                                  // the stop (or D) after the flushed fiber

@@ -40,18 +40,19 @@ class Joiner : public Node {
  private:
   // The two-input case (Python: _Joiner._run2).
   bool run2() {
-    Channel& c0 = *ins[0];
-    Channel& r0 = *ins[1];
-    Channel& c1 = *ins[2];
-    Channel& r1 = *ins[3];
-    Port& oc = *outs[0];
-    Port& o0 = *outs[1];
-    Port& o1 = *outs[2];
+    Reader c0(*ins[0]);
+    Reader r0(*ins[1]);
+    Reader c1(*ins[2]);
+    Reader r1(*ins[3]);
+    Appender oc(*outs[0]);
+    Appender o0(*outs[1]);
+    Appender o1(*outs[2]);
+    Clock clock(*this);
     const bool keep_a = !required_[1];   // a union may emit a coordinate only input 0 has
     const bool keep_b = !required_[0];
     const Token none = Token::of_int(N);
     while (!c0.empty() && !r0.empty() && !c1.empty() && !r1.empty()) {
-      Firing fire(*this);
+      Firing fire(clock);
       fire.after(c0).after(c1).after(r0).after(r1);
       i64 a = c0.head().as_int();
       i64 b = c1.head().as_int();
@@ -62,7 +63,10 @@ class Joiner : public Node {
         // fiber): the per-token firings of such a run, without looking at the other side again
         // (its heads arrived before the run's first firing). Python's bulk path does the same.
         bool side_a = b < 0 || (a >= 0 && a < b);
-        skip(fire, side_a ? c0 : c1, side_a ? r0 : r1, side_a ? b : a);
+        if (side_a)   // (two calls, not one on a ?: of references: keeps each reader in registers)
+          skip(fire, c0, r0, b, clock);
+        else
+          skip(fire, c1, r1, a, clock);
         continue;
       }
       bool pa, pb, emit = false;
@@ -130,14 +134,14 @@ class Joiner : public Node {
 
   // Pop the run of coordinates of (crd, ref) below `lim` (any coordinate when lim is a stop),
   // one firing each; `first` is the run's first firing (it waited for every head).
-  void skip(Firing& first, Channel& crd, Channel& ref, i64 lim) {
+  FASTSIM_INLINE void skip(Firing& first, Reader& crd, Reader& ref, i64 lim, Clock& clock) {
     first.pop(crd);
     first.pop(ref);
     first.commit();
     while (!crd.empty() && !ref.empty()) {
       i64 x = crd.head().as_int();
       if (x < 0 || (lim >= 0 && x >= lim)) return;
-      Firing fire(*this);
+      Firing fire(clock);
       fire.after(crd).after(ref);
       fire.pop(crd);
       fire.pop(ref);
