@@ -11,10 +11,18 @@ DATA   ?= ../shared/data
 .PHONY: bench-block
 .PHONY: bench-estimate
 .PHONY: bench-bigbird
+.PHONY: fuzz
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+# The compiled simulation engine (sim/cpp, built by setup.py into sim._fast) is part of the
+# editable install: changing its sources reinstalls (about a minute). Here a failing compile is
+# an error (a plain `pip install` skips the extension instead); FUSEFLOWC_NO_EXT=1 make ...
+# builds without it (the Python engine only).
+FAST_SRC := setup.py $(wildcard sim/cpp/*.cpp sim/cpp/*.hpp)
+export FUSEFLOWC_REQUIRE_EXT ?= 1
+
+$(STAMP): pyproject.toml $(FAST_SRC)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
@@ -44,11 +52,14 @@ wheel-check: $(STAMP)
 	.ci/wheel-check $(PY)
 
 clean:
-	rm -rf $(VENV) out results .pytest_cache
+	rm -rf $(VENV) out results .pytest_cache build sim/_fast*.so
 
-# Simulator speed: SpMM (ikj) and SDDMM on real matrices; the last line is `token-hops/s: N`.
+# Simulator speed: SpMM (ikj) and SDDMM on real matrices, both engines (checked to agree); the
+# last lines are `token-hops/s: N` (the compiled engine's median) and `speedup: N` (the median
+# ratio over the Python engine). ENGINE=fast or ENGINE=python runs one engine only.
+ENGINE ?= both
 bench-sim: $(STAMP)
-	$(PY) -m sim.bench --data $(DATA)
+	$(PY) -m sim.bench --data $(DATA) --engine $(ENGINE)
 
 # Every example program and fusion variant, up to 3 orders per region, through the pipeline
 # fuse | lower | simulate --check (separate processes); ends with `examples: N passed, M failed`.
@@ -218,8 +229,22 @@ bench-quick: $(STAMP) $(BQDATA)/gpt3_mini_s16 $(BQDATA)/bigbird_s16 $(BQDATA)/bi
 # by 1..16 and 4 x 4 nested, with the default and an ideal memory; every run checked. One line
 # per configuration: `cycles bigbird S=1024 <config>: N` (docs/opt.md, "Scaling"). About 25
 # minutes with 2 jobs (the element-sparse graphs at S=1024 take ~6 minutes each);
-# BIGBIRD_ARGS=--unblocked-full adds the fully fused element-sparse graph at S=1024 (~12 min,
-# ~11 GB of memory: it needs unbounded channels).
+# BIGBIRD_ARGS=--unblocked-full adds the fully fused element-sparse graph at S=1024 (it needs
+# unbounded channels: ~12 min and ~11 GB on the Python engine, ~15 s and 1.7 GB compiled).
 BIGBIRD_ARGS ?=
 bench-bigbird: $(STAMP)
 	$(PY) -m fuseflowc.opt.bench_bigbird --jobs $(BENCH_JOBS) $(BIGBIRD_ARGS)
+
+# ---- fuzz: the project's own fuzzer (docs/fuzz.md) --------------------------------------------
+# N seeded cases of mutated programs, fused IR, SAMML graphs, data directories, sweep specs,
+# results files and command-line options through the real entry point (forked, 10 s and 3 GiB
+# per case). Prints a table of outcomes; a minimized reproducer per distinct failure goes to
+# $(FUZZ_OUT)/failures/. Exit 1 if any case ended in a traceback, exit 3, hang, crash, leftover
+# or clobbered file. Case K of seed S is always the same case: rerun one with
+# `$(PY) -m fuseflowc.fuzz --seed S --show K`.
+N ?= 1000
+SEED ?= 1
+FUZZ_JOBS ?= 1
+FUZZ_OUT ?= out/fuzz
+fuzz: $(STAMP)
+	$(PY) -m fuseflowc.fuzz --cases $(N) --seed $(SEED) --jobs $(FUZZ_JOBS) --out $(FUZZ_OUT)

@@ -15,20 +15,35 @@ from .outputs import output_dir, write_output  # noqa: F401  (re-exported)
 
 
 def read_source(path: str) -> Source:
-    """Read a text input: a file path, or `-` for standard input."""
-    if path == "-":
-        return Source("<stdin>", sys.stdin.read())
+    """Read a text input: a file path, or `-` for standard input. At most MAX_TEXT_BYTES are
+    read (from /dev/zero too): a larger input is an error, not a MemoryError."""
+    from .limits import MAX_TEXT_BYTES
+    name = "<stdin>" if path == "-" else path
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        if path == "-":
+            stream = getattr(sys.stdin, "buffer", None)
+            data = stream.read(MAX_TEXT_BYTES + 1) if stream is not None else \
+                sys.stdin.read(MAX_TEXT_BYTES + 1).encode("utf-8", "surrogateescape")
+        else:
+            with open(path, "rb") as f:
+                data = f.read(MAX_TEXT_BYTES + 1)
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise UserError(f"{path}: is a directory, expected a file") from None
-    except UnicodeDecodeError as e:
-        raise UserError(f"{path}: not a UTF-8 text file ({e.reason} at byte {e.start})") from None
     except OSError as e:
         raise UserError(f"{path}: cannot read: {e.strerror}") from None
-    return Source(path, text)
+    except ValueError:  # a NUL in the name (from a file: an include, a recorded source)
+        shown = path.replace("\0", "\\0")
+        raise UserError(f"{shown}: not a file name (it holds a NUL character)") from None
+    if len(data) > MAX_TEXT_BYTES:
+        raise UserError(f"{name}: larger than {MAX_TEXT_BYTES >> 20} MiB, the most fuseflowc "
+                        f"reads as text")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UserError(f"{name}: not a UTF-8 text file ({e.reason} at byte {e.start})") from None
+    return Source(name, text.replace("\r\n", "\n").replace("\r", "\n"))  # universal newlines
 
 
 def recorded_path(recorded: str, holder: str) -> Path | None:

@@ -5,8 +5,9 @@ each is checked at once, so a bad `-o` fails before a long run instead of after 
 
 - a file output must not be an existing directory (or `.`, `..`, a name ending in `/`, or ''),
   its directory must exist, and a read-only file is not replaced;
-- no output may be an input of the command, and a directory output may not contain one
-  (`simulate G --data D -o D`, `report D/r.csv -o D`); two outputs may not be the same file or
+- no output may be an input of the command, a directory output may not contain one
+  (`simulate G --data D -o D`, `report D/r.csv -o D`), and no output may be inside an input
+  directory (`estimate G --data D --json-out D/A.npz`); two outputs may not be the same file or
   one inside the other;
 - an existing output directory is written into only if fuseflowc wrote it (see below).
 
@@ -202,7 +203,11 @@ class OutDir:
             raise UserError(f"{opt} -: a directory cannot be written to standard output")
         if os.path.islink(p) and not os.path.exists(p):
             raise UserError(f"{opt} {p}: is a symbolic link to a missing directory")
-        if self.target.exists():
+        try:
+            exists = self.target.exists()
+        except OSError as e:  # a name too long, a loop of links (Path.exists raises)
+            raise UserError(f"{opt} {p}: cannot write: {e.strerror}") from None
+        if exists:
             if not self.target.is_dir():
                 raise UserError(f"{opt} {p}: exists and is not a directory")
             self.existing = True
@@ -331,6 +336,10 @@ class Outputs:
             if is_dir and item.target in real.parents:
                 raise UserError(f"{item.option} {item.name}: contains an input of this command "
                                 f"({inp}); write to another directory")
+            if real in item.target.parents and real.is_dir():
+                # (found by fuzzing: estimate --data D --json-out D/A.npz replaced an input)
+                raise UserError(f"{item.option} {item.name}: is inside {inp}, an input "
+                                f"directory of this command; write it elsewhere")
         for other in others:
             if other is item or other.target is None or getattr(other, "direct", False):
                 continue

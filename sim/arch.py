@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import ast
 import copy
+import math
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from fuseflowc.diagnostics import UserError
+from fuseflowc.limits import MAX_INT, number_too_long, shown, whole_number
 
 DEFAULT_ARCH = Path(__file__).with_name("arch.toml")
 
@@ -26,15 +28,33 @@ SCHEMA = {
     "permute": {"elements_per_cycle"},
 }
 
+# The range of every value (documented in arch.toml): integers where the simulator counts
+# cycles, entries or bytes, and bounds that keep a run finite and its memory small (a channel
+# preallocates its depth; a request spans bytes / (bandwidth * window) calendar windows).
+LATENCY = (0, 1_000_000)        # cycles
+II = (1, 1024)                  # cycles between firings
+RANGES = {
+    "channel.depth": ("int", 1, 65536),             # entries, or "inf"
+    "memory.bandwidth": ("number", 0.1, 1e12),      # bytes per cycle
+    "memory.latency": ("int", *LATENCY),
+    "memory.element_bytes": ("int", 1, 64),         # bytes
+    "memory.window": ("int", 1, 65536),             # cycles
+    "permute.elements_per_cycle": ("number", 1e-3, 1e9),
+}
+#: Longest block-cost expression ("2*b-1"): its evaluation recurses over the expression.
+MAX_BLOCK_EXPR = 100
+
 
 def _load_toml(path: Path) -> dict:
+    # read as every text input is (bounded size, UTF-8, a directory or /dev/zero refused)
+    from fuseflowc.files import read_source
+    src = read_source(str(path))
     try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such architecture file") from None
+        return tomllib.loads(src.text)
     except tomllib.TOMLDecodeError as e:
         raise UserError(f"{path}: not a valid TOML architecture file: {e}") from None
+    except ValueError:  # tomllib's bare ValueError for an integer of thousands of digits
+        raise number_too_long(src) from None
 
 
 def _merge(base: dict, extra: dict, where: str) -> None:
@@ -64,24 +84,44 @@ def _merge(base: dict, extra: dict, where: str) -> None:
         base.setdefault(sect, {}).update(body)
 
 
-def _parse_value(text: str):
+def _parse_value(text: str, where: str):
+    """A `--set`/`--depth` value: inf (unbounded), an integer, a number, else the text."""
     t = text.strip()
     if t in ("inf", "none", "unbounded"):
         return "inf"
-    try:
-        return int(t)
-    except ValueError:
-        pass
+    if t.lstrip("+-").isdigit():  # at most MAX_DIGITS: the range check says more
+        return whole_number(t, where, None, -MAX_INT, None)
     try:
         return float(t)
     except ValueError:
         return t
 
 
+def _num(x) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(x)
+
+
+def _checked(key: str, v, kind: str, lo, hi, alternative: str = ""):
+    """`v` as the value of `key` if it is a finite `kind` ("int": a whole number, "number")
+    in [lo, hi], else a UserError saying so (`alternative`: another value it may have)."""
+    what = "a whole number" if kind == "int" else "a number"
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and \
+        (isinstance(v, int) or math.isfinite(v) and (kind != "int" or v.is_integer())) \
+        and lo <= v <= hi
+    if not ok:
+        got = shown(str(v)) if isinstance(v, int) and not isinstance(v, bool) else repr(v)
+        raise UserError(f"{key} must be {what} from {_num(lo)} to {_num(hi)}{alternative}, "
+                        f"not {got}")
+    return int(v) if kind == "int" else v
+
+
 def eval_block_expr(expr, b: int, where: str) -> int:
     """Evaluate a block-cost expression like "2*b-1" for block size b (ints, b, + - * ( ))."""
-    if isinstance(expr, int):
+    if isinstance(expr, int) and not isinstance(expr, bool):
         return expr
+    if not isinstance(expr, str) or len(expr) > MAX_BLOCK_EXPR:
+        raise UserError(f"{where}: a block cost expression is a string of at most "
+                        f"{MAX_BLOCK_EXPR} characters like \"2*b-1\", not {str(expr)[:40]!r}")
 
     def ev(node):
         if isinstance(node, ast.Expression):
@@ -96,8 +136,8 @@ def eval_block_expr(expr, b: int, where: str) -> int:
                 lhs - rhs if isinstance(node.op, ast.Sub) else lhs * rhs
         raise ValueError
     try:
-        return int(ev(ast.parse(str(expr), mode="eval")))
-    except (ValueError, SyntaxError):
+        return int(ev(ast.parse(expr, mode="eval")))
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
         raise UserError(f"{where}: bad block cost expression {expr!r} "
                         "(use integers, b, +, -, * and parentheses)") from None
 
@@ -128,39 +168,31 @@ class Arch:
             cur = tree
             for p in parts[:-1]:
                 cur = cur.setdefault(p, {})
-            cur[parts[-1]] = _parse_value(value)
+            cur[parts[-1]] = _parse_value(value, f"--set {key.strip()}")
             _merge(table, tree, f"--set {item}")
         if depth is not None:
-            table["channel"]["depth"] = _parse_value(str(depth))
+            table["channel"]["depth"] = _parse_value(str(depth), "--depth")
         arch = cls(table)
         arch.validate()
         return arch
 
     def validate(self) -> None:
-        d = self.table["channel"]["depth"]
-        if not (d == "inf" or (isinstance(d, int) and d >= 1)):
-            raise UserError(f"channel depth must be a positive integer or inf, not {d!r}")
-        for kind, kv in self.table.get("kind", {}).items():
+        """Check every value is of its type and in its range (RANGES, LATENCY, II), and the
+        block cost expressions parse; normalizes whole floats (`100.0`) to ints."""
+        t = self.table
+        for key, (kind, lo, hi) in RANGES.items():
+            sect, k = key.split(".")
+            v = t.get(sect, {}).get(k)
+            if v is not None and not (key == "channel.depth" and v == "inf"):
+                t[sect][k] = _checked(key, v, kind, lo, hi,
+                                      " or inf" if key == "channel.depth" else "")
+        for k, rng in (("latency", LATENCY), ("ii", II)):
+            t["default"][k] = _checked(f"default.{k}", t["default"][k], "int", *rng)
+        for kind, kv in t.get("kind", {}).items():
             for k, v in kv.items():
-                if not isinstance(v, int) or v < (1 if k == "ii" else 0):
-                    raise UserError(f"kind.{kind}.{k} must be an integer >= "
-                                    f"{1 if k == 'ii' else 0}, not {v!r}")
-        for k in ("latency", "ii"):
-            v = self.table["default"][k]
-            if not isinstance(v, int) or v < (1 if k == "ii" else 0):
-                raise UserError(f"default.{k} must be an integer, not {v!r}")
-        rate = self.table.get("permute", {}).get("elements_per_cycle", 1)
-        if not isinstance(rate, (int, float)) or isinstance(rate, bool) or not rate > 0:
-            raise UserError(f"permute.elements_per_cycle must be a positive number, not {rate!r}")
-        mem = self.table["memory"]
-        for k in ("bandwidth", "latency", "element_bytes"):
-            v = mem[k]
-            if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0 or \
-                    (k != "latency" and v <= 0):
-                raise UserError(f"memory.{k} must be a positive number, not {v!r}")
-        w = mem.get("window", 16)
-        if not isinstance(w, int) or isinstance(w, bool) or w < 1:
-            raise UserError(f"memory.window must be a positive integer (cycles), not {w!r}")
+                kv[k] = _checked(f"kind.{kind}.{k}", v, "int", *(II if k == "ii" else LATENCY))
+        for k, expr in t.get("block", {}).items():
+            eval_block_expr(expr, 1, f"block.{k}")  # syntax now, ranges per block size
 
     @property
     def permute_rate(self) -> float:
@@ -203,8 +235,12 @@ class Arch:
                 which = "reduce"
             if which:
                 blk = self.table["block"]
-                lat = eval_block_expr(blk[f"{which}_latency"], block, f"block.{which}_latency")
-                ii = max(1, eval_block_expr(blk[f"{which}_ii"], block, f"block.{which}_ii"))
+                lat = _checked(f"block.{which}_latency for block size {block}",
+                               eval_block_expr(blk[f"{which}_latency"], block,
+                                               f"block.{which}_latency"), "int", *LATENCY)
+                ii = _checked(f"block.{which}_ii for block size {block}",
+                              max(1, eval_block_expr(blk[f"{which}_ii"], block,
+                                                     f"block.{which}_ii")), "int", *II)
         return int(lat), int(ii)
 
     @property

@@ -92,7 +92,7 @@ def assemble(name: str, fmt, shape: tuple[int, ...], block: int | None,
             else np.zeros((0, block, block))
     else:
         varr = np.array(values, dtype=np.float64)
-    t = FiberTensor.from_coo(shape, coords, varr, fmt, block)
+    t = FiberTensor.from_coo(shape, coords, varr, fmt, block, name)
     return t, stored_elements(t)
 
 

@@ -1,10 +1,16 @@
 """`make bench-sim`: simulate SpMM (Gustavson, ikj) and SDDMM on real matrices from ../shared/data
-and print cycles, wall time and token-hops per second per case, then the median case's rate as
-the last line, `token-hops/s: N`.
+on both engines, the Python one (sim/engine.py) and the compiled one (sim/cpp), check that they
+agree on everything (sim/differential.py), and print per case the cycles, token-hops and each
+engine's token-hops per second and their ratio; then the compiled engine's median rate as
+`token-hops/s: N` and the median ratio as `speedup: N`.
 
-Wall time is the engine's run (building the graph and assembling outputs excluded); token-hops
-are tokens moved over channels; the cpu column is the process CPU time of the whole simulation
-(build, run, assembly), a check on wall time when other work shares the machine. Usage: python -m sim.bench [--data DIR] [--quick]
+Rates are token-hops (tokens moved over channels) per second of process CPU time of the engine
+run (building the graph excluded, for the compiled engine its compiled graph too, and
+assembling outputs excluded; the compiled engine's reading of its counters and writer streams
+back into Python included): on a machine shared with other work CPU time is what one
+single-threaded run costs, where wall time would measure the neighbours too. Wall seconds are
+printed alongside. Usage: python -m sim.bench [--data DIR]
+[--quick] [--engine fast|python|both]
 """
 
 from __future__ import annotations
@@ -12,7 +18,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +28,7 @@ from fuseflowc.data.fibertree import FiberTensor
 from fuseflowc.samml.load import load_module
 
 from .arch import Arch
-from .build import Simulator
+from .differential import first_difference, run
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "ir_examples" / "samml"
@@ -49,8 +54,8 @@ def _inputs(kernel: str, a: sp.csr_matrix) -> dict:
     return {"S": a, "A": rng.uniform(-1, 1, (n, K)), "B": rng.uniform(-1, 1, (K, m))}
 
 
-def run_case(kernel: str, matrix: Path, rows: int | None) -> dict:
-    """Simulate one case; returns its figures."""
+def load_case(kernel: str, matrix: Path, rows: int | None):
+    """(module, input tensors, sizes) of one case."""
     a = scipy.io.mmread(matrix).tocsr().astype(np.float64)
     if rows:
         a = a[:rows, :rows]
@@ -69,41 +74,72 @@ def run_case(kernel: str, matrix: Path, rows: int | None) -> dict:
             tensors[decl.name] = FiberTensor.from_dense(x, decl.format)
         for d, s in zip(decl.dims, x.shape):
             sizes[d] = s
-    sim = Simulator(module, tensors, sizes, Arch.load())
-    t0 = time.perf_counter()
-    c0 = time.process_time()
-    res = sim.run()
-    cpu = time.process_time() - c0
-    total = time.perf_counter() - t0
-    k = res.kernels[0]
-    return {"case": f"{kernel} {matrix.stem}", "cycles": k.cycles, "hops": k.hops,
-            "wall": k.wall, "total": total, "cpu": cpu,
-            "rate": k.hops / k.wall if k.wall else 0.0}
+    return module, tensors, sizes
+
+
+def run_case(kernel: str, matrix: Path, rows: int | None, engines: tuple[str, ...]) -> dict:
+    """Simulate one case on each engine; returns its figures (and whether the runs agree)."""
+    module, tensors, sizes = load_case(kernel, matrix, rows)
+    out = {"case": f"{kernel} {matrix.stem}"}
+    outcomes = {}
+    for engine in engines:
+        o = run(module, tensors, sizes, Arch.load(), engine)
+        if o.error is not None:
+            raise SystemExit(f"{out['case']} ({engine}): {o.error.diagnostics[0].message}")
+        k = o.result.kernels[0]
+        outcomes[engine] = o
+        out.update(cycles=k.cycles, hops=k.hops)
+        out[engine] = {"cpu": k.cpu, "wall": k.wall, "rate": k.hops / k.cpu if k.cpu else 0.0,
+                       "ran": k.engine}
+    if len(engines) == 2:
+        out["diff"] = first_difference(outcomes["python"], outcomes["fast"])
+    return out
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--quick", action="store_true", help="two small cases only")
+    ap.add_argument("--engine", choices=("both", "fast", "python"), default="both")
     args = ap.parse_args(argv)
+    engines = ("python", "fast") if args.engine == "both" else (args.engine,)
     data = Path(args.data)
     rows = []
-    print(f"{'case':28} {'cycles':>12} {'token-hops':>12} {'wall s':>8} {'token-hops/s':>14} "
-          f"{'cpu s (build+run)':>18}")
+    head = f"{'case':24} {'cycles':>11} {'token-hops':>11}"
+    for e in engines:
+        head += f" {e + ' cpu s':>13} {e + ' wall s':>13} {e + ' hops/s':>15}"
+    if len(engines) == 2:
+        head += f" {'ratio':>7}"
+    print(head)
+    bad = []
     for kernel, name, keep in (QUICK if args.quick else CASES):
         path = data / name
         if not path.exists():
             print(f"{kernel} {name}: skipped ({path} is absent)")
             continue
-        r = run_case(kernel, path, keep)
+        r = run_case(kernel, path, keep, engines)
         rows.append(r)
-        print(f"{r['case']:28} {r['cycles']:>12,} {r['hops']:>12,} {r['wall']:>8.2f} "
-              f"{r['rate']:>14,.0f} {r['cpu']:>18.2f}", flush=True)
+        line = f"{r['case']:24} {r['cycles']:>11,} {r['hops']:>11,}"
+        for e in engines:
+            line += f" {r[e]['cpu']:>13.3f} {r[e]['wall']:>13.3f} {r[e]['rate']:>15,.0f}"
+        if len(engines) == 2:
+            r["ratio"] = r["fast"]["rate"] / r["python"]["rate"] if r["python"]["rate"] else 0.0
+            line += f" {r['ratio']:>7.1f}"
+            if r["fast"]["ran"] != "fast":
+                line += "  (the compiled engine could not run it: Python ran both)"
+            if r["diff"]:
+                bad.append(f"{r['case']}: the engines differ: {r['diff']}")
+        print(line, flush=True)
     if not rows:
         print("no matrices found", file=sys.stderr)
         return 1
-    print(f"token-hops/s: {statistics.median_low([r['rate'] for r in rows]):.0f}")
-    return 0
+    for b in bad:
+        print(b, file=sys.stderr)
+    last = engines[-1]
+    print(f"token-hops/s: {statistics.median_low([r[last]['rate'] for r in rows]):.0f}")
+    if len(engines) == 2:
+        print(f"speedup: {statistics.median_low([r['ratio'] for r in rows]):.1f}")
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from .arch import Arch
 from .assemble import assemble
 from .channel import Channel, make_port
 from .engine import Engine
+from .engine_fast import Unsupported as _Unsupported
 from .memory import Memory
 from .ops import block_contracts
 from .permute import run_permute
@@ -37,6 +38,8 @@ class KernelResult:
     written: dict         # tensor name -> bytes written {seg, crd, vals}
     wall: float = 0.0
     activations: int = 0
+    engine: str = "python"   # the engine that ran it: python or fast
+    cpu: float = 0.0         # process CPU seconds of the engine run (what wall is on a busy machine)
 
     @property
     def flops(self) -> int:
@@ -76,19 +79,33 @@ def _label(n) -> str:
     return n.KIND + (f"({','.join(map(str, bits))})" if bits else "")
 
 
+#: The engines a Simulator runs graphs on (None: the compiled one when it is built and
+#: implements every primitive of the graph, else the Python one, with a note).
+ENGINES = ("fast", "python")
+
+
 class Simulator:
-    """Simulates a module's graphs on input tensors with an architecture's timing model."""
+    """Simulates a module's graphs on input tensors with an architecture's timing model.
+
+    `engine`: "python" (sim/engine.py), "fast" (the compiled core, sim/engine_fast.py: the same
+    results, bit for bit; an error when it is not built or lacks a primitive of a graph), or
+    None: "fast" where it can, else "python" with a one-line note in `notes`."""
 
     def __init__(self, module, inputs: dict, sizes: dict | None = None, arch: Arch | None = None,
-                 max_cycles: int | None = None, progress=None):
+                 max_cycles: int | None = None, progress=None, engine: str | None = None):
         """`progress`: None, or what to tell where the run is (sim.progress.Progress):
-        `kernel(k, n, name)` as kernel k of n starts, `tick(cycle, flops)` while it runs."""
+        `kernel(k, n, name)` as kernel k of n starts, `tick(cycle, flops)` while it runs (on
+        either engine)."""
+        if engine is not None and engine not in ENGINES:
+            raise ValueError(f"engine must be one of {ENGINES} or None, not {engine!r}")
         self.module = module
         self.tensors = dict(inputs)
         self.sizes = dict(sizes or {})
         self.arch = arch or Arch.load()
         self.max_cycles = max_cycles
         self.progress = progress
+        self.engine = engine
+        self.notes: list[str] = []   # one line each: why a graph ran on the Python engine
 
     # ---- public --------------------------------------------------------------------------
     def run(self, graphs: list[str] | None = None) -> SimResult:
@@ -134,17 +151,55 @@ class Simulator:
     def run_graph(self, graph) -> KernelResult:
         """Build and run one graph; the tensors it writes become available to later graphs."""
         nodes, chans, writers, memory = self.build(graph)
-        t0 = time.perf_counter()
-        engine = Engine(nodes, writers, self.max_cycles,
-                        None if self.progress is None else self.progress.tick, memory)
+        engine_class = self.engine_for(graph, nodes)
+        tick = None if self.progress is None else self.progress.tick
+        engine = engine_class(nodes, writers, self.max_cycles, tick, memory)
         try:
+            try:
+                if engine_class is not Engine:
+                    engine.prepare()    # the compiled graph: building, so not timed
+            except _Unsupported as e:   # a value or setting the compiled engine refuses
+                if self.engine == "fast":
+                    raise UserError(f"--engine fast: {e}; use --engine python") from None
+                self._note(f"graph {graph.name}: {e}: running it on the Python engine")
+                engine_class = Engine
+                engine = Engine(nodes, writers, self.max_cycles, tick, memory)
+            t0 = time.perf_counter()
+            c0 = time.process_time()
             cycles = engine.run()
         except UserError as e:
             e.diagnostics[0].message = f"graph {graph.name}: " + e.diagnostics[0].message
             raise
         wall = time.perf_counter() - t0
+        cpu = time.process_time() - c0
         written = self.collect(graph, writers)
-        return KernelResult(graph.name, cycles, nodes, chans, written, wall, engine.activations)
+        return KernelResult(graph.name, cycles, nodes, chans, written, wall, engine.activations,
+                            "python" if engine_class is Engine else "fast", cpu)
+
+    def engine_for(self, graph, nodes):
+        """The engine class that runs `graph` (see the class docstring)."""
+        if self.engine == "python":
+            return Engine
+        from . import engine_fast
+        if not engine_fast.available():
+            why = f"the compiled engine is {engine_fast.unavailable_reason()}"
+            if self.engine == "fast":
+                raise UserError(f"--engine fast: {why}; use --engine python")
+            self._note(f"{why}: running the Python engine")
+            return Engine
+        missing = engine_fast.unsupported(nodes)
+        if missing:
+            why = (f"graph {graph.name}: the compiled engine does not implement "
+                   f"{', '.join(missing)} yet")
+            if self.engine == "fast":
+                raise UserError(f"--engine fast: {why}; use --engine python")
+            self._note(f"{why}: running it on the Python engine")
+            return Engine
+        return engine_fast.FastEngine
+
+    def _note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
 
     # ---- building ------------------------------------------------------------------------
     def _tensor(self, name: str, node_label: str):

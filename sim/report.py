@@ -91,9 +91,27 @@ def _fitting_groups(console, rows: list[tuple[str, list[str]]], build) -> list[l
     return groups
 
 
-def print_tables(stats: dict, console, busiest: int = 5) -> None:
+def shown_node(name: str, graph) -> str:
+    """A node's table name (`#19 reduce(max,u0)`, see sim.build) with its index shown as
+    `u0(j)` when `graph` (the SAMML graph it belongs to, or None) has the program's names for
+    it (fuseflowc.names); the JSON counters keep the plain name."""
+    if graph is None or not graph.source_names or not name.startswith("#"):
+        return name
+    from fuseflowc.names import shown
+    number = name[1:].split(" ", 1)[0]
+    order = graph.topo_order()
+    if not number.isdigit() or int(number) >= len(order):
+        return name
+    index = getattr(order[int(number)], "index", None)
+    if index is None or not name.endswith(f"{index})"):
+        return name
+    return name[:-len(index) - 1] + shown(index, graph.source_names) + ")"
+
+
+def print_tables(stats: dict, console, busiest: int = 5, module=None) -> None:
     """Per-kernel and total figures, then the busiest nodes, as rich tables. Figures are
-    never cut: columns that do not fit the console's width go to a continuation table."""
+    never cut: columns that do not fit the console's width go to a continuation table.
+    With the simulated `module`, a node's index is shown with its program name (`u0(j)`)."""
     from rich.table import Table
 
     from rich import box
@@ -132,5 +150,6 @@ def print_tables(stats: dict, console, busiest: int = 5) -> None:
         width = max([len(c[j]) for c in cells] + [len(col)])
         b.add_column(col, justify="right", no_wrap=True, min_width=width)
     for (g, n), c in zip(top, cells):
-        b.add_row(g, n["name"], *c)
+        b.add_row(g, shown_node(n["name"], module.graph(g) if module is not None else None),
+                  *c)
     console.print(b)

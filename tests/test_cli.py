@@ -75,7 +75,8 @@ def test_every_package_and_data_file_is_installed():
     for pattern, files in (("*.lark", (ROOT / "grammars").glob("*")),
                            ("*.toml", (ROOT / "sim").glob("*"))):
         for f in files:
-            if f.suffix not in (".md", ".py") and f.is_file():
+            # (.so/.pyd: the compiled engine sim._fast, an extension module setup.py builds)
+            if f.suffix not in (".md", ".py", ".so", ".pyd") and f.is_file():
                 assert f.match(pattern), f"{f} is read at run time but is not package data"
     assert data["fuseflowc.grammars"] == ["*.lark"] and "*.toml" in data["sim"]
 
@@ -160,3 +161,21 @@ def test_estimate_shows_each_number_once(tmp_path):
     assert text.count("kernel\tflops") == 1 and "estimate (" not in text
     r = run_cli(args)  # stdout and stderr apart (a pipe): the lines and the table
     assert r.stdout.startswith("kernel\tflops") and "estimate (" in r.stderr
+
+
+def test_gen_data_refuses_a_negative_seed(tmp_path):
+    """Found by fuzzing: numpy refuses a negative seed (ValueError, exit 3)."""
+    r = run_cli(["gen-data", SPMV, "-o", str(tmp_path / "d"), "--size", "I=3", "--size", "J=2",
+                 "--seed", "-1"])
+    assert r.exit_code == 2 and "'--seed': -1 is not in the range x>=0" in r.stderr, r.stderr
+    assert not (tmp_path / "d").exists()
+
+
+def test_simulate_max_cycles_is_a_64_bit_count(tmp_path):
+    """Found by fuzzing: the compiled engine takes a 64-bit budget; a larger --max-cycles was a
+    TypeError (exit 3)."""
+    samml = str(ROOT / "ir_examples" / "samml" / "spmv_row.samml")
+    r = run_cli(["simulate", samml, "--data", str(tmp_path), "--max-cycles",
+                 "99999999999999999999"])
+    assert r.exit_code == 2 and "is not in the range 1<=x<=4611686018427387904" in r.stderr, \
+        r.stderr

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -58,7 +60,7 @@ def test_synthetic_sizes_exact(n, frac, f, density, exponent, seed):
     _check_simple(g, n, e)
     if f:
         assert g.features.shape == (n, f)
-        assert g.features.nnz == round(density * n * f)
+        assert g.features.nnz == round(density * (n * f))  # as synthetic.py counts it
         assert (g.features.data != 0).all() and (abs(g.features.data) <= 1).all()
     else:
         assert g.features is None
@@ -111,6 +113,10 @@ def test_synthetic_from_degree_sequence(tmp_path):
     ("synthetic:nodes=10,exponent=1.5", "exponent=1.5"),
     ("synthetic:nodes=10,collab", "'collab' is neither a preset"),
     ("synthetic:degrees=/nonexistent.npy", "no such file"),
+    # found by fuzzing: numpy refuses a negative seed (a ValueError, exit 3)
+    ("synthetic:nodes=10,edges=5,seed=-1", "seed=-1: expected an integer >= 0"),
+    # found by fuzzing: Path.is_dir() raises for a name too long (an OSError, exit 3)
+    ("g" * 300 + ".npz", "cannot read: File name too long"),
 ])
 def test_synthetic_errors(spec, msg):
     with pytest.raises(UserError, match=msg):
@@ -269,6 +275,7 @@ def test_gen_data_and_run_on_a_synthetic_graph(tmp_path):
     prog = str(ROOT / "ir_examples" / "models" / "gcn" / "gcn.ff")
     r = CliRunner().invoke(main, ["gen-data", prog, "--graph",
                                   "synthetic:nodes=300,edges=900,features=12,density=0.05",
+                                  "--size", "C=4",  # no labels to count classes in
                                   "-o", str(tmp_path / "d"), "--seed", "1"])
     assert r.exit_code == 0, r.output
     assert "300 x 12" in r.output
@@ -295,6 +302,29 @@ def test_graph_command(tmp_path):
     assert g.num_edges == 250 and g.features.nnz == 200
     r = CliRunner().invoke(main, ["graph", "synthetic:nodes=3,edges=9"])
     assert r.exit_code == 1 and "do not fit" in r.output
+
+
+def test_graph_output_is_an_ordinary_checked_output(tmp_path):
+    """Found by fuzzing: `graph -o` wrote its archive 0600 (mkstemp's mode), and could replace
+    its own source. Now it goes through fuseflowc.outputs like every other output."""
+    from golden import run_cli
+
+    old = os.umask(0o022)
+    try:
+        r = run_cli(["graph", "karate", "-o", str(tmp_path / "k.npz")])
+        assert r.exit_code == 0, r.stderr
+        assert stat.S_IMODE(os.stat(tmp_path / "k.npz").st_mode) == 0o644
+        before = (tmp_path / "k.npz").read_bytes()
+        r = run_cli(["graph", str(tmp_path / "k.npz"), "-o", str(tmp_path / "k.npz")])
+        assert r.exit_code == 1 and "is also an input of this command" in r.stderr, r.stderr
+        assert (tmp_path / "k.npz").read_bytes() == before
+        r = run_cli(["graph", "karate", "--seed", "-1", "-o", str(tmp_path / "s.npz")])
+        assert r.exit_code == 2 and "-1 is not in the range x>=0" in r.stderr, r.stderr
+        r = run_cli(["graph", "karate", "-o", str(tmp_path / "nodir" / "k.npz")])
+        assert r.exit_code == 1 and "does not exist" in r.stderr, r.stderr
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["k.npz"]
+    finally:
+        os.umask(old)
 
 
 def test_sweep_specs_take_synthetic_and_ogb_graphs(tmp_path):
@@ -329,7 +359,7 @@ def test_fusion_variants_share_one_generated_data_set(tmp_path):
     gcn = ROOT / "ir_examples" / "models" / "gcn"
     ctx = {"base": str(tmp_path), "data_cache": str(tmp_path)}
     src = {"name": "s", "graph": "synthetic:nodes=40,edges=80,features=4,density=0.5",
-           "seed": 1}
+           "seed": 1, "sizes": {"C": 3}}  # a synthetic graph has no labels to count classes in
     dirs = {data_dir_for({"program": str(p), "schedule": [], "data_source": src},
                          load_program(str(p)), ctx)
             for p in (gcn / "gcn_partial.ff", gcn / "gcn_full.ff", gcn / "gcn_unfused.ff")}

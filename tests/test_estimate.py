@@ -215,10 +215,11 @@ def test_a_program_fixes_its_dims_for_size_only_estimates():
     """`dim H = 16` in a program is a size the SAMML module does not record: estimating the
     program from --size alone uses it, and a contradicting --size is an error."""
     gcn = "ir_examples/models/gcn/gcn_partial.ff"
-    r = run_cli(["estimate", gcn, "--size", "N=10", "--size", "F=5", "-q"])
+    r = run_cli(["estimate", gcn, "--size", "N=10", "--size", "F=5", "--size", "C=4", "-q"])
     assert r.exit_code == 0, r.stderr
     assert r.stdout.splitlines()[-1].startswith("total\t")
-    r = run_cli(["estimate", gcn, "--size", "N=10", "--size", "F=5", "--size", "H=3", "-q"])
+    r = run_cli(["estimate", gcn, "--size", "N=10", "--size", "F=5", "--size", "C=4",
+                 "--size", "H=3", "-q"])
     assert r.exit_code == 1
     assert "the program fixes H = 16" in r.stderr
 

@@ -16,7 +16,7 @@ from lower_harness import assert_matches, load_text
 MODELS = Path(__file__).resolve().parent.parent / "ir_examples" / "models"
 
 MINI = {"S": 16, "E": 8, "NH": 2, "DH": 4, "FF": 16}
-SIZES = {"gcn": {"N": 12, "F": 6}, "graphsage": {"N": 12, "F": 6},
+SIZES = {"gcn": {"N": 12, "F": 6, "C": 4}, "graphsage": {"N": 12, "F": 6, "C": 4},
          "sae": {"Bt": 3, "P": 10, "D1": 6, "D2": 4}, "gpt3_mini": MINI}
 
 

@@ -260,7 +260,7 @@ def test_ml_operations(name, inline_widened):
 
 MODELS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "ir_examples" / "models").glob("*/*_*.ff")
                 if "gpt3" not in p.name)
-MODEL_SIZES = dict(N=5, F=4, Bt=3, P=5, D1=4, D2=3)
+MODEL_SIZES = dict(N=5, F=4, C=4, Bt=3, P=5, D1=4, D2=3)
 
 
 @pytest.mark.parametrize("path", MODELS)

@@ -127,3 +127,65 @@ def test_scalar_made_by_lowering_of_an_empty_tensor(order, inline_widened):
         assert_matches(program, {"I": 3, "J": 4, "K": 3}, seed=1, patterns=True,
                        density={"A1": d, "A3": 0.6}, order_index=order,
                        inline_widened=inline_widened)
+
+
+# Found while fixing widened max reductions (issue 18): an order-0 sum of an empty fiber
+# emitted an explicit 0, and 0 / 0 is NaN where the language has no entry (an absent
+# numerator); `fuse` likewise inlined a dense-declared intermediate into a numerator whose
+# stored zeros meet a zero divisor. Both now count a quotient's numerator as able to tell.
+EMPTY_SUM_OVER_A_ZERO_DIVISOR = """
+dim I, K
+tensor A[I, K] : csr
+tensor D[I] : dense
+tensor m[I] : dense
+m[i] = sum[k](A[i,k]) / D[i]
+"""
+
+WIDENED_OVER_A_ZERO_DIVISOR = """
+dim I, J, K
+tensor A[I, K] : csr
+tensor B[K, J] : csr
+tensor D[I, J] : dense
+tensor P[I, J] : dense
+tensor m[I] : dense
+P[i,j] = A[i,k] * B[k,j]
+m[i] = sum[j](P[i,j] / D[i,j])
+fuse f: P, m
+"""
+
+
+@pytest.mark.parametrize("text", [EMPTY_SUM_OVER_A_ZERO_DIVISOR, WIDENED_OVER_A_ZERO_DIVISOR],
+                         ids=["empty-sum", "widened"])
+@pytest.mark.parametrize("inline_widened", [False, True])
+def test_a_numerator_meeting_a_zero_divisor(text, inline_widened):
+    program = load_text(text)
+    for seed in range(3):
+        assert_matches(program, {"I": 6, "J": 5, "K": 4}, seed=seed, patterns=True,
+                       density={"A": 0.2, "B": 0.3, "D": 0.5}, inline_widened=inline_widened)
+
+
+# Found (open) by random chains with full-range vectors added, while checking widening (issue
+# 18): plain `fuse` too. With T0 empty (A0 has no entry) T2 should be sum_k T1 = 3 per
+# coordinate; the graphs give 6, as if T1 * T0 were T1 where T0 is absent (the product's
+# operands meet at i, j; T1 alone runs on at k).
+PRODUCT_WITH_AN_EMPTY_OUTER_REDUCTION_IN_A_UNION = """
+dim I, J, K
+tensor A0[I, J, K] : (dense, dense, compressed)
+tensor A2[I, J, K] : dense
+tensor T0[I, J] : dense
+tensor T1[I, J, K] : dense
+tensor T2[I, J] : dense
+T0[i,j] = A0[i,j,k] * A0[i,j,k]
+T1[i,j,k] = neg(A2[i,j,k]) + 1
+T2[i,j] = T1[i,j,k] * T0[i,j] + T1[i,j,k]
+fuse all: T0, T1, T2
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="open: an absent outer operand of a product inside a "
+                                       "union does not make the product absent at inner levels")
+@pytest.mark.parametrize("inline_widened", [False, True])
+def test_product_with_an_empty_outer_reduction_in_a_union(inline_widened):
+    program = load_text(PRODUCT_WITH_AN_EMPTY_OUTER_REDUCTION_IN_A_UNION)
+    assert_matches(program, {"I": 3, "J": 4, "K": 3}, seed=0, patterns=True,
+                   density={"A0": 0.0, "A2": 0.0}, inline_widened=inline_widened)

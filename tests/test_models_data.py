@@ -40,7 +40,7 @@ def _tiny_graph(path: Path, n: int, f: int, seed: int) -> sp.csr_matrix:
     np.savez_compressed(path, adj_indptr=a.indptr, adj_indices=a.indices,
                         adj_shape=np.array(a.shape), feat_indptr=x.indptr,
                         feat_indices=x.indices, feat_data=x.data.astype(np.float32),
-                        feat_shape=np.array(x.shape), labels=np.zeros(n, np.int64))
+                        feat_shape=np.array(x.shape), labels=np.arange(n) % 3)
     return a
 
 
@@ -100,6 +100,8 @@ def test_graph_data(made, model, norm, graph):
     adj = karate_club().adj if graph == "karate" else graphs[graph]
     np.testing.assert_allclose(t["A"].to_dense(), norm(adj).toarray())
     assert t["X"].shape[0] == adj.shape[0]
+    # the logits are as wide as the graph has classes (karate 2, the tiny graphs 3)
+    assert t["b2"].shape == ((2,) if graph == "karate" else (3,))
 
 
 def test_sae_data_is_half_sparse(made):

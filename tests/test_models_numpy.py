@@ -124,7 +124,7 @@ def test_gcn_small(variant):
 @pytest.mark.parametrize("variant", ["graphsage", "graphsage_full"])
 def test_graphsage_small(variant):
     p = load_program(str(MODELS / "graphsage" / f"{variant}.ff"))
-    inputs = random_data(p, {"N": 19, "F": 7}, seed=3, density={"X": 0.4})
+    inputs = random_data(p, {"N": 19, "F": 7, "C": 4}, seed=3, density={"X": 0.4})
     a = _graph_adjacency(19, 4)
     deg = a.sum(axis=1)
     amean = a / np.where(deg == 0, 1, deg)[:, None]
@@ -186,7 +186,7 @@ def test_gcn_on_cora():
     g, ahat, _ = _cora()
     p = load_program(str(MODELS / "gcn" / "gcn_full.ff"))
     n, f = g.features.shape
-    inputs = random_data(p, {"N": n, "F": f}, seed=11)
+    inputs = random_data(p, {"N": n, "F": f, "C": g.num_classes}, seed=11)
     inputs["A"] = _sparse_input(ahat, p.tensor("A").format)
     inputs["X"] = _sparse_input(g.features, p.tensor("X").format)
     d = {k: inputs[k].to_dense() for k in ("W1", "b1", "W2", "b2")}
@@ -200,7 +200,7 @@ def test_graphsage_on_cora():
     g, _, amean = _cora()
     p = load_program(str(MODELS / "graphsage" / "graphsage_full.ff"))
     n, f = g.features.shape
-    inputs = random_data(p, {"N": n, "F": f}, seed=12)
+    inputs = random_data(p, {"N": n, "F": f, "C": g.num_classes}, seed=12)
     inputs["A"] = _sparse_input(amean, p.tensor("A").format)
     inputs["X"] = _sparse_input(g.features, p.tensor("X").format)
     d = {k: inputs[k].to_dense() for k in ("Wn1", "Ws1", "b1", "Wn2", "Ws2", "b2")}

@@ -201,7 +201,7 @@ def test_cycles_go_down_on_spmm_rows():
 
 def test_errors():
     module, _ = lowered(ROOT / "ir_examples" / "kernels" / "spmm.ff")
-    with pytest.raises(PipelineError, match="parallelize: option factor must be >= 1"):
+    with pytest.raises(PipelineError, match="parallelize: option factor must be between 1 and 64"):
         parse_pipeline("parallelize{index=i,factor=0}")
     with pytest.raises(PipelineError, match="option index is required"):
         parse_pipeline("parallelize{factor=2}")

@@ -178,6 +178,11 @@ def test_outputs_that_are_or_hold_inputs_are_refused(work):
     fail(["gen-data", "spmv.ff", "-o", "sub/..", *SIZES], "-o sub/..: contains an input")
     fail(["gen-data", "d/../spmv.ff", "-o", "d/..", *SIZES], "contains an input")
     Path("sub").rmdir()
+    # found by fuzzing: an output inside an input directory replaced one of its files
+    fail(["estimate", "g.samml", "--data", "d", "--json-out", "d/A.npz"],
+         "--json-out d/A.npz: is inside d, an input directory of this command")
+    fail(["simulate", "g.samml", "--data", "d", "-o", "d/out"], "-o d/out: is inside d")
+    fail(["run", "spmv.ff", "--data", "d", "--json-out", "d/s.json"], "is inside d")
     assert snapshot(work) == before
 
 
@@ -209,6 +214,18 @@ def test_json_out_naming_a_directory_is_an_error(work, args):
     before = snapshot(work)
     fail([*args, "--json-out", "adir"], "--json-out adir: is a directory")
     fail([*args, "--json-out", ""], "--json-out '': an empty file name")
+    assert snapshot(work) == before
+
+
+@pytest.mark.parametrize("args", [["gen-data", "spmv.ff", *SIZES],
+                                  ["run", "spmv.ff", "--data", "d"],
+                                  ["simulate", "g.samml", "--data", "d"], ["report", FIXTURE],
+                                  ["check", "spmv.ff"]], ids=lambda a: a[0])
+def test_an_output_name_too_long_is_an_error(work, args):
+    """Found by fuzzing: Path.exists() raises for a name longer than the file system takes, so
+    a directory output of 300 characters was an OSError (exit 3)."""
+    before = snapshot(work)
+    fail([*args, "-o", "x" * 300], "cannot write: File name too long")
     assert snapshot(work) == before
 
 

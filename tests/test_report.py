@@ -96,8 +96,16 @@ def test_estimator_error():
     assert e["bytes_mean"] == pytest.approx(0.05) and e["bytes_max"] == pytest.approx(0.1)
 
 
+def test_matplotlib_is_a_dependency_so_reports_have_plots():
+    """Plots are what people look at: matplotlib is installed with fuseflowc, not an extra
+    (so the test below draws them in every `make test`, never skips)."""
+    import tomllib
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert any(d.startswith("matplotlib") for d in meta["dependencies"])
+    assert plots.available()
+
+
 def test_report_directory_has_markdown_json_and_plots(tmp_path):
-    pytest.importorskip("matplotlib")
     out = tmp_path / "rep"
     r = run_cli(["report", str(FIXTURE), "-o", str(out), "--format", "png"])
     assert r.exit_code == 0, r.stderr
@@ -113,6 +121,8 @@ def test_report_directory_has_markdown_json_and_plots(tmp_path):
     r = run_cli(["report", str(FIXTURE), "-o", str(out)])       # replaced whole: svg now
     assert sorted(p.suffix for p in out.iterdir()).count(".svg") == 5
     assert (out / "speedup.svg").read_text().lstrip().startswith("<?xml")
+    import matplotlib
+    assert matplotlib.get_backend().lower() == "agg"  # drawn without a display
 
 
 def test_report_without_matplotlib_is_text_only_and_says_so(tmp_path, monkeypatch):
@@ -136,17 +146,56 @@ def test_csv_and_jsonl_give_the_same_report(tmp_path):
     assert a == b
 
 
+ROW = '{"id": "a", "model": "m", "variant": "v", "data": "d", "status": "ok"'
+HEAD = "id,model,variant,data,status,"
+
+
 @pytest.mark.parametrize("name, text, message", [
-    ("r.jsonl", '{"id": "a"}\n{"id": \n', "r.jsonl:2:8: not a JSON row"),
+    ("r.jsonl", ROW + '}\n{"id": \n', "r.jsonl:2:8: not a JSON row"),
     ("r.jsonl", '[1, 2]\n', "r.jsonl:1: a row is a JSON object with an id"),
-    ("r.csv", "id,cycles\na,1\nb\n", "r.csv:3: 1 cells, but the header has 2"),
-    ("r.csv", "id,cycles\na,many\n", "r.csv:2: column cycles: cannot read 'many' as int"),
+    ("r.csv", HEAD + "cycles\na,m,v,d,ok,1\nb\n", "r.csv:3: 1 cells, but the header has 6"),
+    ("r.csv", HEAD + "cycles\na,m,v,d,ok,many\n",
+     "r.csv:2: column cycles: cannot read 'many' as int"),
     ("r.csv", "model,cycles\n", "r.csv:1: the first row must be the header"),
+    # rows whose columns have the wrong type or are missing (found by the fuzzer: a missing
+    # data column made the report sort None against text; a missing params one, call .items()
+    # on None)
+    ("r.csv", "id,model,variant,status,cycles\na,m,v,ok,1\n",
+     "r.csv:2: column data: every row needs one"),
+    ("r.jsonl", '{"id": "a", "model": "m", "variant": "v", "data": null, "status": "ok"}\n',
+     "r.jsonl:1: column data: every row needs one"),
+    ("r.jsonl", ROW + ', "params": "factor=2"}\n',
+     'r.jsonl:1: column params: expected a JSON object, not "factor=2"'),
+    ("r.jsonl", ROW + ', "arch": [1]}\n', "r.jsonl:1: column arch: expected a JSON array of "
+                                          "strings, not [1]"),
+    ("r.jsonl", ROW + ', "cycles": "12"}\n', 'column cycles: expected an integer, not "12"'),
+    ("r.jsonl", ROW + ', "cycles": true}\n', "column cycles: expected an integer, not true"),
+    ("r.jsonl", ROW + ', "inline_widened": 1}\n',
+     "column inline_widened: expected true or false, not 1"),
+    ("r.jsonl", '{"id": "a", "model": 7, "variant": "v", "data": "d", "status": "ok"}\n',
+     "column model: expected text, not 7"),
+    ("r.csv", HEAD + "params\na,m,v,,ok,{}\n", "r.csv:2: column data: every row needs one"),
+    ("r.csv", HEAD + "params\na,m,v,d,ok,[2]\n",
+     "r.csv:2: column params: expected a JSON object, not [2]"),
+    # json raises a bare ValueError for more than 4300 digits (it was exit 3)
+    ("r.jsonl", ROW + "}\n" + ROW + ', "cycles": 1' + "0" * 5000 + "}\n",
+     "r.jsonl:2:82: error: a number with 5001 digits; at most 4300 are read"),
+    ("r.csv", HEAD + "cycles\na,m,v,d,ok,1" + "0" * 5000 + "\n",
+     "r.csv:2: column cycles: cannot read"),
 ])
 def test_bad_results_files_are_located(tmp_path, name, text, message):
     (tmp_path / name).write_text(text)
     r = run_cli(["report", str(tmp_path / name)])
     assert r.exit_code == 1 and message in r.stderr, r.stderr
+
+
+def test_missing_structured_columns_read_as_empty(tmp_path):
+    """A results file without the optional columns (params, arch, ...) still reports."""
+    (tmp_path / "r.csv").write_text(HEAD + "cycles\na,m,unfused,d,ok,10\nb,m,full,d,ok,5\n")
+    (row, _) = read_rows(str(tmp_path / "r.csv"))
+    assert (row["params"], row["arch"], row["schedule"]) == ({}, [], [])
+    r = run_cli(["report", str(tmp_path / "r.csv")])
+    assert r.exit_code == 0 and "2.00x" in r.stdout, r.stderr
 
 
 def test_failures_are_listed_with_parameters_and_marked_in_the_plots(tmp_path):

@@ -234,6 +234,26 @@ def test_arch_file(tmp_path):
         Arch.load(f)
 
 
+@pytest.mark.parametrize("content, message", [
+    (b"[memory]\nlatency = \xff\n", "a.toml: not a UTF-8 text file"),
+    (b"[memory]\nlatency = 1" + b"0" * 5000 + b"\n",
+     "a.toml:2:11: error: a number with 5001 digits"),
+    (None, "is a directory, expected a file"),
+])
+def test_arch_file_that_cannot_be_read(tmp_path, content, message):
+    """Found by fuzzing: an arch file that is not UTF-8 (UnicodeDecodeError), holds a number of
+    thousands of digits (tomllib's bare ValueError) or is a directory (IsADirectoryError) was
+    exit 3; it is read now as every text input is (fuseflowc.files.read_source)."""
+    f = tmp_path / "a.toml"
+    if content is None:
+        f.mkdir()
+    else:
+        f.write_bytes(content)
+    with pytest.raises(UserError) as e:
+        Arch.load(f)
+    assert message in e.value.format()
+
+
 # ---- the command -----------------------------------------------------------------------------
 
 def _data(tmp_path, **arrays):
@@ -278,6 +298,27 @@ def test_cli_check_mismatch_shows_a_diff(tmp_path):
     assert "y: 1 of 7 entries differ (max abs error 1)" in r.stderr
     assert "at (2,): expected" in r.stderr
     assert not (tmp_path / "out").exists()          # nothing written on failure
+
+
+def test_cli_check_with_graph_checks_what_ran(tmp_path):
+    """Found by fuzzing: `--check --graph E` (E before the last graph) compared the module's
+    output D, which no graph that ran computed ('D: not written by the simulation', exit 1).
+    It checks the tensors the graphs that ran wrote, intermediates too."""
+    prog = str(EXAMPLES.parent / "kernels" / "nested_matmul.ff")
+    d, fused, g = (str(tmp_path / n) for n in ("d", "f.fused", "g.samml"))
+    for args in (["gen-data", prog, "-o", d, "--size", "I=5", "--size", "K=4", "--size",
+                  "J=6", "--size", "L=3", "--seed", "1"],
+                 ["fuse", prog, "--unfused", "-o", fused], ["lower", fused, "-o", g]):
+        assert run_cli(args).exit_code == 0
+    r = run_cli(["simulate", g, "--data", d, "--check", "--graph", "E"])
+    assert r.exit_code == 0 and "check: E match" in r.stderr, r.stderr
+    r = run_cli(["simulate", g, "--data", d, "--check", "--graph", "D"])
+    assert r.exit_code == 0 and "check: D, E match" in r.stderr, r.stderr
+    ref = str(tmp_path / "ref")  # an --expect directory holds outputs only: not E
+    assert run_cli(["run", prog, "--data", d, "-o", ref]).exit_code == 0
+    r = run_cli(["simulate", g, "--data", d, "--check", "--graph", "E", "--expect", ref])
+    assert r.exit_code == 1 and "--check --graph E: the graphs up to E write no tensor the " \
+        "--expect directory holds" in r.stderr, r.stderr
 
 
 def test_cli_errors(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import sys
 import types
 from pathlib import Path
@@ -134,11 +135,59 @@ def test_bad_specs_are_located(tmp_path, text, where, message):
     assert f"spec.toml{where}" in first and message in first, msg
 
 
+@pytest.mark.parametrize("line, message", [
+    ("timeout = nan", "timeout: expected a positive finite number"),
+    ("timeout = inf", "timeout: expected a positive finite number"),
+    ("timeout = 1e300", "timeout: 1e+300 seconds is more than the longest timeout, 1e+07"),
+    ("flops_per_cycle = -inf", "flops_per_cycle: expected a positive finite number"),
+])
+def test_spec_numbers_must_be_finite(tmp_path, line, message):
+    """Found by fuzzing: a timeout of nan or inf (TOML has both) reached the alarm timer, and
+    every configuration became an 'internal error' row."""
+    first = spec_error(tmp_path, f'{line}\nprograms = ["{KERNELS / "spmv.ff"}"]\n[[data]]\n'
+                                 f'seed = 1\n').split("\n")[0]
+    assert "spec.toml:1:1: error: " + message in first, first
+
+
+@pytest.mark.parametrize("name, text, where", [
+    ("spec.toml", "timeout = 1" + "0" * 5000 + "\n", ":1:11:"),
+    ("spec.json", '{"programs": [],\n "timeout": 1' + "0" * 5000 + "}", ":2:13:"),
+])
+def test_spec_number_too_long_to_read(tmp_path, name, text, where):
+    """Found by fuzzing: tomllib and json raise a bare ValueError for an integer of more than
+    4300 digits (exit 3)."""
+    first = spec_error(tmp_path, text, name).split("\n")[0]
+    assert f"{name}{where} error: a number with 5001 digits; at most 4300 are read" in first
+
+
+def test_negative_data_seed_is_refused(tmp_path):
+    """Found by fuzzing: numpy refuses a negative seed (every row an internal error)."""
+    first = spec_error(tmp_path, f'programs = ["{KERNELS / "spmv.ff"}"]\n[[data]]\nseed = -1\n'
+                       ).split("\n")[0]
+    assert "spec.toml:3:1: error: data[0].seed: expected a non-negative integer" in first
+
+
+@pytest.mark.parametrize("option, message", [
+    (["--timeout", "nan"], "nan is not a finite number"),
+    (["--timeout", "inf"], "is not in the range 0<x<=10000000.0"),
+    (["--prune", "nan"], "nan is not a finite number"),
+    (["-j", "99999999999999999999"], "is not in the range 1<=x<=256"),
+])
+def test_sweep_options_are_bounded(tmp_path, option, message):
+    """Found by fuzzing: -j 99999999999999999999 was an OverflowError (exit 3), --timeout nan
+    an internal error in every row."""
+    spec = tmp_path / "spec.toml"
+    spec.write_text(f'programs = ["{KERNELS / "spmv.ff"}"]\n[[data]]\nseed = 1\n')
+    r = run_cli(["sweep", str(spec), "-o", str(tmp_path / "r.csv"), *option])
+    assert r.exit_code == 2 and message in r.stderr, r.stderr
+    assert not (tmp_path / "r.csv").exists()
+
+
 def test_bad_key_in_second_table_points_at_that_table(tmp_path):
     text = (f'[[programs]]\npath = "{KERNELS / "spmv.ff"}"\n[[data]]\nseed = 1\n'
             f'[[data]]\nname = "b"\nseed = "x"\n')
     first = spec_error(tmp_path, text).split("\n")[0]
-    assert "spec.toml:7:1: error: data[1].seed: expected an integer" in first
+    assert "spec.toml:7:1: error: data[1].seed: expected a non-negative integer" in first
 
 
 def test_bad_json_spec_is_located(tmp_path):
@@ -435,16 +484,20 @@ seed = 4
 
 
 def test_ctrl_c_leaves_a_valid_file_and_stops_the_workers(tmp_path):
+    """Ctrl-C after the first row: exit 130, whole rows only, and a re-run resumes them. Many
+    data sets, so that the sweep is far from done when the signal lands (a fast machine once
+    finished six of them and was in interpreter shutdown when Ctrl-C arrived)."""
     import signal
     import subprocess
     import time
+    SETS = 60
     sets = "".join(f"""
 [[data]]
 name = "s{k}"
 sizes = {{ I = 600, J = 600 }}
 density = 0.005
 seed = {k}
-""" for k in range(6))
+""" for k in range(SETS))
     spec = write(tmp_path, f'programs = ["{KERNELS / "spmv.ff"}"]\n' + sets)
     out = tmp_path / "r.csv"
     exe = str(Path(sys.executable).with_name("fuseflowc"))
@@ -458,11 +511,9 @@ seed = {k}
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
-    if proc.returncode == 0:
-        pytest.skip("the sweep finished before Ctrl-C arrived")
-    assert proc.returncode == 130 and "interrupted" in err
+    assert proc.returncode == 130 and "interrupted" in err, (proc.returncode, err)
     rows = read_rows(str(out))                  # parses: whole rows only
-    assert 1 <= len(rows) < 6 and all(x["status"] == "ok" for x in rows)
+    assert 1 <= len(rows) < SETS and all(x["status"] == "ok" for x in rows)
     r = run_cli(["sweep", spec, "-o", str(out), "--dry-run"])
     assert r.stdout.count("done  ") == len(rows)
 
@@ -515,3 +566,15 @@ seed = 3
     assert rows["share"]["share"] is True and not rows["plain"]["share"]
     assert rows["share"]["flops"] < rows["plain"]["flops"]
     assert len(rows["share"]["kernel_cycles"]) > len(rows["plain"]["kernel_cycles"])
+
+
+@pytest.mark.parametrize("text", ["dask://host:port", "dask://h:99999", "dask://h:80x",
+                                  "dask://h:80?connect-timeout=inf",
+                                  "dask://h:80?connect-timeout=nan",
+                                  "dask://h:80?connect-timeout=1e300"])
+def test_bad_executors_are_user_errors(text):
+    """Found by fuzzing: a port that is no number, or past 65535, made urllib raise ValueError
+    (exit 3); an infinite connect timeout would wait for ever."""
+    from fuseflowc.sweep.cluster import parse_executor
+    with pytest.raises(UserError, match=f"--executor {re.escape(text)}: "):
+        parse_executor(text)

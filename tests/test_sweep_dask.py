@@ -45,6 +45,7 @@ path = "{MODELS / 'gcn' / 'gcn_partial.ff'}"
 path = "{KERNELS / 'spmv.ff'}"
 [[data]]
 graph = "g.npz"
+sizes = {{ C = 3 }}
 [[data]]
 name = "spmv-dir"
 dir = "spmv_data"
@@ -95,8 +96,12 @@ def test_timeouts_on_the_workers(tmp_path, cluster):
                  "0.0001", "--strict"])
     assert r.exit_code == 1
     rows = read_rows(str(out))
-    assert {x["status"] for x in rows} == {"timeout"}, [x["error"] for x in rows]
-    assert all(x["error"].startswith("timeout after 0.0001 s (during ") for x in rows)
+    # spmv on the graph archive is an input error (no adjacency tensor to put the graph in)
+    # that may be reached before the 0.1 ms alarm fires on a fast worker: an error row then
+    timed = [x for x in rows if "--graph-tensor" not in x["error"]]
+    assert len(timed) >= len(rows) - 1, [x["error"] for x in rows]
+    assert {x["status"] for x in timed} == {"timeout"}, [x["error"] for x in rows]
+    assert all(x["error"].startswith("timeout after 0.0001 s (during ") for x in timed)
     assert "6 configuration(s) of the grid failed" in r.stderr
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 
 import click
@@ -37,24 +36,17 @@ def _pairs(values: tuple[str, ...], what: str, conv) -> tuple[dict, object]:
     return out, default
 
 
-def _is_samml(text: str) -> bool:
-    return re.search(r"^\s*graph\s+\S+\s*\{", text, re.M) is not None
-
-
-def _is_fused_ir(text: str) -> bool:
-    """Fused IR has `region NAME ... {` lines; programs never do."""
-    return re.search(r"^\s*region\s+\S+.*\{\s*$", text, re.M) is not None
-
-
 def _module(path: str, schedule, unfused: bool, order, inline_widened: bool):
     """The SAMML module of INPUT, parsed and verified, or compiled from a program or fused IR
     through the fuse and lower stages' library functions; and the dim sizes the program or
     fused IR fixes (`dim H = 16`), which a SAMML module does not record."""
     from ..files import read_source
+    from ..ir_kind import sniff
     from ..samml.verify import verify
     src = read_source(path)
     source = None if path == "-" else path
-    if _is_samml(src.text):
+    kind, _ = sniff(src.text)  # None: parsed as a program, whose errors say what is wrong
+    if kind == "samml":
         if schedule or unfused or order is not None or inline_widened:
             raise UserError("--schedule, --unfused, --order and --inline-widened apply to "
                             "programs; this input is a SAMML module")
@@ -63,7 +55,7 @@ def _module(path: str, schedule, unfused: bool, order, inline_widened: bool):
         fixed: dict[str, int] = {}
     else:
         from ..lower.driver import lower_fused
-        if _is_fused_ir(src.text):
+        if kind == "fused":
             if schedule or unfused or order is not None or inline_widened:
                 raise UserError("--schedule, --unfused, --order and --inline-widened apply to "
                                 "programs; this input is fused IR")

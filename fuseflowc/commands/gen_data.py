@@ -21,7 +21,7 @@ NORMALIZATIONS = ("gcn", "mean", "none")
 @click.option("--density", "densities", multiple=True, metavar="[T=]D",
               help="Fraction of non-zero entries: T=0.1 for input T, or 0.1 for every input "
                    "without its own (repeatable). Default: 1 for dense formats, 0.1 otherwise.")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Random seed; the same seed gives the same files.")
 @click.option("--graph", "graph", metavar="SOURCE", default=None,
               help="Take the adjacency (and features) from a graph: karate, PATH.npz or PATH.mtx.")
@@ -62,8 +62,9 @@ def cmd(program: str, output: str, sizes: tuple[str, ...], densities: tuple[str,
     input, e.g. A[N, N] : csr) gets the graph's adjacency, normalized by --normalize, and the
     feature input (--feature-tensor, default the only other matrix input [N, F] whose F the
     program does not fix) gets its node features (when the graph has none: the identity, or
-    random features when --size gives F); their dims are bound from the graph. Other inputs
-    are random.
+    random features when --size gives F); their dims are bound from the graph. A graph with
+    labels also sizes the program's class dim, the one open dim of an output indexed with the
+    nodes (the logits Y[N, C]), and says so; --size C=N wins. Other inputs are random.
 
     \b
     Example:

@@ -12,7 +12,7 @@ import click
 @click.argument("source", metavar="SOURCE")
 @click.option("-o", "--output", "output", metavar="OUT.npz", default=None,
               help="Write the graph as a graph archive (atomically).")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of a synthetic graph without its own seed=.")
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
 def cmd(source: str, output: str | None, seed: int, as_json: bool) -> None:
@@ -31,16 +31,27 @@ def cmd(source: str, output: str | None, seed: int, as_json: bool) -> None:
       fuseflowc graph ~/ogb/ogbn_arxiv -o arxiv.npz
       fuseflowc graph edge_index.npy -o g.npz
     """
-    from ..data.graphs import degree_stats, load_graph, save_npz_graph
+    from ..data.graphs import (check_archive_name, degree_stats, load_graph, split_options,
+                               write_npz_graph)
+    from ..data.synthetic import is_synthetic
+    from ..outputs import Outputs
 
+    # the output is checked before the graph is read or made (which may take minutes), and may
+    # not be the source file
+    out = Outputs(None if source in ("karate",) or is_synthetic(source)
+                  else split_options(source)[0])
+    if output is not None:
+        check_archive_name(output)
+    archive = out.file(output) if output is not None else None
     g = load_graph(source, features="none", seed=seed)
     stats = {"name": g.name, **degree_stats(g.adj)}
     if g.features is not None:
         f = g.features
         stats["features"] = int(f.shape[1])
         stats["feature_density"] = f.nnz / max(f.shape[0] * f.shape[1], 1)
-    if output is not None:
-        save_npz_graph(g, output)
+    if archive is not None:
+        with out:
+            write_npz_graph(g, archive.staged_path())
     if as_json:
         click.echo(json.dumps(stats, indent=1))
     else:

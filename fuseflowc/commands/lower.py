@@ -6,21 +6,7 @@ import os
 
 import click
 
-from ..diagnostics import UserError
 from .options import output_option
-
-
-def _program_error(src) -> UserError | None:
-    """The error for a language program given to `lower` (None when `src` is no program): lower
-    reads only the fused IR, so the program must go through `fuseflowc fuse` first."""
-    from ..lang.parser import parse_program
-    try:
-        parse_program(src)
-    except UserError:
-        return None
-    name = src.name if src.name not in ("-", "<stdin>") else "PROGRAM.ff"
-    return UserError(f"this is a program, not fused IR: run `fuseflowc fuse {name} | "
-                     "fuseflowc lower` (lower reads only what `fuseflowc fuse` writes)")
 
 
 @click.command("lower")
@@ -58,14 +44,7 @@ def cmd(fused: str, output: str | None, dump_table: bool) -> None:
 
     out = Outputs(fused)
     dest = out.file(output)
-    src = read_source(fused)
-    try:
-        fp = parse_fused(src)
-    except UserError:
-        err = _program_error(src)
-        if err is not None:
-            raise err from None
-        raise
+    fp = parse_fused(read_source(fused))  # a program or SAMML module: says what to run
     base = os.path.dirname(os.path.abspath(output)) if output not in (None, "-") \
         else os.getcwd()
     module, analyses = lower_fused(fp, _source_from(fp.source, fused, base))

@@ -67,7 +67,9 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, region: str | No
 
 
 def format_table(rows: list[dict]) -> str:
-    """A plain-text table of per-region order counts, then the listed orders."""
+    """A plain-text table of per-region order counts, then the listed orders (each renamed
+    index with the program's name(s) for it: `u0(j)`)."""
+    from ..names import shown
     head = ("region", "indices", "edges", "orders", "sci")
     body = [(r["region"], str(r["indices"]), str(r["edges"]), str(r["orders"]), r["sci"])
             for r in rows]
@@ -76,8 +78,10 @@ def format_table(rows: list[dict]) -> str:
                        enumerate(zip(row, widths))).rstrip() for row in [head, *body]]
     for r in rows:
         if r["listed"]:
+            names = r["source_names"]
             lines.append("")
-            lines.append(f"{r['region']}: index order {' '.join(r['index_order'])}")
+            lines.append(f"{r['region']}: index order "
+                         + " ".join(shown(x, names) for x in r["index_order"]))
             for k, o in enumerate(r["listed"]):
-                lines.append(f"  {k}: {' -> '.join(o)}")
+                lines.append(f"  {k}: {' -> '.join(shown(x, names) for x in o)}")
     return "\n".join(lines) + "\n"

@@ -27,9 +27,9 @@ def cmd(results: str, out_dir: str | None, fmt: str, as_json: bool, json_out: st
     over dataflow orders (best, median, worst, normalized to the worst); the estimator's error
     against the simulator; and the failed configurations. With -o DIR it also draws the
     matching plots (speedup bars, normalized FLOPs and bytes, parallel and block scaling, order
-    spread) as SVG or PNG, when matplotlib is installed (pip install 'fuseflowc[plot]');
-    without it the report is text only, and says so on stderr. `--json` prints the summary as
-    JSON on stdout instead of the markdown; `--json-out FILE` also writes it to FILE.
+    spread) as SVG or PNG with matplotlib (installed with fuseflowc); should it be missing,
+    the report is text only, and says so on stderr. `--json` prints the summary as JSON on
+    stdout instead of the markdown; `--json-out FILE` also writes it to FILE.
 
     \b
     Examples:
@@ -39,14 +39,14 @@ def cmd(results: str, out_dir: str | None, fmt: str, as_json: bool, json_out: st
     """
     from ..outputs import Outputs
     from ..sweep.markdown import render
-    from ..sweep.results import read_rows
+    from ..sweep.results import REPORT_COLUMNS, read_rows
     from ..sweep.summary import clean_json, summarize
 
     out = Outputs(results)
     report_dir = out.directory(out_dir) if out_dir is not None else None
     stdout = out.file("-") if as_json or report_dir is None else None
     json_file = out.file(json_out, "--json-out") if json_out is not None else None
-    summary = summarize(read_rows(results))
+    summary = summarize(read_rows(results, REPORT_COLUMNS))
     text_json = json.dumps(clean_json(summary), indent=1) + "\n"
     images: dict[str, str] = {}
     with out:
@@ -60,8 +60,8 @@ def cmd(results: str, out_dir: str | None, fmt: str, as_json: bool, json_out: st
             if plots.available():
                 images = plots.draw_all(summary, tmp, fmt)
             else:
-                click.echo("report: matplotlib is not installed (pip install "
-                           "'fuseflowc[plot]'): text only, no plots", err=True)
+                click.echo("report: matplotlib is not installed (pip install matplotlib): "
+                           "text only, no plots", err=True)
             (tmp / "report.md").write_text(render(summary, results, images) + "\n",
                                            encoding="utf-8")
             (tmp / "summary.json").write_text(text_json, encoding="utf-8")

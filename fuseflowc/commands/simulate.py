@@ -20,7 +20,8 @@ from .options import LegacyJsonCommand, json_option, json_out_option
                    "fuseflowc wrote (its files are replaced; see docs/outputs.md).")
 @click.option("--check", is_flag=True,
               help="Compare the outputs with --expect DIR, or else with the reference evaluator "
-                   "run on the module's source program; exit 1 with a diff on mismatch.")
+                   "run on the module's source program; exit 1 with a diff on mismatch. With "
+                   "--graph, every tensor the graphs that ran wrote (intermediates too).")
 @click.option("--expect", "expect_dir", metavar="DIR",
               help="Directory of expected output tensors for --check.")
 @json_option
@@ -31,20 +32,24 @@ from .options import LegacyJsonCommand, json_option, json_out_option
               help="Override one architecture value, e.g. channel.depth=2, kind.alu.latency=3, "
                    "memory.latency=0 (repeatable).")
 @click.option("--depth", metavar="N|inf", help="Channel depth (FIFO entries), or inf.")
-@click.option("--max-cycles", type=click.IntRange(min=1), default=None, metavar="N",
+@click.option("--max-cycles", type=click.IntRange(min=1, max=2**62), default=None, metavar="N",
               help="Stop with an error if any node passes this cycle (a runaway run).")
 @click.option("--graph", "graph_name", metavar="NAME",
               help="Report only graph NAME (graphs before it still run: they may write its "
                    "inputs).")
+@click.option("--engine", type=click.Choice(["fast", "python"]), default=None,
+              help="Simulation engine: fast (compiled, sim/cpp) or python (sim/engine.py); the "
+                   "same results either way. Default: fast when it is built, else python (said "
+                   "in one line on stderr).")
 @click.option("--progress", "show_progress", is_flag=True,
               help="Report progress on stderr (plain lines) even when it is not a terminal; a "
                    "terminal gets a transient progress line without asking. Either way only "
                    "after the first second.")
 @click.option("-q", "--quiet", is_flag=True,
-              help="No progress and no tables on stderr (errors and the --check verdict still "
-                   "show).")
+              help="No progress, no notes and no tables on stderr (errors and the --check "
+                   "verdict still show).")
 def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_file, sets, depth,
-        max_cycles, graph_name, show_progress, quiet):
+        max_cycles, graph_name, engine, show_progress, quiet):
     """Simulate the SAMML graphs of GRAPH (a .samml file, or - for stdin) on data.
 
     Every graph of the module runs in order (tensors written by one feed the later ones). A
@@ -64,6 +69,7 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
       fuseflowc simulate ir_examples/samml/spmv_row.samml --data d/ --check --expect d/ref
       fuseflowc lower prog.fused | fuseflowc simulate --data d/ --check --json-out stats.json
       fuseflowc simulate g.samml --data d/ --depth 2 --set memory.latency=0 -o out/
+      fuseflowc simulate g.samml --data d/ --engine python    # the reference engine
     """
     from fuseflowc.data.io import load_inputs, save_tensors
     from fuseflowc.samml.load import load_module
@@ -99,23 +105,39 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
         progress = Progress(sys.stderr, after=PROGRESS_AFTER, interval=PROGRESS_INTERVAL,
                             estimate=_flops_estimate(module, inputs, sizes, arch))
     try:
-        sim = Simulator(module, inputs, sizes, arch, max_cycles, progress)
+        sim = Simulator(module, inputs, sizes, arch, max_cycles, progress, engine=engine)
         result = sim.run(graphs)
     finally:
         if progress is not None:
             progress.close()
+    if not quiet:
+        for note in sim.notes:
+            click.echo(f"simulate: note: {note}", err=True)
     if graph_name is not None:
         result.kernels = [k for k in result.kernels if k.graph == graph_name]
     stats = result_stats(result, arch)
     if not as_json and not quiet:
         from rich.console import Console
         console = Console(file=sys.stderr, width=None if sys.stderr.isatty() else 110)
-        print_tables(stats, console)
+        print_tables(stats, console, module=module)
     outputs = {t.name: result.tensors[t.name] for t in module.tensors
                if t.role == "output" and t.name in result.tensors}
     if check:
-        expected = _expected(module, graph, data_dir, expect_dir, outputs, sizes, out)
-        problems = compare(outputs, expected)
+        checked = outputs
+        if graph_name is not None:
+            # the graphs after NAME did not run: check what the ones that ran wrote (the
+            # module's outputs and intermediates), not outputs nobody computed
+            checked = {n: t for n, t in result.tensors.items() if module.tensor(n) is not None}
+        expected = _expected(module, graph, data_dir, expect_dir, checked, sizes, out)
+        if graph_name is not None:
+            expected = {k: v for k, v in expected.items() if k in checked}
+            checked = {k: v for k, v in checked.items() if k in expected}
+            if not checked:
+                raise UserError(f"--check --graph {graph_name}: the graphs up to {graph_name} "
+                                f"write no tensor the " + ("--expect directory holds"
+                                                           if expect_dir else
+                                                           "source program computes"))
+        problems = compare(checked, expected)
         if problems:
             raise UserError("simulated outputs differ from the expected ones:\n"
                             + "\n".join(problems))

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import math
 import sys
 
 import click
+
+from ..sweep.spec import MAX_JOBS, MAX_TIMEOUT
+
+
+def _finite(ctx, param, value: float | None) -> float | None:
+    # click's FloatRange lets nan through (every comparison with it is false)
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a finite number")
+    return value
 
 
 @click.command("sweep")
@@ -12,14 +22,15 @@ import click
 @click.option("-o", "--output", "results", metavar="RESULTS", required=True,
               help="The results file: .csv or .jsonl (JSON lines). Rows already in it (by "
                    "configuration id) are skipped: rerun the same command to resume.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
-              metavar="N", help="Worker processes.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1, max=MAX_JOBS), default=1,
+              show_default=True, metavar="N", help="Worker processes.")
 @click.option("--prune", type=click.FloatRange(min=1.0), default=None, metavar="F",
+              callback=_finite,
               help="Estimate every configuration first and skip (recording a row with status "
                    "pruned and the reason) those whose estimated cycles exceed F times the best "
                    "estimate for the same model, data set and arch.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
-              metavar="SECONDS",
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True, max=MAX_TIMEOUT),
+              default=None, metavar="SECONDS", callback=_finite,
               help="Stop a configuration after this much wall time; it becomes a row with "
                    "status timeout (default: the spec's timeout, else none).")
 @click.option("--dry-run", is_flag=True,

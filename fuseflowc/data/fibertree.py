@@ -17,7 +17,40 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..diagnostics import UserError
 from ..formats import Format
+from ..limits import check_memory
+
+# Dense levels store every coordinate: a format that would store more values than this is a
+# user error to report (a sparser format, smaller data), not a MemoryError to crash on.
+MAX_STORED_POSITIONS = 2**28
+
+
+def stored_positions(fmt: Format, grid: tuple[int, ...], nnz: int) -> int:
+    """The most positions any level of `fmt` stores for `nnz` entries of a tensor whose (block)
+    grid is `grid`: dense levels multiply, a compressed level holds at most one position per
+    stored entry."""
+    npos = most = 1
+    for kind, mode in zip(fmt.levels, fmt.mode_order):
+        npos = npos * grid[mode] if kind == "dense" else min(npos * grid[mode], nnz)
+        most = max(most, npos)
+    return most
+
+
+def check_storage(name: str | None, shape: tuple[int, ...], fmt: Format, nnz: int,
+                  block: int | None = None) -> None:
+    """Refuse, before allocating, to store `nnz` entries of a tensor of `shape` in `fmt` when
+    its levels would hold more than MAX_STORED_POSITIONS values, or more than the machine's
+    memory has room for (UserError naming the tensor, its shape and format)."""
+    grid = shape if block is None else tuple(s // block for s in shape)
+    n = stored_positions(fmt, grid, nnz) * (block or 1) ** 2
+    what = (f"storing {'tensor ' + repr(name) + ' ' if name else 'a tensor '}"
+            f"({' x '.join(map(str, shape))}) in format {fmt.name()}")
+    if n > MAX_STORED_POSITIONS:
+        raise UserError(f"{what} would need {n} stored values, more than the "
+                        f"{MAX_STORED_POSITIONS} fuseflowc stores per tensor; declare a sparser "
+                        f"format or use smaller sizes")
+    check_memory(24 * n, what)  # values, coordinates and segments
 
 
 def _storage_sort(scoords: np.ndarray, sshape: tuple[int, ...]) -> np.ndarray | None:
@@ -70,16 +103,20 @@ class FiberTensor:
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
-    def from_coo(cls, shape, coords, values, fmt: Format, block: int | None = None) -> "FiberTensor":
+    def from_coo(cls, shape, coords, values, fmt: Format, block: int | None = None,
+                 name: str | None = None) -> "FiberTensor":
         """Build from stored entries: `coords` (nnz, order) in logical mode order, `values` (nnz,)
         or (nnz, b, b) when `block` is set (then shape and coords count blocks... see below).
 
         For blocked tensors `shape` is the full element shape and `coords` are block coordinates.
         Duplicate coordinates are summed. Entries under dense levels that are not given are 0.
+        A format that would store too much is a UserError (`check_storage`; `name` names the
+        tensor in it).
         """
         shape = tuple(int(s) for s in shape)
         order = len(shape)
         values = np.asarray(values, dtype=np.float64)
+        check_storage(name, shape, fmt, values.shape[0] if values.ndim else 1, block)
         # Order 0 (a scalar): one stored entry per value, each with no coordinates.
         coords = np.asarray(coords, dtype=np.int64).reshape(-1, order) if order else \
             np.zeros((values.reshape(-1).shape[0] if block is None else values.shape[0], 0),

@@ -21,7 +21,8 @@ from typing import Mapping
 import numpy as np
 
 from ..diagnostics import UserError
-from .fibertree import FiberTensor
+from ..limits import check_memory
+from .fibertree import FiberTensor, check_storage, stored_positions
 from .io import check_supported
 from .spec import TensorSpec
 
@@ -38,6 +39,17 @@ def nonzero_uniform(rng: np.random.Generator, size) -> np.ndarray:
         if not zero.any():
             return v
         v[zero] = rng.uniform(-1.0, 1.0, size=int(zero.sum()))
+
+
+def generation_bytes(fmt, grid: tuple[int, ...], k: int, b: int | None) -> int:
+    """About the bytes `random_tensor` allocates for `k` entries (blocks of b x b) of a tensor
+    with (block) grid `grid` stored in `fmt`: the sample (numpy's choice without replacement
+    permutes the whole index space when k is over a fiftieth of it), coordinates and values of
+    the entries, and the stored levels."""
+    total = math.prod(grid)
+    sample = 8 * total if total > 10000 and k > total // 50 else 24 * k
+    bb = (b or 1) ** 2
+    return sample + 8 * k * (2 + 2 * len(grid) + bb) + 16 * stored_positions(fmt, grid, k) * bb
 
 
 def _pick(rng: np.random.Generator, total: int, k: int) -> np.ndarray:
@@ -85,15 +97,21 @@ def random_tensor(spec: TensorSpec, shape: tuple[int, ...], density: float | Non
     if total >= _MAX_INDEX_SPACE:
         raise UserError(f"tensor '{spec.name}': shape {shape} is too large to sample")
     k = int(round(density * total))
+    check_memory(generation_bytes(fmt, grid, k, b),
+                 f"tensor '{spec.name}' ({' x '.join(map(str, shape))} {fmt.name()}, density "
+                 f"{density:g}, {k} entries)")
+    check_storage(spec.name, shape, fmt, k, b)  # what loading it back would refuse
     flat = _pick(rng, total, k)
     coords = (np.stack(np.unravel_index(flat, grid), axis=1).astype(np.int64) if grid
               else np.zeros((k, 0), np.int64))
     vals = nonzero_uniform(rng, (k,) if b is None else (k, b, b))
-    return FiberTensor.from_coo(shape, coords, vals, fmt, b)
+    return FiberTensor.from_coo(shape, coords, vals, fmt, b, spec.name)
 
 
 def tensor_rng(seed: int, name: str) -> np.random.Generator:
     """The Generator of one named tensor: independent of every other name, fixed by the seed."""
+    if int(seed) < 0:
+        raise UserError(f"the random seed must be a non-negative integer, not {seed}")
     return np.random.default_rng([int(seed), zlib.crc32(name.encode("utf-8"))])
 
 

@@ -280,6 +280,12 @@ def load_graph(source: str, features: str = "identity", num_features: int = 16,
         return g
     path_text, opts = split_options(source)
     path = Path(path_text)
+    try:
+        path.stat()  # Path.is_dir() raises for a name too long or a loop of links
+    except FileNotFoundError:
+        pass  # each kind says "no such file" below
+    except OSError as e:
+        raise UserError(f"{path_text}: cannot read: {e.strerror}") from None
     if path.is_dir():
         from .ogb import load_ogb_graph
         unknown = sorted(set(opts) - {"relation"})
@@ -312,16 +318,25 @@ def load_graph(source: str, features: str = "identity", num_features: int = 16,
 def save_npz_graph(graph: Graph, path) -> None:
     """Write `graph` in the layout of the shared graph archives (`load_npz_graph` reads it):
     adj_indptr, adj_indices, adj_shape (adj_data only when some value is not 1), feat_* with
-    float32 values, labels. Atomic: the file appears only when complete."""
-    import os
-    import tempfile
+    float32 values, labels. Atomic: the file appears only when complete (see
+    fuseflowc.outputs)."""
+    from ..outputs import Outputs
 
-    path = Path(path)
-    if path.suffix != ".npz":
+    check_archive_name(str(path))
+    out = Outputs()
+    archive = out.file(str(path))
+    with out:
+        write_npz_graph(graph, archive.staged_path())
+
+
+def check_archive_name(path: str) -> None:
+    """A graph archive is written to a .npz file."""
+    if Path(path).suffix != ".npz":
         raise UserError(f"{path}: a graph archive is a .npz file")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise UserError(f"{path}: directory {parent} does not exist")
+
+
+def write_npz_graph(graph: Graph, path) -> None:
+    """The arrays of `save_npz_graph`, written to `path` (any name) as they are."""
     adj = sp.csr_matrix(graph.adj)
     arrays = {"adj_indptr": adj.indptr, "adj_indices": adj.indices,
               "adj_shape": np.array(adj.shape, np.int64)}
@@ -333,14 +348,8 @@ def save_npz_graph(graph: Graph, path) -> None:
                       feat_data=f.data.astype(np.float32), feat_shape=np.array(f.shape, np.int64))
     if graph.labels is not None:
         arrays["labels"] = np.asarray(graph.labels, np.int64)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".npz", dir=parent)
-    os.close(fd)
-    try:
-        np.savez(tmp, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with open(path, "wb") as f:  # a file object: numpy would add .npz to a name without it
+        np.savez(f, **arrays)
 
 
 def degree_stats(adj) -> dict:

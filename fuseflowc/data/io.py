@@ -35,7 +35,7 @@ import numpy as np
 from ..diagnostics import UserError
 from ..files import output_dir
 from ..formats import Format
-from .fibertree import FiberTensor
+from .fibertree import FiberTensor, check_storage
 from .levelfiles import (_err, _shape_text, LEVEL_FILE_RE, LEVEL_MARK, LEVEL_PREFIX, level_file,
                          level_files_present, read_level_files, write_level_files)
 from .spec import TensorSpec
@@ -167,6 +167,10 @@ def _read_scipy_npz(path: Path) -> RawTensor:
 
     try:
         m = sp.load_npz(path)
+        # load_npz trusts indptr and indices; scipy's C++ code then reads out of bounds (a
+        # segfault or heap corruption, found by fuzzing): check the structure first
+        if hasattr(m, "check_format"):
+            m.check_format(full_check=True)
     except Exception as e:  # scipy raises a variety of errors for broken archives
         raise _err(path, f"unreadable or corrupt scipy.sparse .npz file ({e})") from None
     coo = m.tocoo()
@@ -284,26 +288,6 @@ def check_supported(spec: TensorSpec) -> None:
                         f"level, which tensor storage does not support yet")
 
 
-# Dense levels store every coordinate: refuse a declared format that would need more positions
-# than this (a user error to report, not a MemoryError to crash on).
-MAX_STORED_POSITIONS = 2**28
-
-
-def _check_storage_size(raw: RawTensor, spec: TensorSpec, where) -> None:
-    """Bound the positions the declared format would store: dense levels multiply, a compressed
-    level holds at most one position per stored entry."""
-    b = spec.block if spec.format.blocked and spec.block else 1
-    npos = 1
-    nnz = raw.coords.shape[0]
-    for kind, mode in zip(spec.format.levels, spec.format.mode_order):
-        size = raw.shape[mode] // b
-        npos = npos * size if kind == "dense" else min(npos * size, nnz)
-        if npos * b * b > MAX_STORED_POSITIONS:
-            raise _err(where, f"storing '{spec.name}' {_shape_text(raw.shape)} in format "
-                              f"{spec.format.name()} would need more than "
-                              f"{MAX_STORED_POSITIONS} stored values; declare a sparser format")
-
-
 def convert(raw: RawTensor, spec: TensorSpec, where: Path | str) -> FiberTensor:
     """Store `raw` in the spec's declared format (and block size); `where` names the file."""
     fmt = spec.format
@@ -311,9 +295,13 @@ def convert(raw: RawTensor, spec: TensorSpec, where: Path | str) -> FiberTensor:
     if len(raw.shape) != fmt.order:
         raise _err(where, f"holds a tensor of order {len(raw.shape)} {_shape_text(raw.shape)}, "
                           f"but '{spec.name}' is declared with {fmt.order} dim(s)")
-    _check_storage_size(raw, spec, where)
+    try:  # before any conversion allocates (blocks: at most one per entry)
+        check_storage(spec.name, raw.shape, fmt, raw.coords.shape[0],
+                      spec.block if fmt.blocked and spec.block else None)
+    except UserError as e:
+        raise _err(where, e.diagnostics[0].message) from None
     if not fmt.blocked:
-        return FiberTensor.from_coo(raw.shape, raw.coords, raw.values, fmt)
+        return FiberTensor.from_coo(raw.shape, raw.coords, raw.values, fmt, name=spec.name)
     b = spec.block
     if b is None or b < 1:
         raise UserError(f"'{spec.name}' has blocked format {fmt.name()} but no block size")
@@ -334,7 +322,7 @@ def convert(raw: RawTensor, spec: TensorSpec, where: Path | str) -> FiberTensor:
     else:
         blocks = np.zeros((0, b, b))
         bcoords = np.zeros((0, 2), np.int64)
-    return FiberTensor.from_coo(raw.shape, bcoords, blocks, fmt, b)
+    return FiberTensor.from_coo(raw.shape, bcoords, blocks, fmt, b, spec.name)
 
 
 def _check_against(raw: RawTensor, spec: TensorSpec, shape, where) -> None:

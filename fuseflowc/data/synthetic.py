@@ -130,6 +130,8 @@ def _check(source: str, s: SyntheticSpec, given: set[str]) -> None:
         bad(f"exponent={s.exponent:g}: a power law with a finite mean needs an exponent > 2")
     if s.max_degree is not None and not (math.isfinite(s.max_degree) and s.max_degree >= 1):
         bad(f"max_degree={s.max_degree:g}: expected a number >= 1")
+    if s.seed is not None and s.seed < 0:  # numpy's generators refuse negative seeds
+        bad(f"seed={s.seed}: expected an integer >= 0")
 
 
 def _degree_file(path: str) -> np.ndarray:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..diagnostics import UserError
+from ..limits import check_memory
 
 DENSE = "dense"  # the label of a level that stores every coordinate
 
@@ -179,6 +180,10 @@ class DataStats:
         for name in sorted(densities):   # names that are no input of `module` are ignored
             if not 0.0 <= float(densities[name]) <= 1.0:
                 raise UserError(f"--density {name}={densities[name]}: a density is in [0, 1]")
+        if default_density is not None and not 0.0 <= float(default_density) <= 1.0:
+            raise UserError(f"--density {default_density}: a density is in [0, 1]")
+        check_memory(model_bytes(module, sizes), "estimating with "
+                     + ", ".join(f"--size {k}={v}" for k, v in sorted(sizes.items())))
         stats = {}
         for decl in module.tensors:
             if decl.role != "input":
@@ -192,6 +197,18 @@ class DataStats:
                 d = 1.0 if decl.format.is_dense else 0.1
             stats[decl.name] = uniform_stats(decl.name, shape, decl.format, decl.block, d)
         return cls(sizes, stats, element_bytes, "values")
+
+
+def model_bytes(module, sizes: dict[str, int]) -> int:
+    """About the bytes the model allocates: a few float arrays (histograms of positions per
+    coordinate and per parent coordinate, and their temporaries) per storage level of every
+    tensor of `module`, each as long as the level's or its parent's extent (measured: 2 to 4
+    arrays of 8 bytes per element on SpMV and GCN)."""
+    elements = 0
+    for decl in module.tensors:
+        sizes_k = level_shape(shape_of(decl, sizes), decl.format, decl.block)
+        elements += sum(sizes_k) + sum([1] + sizes_k[:-1])
+    return 32 * elements
 
 
 def shape_of(decl, sizes: dict[str, int]) -> tuple[int, ...]:

@@ -22,6 +22,7 @@ from ..lang import ast
 from . import ir
 from .free_order import copy_name, permute_discordant, rename_access
 from .pog import POG, find_cycle
+from .verify import check_inlining
 
 
 @dataclass
@@ -89,7 +90,9 @@ def fuse_program(program: ast.Program, source_path: str | None = None,
                                {t.name for t in program.tensors})
     tensors = _tensors(program, regions)
     dims = [(d.name, d.size) for d in program.dims]
-    return ir.FusedProgram(source_path, dims, tensors, regions)
+    fused = ir.FusedProgram(source_path, dims, tensors, regions)
+    check_inlining(fused, {s.name: s.loc for s in program.statements})  # what lowering can take
+    return fused
 
 
 def _order_of(region: ir.Region, orders: dict[str | None, int]) -> int:

@@ -6,6 +6,9 @@ from ..diagnostics import UserError
 from . import ir
 from .pog import POG
 
+#: The most orders `region_orders` lists (`fuseflowc orders --list N`).
+MAX_LISTED = 100_000
+
 
 def sci(n: int) -> str:
     """`n` in scientific notation with two significant decimals, exactly rounded from the int."""
@@ -26,7 +29,11 @@ def region_pog(r: ir.Region) -> POG:
 
 def region_orders(f: ir.FusedProgram, region: str | None = None, list_n: int = 0) -> list[dict]:
     """Per region (or only `region`, by name or fusion-group name): its size, POG edge count,
-    exact order count and the first `list_n` orders of the enumeration."""
+    exact order count, the first `list_n` orders of the enumeration and the program's names
+    of its renamed indices."""
+    if list_n > MAX_LISTED:
+        raise UserError(f"--list {list_n}: at most {MAX_LISTED:,} orders are listed (a region "
+                        f"may have 1e100 of them: the listing is kept in memory)")
     chosen = [r for r in f.regions if region is None or region in (r.name, r.group)]
     if not chosen:
         known = ", ".join(r.name for r in f.regions)
@@ -44,6 +51,8 @@ def region_orders(f: ir.FusedProgram, region: str | None = None, list_n: int = 0
             "orders": count,
             "sci": sci(count),
             "index_order": names,
+            # the program's names of the renamed indices (`orders` shows u0 as `u0(j)`)
+            "source_names": {x: list(ns) for x, ns in r.source_names().items()},
             "listed": [[names[v] for v in o] for o in pog.orders(list_n)],
         })
     return rows

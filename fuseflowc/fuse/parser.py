@@ -12,20 +12,25 @@ from lark.exceptions import UnexpectedInput, VisitError
 
 from ..diagnostics import Loc, Source, UserError
 from ..formats import LEVEL_KINDS, Format, shorthand
+from ..ir_kind import wrong_kind
 from ..lang import ast
-from ..lang.grammar import parser
+from ..lang.grammar import parser, paused_gc
 from ..lang.syntax_errors import syntax_error
+from ..limits import (MAX_INT, MAX_LANES, MAX_TENSOR_ORDER, check_nesting, finite_number,
+                      order_number, whole_number)
 from . import ir
 
 
+@paused_gc()
 def parse_fused(source: Source, verify: bool = True) -> ir.FusedProgram:
     """Parse fused-IR text; with `verify`, also check it (fuseflowc.fuse.verify)."""
     try:
         text = source.text if source.text.endswith("\n") else source.text + "\n"
         tree = parser("fused.lark").parse(text)
     except UnexpectedInput as e:
-        raise syntax_error(e, source, "fused IR") from None
-    try:
+        raise wrong_kind(source, "fused") or syntax_error(e, source, "fused IR") from None
+    check_nesting(tree, source)
+    try:  # the transformer recurses once per nesting level: check_nesting bounded that
         items = _Build(source).transform(tree)
     except VisitError as e:
         if isinstance(e.orig_exc, UserError):
@@ -70,6 +75,9 @@ class _Build(Transformer):
     def _tok(self, t: Token) -> Loc:
         return Loc(self.src, t.line, t.column, max(len(str(t)), 1))
 
+    def _int(self, t: Token, what: str, lo: int = 0, hi: int = MAX_INT) -> int:
+        return whole_number(str(t), what, self._tok(t), lo, hi)
+
     def start(self, meta, items):
         return items
 
@@ -78,11 +86,12 @@ class _Build(Transformer):
 
     def dim_decl(self, meta, items):
         name, size = items
-        return ("dim", str(name), None if size is None else int(size))
+        return ("dim", str(name),
+                None if size is None else self._int(size, "a dimension size", 1))
 
     def dim(self, meta, items):
         (t,) = items
-        return int(t) if t.type == "INT" else str(t)
+        return self._int(t, "a dimension size", 1) if t.type == "INT" else str(t)
 
     def role_plain(self, meta, items):
         return str(items[0]), None
@@ -96,8 +105,12 @@ class _Build(Transformer):
         role, copy_of = rest[-2]
         fmt = rest[-3]
         dims = tuple(d for d in rest[:-3] if d is not None)
+        if len(dims) > MAX_TENSOR_ORDER:
+            raise UserError(f"tensor '{name}' has {len(dims)} dims; at most {MAX_TENSOR_ORDER} "
+                            f"are supported", self._tok(name))
         return ir.TensorInfo(str(name), dims, fmt, role,
-                             None if block is None else int(block), copy_of, self._tok(name))
+                             None if block is None else self._int(block, "a block size", 1),
+                             copy_of, self._tok(name))
 
     def fmt_short(self, meta, items):
         (tok,) = items
@@ -111,14 +124,18 @@ class _Build(Transformer):
         for t in levels:
             if t not in LEVEL_KINDS:
                 raise UserError(f"unknown level format {t!r}", loc)
+            if t == "singleton":
+                raise UserError("singleton levels are not supported yet (use compressed)", loc)
         mode_order = order if order is not None else tuple(range(len(levels)))
         if sorted(mode_order) != list(range(len(levels))):
             raise UserError(f"mode order {mode_order} is not a permutation of the "
                             f"{len(levels)} levels", loc)
+        if blocked and len(levels) != 2:
+            raise UserError("blocked formats are supported for matrices only", loc)
         return Format(tuple(levels), tuple(mode_order), blocked)
 
     def fmt_order(self, meta, items):
-        return tuple(int(t) for t in items)
+        return tuple(self._int(t, "a mode number") for t in items)
 
     # ---- regions ---------------------------------------------------------------------------
     def grouped(self, meta, items):
@@ -198,12 +215,14 @@ class _Build(Transformer):
 
     def order(self, meta, items):
         *names, k = items
-        return ("order", (tuple(str(n) for n in names if n is not None), int(k),
+        names = tuple(str(n) for n in names if n is not None)
+        return ("order", (names, order_number(str(k), len(names), self._tok(k)),
                           self._loc(meta)))
 
     def parallel(self, meta, items):
         stmt, local, index, factor = items
-        return ("parallel", ir.Parallel(str(stmt), str(local), str(index), int(factor)))
+        return ("parallel", ir.Parallel(str(stmt), str(local), str(index),
+                                        self._int(factor, "a parallel factor", 1, MAX_LANES)))
 
     # ---- expressions (as in fuseflowc.lang.parser) -------------------------------------------
     def access(self, meta, items):
@@ -225,7 +244,7 @@ class _Build(Transformer):
         return ast.Call("neg", (x,), self._loc(meta))
 
     def const(self, meta, items):
-        return ast.Const(float(str(items[0])), self._tok(items[0]))
+        return ast.Const(finite_number(str(items[0]), self._tok(items[0])), self._tok(items[0]))
 
     def fname(self, meta, items):
         return items[0]

@@ -17,6 +17,9 @@ from __future__ import annotations
 from math import factorial
 from typing import Iterable, Iterator, Sequence
 
+from ..diagnostics import UserError
+from ..limits import MAX_ORDER_WORK
+
 
 class POG:
     """A DAG on nodes 0..n-1; `preds[v]` is the bitmask of v's direct predecessors.
@@ -57,37 +60,69 @@ class POG:
         Memoized on the set. A set whose induced graph falls apart into weakly connected pieces
         is counted as the interleavings of the pieces' counts; otherwise sum over its minimal
         elements. Splitting keeps forest-like POGs (chains of format edges hanging off a few
-        outer indices, as fused regions produce) polynomial in practice.
+        outer indices, as fused regions produce) polynomial in practice. Depth first with an
+        explicit stack (a region may have thousands of indices); a POG needing more than
+        MAX_ORDER_WORK (sets times indices) is a UserError, not a run without end.
         """
         memo = self._memo
-        got = memo.get(mask)
-        if got is not None:
-            return got
+        stack = [mask]
+        plans: dict[int, tuple[str, list[int]]] = {}
+        while stack:
+            m = stack[-1]
+            if m in memo:
+                stack.pop()
+                continue
+            plan = plans.get(m)
+            if plan is None:
+                plan = plans[m] = self._plan(m)
+                if plan[0] == "value":
+                    memo[m] = plan[1][0]
+                    stack.pop()
+                    continue
+                todo = [c for c in plan[1] if c not in memo]
+                if todo:
+                    stack.extend(todo)
+                    continue
+            kind, parts = plan
+            if kind == "split":
+                total = factorial(m.bit_count())
+                for c in parts:
+                    total = total // factorial(c.bit_count()) * memo[c]
+            else:
+                total = sum(memo[c] for c in parts)
+            memo[m] = total
+            del plans[m]
+            stack.pop()
+            if len(memo) * max(self.n, 1) > MAX_ORDER_WORK:
+                raise UserError(f"counting the dataflow orders of {self.n} indices needs more "
+                                f"than {MAX_ORDER_WORK // max(self.n, 1):,} intermediate sets "
+                                f"(their partial order is too wide); constrain it with `order` "
+                                f"directives, or use order 0, which needs no count")
+        return memo[mask]
+
+    def _plan(self, mask: int) -> tuple[str, list[int]]:
+        """How to count `mask`: ("value", [count]) when it is a single node or a forest,
+        ("split", pieces) when it falls apart, else ("sum", the sets left after removing each
+        minimal element)."""
         if mask & (mask - 1) == 0:
-            return 1
+            return "value", [1]
         forest = self._forest(mask, self.preds)
         if forest is None:  # the reversed poset has the same number of linear extensions
             forest = self._forest(mask, self.succs)
         if forest is not None:
-            memo[mask] = forest
-            return forest
+            return "value", [forest]
         comps = self._split(mask)
         if len(comps) > 1:
-            total = factorial(mask.bit_count())
-            for c in comps:
-                total = total // factorial(c.bit_count()) * self._count_set(c)
-        else:
-            total = 0
-            preds = self.preds
-            m = mask
-            while m:
-                low = m & -m
-                v = low.bit_length() - 1
-                m ^= low
-                if not preds[v] & mask:
-                    total += self._count_set(mask ^ low)
-        memo[mask] = total
-        return total
+            return "split", comps
+        rest = []
+        m = mask
+        while m:
+            low = m & -m
+            v = low.bit_length() - 1
+            m ^= low
+            if not self.preds[v] & mask:
+                rest.append(mask ^ low)
+        return "sum", rest
 
     def _forest(self, mask: int, preds: Sequence[int]) -> int | None:
         """The count by the hook length formula when every node of `mask` has at most one
@@ -144,23 +179,30 @@ class POG:
         """Linear extensions in lexicographic order of ranks (at most `limit` of them)."""
         if limit is not None and limit <= 0:
             return
+        if self.n == 0:
+            yield ()
+            return
         produced = 0
         prefix: list[int] = []
-
-        def rec(done: int) -> Iterator[tuple[int, ...]]:
+        stack = [self.available(0)]  # per placed prefix, the candidates for the next index
+        done = 0
+        while stack:
+            v = next(stack[-1], None)
+            if v is None:  # every candidate tried: take back the last placed index
+                stack.pop()
+                if prefix:
+                    done &= ~(1 << prefix.pop())
+                continue
+            prefix.append(v)
+            done |= 1 << v
             if done == self.full:
                 yield tuple(prefix)
-                return
-            for v in self.available(done):
-                prefix.append(v)
-                yield from rec(done | 1 << v)
-                prefix.pop()
-
-        for order in rec(0):
-            yield order
-            produced += 1
-            if limit is not None and produced >= limit:
-                return
+                produced += 1
+                if limit is not None and produced >= limit:
+                    return
+                done &= ~(1 << prefix.pop())
+                continue
+            stack.append(self.available(done))
 
     def unrank(self, k: int) -> tuple[int, ...]:
         """The k-th (0-based) linear extension of the enumeration of `orders`."""

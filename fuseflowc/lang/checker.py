@@ -157,36 +157,13 @@ class _Checker:
                 index_dims[i] = (dim, loc, a.tensor)
 
     def call(self, c: ast.Call) -> None:
-        arity = ast.FUNC_ARITY.get(c.func)
-        if arity is None and c.func in ast.REDUCE_OPS:
-            self.err(f"{c.func} is a reduction: write {c.func}[j](...) naming the indices it "
-                     f"reduces over", c.loc)
-        elif arity is None:
-            self.err(f"unknown function {c.func}; functions are "
-                     f"{', '.join(sorted(ast.FUNC_ARITY))}{_suggest(c.func, ast.FUNC_ARITY)}",
-                     c.loc)
-        elif len(c.args) != arity:
-            hint = (f"; for a reduction write {c.func}[j](...) naming the reduced indices"
-                    if c.func in ast.REDUCE_OPS else "")
-            self.err(f"{c.func} takes {arity} argument(s), not {len(c.args)}{hint}", c.loc)
+        msg = call_problem(c)
+        if msg is not None:
+            self.err(msg, c.loc)
 
     def reduce(self, r: ast.Reduce, s: ast.Assignment) -> None:
-        body_idx = ast.indices_of(r.body)
-        for i in dict.fromkeys(r.indices):
-            if r.indices.count(i) > 1:
-                self.err(f"index {i} is listed twice in {r.op}[...]", r.loc)
-            if i not in body_idx:
-                self.err(f"{r.op}[{i}] reduces over {i}, which its argument does not use", r.loc)
-            if i in s.lhs.indices:
-                self.err(f"{r.op}[{i}] reduces over {i}, which is also an index of the result "
-                         f"{s.name}", r.loc)
-        # An index reduced here must not also be used freely elsewhere in the statement.
-        outside = _free_outside(s.rhs, r)
-        for i in r.indices:
-            if i in outside:
-                self.err(f"index {i} is reduced by {r.op}[{i}] but also used outside it (an "
-                         f"index name is bound by at most one reduction per statement); give "
-                         f"this reduction its own index name, e.g. {r.op}[{i}2]", r.loc)
+        for msg in reduce_problems(r, s.rhs, s.lhs.indices, s.name):
+            self.err(msg, r.loc)
 
     # ---- implicit sums ----------------------------------------------------------------------
     def make_sums_explicit(self, s: ast.Assignment, implicit: list[str]) -> ast.Expr | None:
@@ -309,6 +286,48 @@ class _Checker:
             if size is not None and size % d.size:
                 self.err(f"block size {d.size} does not divide dimension {dim} = {size} of "
                          f"{d.tensor}", d.loc)
+
+
+def call_problem(c: ast.Call) -> str | None:
+    """What is wrong with a call (an unknown function, a wrong number of arguments), or None.
+    Shared with the fused-IR verifier."""
+    arity = ast.FUNC_ARITY.get(c.func)
+    if arity is None and c.func in ast.REDUCE_OPS:
+        return (f"{c.func} is a reduction: write {c.func}[j](...) naming the indices it "
+                f"reduces over")
+    if arity is None:
+        return (f"unknown function {c.func}; functions are "
+                f"{', '.join(sorted(ast.FUNC_ARITY))}{_suggest(c.func, ast.FUNC_ARITY)}")
+    if len(c.args) != arity:
+        hint = (f"; for a reduction write {c.func}[j](...) naming the reduced indices"
+                if c.func in ast.REDUCE_OPS else "")
+        return f"{c.func} takes {arity} argument(s), not {len(c.args)}{hint}"
+    return None
+
+
+def reduce_problems(r: ast.Reduce, rhs: ast.Expr, lhs: tuple[str, ...], name: str
+                    ) -> list[str]:
+    """What is wrong with reduction `r` of the right side `rhs` of a statement assigning
+    `name[lhs]`: an index listed twice, absent from its argument, also an index of the result,
+    or also used outside the reduction. Shared with the fused-IR verifier."""
+    out = []
+    body_idx = ast.indices_of(r.body)
+    for i in dict.fromkeys(r.indices):
+        if r.indices.count(i) > 1:
+            out.append(f"index {i} is listed twice in {r.op}[...]")
+        if i not in body_idx:
+            out.append(f"{r.op}[{i}] reduces over {i}, which its argument does not use")
+        if i in lhs:
+            out.append(f"{r.op}[{i}] reduces over {i}, which is also an index of the result "
+                       f"{name}")
+    # An index reduced here must not also be used freely elsewhere in the statement.
+    outside = _free_outside(rhs, r)
+    for i in r.indices:
+        if i in outside:
+            out.append(f"index {i} is reduced by {r.op}[{i}] but also used outside it (an "
+                       f"index name is bound by at most one reduction per statement); give "
+                       f"this reduction its own index name, e.g. {r.op}[{i}2]")
+    return out
 
 
 def _free_outside(root: ast.Expr, r: ast.Reduce) -> set[str]:

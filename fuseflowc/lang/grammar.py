@@ -6,7 +6,9 @@ grammar's hash) so that compile-path commands start fast.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 from importlib import resources
 
 from lark import Lark
@@ -18,3 +20,20 @@ def parser(grammar_file: str, start: str = "start") -> Lark:
     text = resources.files("fuseflowc.grammars").joinpath(grammar_file).read_text(encoding="utf-8")
     return Lark(text, parser="lalr", start=start, propagate_positions=True,
                 maybe_placeholders=True, cache=True)
+
+
+@contextlib.contextmanager
+def paused_gc():
+    """Pause Python's cyclic garbage collector (as a `with` block or a decorator; nests).
+
+    Parsing and building an IR make millions of small objects that all live until the parse
+    ends; the collector's passes over them, triggered every few hundred allocations, made a
+    4 MB SAMML file take 25 s of CPU where it takes 9 s without (found by fuzzing). Nothing a
+    parse makes is garbage before it returns, and the objects are collected as usual after."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()

@@ -7,8 +7,11 @@ from lark.exceptions import UnexpectedInput, VisitError
 
 from ..diagnostics import Loc, Source, UserError
 from ..formats import LEVEL_KINDS, SHORTHAND_NAMES, Format, shorthand, shorthand_orders
+from ..ir_kind import wrong_kind
+from ..limits import (MAX_INT, MAX_LANES, MAX_TENSOR_ORDER, check_nesting, finite_number,
+                      whole_number)
 from . import ast
-from .grammar import parser
+from .grammar import parser, paused_gc
 from .syntax_errors import syntax_error
 
 
@@ -23,21 +26,20 @@ def parse_directives(source: Source) -> list[ast.Directive]:
     return _parse(source, "directives", "schedule").directives
 
 
+@paused_gc()
 def _parse(source: Source, start: str, what: str, stack: tuple[str, ...] = ()) -> ast.Program:
     try:
         tree = parser("program.lark", start).parse(source.text)
     except UnexpectedInput as e:
-        raise syntax_error(e, source, what) from None
-    try:
+        kind = wrong_kind(source, "program") if start == "start" else None
+        raise kind or syntax_error(e, source, what) from None
+    check_nesting(tree, source)
+    try:  # the transformer recurses once per nesting level: check_nesting bounded that
         items = _Build(source).transform(tree)
     except VisitError as e:
         if isinstance(e.orig_exc, UserError):
             raise e.orig_exc from None
-        if isinstance(e.orig_exc, RecursionError):
-            raise _too_deep(source) from None
         raise
-    except RecursionError:  # the tree transformer recurses once per nesting level
-        raise _too_deep(source) from None
     prog = ast.Program(source)
     for item in items.children if isinstance(items, Tree) else items:
         if isinstance(item, ast.DimDecl):
@@ -59,11 +61,6 @@ def _parse(source: Source, start: str, what: str, stack: tuple[str, ...] = ()) -
     return prog
 
 
-def _too_deep(source: Source) -> UserError:
-    return UserError(f"{source.name}: an expression is nested too deeply (hundreds of levels of "
-                     f"parentheses, calls or operators); split it into several statements")
-
-
 class _Include:
     def __init__(self, path: str, loc: Loc):
         self.path, self.loc = path, loc
@@ -80,12 +77,15 @@ def _include(source: Source, inc: _Include, stack: tuple[str, ...]) -> ast.Progr
                         inc.loc)
     try:
         from ..files import read_source
+        if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
+            raise UserError(f"{path}: not a regular file (a device or a pipe)")
         sub = read_source(path)
     except UserError as e:
-        reason = e.diagnostics[0].message.removeprefix(f"{path}: ")
+        shown = path.replace("\0", "\\0")  # (a NUL prints as nothing)
+        reason = e.diagnostics[0].message.removeprefix(f"{shown}: ")
         if reason == "no such file":
             raise UserError(f"cannot include {inc.path}: no such file {path}", inc.loc) from None
-        raise UserError(f"cannot include {inc.path!r}: {path}: {reason}", inc.loc) from None
+        raise UserError(f"cannot include {inc.path!r}: {shown}: {reason}", inc.loc) from None
     return parse_program(sub, stack + (os.path.abspath(source.name),))
 
 
@@ -106,14 +106,8 @@ class _Build(Transformer):
         length = meta.end_pos - meta.start_pos if meta.line == meta.end_line else 1
         return Loc(self.source, meta.line, meta.column, max(length, 1))
 
-    def _int(self, t: Token, what: str, minimum: int = 0) -> int:
-        text = str(t)
-        if not text.isdigit():
-            raise UserError(f"{what} must be a whole number, not {text}", self._tok(t))
-        value = int(text)
-        if value < minimum:
-            raise UserError(f"{what} must be at least {minimum}, not {value}", self._tok(t))
-        return value
+    def _int(self, t: Token, what: str, minimum: int = 0, maximum: int = MAX_INT) -> int:
+        return whole_number(str(t), what, self._tok(t), minimum, maximum)
 
     # ---- declarations -------------------------------------------------------------------
     def start(self, items):
@@ -142,6 +136,9 @@ class _Build(Transformer):
         dims = [d for d in dims if d is not None]
         fmt_value, fmt_loc, fmt_check = fmt
         order = len(dims)
+        if order > MAX_TENSOR_ORDER:
+            raise UserError(f"tensor {name} has {order} dimensions; at most {MAX_TENSOR_ORDER} "
+                            f"are supported", self._tok(name))
         fmt_value = fmt_check(order)
         return ast.TensorDecl(str(name), tuple(d for d, _ in dims), fmt_value, self._tok(name),
                               tuple(l for _, l in dims), fmt_loc)
@@ -237,11 +234,7 @@ class _Build(Transformer):
 
     @v_args(inline=True)
     def const(self, tok):
-        value = float(str(tok))
-        if value in (float("inf"), float("-inf")):  # e.g. 1e999: no finite double to compute with
-            raise UserError(f"number {tok} is too large (beyond the range of a double)",
-                            self._tok(tok))
-        return ast.Const(value, self._tok(tok))
+        return ast.Const(finite_number(str(tok), self._tok(tok)), self._tok(tok))
 
     def fname(self, items):
         return items[0]
@@ -277,7 +270,8 @@ class _Build(Transformer):
     @v_args(meta=True)
     def parallelize(self, meta, items):
         stmt, idx, factor = items
-        return ast.Parallelize(str(stmt), str(idx), self._int(factor, "a parallel factor", 1),
+        return ast.Parallelize(str(stmt), str(idx),
+                               self._int(factor, "a parallel factor", 1, MAX_LANES),
                                self._tok(stmt))
 
     @v_args(meta=True)

@@ -17,7 +17,7 @@ from ..diagnostics import UserError
 from ..fuse import ir as F
 from ..lang import ast
 from . import expr as X
-from .build import full_at
+from .build import empty_below, full_at
 from .widen import _path_safe, widens
 
 _ROLES = {"input": "input", "output": "output", "intermediate": "temp"}
@@ -51,13 +51,14 @@ def regions_from_fused(fp: F.FusedProgram) -> tuple[list[X.Region], dict[str, X.
             if inst.id not in mat or inst.statement in done:
                 continue
             done.add(inst.statement)
-            reg = X.Region(_unique(f"{r.name}_{inst.statement}", regions))
+            reg = X.Region(_unique(f"{r.name}_{inst.statement}", regions),
+                           source_names=r.source_names())
             st = _statement(inst, views, insts, mat, order, tensors, read, widen)
             st.order = _own_order(st, tensors, order)
             reg.statements.append(st)
             regions.append(reg)
             written.add(inst.statement)
-        reg = X.Region(_unique(r.name, regions))
+        reg = X.Region(_unique(r.name, regions), source_names=r.source_names())
         for inst in r.exprs:
             if inst.writes and inst.statement not in done:
                 reg.statements.append(
@@ -107,34 +108,40 @@ def _to_materialize(r: F.Region, insts: dict[str, F.Instance], decls, views, ten
         return False
 
     widen: dict[str, dict[str, str]] = {}
-    dims = dict(r.indices)
+    order = tuple(r.order)
     for v in r.views:
         if v.kind == "inline" and v.producer is not None:
             t = decls[v.tensor]
-            if widens(t) and unsafe(v.tensor, frozenset({v.tensor})):
-                levels = _widened_levels(t)
-                need = {v.indices[m]: _helper(decls, t.dims[m]) for m in levels}
-                p = insts[v.producer]
-                for x in [x for x, h in need.items() if h is None]:
-                    tree = X.split_reductions(
-                        _convert(p.expr, p, views, insts, set(), tensors, set(), {}, []),
-                        tuple(r.order))
-                    if full_at(tree, x, tuple(r.order)):
-                        del need[x]  # coordinates full by construction: nothing to widen
-                if any(h is None for h in need.values()):
-                    out.add(v.producer)
-                else:
-                    widen[v.producer] = need
+            if not (widens(t) and unsafe(v.tensor, frozenset({v.tensor}))):
+                continue
+            if not t.format.is_dense:
+                # Dense levels after a compressed one store whole fibers under the stored
+                # coordinates only (those with a computed entry); a union with a full range
+                # would widen every fiber, so the stream cannot emulate it: store it.
+                out.add(v.producer)
+                continue
+            # An all-dense tensor stores every coordinate: widen each index from the first
+            # (in the region's order) whose coordinates are not full by construction; the
+            # ones inside it too, since an outer coordinate only widening adds has no entry.
+            p = insts[v.producer]
+            tree = X.split_reductions(
+                _convert(p.expr, p, views, insts, set(), tensors, set(), {}, []), order)
+            own = sorted(v.indices, key=order.index)
+            first = next((k for k, x in enumerate(own) if not full_at(tree, x, order)),
+                         len(own))
+            helpers = {x: _helper(decls, t.dims[v.indices.index(x)]) for x in own}
+            if any(helpers[x] is None for x in own[first:]):
+                out.add(v.producer)  # no full-range vector to widen with: store it
+            elif not all(empty_below(tree, x, order) for x in own[first:-1]):
+                # an outer coordinate that widening adds would carry the values of an operand
+                # that meets the absent ones only outside it: store it
+                out.add(v.producer)
+            elif first < len(own):
+                # (the analysis of the graph, in its own order, drops the levels not needed)
+                widen[v.producer] = {x: h for x, h in helpers.items() if h is not None}
     stmts = {insts[e].statement for e in out if e in insts}
     out |= {e.id for e in r.exprs if e.statement in stmts}
     return out, {e: w for e, w in widen.items() if e not in out}
-
-
-def _widened_levels(t: F.TensorInfo) -> list[int]:
-    """The logical modes stored in the dense levels after the last compressed level."""
-    levels = t.format.levels
-    last = max((k for k, lv in enumerate(levels) if lv != "dense"), default=-1)
-    return [t.format.mode_order[k] for k in range(last + 1, len(levels))]
 
 
 def _helper(decls, dim) -> str | None:

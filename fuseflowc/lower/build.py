@@ -99,8 +99,8 @@ class Analysis:
             n.vleaf, n.held, n.loops, n.space = None, False, {}, ()
         self._helpers: dict = {}
         self.parent: dict[X.Node, X.Node] = {c: n for n in self.nodes for c in n.children()}
-        self._drop_full_widening(st.expr)
         self._indices(st.expr)
+        self._drop_full_widening(st.expr)
         root_loops = {x: self._new_loop(x, st.expr) for x in self._sorted(st.expr.free)}
         self._space(st.expr, self._sorted(st.expr.free), root_loops)
         self._check_absent_intersections(st.expr, False)
@@ -111,12 +111,27 @@ class Analysis:
 
     def _drop_full_widening(self, e: X.Node) -> None:
         """Widening is needed only where an intermediate's coordinates may miss some: drop the
-        levels whose coordinates are full by construction (dense scans)."""
+        levels whose coordinates are full by construction (dense scans), outermost first, up
+        to the first level that is not. Every level inside that one is widened even if full:
+        under an outer coordinate that only widening adds, the intermediate has no entries
+        at all. A level lowering would have to widen without a full-range vector is refused
+        (fuse's `_to_materialize` stores such intermediates instead)."""
         for c in e.children():
             self._drop_full_widening(c)
-        for x in list(e.widen):
-            if _full(e, x, self.pos):
-                del e.widen[x]
+        if not e.widen:
+            return
+        own = self._sorted(e.free)
+        first = next((k for k, x in enumerate(own) if not _full(e, x, self.pos, False)),
+                     len(own))
+        for x in own[:first]:
+            e.widen.pop(x, None)
+        missing = [x for x in own[first:] if x not in e.widen]
+        if missing:
+            raise UserError(
+                f"an intermediate fused away with --inline-widened must be widened at "
+                f"{', '.join(missing)} (its declared format stores zeros there that a use can "
+                "see), but no dense input vector over that dim gives the coordinates: fuse "
+                "without --inline-widened", e.loc or self.st.loc)
 
     def _sorted(self, xs) -> tuple[str, ...]:
         return tuple(sorted(xs, key=self.pos.__getitem__))
@@ -156,7 +171,17 @@ class Analysis:
                 if x in own:
                     body_loops[x] = self._new_loop(x, e.body)
             body_space = self._reduction_space(e.body, body_space, hoist=False)
-            self._space(e.body, body_space, {x: body_loops[x] for x in body_space})
+            body_loops = {x: body_loops[x] for x in body_space}
+            x = body_space[-1] if body_space else None
+            if x is not None and self._value_leaf(e, e.body, x):
+                # A widened body (an intermediate seen as declared) is a value leaf of the
+                # reduction's own loop at its innermost index, as under any other parent: it is
+                # computed in a loop of its own and its values ride a union with the full-range
+                # vector, so that the reduction sees a 0 for every coordinate it stores as 0
+                # (a max over a row of negative products is 0, not the largest product).
+                e.body.vleaf = (x, body_loops[x])
+                body_loops[x] = self._new_loop(x, e.body)
+            self._space(e.body, body_space, body_loops)
             return
         for c in e.children():
             last = self._last(c)
@@ -258,6 +283,17 @@ class Analysis:
         from .codegen import zero_preserving
         return parent.op in ("max", "min") or not zero_preserving(c)
 
+    def zero_sign_shows(self, e: X.Node) -> bool:
+        """Whether e's value reaches a divisor (of a quotient or of rsqrt), where the sign of
+        a zero shows: 1 / -0.0 is -inf."""
+        while e in self.parent:
+            p = self.parent[e]
+            if (isinstance(p, X.Binary) and p.op == "/" and e is p.rhs) \
+                    or (isinstance(p, X.Unary) and p.op == "rsqrt"):
+                return True
+            e = p
+        return False
+
     def pattern_sensitive(self, e: X.Node) -> bool:
         """Whether some use of e's value distinguishes an absent entry from a stored 0 (or the
         written tensor has a compressed level: explicit zeros reaching it are stored entries)."""
@@ -275,6 +311,8 @@ class Analysis:
                     return True
                 if p.op in ("/", "mask") and e is p.rhs:
                     return True
+                if p.op == "/" and not (isinstance(p.rhs, X.Const) and p.rhs.value != 0):
+                    return True  # an explicit 0 / 0 is NaN, an absent numerator no entry
                 if p.op in ("+", "-"):
                     if isinstance(other, X.Const):
                         return True  # e + c: an explicit 0 gives c, absence nothing
@@ -360,12 +398,14 @@ class Analysis:
         return Join("union", a, b, (ra, rb))
 
 
-def _full(e: X.Node, x: str, pos: dict[str, int]) -> bool:
+def _full(e: X.Node, x: str, pos: dict[str, int], widened: bool = True) -> bool:
     """Whether e's coordinates at index x are every coordinate of its dim, for every point of
     the levels outside (structurally: dense input levels; intersections need all operands
-    full, unions one)."""
-    if isinstance(e, X.Const):
+    full, unions one; an intermediate widened at x, unless `widened` is False for e itself)."""
+    if widened and x in e.widen:
         return True
+    if isinstance(e, X.Const) or x not in e.every:
+        return True  # broadcast over x
     if isinstance(e, X.Access):
         return x not in e.indices or _dense_prefix(e, x)
     if isinstance(e, X.Unary):
@@ -426,6 +466,42 @@ def full_at(e: X.Node, x: str, order: tuple[str, ...]) -> bool:
     pos = {y: k for k, y in enumerate(order)}
     annotate_indices(e, pos)
     return _full(e, x, pos)
+
+
+def empty_below(e: X.Node, x: str, order: tuple[str, ...]) -> bool:
+    """Whether e, at a coordinate of x where every view indexed by x is absent (one that only
+    widening adds), has no entries at the levels inside x (or only zeros), so that widening
+    it there gives the stored zeros. Not so when an operand without x meets the absent ones
+    only at levels outside x: a broadcast operand's value would stand alone below x (an N
+    operand is an ALU's identity). A tree not yet analyzed (indices annotated here)."""
+    pos = {y: k for k, y in enumerate(order)}
+    annotate_indices(e, pos)
+
+    def joined_inside(a: X.Node, b: X.Node) -> bool:
+        return any(pos[y] > pos[x] for y in set(a.free) & set(b.free))
+
+    def absent(e: X.Node) -> bool:
+        if isinstance(e, X.Access):
+            return x in e.indices
+        if isinstance(e, X.Const):
+            return False
+        if isinstance(e, X.Unary):
+            return absent(e.arg)
+        if isinstance(e, X.Reduce):
+            return absent(e.body)  # nothing to reduce: no entry (or an explicit 0)
+        assert isinstance(e, X.Binary)
+        a, b = absent(e.lhs), absent(e.rhs)
+        if a and b:
+            return True
+        # one side runs on below x: only a joiner inside x can stop it
+        ra = bool(set(e.lhs.free) - set(e.rhs.free))
+        rb = bool(set(e.rhs.free) - set(e.lhs.free))
+        if e.op in INTERSECT_OPS or (ra and rb):
+            return (a or b) and joined_inside(e.lhs, e.rhs)
+        if ra != rb:  # the side owning more indices is required
+            return (a if ra else b) and joined_inside(e.lhs, e.rhs)
+        return False
+    return absent(e)
 
 
 def _has_broadcast_product(e: X.Node) -> bool:

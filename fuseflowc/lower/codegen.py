@@ -48,6 +48,14 @@ def zero_preserving(e: X.Node) -> bool:
     return a and b  # max, min of zeros
 
 
+def _seen_loop(e: X.Node, x: str) -> Loop:
+    """The loop whose coordinates e's parent sees at x: e's own, or for a value leaf at x the
+    parent's loop its values ride into (a widened body of a reduction, say)."""
+    if e.vleaf is not None and e.vleaf[0] == x:
+        return e.vleaf[1]
+    return e.loops[x]
+
+
 class OuterLevelJoin(UserError):
     """The outer output level of an order-2 accumulator meets another operand in a joiner
     (the driver may distribute a product into the sum and retry)."""
@@ -211,10 +219,19 @@ class Codegen:
                                     "supported; declare the intermediate with the written "
                                     "pattern's format or fuse it differently",
                                     e.loc or self.an.st.loc)
+                # N (absent) + 0 * h = 0: the stored zero of the declared format. (The vector's
+                # values are multiplied by 0, so they must be finite.)
                 h = self.an.helper(e, x, loop)
                 zero = self.add(ir.Alu(op="mulc", const=0.0),
                                 self.add(ir.Array(tensor=h.tensor), self.join(loop)[1][h]))
-                v = self.add(ir.Alu(op="add"), v, zero)
+                if not self.an.zero_sign_shows(e):
+                    return self.add(ir.Alu(op="add"), v, zero)
+                # A divisor shows the sign of a zero (1 / -0.0 is -inf): a stored zero is +0.0,
+                # but 0 * h is -0.0 where h < 0, and v + 0.0 would turn a computed -0.0 into
+                # +0.0. Exact: -(-0.0 - v) is v, and -0.0 where v is N (x - N = x), negated +0.0.
+                minus_zero = self.add(ir.Alu(op="neg"),
+                                      self.add(ir.Alu(op="addc", const=0.0), zero))
+                v = self.add(ir.Alu(op="neg"), self.add(ir.Alu(op="sub"), minus_zero, v))
             return v
         return self._memo(("val", e), make)
 
@@ -282,11 +299,11 @@ class Codegen:
         def make():
             levels = self.an.spacc_levels(e)
             body = e.body
-            crds = [self.crd(body.loops[x]) for x in levels]
+            crds = [self.crd(_seen_loop(body, x)) for x in levels]
             if e.held:
                 # the outer coordinate held once per reduced coordinate: points to accumulate
                 crds[0], _ = self.add(ir.CrdHold(outer=levels[0], inner=e.index), crds[0],
-                                      self.crd(body.loops[e.index]))
+                                      self.crd(_seen_loop(body, e.index)))
             if len(levels) == 1:
                 c, v = self.add(ir.Spacc1(op=e.op, index=e.index, **self._labr(e)), crds[0],
                                 self.val(body))

@@ -72,6 +72,8 @@ def lower_regions(regions: list[X.Region], tensors: dict[str, X.TensorInfo],
         for st in region.statements:
             an = _generate(g, st, tensors)
             analyses.append((region.name, an))
+        used = {getattr(n, a, None) for n in g.nodes for a in ("index", "outer", "inner")}
+        g.source_names = {x: ns for x, ns in region.source_names.items() if x in used}
         graphs.append(g)
     decls = [ir.TensorDecl(t.name, tuple(t.dims), t.format, t.role, t.block)
              for t in tensors.values()]

@@ -152,6 +152,8 @@ class Region:
 
     name: str
     statements: list[Statement] = field(default_factory=list)
+    #: The program's names of the renamed indices (fused IR region), for pictures and tables.
+    source_names: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def split_reductions(e: Node, order: tuple[str, ...]) -> Node:

@@ -5,7 +5,8 @@ compressed one) widens its pattern to every coordinate, with explicit zeros. Fus
 intermediate's stream carries only its computed pattern. The two agree on every value of the
 program unless some use distinguishes an absent entry from a stored 0: a non-zero-preserving
 function, a union in which the intermediate's side is required (it owns indices the other side
-lacks), max/min, a max reduction, a denominator, a mask pattern. Such an intermediate is written
+lacks), max/min, a max reduction, a quotient (unless divided by a non-zero constant: 0 / 0
+is NaN), a mask pattern. Such an intermediate is written
 to memory and read back (its region is split) rather than fused.
 """
 
@@ -49,7 +50,9 @@ def _path_safe(e: ast.Expr, tensor: str, free: frozenset) -> bool | None:
     if e.op == "*":
         return True
     if e.op == "/":
-        return results[1] is None
+        # 0 / d is NaN where d is 0 or NaN, an absent numerator gives no entry: only a
+        # non-zero constant divisor cannot tell them apart.
+        return results[1] is None and _nonzero_const(kids[1])
     # + and -: the side using the tensor must not own indices the other lacks.
     for k, r in enumerate(results):
         if r is not None:
@@ -58,6 +61,10 @@ def _path_safe(e: ast.Expr, tensor: str, free: frozenset) -> bool | None:
             if mine - other:
                 return False
     return True
+
+
+def _nonzero_const(e: ast.Expr) -> bool:
+    return isinstance(e, ast.Const) and e.value != 0
 
 
 def must_materialize(program: ast.Program, group: list[str]) -> set[str]:

@@ -17,8 +17,9 @@ program; at S = 64 the mask is one dense block). Configurations (docs/opt.md, "S
   recomputes it per `d`); the blocked graphs (attention-bB.ff, B = 16, 32, 64) partial and full
   (a blocked program cannot be unfused: its row max and sum would be stored as blocked vectors,
   and blocked formats are matrices). The fully fused element-sparse graph at `--size` is
-  skipped unless `--unblocked-full` (1.35 GB of reads: ~12 minutes and ~11 GB of memory; it runs
-  with unbounded channels: with 1024-entry channels it deadlocks, since each of its three nests
+  skipped unless `--unblocked-full` (1.35 GB of reads: ~12 minutes and ~11 GB of memory on the
+  Python engine, ~15 s and 1.7 GB on the compiled one; it runs with unbounded channels: with
+  1024-entry channels it deadlocks, since each of its three nests
   must hold a whole row of scores while the row's max and sum are computed);
 - the fully fused B = `--par-block` graph parallelized at the block-row index `i`, at the
   key-block index `j` (all three of its copies u0, u1, u2: see INDICES) and at `u0` alone (the

@@ -56,6 +56,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..diagnostics import UserError
+from ..limits import MAX_LANES
 from ..samml import ir
 from .base import ModulePass, register
 from .contexts import Context, depth, iterated_indices, stream_contexts
@@ -81,9 +82,9 @@ class Parallelize(ModulePass):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.factor < 1:
-            raise PipelineError(f"pass parallelize: option factor must be >= 1, "
-                                f"got {self.factor}")
+        if not 1 <= self.factor <= MAX_LANES:
+            raise PipelineError(f"pass parallelize: option factor must be between 1 and "
+                                f"{MAX_LANES} (docs/opt.md), got {self.factor}")
         if not self.index:
             raise PipelineError("pass parallelize: option index is required "
                                 "(e.g. parallelize{index=i,factor=4})")
@@ -200,6 +201,15 @@ def parallelize_graph(g: ir.Graph, index: str, factor: int, reduce: str = "seria
     if factor <= 1:
         return
     ctx = stream_contexts(g)
+    # Copies are made per lane of a node already copied by an earlier split (a * F + b):
+    # bound the lanes of the nodes this split copies before making any.
+    lanes = max((1 + (n.lane or 0) for n in g.nodes if not _serial(n, ctx, index, reduce)),
+                default=1)
+    if lanes * factor > MAX_LANES:
+        earlier = f" ({lanes} from earlier splits times {factor})" if lanes > 1 else ""
+        raise UserError(f"pass parallelize: splitting index {index} of graph {g.name} by "
+                        f"{factor} makes {lanes * factor} lanes{earlier}; at most {MAX_LANES} "
+                        f"are supported (docs/opt.md)")
     laned: dict[ir.Stream, list[ir.Stream]] = {}
     forks: dict[ir.Stream, list[ir.Stream]] = {}
     joins: dict[ir.Stream, ir.Stream] = {}

@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
+from ..limits import MAX_INT
 from .base import PASSES, ModulePass, OptionSpec, PipelineError, describe_passes, option_specs
 
 if TYPE_CHECKING:
@@ -132,6 +133,9 @@ def _convert(name: str, spec: OptionSpec, text: str) -> Any:
             return text == "true"
     elif spec.type is int:
         if re.fullmatch(r"[+-]?[0-9]+", text):
+            if len(text.lstrip("+-").lstrip("0")) > len(str(MAX_INT)):
+                raise PipelineError(f"pass {name}: option {spec.name}: {text[:20]}... "
+                                    f"({len(text)} digits) is too large")
             return int(text)
     else:
         return text

@@ -126,7 +126,7 @@ def materialize(value: SVal, lhs: ast.Access, decl: ast.TensorDecl, shape: tuple
     v = value.transpose(lhs.indices).sorted()
     fmt = decl.format
     if not fmt.blocked:
-        return FiberTensor.from_coo(shape, v.coords, v.vals, fmt)
+        return FiberTensor.from_coo(shape, v.coords, v.vals, fmt, name=decl.name)
     b = block
     if b is None:
         raise UserError(f"tensor {decl.name} has blocked format {fmt.name()} but no block size; "
@@ -142,7 +142,7 @@ def materialize(value: SVal, lhs: ast.Access, decl: ast.TensorDecl, shape: tuple
     blocks = np.zeros((uniq.shape[0], b, b))
     blocks[inv.reshape(-1), inner[:, 0], inner[:, 1]] = v.vals
     bcoords = np.stack([uniq // ncols, uniq % ncols], axis=1).astype(np.int64)
-    return FiberTensor.from_coo(shape, bcoords, blocks, fmt, b)
+    return FiberTensor.from_coo(shape, bcoords, blocks, fmt, b, decl.name)
 
 
 def evaluate_statements(program: ast.Program, inputs: dict[str, FiberTensor]

@@ -152,7 +152,27 @@ def _graph_inputs(p, graph, normalize, gt, ft, bound, seed, specs):
         _bind(bound, feat_decl, g.features.shape, f"graph {graph} has features")
         out[feat_decl.name] = tensor_from_scipy(g.features, specs[feat_decl.name])
         sources[feat_decl.name] = f"graph {graph}, features"
+    cls = _class_dim(p, adj_decl, bound)
+    if cls is not None:
+        if not g.num_classes:
+            raise UserError(f"dim {cls} has no size, and graph {graph} has no labels to count "
+                            f"the classes in: give it with --size {cls}=<N>", p.dim(cls).loc)
+        bound[cls] = g.num_classes
+        sources[f"dim {cls}"] = (f"{g.num_classes}, the number of classes in the labels of "
+                                 f"graph {graph}")
     return out, sources
+
+
+def _class_dim(p: ast.Program, adj: ast.TensorDecl, bound: dict[str, int]) -> str | None:
+    """The program's class dim, for a graph's labels to size: the one dim still unsized (by the
+    program, --size or the graph's adjacency and features) that indexes an output matrix
+    together with the nodes, as the logits Y[N, C] do; None when there is no such single
+    dim."""
+    nodes = adj.dims[0]
+    found = {d for name in p.outputs for t in [p.tensor(name)] if t.order == 2
+             and nodes in t.dims for d in t.dims
+             if d != nodes and isinstance(d, str) and d not in bound}
+    return found.pop() if len(found) == 1 else None
 
 
 def _require_sizes(p: ast.Program, bound: dict[str, int]) -> None:
@@ -170,7 +190,8 @@ def generate(p: ast.Program, sizes: dict[str, int], density: tuple[float | None,
              graph_tensor: str | None = None, feature_tensor: str | None = None
              ) -> tuple[dict[str, FiberTensor], dict[str, str]]:
     """Input tensors for program `p` (name -> tensor in its declared format) and, for each, a
-    short text saying where it came from."""
+    short text saying where it came from (`sources`; also under "dim C" the size a graph's
+    labels gave the program's class dim, see `_class_dim`)."""
     from ..data.gen import random_tensor, resolve_shape, tensor_rng
 
     if graph is None and (graph_tensor or feature_tensor):
@@ -208,5 +229,6 @@ def summary(p: ast.Program, tensors: dict[str, FiberTensor], sources: dict[str, 
     widths = [max(len(r[k]) for r in [head, *rows]) for k in range(len(head))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
              for r in [head, tuple("-" * w for w in widths), *rows]]
+    lines += [f"{key} = {text}" for key, text in sources.items() if key.startswith("dim ")]
     lines.append(f"wrote {len(tensors)} tensor(s) to {output}")
     return "\n".join(lines)

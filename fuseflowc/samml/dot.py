@@ -14,6 +14,7 @@ import shutil
 import subprocess
 
 from ..diagnostics import UserError
+from ..names import shown
 from .ir import Graph, Module, Node, Permute, region_of
 
 EDGE_STYLE = {"crd": "dashed", "ref": "bold", "val": "solid", "repsig": "dotted"}
@@ -25,9 +26,10 @@ REGIONS = {  # region -> (title, fill colour, node colour)
 _KEY_ATTRS = ("op", "const", "index", "required", "lanes", "level", "lane", "outer", "inner")
 
 
-def node_label(n: Node) -> str:
+def node_label(n: Node, names: dict[str, tuple[str, ...]] | None = None) -> str:
     """Kind on the first line; then tensor, mode and level format; then the other key
-    attributes that are set (`index=j`, `op=mul`, ...)."""
+    attributes that are set (`index=j`, `op=mul`, ...), an index with the program's name(s)
+    for it from `names` (`index=u0(j)`)."""
     lines = [n.KIND]
     tensor = getattr(n, "tensor", None)
     if tensor is not None:
@@ -41,6 +43,8 @@ def node_label(n: Node) -> str:
         v = getattr(n, key, None)
         if v is None or v == []:
             continue
+        if key in ("index", "outer", "inner"):
+            v = shown(v, names)
         lines.append(f"{key}={v}")
     return "\\n".join(_escape_label(x) for x in lines)
 
@@ -67,7 +71,7 @@ def graph_dot(g: Graph, prefix: str = "", indent: str = "  ") -> list[str]:
         out.append(f'{indent}  label={_quote(title)}; style="filled,rounded"; color="{fill}"; '
                    f'fillcolor="{fill}"; fontcolor="#555555";')
         for n in members:
-            out.append(f'{indent}  {ids[id(n)]} [label="{node_label(n)}", '
+            out.append(f'{indent}  {ids[id(n)]} [label="{node_label(n, g.source_names)}", '
                        f'fillcolor="{node_fill}"];')
         out.append(f"{indent}}}")
     for n in order:

@@ -27,6 +27,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterator
 
+from .. import limits
 from ..data.spec import TensorSpec
 from ..diagnostics import Loc
 from ..formats import Format
@@ -463,8 +464,8 @@ class WriteVals(Node):
 
 # -- parallelization -----------------------------------------------------------------------------
 
-#: Largest lane count of a fork or join (a sanity bound: ports are materialized per lane).
-MAX_LANES = 1024
+#: Largest lane count of a fork or join (ports are materialized per lane; fuseflowc.limits).
+MAX_LANES = limits.MAX_LANES
 
 
 def _lanes(value: object) -> int:
@@ -529,6 +530,9 @@ class Graph:
         self.name = name
         self.nodes: list[Node] = list(nodes or [])
         self.loc = loc
+        #: The program's names of the graph's renamed indices ({"u0": ("j",)}), from fuse;
+        #: shown by pictures and tables as `u0(j)` (fuseflowc.names), never computed with.
+        self.source_names: dict[str, tuple[str, ...]] = {}
 
     def add(self, node: Node, *inputs: Stream) -> Any:
         """Append `node` consuming `inputs`; create its output streams (kinds from its signature

@@ -22,6 +22,9 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from ..diagnostics import DiagnosticSink, Loc, Source, UserError
 from ..formats import LEVEL_KINDS, SHORTHAND_NAMES, Format, shorthand, shorthand_orders
+from ..ir_kind import wrong_kind
+from ..lang.grammar import paused_gc
+from ..limits import MAX_INT, MAX_TENSOR_ORDER, check_nesting, whole_number
 from .ir import KINDS, ROLES, Graph, Module, Node, Permute, Schedule, Stream, TensorDecl
 
 
@@ -31,19 +34,17 @@ def _lark() -> Lark:
     return Lark(text, parser="lalr", propagate_positions=True, maybe_placeholders=True, cache=True)
 
 
+@paused_gc()
 def parse_module(source: Source) -> Module:
     """Parse a SAMML file into a Module (not yet verified). Raises UserError."""
     text = source.text if source.text.endswith("\n") else source.text + "\n"
     try:
         tree = _lark().parse(text)
     except UnexpectedInput as e:
-        raise _syntax_error(e, source) from None
-    except RecursionError:
-        raise UserError(f"{source.name}: nesting too deep") from None
-    try:
-        return _Builder(source).module(tree)
-    except RecursionError:
-        raise UserError(f"{source.name}: attribute values nested too deep") from None
+        raise wrong_kind(source, "samml") or _syntax_error(e, source) from None
+    # the builder recurses once per level of lists in lists
+    check_nesting(tree, source, {"v_list"}, "an attribute value (lists in lists)", "")
+    return _Builder(source).module(tree)
 
 
 def parse_text(text: str, name: str = "<input>") -> Module:
@@ -103,6 +104,10 @@ class _Builder:
         self.source = source
         self.sink = DiagnosticSink()
 
+    def int(self, tok: Token, what: str) -> int:
+        """An integer token (signed), bounded by MAX_INT before it is converted."""
+        return whole_number(str(tok), what, self.loc(tok), -MAX_INT, MAX_INT)
+
     def loc(self, item: Tree | Token) -> Loc:
         if isinstance(item, Token):
             return Loc(self.source, item.line or 1, item.column or 1, max(len(str(item)), 1))
@@ -115,6 +120,7 @@ class _Builder:
     def module(self, tree: Tree) -> Module:
         m = Module(loc=Loc(self.source, 1, 1))
         seen_source: Token | None = None
+        names: list[Tree] = []
         for item in tree.children:
             if item.data == "source":
                 tok = item.children[0]
@@ -134,10 +140,40 @@ class _Builder:
                 m.steps.append(self.permute(item, len(m.graphs)))
             elif item.data == "schedule":
                 m.schedules.append(self.schedule(item))
+            elif item.data == "names":
+                names.append(item)
             else:
                 m.graphs.append(self.graph(item))
+        for item in names:
+            self.names(item, m)
         self.sink.raise_if_any()
         return m
+
+    # -- index names -------------------------------------------------------------------------
+    def names(self, t: Tree, m: Module) -> None:
+        """`names GRAPH {u0 = j, u1 = [i, k]}`: the program's names of a graph's indices."""
+        name_tok, attrs = t.children
+        g = m.graph(str(name_tok))
+        if g is None:
+            self.sink.error(f"names of graph {name_tok}, which the module does not define",
+                            self.loc(name_tok))
+            return
+        if g.source_names:
+            self.sink.error(f"the names of graph {name_tok} are given twice", self.loc(name_tok))
+            return
+        for a in (attrs.children if attrs is not None else []):
+            if a is None:
+                continue
+            key_tok, value = a.children
+            v = self.value(value, str(key_tok))
+            ns = tuple(v) if isinstance(v, list) else (v,)
+            if str(key_tok) in g.source_names:
+                self.sink.error(f"index {key_tok} is named twice", self.loc(key_tok))
+            elif not ns or not all(isinstance(x, str) for x in ns):
+                self.sink.error(f"index {key_tok}: expected a name or a list of names",
+                                self.loc(key_tok))
+            else:
+                g.source_names[str(key_tok)] = ns
 
     # -- tensor declarations -----------------------------------------------------------------
     def tensor_decl(self, t: Tree) -> TensorDecl | None:
@@ -149,14 +185,19 @@ class _Builder:
                 continue
             tok = d.children[0]
             if tok.type == "INT":
-                if int(tok) <= 0:
+                size = self.int(tok, "a dimension")
+                if size <= 0:
                     self.sink.error(f"dimension {tok} of tensor {name_tok} must be positive",
                                     self.loc(tok))
                     return None
-                dims.append(int(tok))
+                dims.append(size)
             else:
                 dims.append(str(tok))
         order = len(dims)
+        if order > MAX_TENSOR_ORDER:
+            self.sink.error(f"tensor {name_tok} has {order} dimensions; at most "
+                            f"{MAX_TENSOR_ORDER} are supported", self.loc(name_tok))
+            return None
         fmt_value = self.format(fmt, order, str(name_tok))
         role = str(role_tok)
         if role not in ROLES:
@@ -165,7 +206,7 @@ class _Builder:
             return None
         block = None
         if block_tok is not None:
-            block = int(block_tok)
+            block = self.int(block_tok, "a block size")
             if block <= 0:
                 self.sink.error("block size must be positive", self.loc(block_tok))
                 return None
@@ -216,7 +257,7 @@ class _Builder:
             return None
         mode_order = tuple(range(order))
         if order_tree is not None:
-            mode_order = tuple(int(x) for x in order_tree.children)
+            mode_order = tuple(self.int(x, "a mode number") for x in order_tree.children)
             if sorted(mode_order) != list(range(order)):
                 self.sink.error(f"mode order ({', '.join(map(str, mode_order))}) is not a "
                                 f"permutation of 0..{order - 1}", self.loc(order_tree))
@@ -234,7 +275,7 @@ class _Builder:
         step = Permute(str(src_tok), str(dst_tok), None, position, self.loc(t),
                        self.loc(src_tok), self.loc(dst_tok))
         if modes_tree is not None:
-            step.modes = tuple(int(x) for x in modes_tree.children)
+            step.modes = tuple(self.int(x, "a mode number") for x in modes_tree.children)
             step.modes_loc = self.loc(modes_tree)
         step.loc = Loc(self.source, step.loc.line, step.loc.col, len("permute"))
         return step
@@ -314,14 +355,17 @@ class _Builder:
                 self.sink.error(f"attribute '{key}' is given twice", self.loc(key_tok))
                 continue
             owner.attr_locs[key] = self.loc(value) if isinstance(value, Tree) else self.loc(key_tok)
-            setattr(owner, key, _coerce(self.value(value), specs[key].type))
+            type_ = specs[key].type
+            setattr(owner, key, _coerce(self.value(value, key, type_ == "float"), type_))
 
-    def value(self, v: Tree) -> Any:
+    def value(self, v: Tree, key: str, real: bool = False) -> Any:
+        """The literal of attribute `key`; `real`: a float is wanted (an integer literal of
+        any length is then a float, else it must fit MAX_INT)."""
         if v.data == "v_list":
-            return [self.value(c) for c in v.children if c is not None]
+            return [self.value(c, key) for c in v.children if c is not None]
         tok = v.children[0]
         if v.data == "v_int":
-            return int(tok)
+            return float(tok) if real else self.int(tok, f"{key} =")
         if v.data == "v_float":
             return float(tok)
         return str(tok)

@@ -15,17 +15,26 @@ from .ir import Graph, Module, Node, Permute, Schedule, Stream, TensorDecl
 
 
 def print_module(m: Module) -> str:
-    """The text of a whole module: source line, tensor declarations, then each graph."""
+    """The text of a whole module: source line, tensor declarations, the graphs' index names,
+    schedule directives, then each graph."""
     out: list[str] = []
     if m.source is not None:
         out.append(f'source "{m.source}"')
     out += [print_tensor(t) for t in m.tensors]
+    out += [print_names(g) for g in m.graphs if g.source_names]
     out += [print_schedule(d) for d in m.schedules]
     for item in m.sequence():
         if out:
             out.append("")
         out.append(print_graph(item) if isinstance(item, Graph) else print_permute(item))
     return "\n".join(out) + "\n"
+
+
+def print_names(g: Graph) -> str:
+    """`names gcn {u0 = h, u1 = [i, k]}`: the program's names of g's renamed indices."""
+    attrs = ", ".join(f"{x} = {ns[0] if len(ns) == 1 else format_value(list(ns))}"
+                      for x, ns in g.source_names.items())
+    return f"names {g.name} {{{attrs}}}"
 
 
 def print_permute(p: Permute) -> str:

@@ -31,6 +31,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 from ..diagnostics import UserError
+from .spec import MAX_TIMEOUT
 
 #: Data directories and graph files up to this size go to the workers with the sweep.
 SHIP_MAX_BYTES = 64 << 20
@@ -44,7 +45,11 @@ def parse_executor(text: str) -> tuple[str, str | None, float]:
     if text == "local":
         return "local", None, 0.0
     u = urlsplit(text)
-    if u.scheme != "dask" or not u.hostname or u.port is None:
+    try:
+        port = u.port
+    except ValueError:  # not a number, or past 65535 (found by fuzzing: it was exit 3)
+        port = None
+    if u.scheme != "dask" or not u.hostname or port is None:
         raise UserError(f"--executor {text}: expected local or dask://HOST:PORT (e.g. "
                         f"dask://127.0.0.1:8786)")
     timeout = DEFAULT_CONNECT_TIMEOUT
@@ -55,11 +60,11 @@ def parse_executor(text: str) -> tuple[str, str | None, float]:
             timeout = float(values[-1])
         except ValueError:
             timeout = -1.0
-        if not timeout > 0:
+        if not 0 < timeout <= MAX_TIMEOUT:  # (nan and inf too: no wait without end)
             raise UserError(f"--executor {text}: connect-timeout must be a positive number "
-                            f"of seconds")
+                            f"of seconds, at most {MAX_TIMEOUT:g}")
     host = f"[{u.hostname}]" if ":" in u.hostname else u.hostname
-    return "dask", f"tcp://{host}:{u.port}", timeout
+    return "dask", f"tcp://{host}:{port}", timeout
 
 
 # ---- the bundle: what the workers need from the client's disk ---------------------------------

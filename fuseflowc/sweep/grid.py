@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 
 from ..diagnostics import UserError
 from .spec import ProgramEntry, SweepSpec
@@ -33,6 +34,18 @@ def config_id(config: dict) -> str:
     canon.update({k: config[k] for k in LATER_FIELDS if config.get(k)})
     canon = json.dumps(canon, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canon.encode("utf-8")).hexdigest()[:12]
+
+
+#: The most configurations a sweep may have: every one is a fuse | lower | simulate run (and
+#: "orders = all" counts each parameter point's orders first), so a larger grid is a spec
+#: mistake, refused before it is built.
+MAX_CONFIGS = 100_000
+
+
+def _too_many(spec: SweepSpec, n: int) -> UserError:
+    return UserError(f"{spec.path}: the sweep has more than {MAX_CONFIGS:,} configurations "
+                     f"(at least {n:,}: the product of its programs' parameter values, orders, "
+                     f"pipelines, data sets and arch alternatives); split it into several specs")
 
 
 def _param_points(params: dict[str, list]) -> list[dict]:
@@ -63,14 +76,20 @@ def expand(spec: SweepSpec) -> list[dict]:
     pipelines, data sets, arch alternatives), each with its `id`."""
     out: list[dict] = []
     seen: set[str] = set()
+    rest = len(spec.pipelines) * len(spec.data) * len(spec.arch)
     for prog in spec.programs:
+        points = math.prod(len(v) for v in prog.params.values())
+        if len(out) + points * rest > MAX_CONFIGS:
+            raise _too_many(spec, len(out) + points * rest)
         for point in _param_points(prog.params):
             schedule = [t.format(**point) for t in prog.schedule]
             if prog.orders == "all":
                 n = _order_count(prog, schedule)
-                orders = list(range(min(n, spec.max_orders))) if n else [0]
+                orders = list(range(min(n, spec.max_orders, MAX_CONFIGS + 1))) if n else [0]
             else:
                 orders = list(prog.orders)
+            if len(out) + len(orders) * rest > MAX_CONFIGS:
+                raise _too_many(spec, len(out) + len(orders) * rest)
             for order, pipeline, data, arch in itertools.product(
                     orders, spec.pipelines, spec.data, spec.arch):
                 config = {

@@ -1,6 +1,7 @@
-"""The pictures of `fuseflowc report`, drawn with matplotlib when it is installed (the `plot`
-extra: pip install 'fuseflowc[plot]'). Each function takes a summary section and a path and
-writes one SVG or PNG; `available()` says whether matplotlib can be imported."""
+"""The pictures of `fuseflowc report`, drawn with matplotlib (a dependency of fuseflowc) with
+its non-interactive Agg backend, so no display is needed. Each function takes a summary section
+and a path and writes one SVG or PNG; `available()` says whether matplotlib can be imported (a
+copy installed without it still writes the text report, and says so)."""
 
 from __future__ import annotations
 

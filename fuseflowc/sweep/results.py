@@ -14,7 +14,7 @@ import io
 import json
 from pathlib import Path
 
-from ..diagnostics import UserError
+from ..diagnostics import Source, UserError
 
 # (name, type): type is one of str, int, float, bool, json
 COLUMNS: tuple[tuple[str, str], ...] = (
@@ -35,6 +35,11 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 NAMES = tuple(n for n, _ in COLUMNS)
 TYPES = dict(COLUMNS)
 STATUSES = ("ok", "error", "timeout", "pruned")
+#: Columns `report` needs filled with text in every row: what it groups and names rows by.
+REPORT_COLUMNS = ("id", "model", "variant", "data", "status")
+#: What each JSON column holds; an empty cell reads as an empty one.
+JSON_SHAPES: dict[str, type] = {"params": dict, "schedule": list, "data_source": dict,
+                                "arch": list, "kernel_cycles": dict}
 
 
 def results_kind(path: str) -> str:
@@ -63,6 +68,47 @@ def _cell(name: str, v) -> str:
     if t == "float":
         return repr(float(v))
     return str(v)
+
+
+def _type_problem(name: str, v) -> str | None:
+    """What is wrong with value `v` of known column `name`, or None if it has its type."""
+    t = TYPES[name]
+    if t == "json":
+        shape = JSON_SHAPES[name]
+        if not isinstance(v, shape):
+            return "a JSON " + ("object" if shape is dict else "array")
+        if name in ("schedule", "arch") and not all(isinstance(x, str) for x in v):
+            return "a JSON array of strings"
+        return None
+    ok = {"str": isinstance(v, str), "bool": isinstance(v, bool),
+          "int": isinstance(v, int) and not isinstance(v, bool),
+          "float": isinstance(v, (int, float)) and not isinstance(v, bool)}[t]
+    return None if ok else {"str": "text", "bool": "true or false", "int": "an integer",
+                            "float": "a number"}[t]
+
+
+def checked_row(path: str, line: int, row: dict, required: tuple[str, ...] = ()) -> dict:
+    """`row` with every column present, after checking that the known ones have their types
+    (JSON ones of their shape; an absent one reads as empty) and the `required` ones are
+    non-empty text; a UserError locating the first that is not. Unknown extra columns are kept
+    as they are."""
+    out = {**normalize_row(row), **row}
+    for name in NAMES:
+        v = out[name]
+        if v is None:
+            if name in required:
+                raise UserError(f"{path}:{line}: column {name}: every row needs one")
+            if name in JSON_SHAPES:
+                out[name] = JSON_SHAPES[name]()
+            continue
+        problem = _type_problem(name, v)
+        if problem is None and name in required and not v:
+            problem = "non-empty text"
+        if problem:
+            shown = json.dumps(v)
+            shown = shown if len(shown) <= 40 else shown[:37] + "..."
+            raise UserError(f"{path}:{line}: column {name}: expected {problem}, not {shown}")
+    return out
 
 
 def _parse_cell(path: str, line: int, name: str, text: str):
@@ -107,8 +153,9 @@ def header(kind: str) -> str:
     return ""
 
 
-def read_rows(path: str) -> list[dict]:
-    """Every row of a results file, typed (see COLUMNS); unknown extra columns are kept."""
+def read_rows(path: str, required: tuple[str, ...] = ()) -> list[dict]:
+    """Every row of a results file, typed (see COLUMNS; `checked_row`), with the `required`
+    columns filled; unknown extra columns are kept."""
     kind = results_kind(path)
     try:
         with open(path, encoding="utf-8", newline="") as f:  # keep \r inside CSV cells
@@ -126,9 +173,12 @@ def read_rows(path: str) -> list[dict]:
                 row = json.loads(ln)
             except json.JSONDecodeError as e:
                 raise UserError(f"{path}:{n}:{e.colno}: not a JSON row: {e.msg}") from None
+            except ValueError:  # an integer of more digits than Python converts
+                from ..limits import number_too_long
+                raise number_too_long(Source(path, text)) from None
             if not isinstance(row, dict) or "id" not in row:
                 raise UserError(f"{path}:{n}: a row is a JSON object with an id")
-            rows.append({**normalize_row(row), **row})
+            rows.append(checked_row(path, n, row, required))
         return rows
     reader = csv.reader(io.StringIO(text, newline=""))
     head = None
@@ -149,7 +199,7 @@ def read_rows(path: str) -> list[dict]:
                                 f"{len(head)}")
             row = {name: _parse_cell(path, n, name, v) if name in TYPES else v
                    for name, v in zip(head, cells)}
-            rows.append({**normalize_row(row), **row})
+            rows.append(checked_row(path, n, row, required))
     except csv.Error as e:
         raise UserError(f"{path}:{reader.line_num}: malformed CSV: {e}") from None
     return rows

@@ -25,6 +25,7 @@ syntax) or naming the file and key (`spec.toml: orders: ...`). See docs/sweep.md
 from __future__ import annotations
 
 import json
+import math
 import re
 import string
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from pathlib import Path
 
 from ..diagnostics import Loc, Source, UserError
 from ..files import read_source
+from ..limits import number_too_long
 
 # keys a spec may hold at the top level, and in one [[programs]] / [[data]] entry
 TOP_KEYS = ("programs", "orders", "max_orders", "order_region", "schedule", "params",
@@ -42,6 +44,11 @@ DATA_KEYS = ("name", "dir", "graph", "normalize", "sizes", "density", "seed",
              "graph_tensor", "feature_tensor")
 NORMALIZATIONS = ("gcn", "mean", "none")
 DEFAULT_MAX_ORDERS = 64
+#: The longest per-configuration timeout, in seconds (115 days; the alarm timer's range is
+#: finite, and a longer limit is no limit).
+MAX_TIMEOUT = 1e7
+#: The most worker processes a sweep starts.
+MAX_JOBS = 256
 
 
 @dataclass
@@ -101,11 +108,15 @@ def read_spec_table(path: str) -> tuple[dict, Source]:
             table = json.loads(src.text)
         except json.JSONDecodeError as e:
             raise UserError(f"invalid JSON: {e.msg}", Loc(src, e.lineno, e.colno)) from None
+        except ValueError:  # an integer of more digits than Python converts
+            raise number_too_long(src) from None
     else:
         import tomllib
         try:
             table = tomllib.loads(src.text)
-        except tomllib.TOMLDecodeError as e:
+        except ValueError as e:
+            if not isinstance(e, tomllib.TOMLDecodeError):
+                raise number_too_long(src) from None
             msg = str(e)
             m = _TOML_POS.search(msg)
             text = _TOML_POS.sub("", msg).replace("(at end of document)", "").strip()
@@ -338,8 +349,8 @@ def _data(keys: _Keys, k: int, v, base: Path) -> DataEntry:
     if "density" in v:
         gen["density"] = _density(keys, f"{where}.density", v["density"])
     gen["seed"] = v.get("seed", 0)
-    if not _is_int(gen["seed"]):
-        raise keys.error(f"{where}.seed", "expected an integer")
+    if not _is_int(gen["seed"]) or gen["seed"] < 0:  # numpy seeds are non-negative
+        raise keys.error(f"{where}.seed", "expected a non-negative integer")
     for key in ("graph_tensor", "feature_tensor"):
         if key in v:
             if not isinstance(v[key], str):
@@ -416,10 +427,13 @@ def parse_spec(path: str) -> SweepSpec:
         if key in table:
             v = table[key]
             good = _is_int(v) if kind is int else \
-                (isinstance(v, (int, float)) and not isinstance(v, bool))
+                (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v))
             if not good or v <= 0:
-                what = "integer" if kind is int else "number"
+                what = "integer" if kind is int else "finite number"
                 raise keys.error(key, f"expected a positive {what}")
+            if key == "timeout" and v > MAX_TIMEOUT:
+                raise keys.error(key, f"{v:g} seconds is more than the longest timeout, "
+                                      f"{MAX_TIMEOUT:g}")
             setattr(spec, key, kind(v))
     progs = table.get("programs")
     if isinstance(progs, str):

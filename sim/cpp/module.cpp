@@ -1,0 +1,104 @@
+// The Python binding: sim._fast (used by sim/engine_fast.py only).
+#include <pybind11/functional.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "graph.hpp"
+
+namespace py = pybind11;
+using namespace fastsim;
+
+namespace fastsim {
+
+const std::vector<Token>* writer_stream(Node& n);   // prims_write.cpp
+
+const Registry& registry() {
+  static const Registry r = [] {
+    Registry reg;
+    register_stream(reg);
+    register_join(reg);
+    register_locate(reg);
+    register_compute(reg);
+    register_crd(reg);
+    register_write(reg);
+    return reg;
+  }();
+  return r;
+}
+
+}  // namespace fastsim
+
+static py::list tokens_to_list(Graph& g, const std::vector<Token>& toks) {
+  py::list out(toks.size());
+  for (size_t k = 0; k < toks.size(); ++k)
+    PyList_SET_ITEM(out.ptr(), Py_ssize_t(k), g.blocks().new_reference(toks[k]));
+  return out;
+}
+
+PYBIND11_MODULE(_fast, m) {
+  m.doc() = "The compiled core of the SAMML simulator (sim/cpp; see sim/README.md).";
+  py::register_exception<Unsupported>(m, "Unsupported");
+  static py::object sim_error = py::reinterpret_borrow<py::object>(
+      PyErr_NewException("sim._fast.SimError", PyExc_RuntimeError, nullptr));
+  m.attr("SimError") = sim_error;
+
+  m.def("kinds", [] { return registry().names(); },
+        "Python class names of the primitives the compiled engine implements.");
+
+  py::class_<Graph>(m, "Graph")
+      .def(py::init<py::handle>(), py::arg("memory"))
+      .def("add_channel", &Graph::add_channel)
+      .def("feed", &Graph::feed)
+      .def("add_node", &Graph::add_node)
+      .def("wire", &Graph::wire)
+      .def("set_writers", &Graph::set_writers)
+      .def("run",
+           [](Graph& g, i64 max_cycles, py::object progress) {
+             try {
+               return g.run(max_cycles, progress);
+             } catch (const SimError& e) {
+               // SimError(node index, message, what, tokens): sim/engine_fast.py raises the
+               // Python node's error(message) or mismatch(what, tokens) from it.
+               py::object err = sim_error(e.node, std::string(e.what()), e.what_,
+                                          tokens_to_list(g, e.tokens));
+               PyErr_SetObject(sim_error.ptr(), err.ptr());
+               throw py::error_already_set();
+             }
+           })
+      .def("counters",
+           [](Graph& g) {
+             py::list out;
+             for (size_t i = 0; i < g.n_nodes(); ++i) {
+               Node& n = g.node(int(i));
+               out.append(py::make_tuple(n.t, n.fires, n.stall, n.flops, n.rd_seg, n.rd_crd,
+                                         n.rd_vals, n.wr_seg, n.wr_crd, n.wr_vals, n.done));
+             }
+             return out;
+           },
+           "Per node: (t, fires, stall, flops, rd_seg, rd_crd, rd_vals, wr_seg, wr_crd, "
+           "wr_vals, done).")
+      .def("pushed",
+           [](Graph& g) {
+             std::vector<i64> out;
+             for (size_t i = 0; i < g.n_channels(); ++i) out.push_back(g.channel(int(i)).pushed);
+             return out;
+           })
+      .def("writer_stream",
+           [](Graph& g, int n) {
+             const std::vector<Token>* s = writer_stream(g.node(n));
+             if (!s) throw std::invalid_argument("not a writer");
+             return tokens_to_list(g, *s);
+           })
+      .def("channel_tokens",
+           [](Graph& g, int c) {
+             Channel& ch = g.channel(c);
+             std::vector<Token> toks;
+             py::list times;
+             ch.q.for_each([&](Token x, i64 at) {
+               toks.push_back(x);
+               times.append(at);
+             });
+             return py::make_tuple(tokens_to_list(g, toks), times);
+           },
+           "A channel's tokens and their arrival cycles (deadlock reports).");
+}

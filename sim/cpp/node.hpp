@@ -1,0 +1,197 @@
+// The base class of simulated primitives and the timing arithmetic they share (the C++ twin of
+// sim/node.py).
+//
+// A node keeps its own clock `t` (the cycle of its last firing). One firing takes at most one
+// token from each input it pops and emits at most one token on each output; its cycle is the
+// maximum of t + ii, the arrival cycle of every input head it looks at and the free cycle of
+// every output slot it fills. Outputs become visible at firing + lat; a popped slot frees at
+// firing + 1. The cycles a firing waits for an output slot beyond what its inputs allowed are
+// `stall` cycles.
+//
+// A primitive's run() reads as its algorithm; the timing is a `Firing` (of the node, or of the
+// activation's Clock: see below):
+//
+//     Firing fire(*this);          // f = t + ii
+//     fire.after(in);              // wait for the input head it looks at
+//     fire.slot(out);              // take an output slot (the wait counts as stall)
+//     fire.memory(mem, bytes);     // wait for the bytes in the bandwidth calendar
+//     Token x = fire.pop(in);      // pops free their slot at f + 1: after every wait above
+//     fire.emit(out, y);           // visible at f + lat
+//     fire.commit();               // t = f, one more firing
+//
+// In a hot loop, read inputs through a Reader and write outputs through an Appender
+// (channel.hpp: the FIFO positions stay in registers); Firing takes them like channels/ports.
+//
+// run() processes as many firings as inputs and output room allow and returns true when it
+// stopped for lack of output room (the engine then wakes it when a slot frees).
+#pragma once
+
+#include <functional>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "channel.hpp"
+#include "memory.hpp"
+#include "tokens.hpp"
+
+namespace fastsim {
+
+using TokenVisitor = std::function<void(Token)>;
+
+/// A simulation error of one node (sim/node.py: Node.error and Node.mismatch). The binding
+/// turns it into the same UserError text the Python engine raises: `what` empty for error(msg),
+/// else mismatch(what, tokens).
+struct SimError : std::runtime_error {
+  int node;
+  std::string what_;
+  std::vector<Token> tokens;
+  SimError(int node_, std::string msg, std::string what, std::vector<Token> toks)
+      : std::runtime_error(std::move(msg)), node(node_), what_(std::move(what)),
+        tokens(std::move(toks)) {}
+};
+
+/// A primitive the compiled engine cannot run (the builder falls back or refuses).
+struct Unsupported : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class Node {
+ public:
+  std::string name;
+  std::string kind;
+  std::vector<Channel*> ins;
+  std::vector<Port*> outs;
+  std::vector<Channel*> ochans;   // every consumer channel of every output
+  std::vector<FanOut*> stages;    // outputs that are fan-outs (or null ports)
+  i64 t, ii, lat;
+  i64 fires = 0, stall = 0, flops = 0;
+  i64 rd_seg = 0, rd_crd = 0, rd_vals = 0, wr_seg = 0, wr_crd = 0, wr_vals = 0;
+  bool done = false, queued = false, wants_out = false, is_writer = false;
+  int index = 0;
+
+  Node(std::string name_, std::string kind_, i64 ii_, i64 lat_)
+      : name(std::move(name_)), kind(std::move(kind_)), t(-ii_), ii(ii_), lat(lat_) {}
+  virtual ~Node() = default;
+
+  /// Fire as far as inputs and output room allow; true when stopped for lack of output room.
+  virtual bool run() = 0;
+  /// Visit every token this node keeps across activations (block collection: blocks.hpp).
+  virtual void visit_tokens(const TokenVisitor&) {}
+  /// Called once after wiring (check the ports, cache references).
+  virtual void wired() {}
+
+  /// The cycle this node's last output became visible (its last firing + latency).
+  i64 finish() const { return fires ? t + lat : 0; }
+
+  [[noreturn]] void error(const std::string& msg) const { throw SimError(index, msg, "", {}); }
+  [[noreturn]] void mismatch(const std::string& what, std::initializer_list<Token> toks) const {
+    throw SimError(index, "", what, std::vector<Token>(toks));
+  }
+};
+
+/// A node's clock for one activation: its t, stall and fires as locals (written back when the
+/// activation ends), so the hot loops keep them in registers: the FIFO writes of a firing
+/// could otherwise alias the node's fields and force a memory round trip per firing.
+///
+///     bool run() override {
+///       Clock clock(*this);
+///       while (...) { Firing fire(clock); ... fire.commit(); }
+///     }
+///
+/// Inside the activation read the clock (clock.t), not the node's t.
+class Clock {
+ public:
+  FASTSIM_INLINE explicit Clock(Node& n) : t(n.t), ii(n.ii), lat(n.lat), n_(n) {}
+  FASTSIM_INLINE ~Clock() {
+    n_.t = t;
+    n_.stall += stall;
+    n_.fires += fires;
+  }
+  Clock(const Clock&) = delete;
+  Clock& operator=(const Clock&) = delete;
+
+  i64 t;
+  const i64 ii, lat;
+  i64 stall = 0, fires = 0;
+
+ private:
+  Node& n_;
+};
+
+/// One firing of a node: the cycle it happens at, built up from what it waits for, then the
+/// pops and emits at that cycle (see the top of this file for the order). `Firing fire(*this)`
+/// works on the node's fields directly; `Firing fire(clock)` on an activation's Clock (faster).
+class Firing {
+ public:
+  FASTSIM_INLINE explicit Firing(Node& n)
+      : t_(n.t), stall_(n.stall), fires_(n.fires), lat_(n.lat), f_(n.t + n.ii) {}
+  FASTSIM_INLINE explicit Firing(Clock& c)
+      : t_(c.t), stall_(c.stall), fires_(c.fires), lat_(c.lat), f_(c.t + c.ii) {}
+  /// The firing's cycle so far.
+  FASTSIM_INLINE i64 at() const { return f_; }
+  /// Wait for the head of input `c` to arrive.
+  FASTSIM_INLINE Firing& after(const Channel& c) {
+    i64 h = c.head_time();
+    if (h > f_) f_ = h;
+    return *this;
+  }
+  FASTSIM_INLINE Firing& after(const Reader& c) {
+    i64 h = c.head_time();
+    if (h > f_) f_ = h;
+    return *this;
+  }
+  /// Wait until cycle `c`.
+  FASTSIM_INLINE Firing& after_cycle(i64 c) {
+    if (c > f_) f_ = c;
+    return *this;
+  }
+  /// Wait for the free slot of output `p` the next emit on `p` fills (a bounded port must have
+  /// one: check Port::room first). One emit per output per firing.
+  FASTSIM_INLINE Firing& slot(Port& p) {
+    if (p.bounded) {
+      i64 s = p.q.free_time(0);
+      if (s > f_) {
+        stall_ += s - f_;
+        f_ = s;
+      }
+    }
+    return *this;
+  }
+  FASTSIM_INLINE Firing& slot(Appender& p) {
+    if (p.bounded()) {
+      i64 s = p.free_time();
+      if (s > f_) {
+        stall_ += s - f_;
+        f_ = s;
+      }
+    }
+    return *this;
+  }
+  /// Wait for `bytes` of off-chip traffic in the bandwidth calendar.
+  FASTSIM_INLINE Firing& memory(Memory& m, double bytes) {
+    f_ = m.take(f_, bytes);
+    return *this;
+  }
+  /// Pop the head of input `c` (its slot frees at f + 1).
+  FASTSIM_INLINE Token pop(Channel& c) { return c.pop(f_); }
+  FASTSIM_INLINE Token pop(Reader& c) { return c.pop(f_); }
+  /// Emit `x` on output `p` (visible at f + lat).
+  FASTSIM_INLINE void emit(Port& p, Token x) { p.push(x, f_ + lat_); }
+  FASTSIM_INLINE void emit(Appender& p, Token x) { p.push(x, f_ + lat_); }
+  /// The firing happened: the node's clock moves to it.
+  FASTSIM_INLINE void commit() {
+    t_ = f_;
+    ++fires_;
+  }
+
+ private:
+  i64& t_;
+  i64& stall_;
+  i64& fires_;
+  i64 lat_;
+  i64 f_;
+};
+
+}  // namespace fastsim

@@ -1,0 +1,346 @@
+// Primitives that walk tensor storage: root, level scanners, repeat and its signal generator,
+// value arrays (the C++ twins of sim/prims_stream.py; the semantics are documented there).
+#include <memory>
+#include <vector>
+
+#include "registry.hpp"
+
+namespace fastsim {
+
+namespace stream {
+
+/// The root reference of a tensor: emits `0, D`.
+class Root : public Node {
+ public:
+  using Node::Node;
+  bool run() override {
+    Port& out = *outs[0];
+    while (left_ < 2) {
+      if (!out.room()) return true;
+      Firing fire(*this);
+      fire.slot(out);
+      fire.emit(out, Token::of_int(left_ == 0 ? 0 : D));
+      fire.commit();
+      ++left_;
+    }
+    done = true;
+    return false;
+  }
+
+ private:
+  int left_ = 0;   // tokens emitted so far (0, then D)
+};
+
+/// A level scanner: ref in; crd and ref out. For each input ref it emits that fiber's
+/// coordinates and positions, then closes the fiber with S0; an input stop Sk becomes S(k+1),
+/// merged with the closing stop of the fiber before it (so the S0 is held back until the next
+/// input token is known); N gives N then a stop; D passes. Dense levels enumerate 0..size-1
+/// with refs `ref * size + crd`; compressed ones read seg and crd through the memory calendar.
+class Scan : public Node {
+ public:
+  Scan(Build& b)
+      : Node(b.name(), b.kind(), b.ii(), b.lat()), dense_(b.attr<bool>("dense")),
+        size_(b.attr<i64>("size")), eb_(b.attr<i64>("eb")) {
+    if (!dense_) {
+      seg_ = b.ints("seg");
+      crd_ = b.ints("crd");
+      mem_ = b.memory("mem");
+    }
+  }
+
+  bool run() override {
+    Reader in(*ins[0]);
+    Appender oc(*outs[0]);
+    Appender orf(*outs[1]);
+    Clock clock(*this);
+    for (;;) {
+      if (pos_ < end_ && !emit_fiber(clock, oc, orf)) return true;
+      if (!oc.room() || !orf.room()) return true;
+      if (in.empty()) return false;
+      // the open fiber is done: the next input token
+      Firing fire(clock);
+      i64 x = in.head().as_int();
+      fire.after(in);
+      double nb = 0;                      // bytes this firing reads (0 when dense)
+      Token c, r;
+      bool popped = true;
+      if (pending_ && (x >= 0 || x == D || x == N)) {
+        c = r = Token::of_int(S0);        // close the previous fiber, keep the input
+        pending_ = false;
+        popped = false;
+      } else if (x >= 0) {                // look the fiber up
+        nb = lookup(x);
+        pending_ = true;
+        if (pos_ >= end_) {               // empty fiber: nothing to emit this cycle
+          if (nb) fire.memory(*mem_, nb);
+          fire.pop(in);
+          fire.commit();
+          continue;
+        }
+        nb += element(c, r);              // its first element in the same firing
+      } else if (x == N) {
+        c = r = Token::of_int(N);
+        pending_ = true;
+      } else if (x == D) {
+        c = r = Token::of_int(D);
+        done = true;
+      } else if (pending_) {              // Sk -> S(k+1), merged with the held S0
+        c = r = Token::of_int(-4 - level(x));
+        pending_ = false;
+      } else {                            // no fiber before it: a bare S(k+1)
+        c = r = Token::of_int(x - 1 - EB);
+      }
+      fire.slot(oc).slot(orf);
+      if (nb) fire.memory(*mem_, nb);
+      if (popped) fire.pop(in);
+      fire.emit(oc, c);
+      fire.emit(orf, r);
+      fire.commit();
+      if (c.is(D)) return false;
+    }
+  }
+
+ private:
+  // The rest of the open fiber, one element per firing, while both outputs have room (the hot
+  // loop); false when it stopped for lack of room.
+  bool emit_fiber(Clock& clock, Appender& oc, Appender& orf) {
+    i64 pos = pos_, end = end_, base = base_;
+    const i64* crd = crd_.data();
+    Memory* mem = mem_;
+    double eb = double(eb_);
+    i64 n = 0;
+    bool room = true;
+    for (; pos < end; ++pos, ++n) {
+      if (!oc.room() || !orf.room()) {
+        room = false;
+        break;
+      }
+      Firing fire(clock);
+      fire.slot(oc).slot(orf);
+      Token c;
+      if (dense_) {
+        c = Token::of_int(pos - base);
+      } else {
+        c = Token::of_int(crd[pos]);
+        fire.memory(*mem, eb);
+      }
+      fire.emit(oc, c);
+      fire.emit(orf, Token::of_int(pos));
+      fire.commit();
+    }
+    pos_ = pos;
+    if (!dense_) rd_crd += eb_ * n;
+    return room;
+  }
+  // Open the fiber of ref x; returns the seg bytes read.
+  double lookup(i64 x) {
+    if (dense_) {
+      if (size_ && x > Token::INT_MAX_ / size_) error("a position beyond 2**47");
+      base_ = x * size_;
+      pos_ = base_;
+      end_ = base_ + size_;
+      return 0;
+    }
+    pos_ = seg_.at(size_t(x));
+    end_ = seg_.at(size_t(x) + 1);
+    rd_seg += 2 * eb_;
+    return double(2 * eb_);
+  }
+  // The next element of the open fiber as (crd, ref); returns the crd bytes read.
+  double element(Token& c, Token& r) {
+    r = Token::of_int(pos_);
+    if (dense_) {
+      c = Token::of_int(pos_ - base_);
+      ++pos_;
+      return 0;
+    }
+    c = Token::of_int(crd_[size_t(pos_)]);
+    ++pos_;
+    rd_crd += eb_;
+    return double(eb_);
+  }
+
+  bool dense_;
+  i64 size_, eb_;
+  std::vector<i64> seg_, crd_;
+  Memory* mem_ = nullptr;
+  i64 pos_ = 0, end_ = 0, base_ = 0;
+  bool pending_ = false;   // a fiber was emitted whose closing stop is not yet out
+};
+
+/// Repeat-signal generator: crd in; R per coordinate, S per stop (any level), D.
+class RepSig : public Node {
+ public:
+  using Node::Node;
+  bool run() override {
+    Reader in(*ins[0]);
+    Appender out(*outs[0]);
+    Clock clock(*this);
+    while (!in.empty()) {
+      if (!out.room()) return true;
+      Firing fire(clock);
+      fire.after(in).slot(out);
+      i64 x = fire.pop(in).as_int();
+      i64 y;
+      if (x >= 0 || x == N) {
+        y = R;
+      } else if (x <= -3) {
+        y = S0;
+      } else {
+        y = D;
+        done = true;
+      }
+      fire.emit(out, Token::of_int(y));
+      fire.commit();
+      if (y == D) break;
+    }
+    return false;
+  }
+};
+
+/// Repeat a ref (or value) stream along a repeat-signal stream. For the current input element
+/// it emits one copy per R; at S it moves on: if the next input token is a stop Sk it emits
+/// S(k+1) (merged), else S0. An input stop met with no current element (an empty outer fiber)
+/// takes one S and emits S(k+1). D ends both.
+class Repeat : public Node {
+ public:
+  using Node::Node;
+  bool run() override {
+    Reader a(*ins[0]);
+    Reader g(*ins[1]);
+    Appender out(*outs[0]);
+    Clock clock(*this);
+    for (;;) {
+      if (!out.room()) return true;
+      Firing fire(clock);
+      Token y;
+      if (!has_) {
+        if (a.empty()) return false;
+        Token x = a.head();
+        if (x.is_value() || x.as_int() >= 0 || x.as_int() == N) {   // a new element
+          // Taking the element costs no cycle of its own: it moves into the held register
+          // (its slot frees the next cycle) and the firing that uses it first may be in the
+          // same cycle.
+          fire.after(a);
+          cur_ = fire.pop(a);
+          has_ = true;
+          ready_ = fire.at();
+          continue;
+        }
+        // a stop or D with no current element: needs the matching signal
+        if (g.empty()) return false;
+        i64 sig = g.head().as_int();
+        fire.after(a).after(g);
+        if (x.is(D)) {
+          if (sig != D) mismatch("input and repeat signal (end)", {x, g.head()});
+          y = Token::of_int(D);
+          done = true;
+        } else {
+          if (sig != S0) mismatch("input stop and repeat signal", {x, g.head()});
+          y = Token::of_int(x.as_int() - 1 - EB);   // bare: no element, no fiber
+        }
+        fire.slot(out);
+        fire.pop(a);
+        fire.pop(g);
+      } else {
+        if (g.empty()) return false;
+        i64 sig = g.head().as_int();
+        fire.after_cycle(ready_).after(g);
+        if (sig == R) {                             // R: one more copy
+          y = cur_;
+          fire.slot(out);
+          fire.pop(g);
+        } else if (sig == S0) {                     // S: close, merging a following input stop
+          if (a.empty()) return false;
+          Token x = a.head();
+          fire.after(a);
+          bool merged = x.is_int() && x.as_int() <= -3;
+          y = Token::of_int(merged ? -4 - level(x.as_int()) : S0);
+          fire.slot(out);
+          fire.pop(g);
+          if (merged) fire.pop(a);
+          has_ = false;
+          cur_ = Token();
+        } else {
+          error("repeat signal ended (D) inside an element");
+        }
+      }
+      fire.emit(out, y);
+      fire.commit();
+      if (y.is(D)) return false;
+    }
+  }
+  void visit_tokens(const TokenVisitor& v) override {
+    if (has_) v(cur_);
+  }
+
+ private:
+  Token cur_;
+  bool has_ = false;
+  i64 ready_ = 0;   // the cycle the held element was taken: its first use is not earlier
+};
+
+/// Value array: ref in, value out; N loads 0 (a zero block); stops and D pass.
+class Array : public Node {
+ public:
+  Array(Build& b)
+      : Node(b.name(), b.kind(), b.ii(), b.lat()), vals_(b.values(b.node.attr("vals"))),
+        zero_(b.value(b.node.attr("zero"))), vbytes_(b.attr<i64>("vbytes")),
+        mem_(b.memory("mem")) {}
+
+  bool run() override {
+    Reader in(*ins[0]);
+    Appender out(*outs[0]);
+    Clock clock(*this);
+    const Token* vals = vals_.data();
+    size_t nvals = vals_.size();
+    Memory& mem = *mem_;
+    double vbytes = double(vbytes_);
+    i64 loads = 0;
+    bool blocked = false;
+    while (!in.empty()) {
+      if (!out.room()) {
+        blocked = true;
+        break;
+      }
+      Firing fire(clock);
+      fire.after(in).slot(out);
+      Token x = in.head();
+      i64 ref = x.as_int();
+      if (ref >= 0) {
+        fire.memory(mem, vbytes);
+        if (size_t(ref) >= nvals) error("a reference beyond the array's values");
+        x = vals[ref];
+        ++loads;
+      } else if (ref == N) {
+        x = zero_;
+      } else if (ref == D) {
+        done = true;
+      }
+      fire.pop(in);
+      fire.emit(out, x);
+      fire.commit();
+      if (x.is(D)) break;
+    }
+    rd_vals += loads * vbytes_;
+    return blocked;
+  }
+
+ private:
+  std::vector<Token> vals_;
+  Token zero_;
+  i64 vbytes_;
+  Memory* mem_;
+};
+
+}  // namespace stream
+
+void register_stream(Registry& r) {
+  r.add("Root", plain<stream::Root>());
+  r.add("Scan", built<stream::Scan>());
+  r.add("RepSig", plain<stream::RepSig>());
+  r.add("Repeat", plain<stream::Repeat>());
+  r.add("Array", built<stream::Array>());
+}
+
+}  // namespace fastsim
