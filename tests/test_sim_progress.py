@@ -1,7 +1,8 @@
 """`simulate` tells where a long run is (issue #12, item 6): the kernel (k of n), the cycles so
 far, the FLOPs done against the estimator's FLOPs of the kernel; only after the first second,
 only on a terminal or with --progress, never with --quiet. The one-second threshold and the tick
-rate are forced small here so that a small run shows progress."""
+rate are forced small here so that a small run shows progress. Both engines tick alike: the
+compiled one calls the same tick(cycle, flops) at the same activations with the same figures."""
 
 from __future__ import annotations
 
@@ -11,7 +12,11 @@ import re
 import pytest
 
 import fuseflowc.commands.simulate as simulate_cmd
+import sim_pins
 from golden import run_cli, run_pipeline
+from sim import engine_fast
+from sim.arch import Arch
+from sim.build import Simulator
 from sim.engine import Engine
 from sim.progress import Progress
 
@@ -23,6 +28,9 @@ tensor z[I] : dense
 y[i] = A[i,j] * x[j]
 z[i] = relu(y[i])
 """
+#: Both engines (the compiled one where it is built).
+ENGINES = ["python", pytest.param("fast", marks=pytest.mark.skipif(
+    not engine_fast.available(), reason="sim._fast is not built"))]
 LINE = re.compile(r"^simulate: kernel (\d) of 2 \((\w)\): cycle ([\d,]+); (\d+) of ~(\d+) FLOPs "
                   r"\(estimate\), (\d+)%$")
 
@@ -48,13 +56,15 @@ def eager(monkeypatch):
     monkeypatch.setattr(Engine, "PROGRESS_EVERY", 1)
 
 
-def _simulate(d, *flags):
+def _simulate(d, *flags, engine="python"):
     return run_cli(["simulate", str(d / "two.samml"), "--data", str(d / "data"), "--check",
-                    *flags])
+                    "--engine", engine, *flags])
 
 
-def test_progress_names_the_kernel_the_cycles_and_the_estimated_flops(two_kernels, eager):
-    r = _simulate(two_kernels, "--progress")
+@pytest.mark.parametrize("engine", ENGINES)
+def test_progress_names_the_kernel_the_cycles_and_the_estimated_flops(two_kernels, eager,
+                                                                       engine):
+    r = _simulate(two_kernels, "--progress", engine=engine)
     assert r.exit_code == 0, r.stderr
     lines = [m.groups() for m in map(LINE.match, r.stderr.splitlines()) if m]
     assert {(k, name) for k, name, *_ in lines} == {("1", "y"), ("2", "z")}
@@ -68,24 +78,62 @@ def test_progress_names_the_kernel_the_cycles_and_the_estimated_flops(two_kernel
     assert "check: z match" in r.stderr
 
 
-def test_no_progress_off_a_terminal_unless_asked(two_kernels, eager):
-    r = _simulate(two_kernels)
+@pytest.mark.parametrize("engine", ENGINES)
+def test_no_progress_off_a_terminal_unless_asked(two_kernels, eager, engine):
+    r = _simulate(two_kernels, engine=engine)
     assert r.exit_code == 0 and "simulate: kernel" not in r.stderr
     assert "cycles" in r.stderr                              # the tables still show
 
 
-def test_quiet_silences_progress_and_tables(two_kernels, eager):
-    r = _simulate(two_kernels, "--quiet")
+@pytest.mark.parametrize("engine", ENGINES)
+def test_quiet_silences_progress_and_tables(two_kernels, eager, engine):
+    r = _simulate(two_kernels, "--quiet", engine=engine)
     assert r.exit_code == 0
     assert r.stderr == "check: z match\n"
     r = _simulate(two_kernels, "--quiet", "--progress")
     assert r.exit_code == 2 and "contradict" in r.stderr
 
 
-def test_short_runs_show_nothing(two_kernels, monkeypatch):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_short_runs_show_nothing(two_kernels, monkeypatch, engine):
     monkeypatch.setattr(Engine, "PROGRESS_EVERY", 1)        # ticks, but under a second
-    r = _simulate(two_kernels, "--progress")
+    r = _simulate(two_kernels, "--progress", engine=engine)
     assert r.exit_code == 0 and "simulate: kernel" not in r.stderr
+
+
+class _Ticks:
+    """A progress report that records what the engine tells it."""
+
+    def __init__(self):
+        self.seen = []
+
+    def kernel(self, k, n, name):
+        self.seen.append(("kernel", k, n, name))
+
+    def tick(self, cycle, flops):
+        self.seen.append((cycle, flops))
+
+
+@pytest.mark.skipif(not engine_fast.available(), reason="sim._fast is not built")
+@pytest.mark.parametrize("every", [1, 5, 1024])
+def test_both_engines_tick_alike(monkeypatch, every):
+    """The same ticks (cycle, FLOPs) at the same activations on both engines: a fused SpMM-like
+    kernel under back-pressure (depth 2) and with bandwidth limits."""
+    monkeypatch.setattr(Engine, "PROGRESS_EVERY", every)
+    from fuseflowc.diagnostics import Source
+    from fuseflowc.samml.parser import parse_module
+    path = sim_pins.ROOT / "ir_examples" / "kernels" / "nested_matmul_fused.ff"
+    module = parse_module(Source(str(path), sim_pins.lowered_text(path)))
+    inputs, sizes = sim_pins.module_inputs(module)
+    for sets in ((), ("channel.depth=2", "memory.bandwidth=2")):
+        ticks = {}
+        for engine in ("python", "fast"):
+            ticks[engine] = _Ticks()
+            Simulator(module, inputs, sizes, Arch.load(None, sets), progress=ticks[engine],
+                      engine=engine).run()
+        assert ticks["fast"].seen == ticks["python"].seen
+        if every < 1024:                                   # (a run of < 1024 activations)
+            assert any(len(t) == 2 for t in ticks["python"].seen)
 
 
 def test_the_report_without_an_estimate_and_its_rate_limit():

@@ -28,7 +28,8 @@ class Engine {
         blocks_(blocks), channels_(std::move(channels)) {}
 
   i64 max_cycles = -1;                      // -1: no budget
-  std::function<void(i64, i64)> progress;   // every 1024 activations: (clock(), flops())
+  std::function<void(i64, i64)> progress;   // every progress_every activations: (clock(), flops())
+  i64 progress_every = 1024;                // sim/engine.py Engine.PROGRESS_EVERY
   std::function<void()> interrupt;          // also: may throw to stop the run (Ctrl-C)
   i64 activations = 0;
   i64 cycles = 0;                           // the total (largest finish) when Done
