@@ -96,6 +96,17 @@ def test_alu_scalar_random(data):
                        ["val"] * len(feeds), 1, a), nan_exact=op not in NAN_PAIRS)
 
 
+def test_unary_alu_takes_nothing_after_d():
+    """A unary ALU is done at D and takes no token after it, on both engines, however the
+    tokens after D arrive (a stream map: fire_each; found by hypothesis on [D, D])."""
+    for times in ([0, 0], [0, 5]):
+        for tail in ([D], [1.5, D], [stop(0), D]):
+            case = single(lambda: Alu("a", "relu"), [([D, *tail], times + [5] * (len(tail) - 1))],
+                          ["val"], 1, DEFAULT)
+            cycles, acts, rows, streams, hops = assert_same(case)
+            assert rows[0][1] == 1 and streams == [[]] and hops[1] == 1   # D out, once
+
+
 @pytest.mark.parametrize("op", ALU_OPS)
 def test_alu_every_op_on_special_values(op):
     """Every pair of special values (NaN payloads, signed zeros, infinities, overflow and
