@@ -306,6 +306,7 @@ def fuzz(cases: int, seed: int, out: Path, limits: Limits = Limits(), jobs: int 
          minimize_seconds: float = 60.0, commands: tuple[str, ...] = (), scope: str = "full",
          corpus_dir: Path | None = None, log=None) -> Summary:
     """The whole run: corpus, cases, reproducers, table (in out/summary.txt); the Summary."""
+    out = out.resolve()  # children chdir into their sandboxes (a relative --out broke them)
     out.mkdir(parents=True, exist_ok=True)
     prepare()
     corpus = build_corpus(REPO, corpus_dir or out / "corpus", scope, log=log)
