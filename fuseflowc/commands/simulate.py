@@ -62,7 +62,7 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
     reported with what every stuck node waits on, exit 1. A run longer than a second tells on
     stderr where it is (on a terminal, or with --progress): the kernel (k of n), the cycles so
     far, and the FLOPs done against `fuseflowc estimate`'s estimate of the kernel's FLOPs (the
-    estimator has no cycle model). --quiet silences progress and tables.
+    estimator has no cycle model), on either engine. --quiet silences progress, notes and tables.
 
     \b
     Examples:
