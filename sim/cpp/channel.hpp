@@ -231,6 +231,12 @@ class Fifo {
     for (size_t k = 0; k < n_; ++k) f(tok(k), time(k));
   }
 
+  /// An entry of a bounded ring: a token and its visible cycle, or a free slot.
+  struct Entry {
+    u64 a;   // a token's bits, or a free slot's free cycle
+    i64 b;   // the token's visible cycle
+  };
+
   // ---- the producer's side ------------------------------------------------------------------
   /// True when a token can be pushed now (a free slot, or unbounded).
   FASTSIM_INLINE bool room() const { return !bounded_ || n_ < lim_; }
@@ -289,10 +295,6 @@ class Fifo {
  private:
   friend class Appender;
   friend class Reader;
-  struct Entry {
-    u64 a;   // a token's bits, or a free slot's free cycle
-    i64 b;   // the token's visible cycle
-  };
   FASTSIM_INLINE size_t wrap(size_t i) const { return i >= cap_ ? i - cap_ : i; }
   [[noreturn, gnu::noinline]] static void full() {
     throw std::logic_error("push into a full bounded channel (primitive bug)");
@@ -310,6 +312,41 @@ class Fifo {
 
 class Port;
 class Channel;
+
+/// Consecutive free slots of a bounded ring (Appender::take): the pushes of a hot loop
+/// without the Appender's per-token checks (wrap, limit, lazy free cycles). Firing::slot and
+/// Firing::emit take it in place of the port.
+class Slots {
+ public:
+  FASTSIM_INLINE explicit Slots(Fifo::Entry* p) : p_(p) {}
+  FASTSIM_INLINE bool bounded() const { return true; }
+  /// The cycle the slot the next push fills became free.
+  FASTSIM_INLINE i64 free_time() const { return i64(p_->a); }
+  FASTSIM_INLINE void push(Token x, i64 at) { *p_++ = Fifo::Entry{x.bits(), at}; }
+
+ private:
+  Fifo::Entry* p_;
+};
+
+/// Consecutive tokens of a bounded ring (Reader::tokens): the pops of a hot loop without the
+/// Reader's per-token checks; Reader::popped(k) then commits the k tokens popped. Firing::after
+/// and Firing::pop take it in place of the channel.
+class Tokens {
+ public:
+  FASTSIM_INLINE explicit Tokens(Fifo::Entry* p) : p_(p) {}
+  FASTSIM_INLINE Token head() const { return Token::from_bits(p_->a); }
+  FASTSIM_INLINE i64 head_time() const { return p_->b; }
+  /// Pop the head in a firing at cycle f: its slot frees at f + 1.
+  FASTSIM_INLINE Token pop(i64 f) {
+    Token x = Token::from_bits(p_->a);
+    p_->a = u64(f + 1);
+    ++p_;
+    return x;
+  }
+
+ private:
+  Fifo::Entry* p_;
+};
 
 /// A run of pushes into a FIFO with its write position in registers (the FIFO's own fields
 /// could be aliased by the entries it writes, forcing a memory round trip per token). While
@@ -338,10 +375,32 @@ class Appender {
     ++pushed_;
   }
 
+  /// How many of the next pushes fill consecutive entries of a bounded ring whose free cycles
+  /// are known (no wrap, no refill between them); 0 when unbounded.
+  FASTSIM_INLINE size_t run() const {
+    if (!bounded_) return 0;
+    size_t k = std::min(left_, cap_ - pos_);
+    return filled_ == ~size_t(0) ? k : std::min(k, filled_ - pushed_);
+  }
+  /// The next k slots (k <= run()) as a Slots cursor; they count as pushed now: the caller
+  /// pushes exactly k tokens through the cursor.
+  FASTSIM_INLINE Slots take(size_t k) {
+    Slots s(e_ + pos_);
+    pos_ += k;
+    if (pos_ == cap_) pos_ = 0;
+    left_ -= k;
+    pushed_ += k;
+    return s;
+  }
+
  private:
-  [[gnu::noinline]] void refill() {   // a fan-out's staging slots, lazily (Fifo::reset_lazy)
-    q_.fill_(q_.fill_ctx_, q_.n_ + pushed_ + 1);
-    filled_ = q_.filled_ - q_.n_;
+  FASTSIM_INLINE void refill() { filled_ = refill(q_, pushed_); }
+  // A fan-out's staging slots, lazily (Fifo::reset_lazy); returns how many slots from the
+  // Appender's start have a known free cycle. Static: the Appender's address never escapes
+  // into a call, so its fields can stay in registers.
+  [[gnu::noinline]] static size_t refill(Fifo& q, size_t pushed) {
+    q.fill_(q.fill_ctx_, q.n_ + pushed + 1);
+    return q.filled_ - q.n_;
   }
   Fifo& q_;
   Fifo::Entry* e_;
@@ -375,6 +434,15 @@ class Reader {
     head_ = head_ + 1 == cap_ ? 0 : head_ + 1;
     --n_;
     return x;
+  }
+  /// How many tokens from the head lie consecutively in a bounded ring (0 when unbounded).
+  FASTSIM_INLINE size_t run() const { return bounded_ ? std::min(n_, cap_ - head_) : 0; }
+  /// A cursor at the head (for up to run() pops); popped(k) commits the k it popped.
+  FASTSIM_INLINE Tokens tokens() const { return Tokens(e_ + head_); }
+  FASTSIM_INLINE void popped(size_t k) {
+    head_ += k;
+    if (head_ == cap_) head_ = 0;
+    n_ -= k;
   }
 
  private:

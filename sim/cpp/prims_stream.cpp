@@ -1,5 +1,6 @@
 // Primitives that walk tensor storage: root, level scanners, repeat and its signal generator,
 // value arrays (the C++ twins of sim/prims_stream.py; the semantics are documented there).
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -102,19 +103,30 @@ class Scan : public Node {
 
  private:
   // The rest of the open fiber, one element per firing, while both outputs have room (the hot
-  // loop); false when it stopped for lack of room.
-  bool emit_fiber(Clock& clock, Appender& oc, Appender& orf) {
-    i64 pos = pos_, end = end_, base = base_;
+  // loop); false when it stopped for lack of room. Where both outputs have a run of
+  // consecutive free slots (Appender::run), the elements go into them through Slots cursors,
+  // without the per-token checks of an Appender: the same firings.
+  FASTSIM_INLINE bool emit_fiber(Clock& clock, Appender& oc, Appender& orf) {
+    while (pos_ < end_) {
+      size_t k = std::min({oc.run(), orf.run(), size_t(end_ - pos_)});
+      if (k > 1) {
+        Slots c = oc.take(k), r = orf.take(k);
+        emit_elements(clock, c, r, k);
+        continue;
+      }
+      if (!oc.room() || !orf.room()) return false;
+      emit_elements(clock, oc, orf, 1);
+    }
+    return true;
+  }
+  // The next k elements of the open fiber, one per firing (the outputs have room for them).
+  template <class Out>
+  FASTSIM_INLINE void emit_elements(Clock& clock, Out& oc, Out& orf, size_t k) {
+    i64 pos = pos_, base = base_;
     const i64* crd = crd_.data();
     Memory* mem = mem_;
-    double eb = double(eb_);
-    i64 n = 0;
-    bool room = true;
-    for (; pos < end; ++pos, ++n) {
-      if (!oc.room() || !orf.room()) {
-        room = false;
-        break;
-      }
+    const double eb = double(eb_);
+    for (const i64 end = pos + i64(k); pos < end; ++pos) {
       Firing fire(clock);
       fire.slot(oc).slot(orf);
       Token c;
@@ -129,8 +141,7 @@ class Scan : public Node {
       fire.commit();
     }
     pos_ = pos;
-    if (!dense_) rd_crd += eb_ * n;
-    return room;
+    if (!dense_) rd_crd += eb_ * i64(k);
   }
   // Open the fiber of ref x; returns the seg bytes read.
   double lookup(i64 x) {
