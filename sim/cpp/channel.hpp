@@ -269,7 +269,7 @@ class Fifo {
 
   // ---- staging (FanOut) ---------------------------------------------------------------------
   /// Empty a staging FIFO and give it `k` free slots whose free cycles `fill(ctx, m)` writes
-  /// (set_free) when the first m are needed: a fan-out computes them lazily, as its producer
+  /// (merge_free) when the first m are needed: a fan-out computes them lazily, as its producer
   /// takes them, instead of all STAGE of them every activation.
   using Fill = void (*)(void* ctx, size_t m);
   void reset_lazy(size_t k, Fill fill, void* ctx) {
@@ -281,8 +281,22 @@ class Fifo {
     fill_ = fill;
     fill_ctx_ = ctx;
   }
-  /// The free cycle of staging slot j (filling it lazily).
-  FASTSIM_INLINE void set_free(size_t j, i64 cycle) { e_[j].a = u64(cycle); }
+  /// Staging slots [from, to) take consumer `c`'s free slots' cycles where later than theirs
+  /// (`first`: in any case); an unbounded consumer's slots are free at 0.
+  void merge_free(const Fifo& c, size_t from, size_t to, bool first) {
+    size_t i = c.bounded_ ? c.wrap(c.head_ + c.n_ + from) : 0;
+    for (size_t j = from; j < to; ++j) {
+      i64 s = 0;
+      if (c.bounded_) {
+        s = i64(c.e_[i].a);
+        i = i + 1 == c.cap_ ? 0 : i + 1;
+      }
+      if (first || s > i64(e_[j].a)) e_[j].a = u64(s);
+    }
+  }
+  /// A staging FIFO's tokens, all in its ring's first size() entries (it is emptied to the
+  /// ring's start before each activation); bounded only.
+  const Entry* staged() const { return e_; }
   FASTSIM_INLINE size_t filled() const { return filled_; }
   FASTSIM_INLINE void set_filled(size_t m) { filled_ = m; }
   /// Empty a staging FIFO (reset() gives it its free slots before the next activation).
@@ -313,9 +327,10 @@ class Fifo {
 class Port;
 class Channel;
 
-/// Consecutive free slots of a bounded ring (Appender::take): the pushes of a hot loop
-/// without the Appender's per-token checks (wrap, limit, lazy free cycles). Firing::slot and
-/// Firing::emit take it in place of the port.
+/// Consecutive free slots of a bounded ring (Appender::slots): the pushes of a hot loop
+/// without the Appender's per-token checks (wrap, limit, lazy free cycles); Appender::pushed(k)
+/// then commits the k tokens pushed. Firing::slot and Firing::emit take it in place of the
+/// port.
 class Slots {
  public:
   FASTSIM_INLINE explicit Slots(Fifo::Entry* p) : p_(p) {}
@@ -382,15 +397,13 @@ class Appender {
     size_t k = std::min(left_, cap_ - pos_);
     return filled_ == ~size_t(0) ? k : std::min(k, filled_ - pushed_);
   }
-  /// The next k slots (k <= run()) as a Slots cursor; they count as pushed now: the caller
-  /// pushes exactly k tokens through the cursor.
-  FASTSIM_INLINE Slots take(size_t k) {
-    Slots s(e_ + pos_);
+  /// A cursor at the next slot (for up to run() pushes); pushed(k) commits the k it pushed.
+  FASTSIM_INLINE Slots slots() const { return Slots(e_ + pos_); }
+  FASTSIM_INLINE void pushed(size_t k) {
     pos_ += k;
     if (pos_ == cap_) pos_ = 0;
     left_ -= k;
     pushed_ += k;
-    return s;
   }
 
  private:
@@ -558,26 +571,37 @@ class FanOut : public Port {
     auto* f = static_cast<FanOut*>(self);
     size_t from = f->q.filled();
     size_t to = std::min(std::max(m, from + 32), f->q.free_count() + f->q.size());
-    for (size_t j = from; j < to; ++j) {
-      i64 v = 0;
-      bool first = true;
-      for (Channel* c : f->chans) {
-        i64 s = c->bounded ? c->q.free_time(j) : 0;
-        if (first || s > v) v = s;
-        first = false;
-      }
-      f->q.set_free(j, v);
+    bool first = true;
+    for (Channel* c : f->chans) {
+      f->q.merge_free(c->q, from, to, first);
+      first = false;
     }
     f->q.set_filled(to);
   }
   /// After the producer ran: copy the staged tokens into every consumer FIFO (each takes one
-  /// of its free slots per token: the ones prepare() counted).
+  /// of its free slots per token: the ones prepare() counted), a run of consecutive slots at a
+  /// time where the staging port is bounded.
   void flush() {
     size_t m = q.size();
     if (!m) return;
     for (Channel* c : chans) {
       Appender into(*c);
-      q.for_each([&into](Token x, i64 at) { into.push(x, at); });
+      if (!q.bounded()) {
+        q.for_each([&into](Token x, i64 at) { into.push(x, at); });
+        continue;
+      }
+      const Fifo::Entry* e = q.staged();
+      for (size_t k = 0; k < m;) {
+        size_t r = std::min(into.run(), m - k);
+        if (r > 1) {
+          Slots s = into.slots();
+          for (size_t end = k + r; k < end; ++k) s.push(Token::from_bits(e[k].a), e[k].b);
+          into.pushed(r);
+        } else {
+          into.push(Token::from_bits(e[k].a), e[k].b);
+          ++k;
+        }
+      }
     }
     q.clear();
   }

@@ -110,8 +110,10 @@ class Scan : public Node {
     while (pos_ < end_) {
       size_t k = std::min({oc.run(), orf.run(), size_t(end_ - pos_)});
       if (k > 1) {
-        Slots c = oc.take(k), r = orf.take(k);
+        Slots c = oc.slots(), r = orf.slots();
         emit_elements(clock, c, r, k);
+        oc.pushed(k);
+        orf.pushed(k);
         continue;
       }
       if (!oc.room() || !orf.room()) return false;
@@ -303,17 +305,38 @@ class Array : public Node {
     Reader in(*ins[0]);
     Appender out(*outs[0]);
     Clock clock(*this);
-    const Token* vals = vals_.data();
-    size_t nvals = vals_.size();
-    Memory& mem = *mem_;
-    double vbytes = double(vbytes_);
-    i64 loads = 0;
-    bool blocked = false;
-    while (!in.empty()) {
-      if (!out.room()) {
-        blocked = true;
-        break;
+    for (;;) {
+      // consecutive tokens in and free slots out: through cursors (the hot loop)
+      size_t k = std::min(in.run(), out.run());
+      if (k > 1) {
+        Tokens i = in.tokens();
+        Slots o = out.slots();
+        bool more = load(clock, i, o, k);
+        in.popped(k);
+        out.pushed(k);
+        if (!more) return false;
+        continue;
       }
+      if (in.empty()) return false;
+      if (!out.room()) return true;
+      k = 1;
+      if (!load(clock, in, out, k)) return false;
+    }
+  }
+
+ private:
+  // Up to k firings, one ref in and its value out each (the input holds k tokens, the output
+  // has room for them); k becomes the firings done. False when it stopped after a D.
+  template <class In, class Out>
+  FASTSIM_INLINE bool load(Clock& clock, In& in, Out& out, size_t& k) {
+    const Token* vals = vals_.data();
+    const size_t nvals = vals_.size();
+    Memory& mem = *mem_;
+    const double vbytes = double(vbytes_);
+    i64 loads = 0;
+    bool more = true;
+    size_t j = 0;
+    while (more && j < k) {
       Firing fire(clock);
       fire.after(in).slot(out);
       Token x = in.head();
@@ -331,10 +354,12 @@ class Array : public Node {
       fire.pop(in);
       fire.emit(out, x);
       fire.commit();
-      if (x.is(D)) break;
+      ++j;
+      more = !x.is(D);
     }
     rd_vals += loads * vbytes_;
-    return blocked;
+    k = j;
+    return more;
   }
 
  private:
