@@ -189,8 +189,31 @@ class RepSig : public Node {
     Reader in(*ins[0]);
     Appender out(*outs[0]);
     Clock clock(*this);
-    while (!in.empty()) {
+    for (;;) {
+      // consecutive tokens in and free slots out: through cursors (the hot loop)
+      size_t k = std::min(in.run(), out.run());
+      if (k > 1) {
+        Tokens x = in.tokens();
+        Slots o = out.slots();
+        bool more = signal(clock, x, o, k);
+        in.popped(k);
+        out.pushed(k);
+        if (!more) return false;
+        continue;
+      }
+      if (in.empty()) return false;
       if (!out.room()) return true;
+      k = 1;
+      if (!signal(clock, in, out, k)) return false;
+    }
+  }
+
+ private:
+  // Up to k firings (the input holds k tokens, the output has room for them); k becomes the
+  // firings done. False when it stopped after D.
+  template <class In, class Out>
+  FASTSIM_INLINE bool signal(Clock& clock, In& in, Out& out, size_t& k) {
+    for (size_t j = 0; j < k; ++j) {
       Firing fire(clock);
       fire.after(in).slot(out);
       i64 x = fire.pop(in).as_int();
@@ -205,9 +228,12 @@ class RepSig : public Node {
       }
       fire.emit(out, Token::of_int(y));
       fire.commit();
-      if (y == D) break;
+      if (y == D) {
+        k = j + 1;
+        return false;
+      }
     }
-    return false;
+    return true;
   }
 };
 
