@@ -630,25 +630,23 @@ class Spacc1 : public Node {
         }
         continue;
       }
+      // a run of points (the hot loop): through cursors where both rings run consecutively
+      size_t k = std::min(cin.run(), vin.run());
+      if (k > 1) {
+        Tokens c = cin.tokens(), v = vin.tokens();
+        k = accumulate(clock, c, v, k);
+        cin.popped(k);
+        vin.popped(k);
+        if (k) continue;
+      }
       if (cin.empty() || vin.empty()) break;
-      Firing fire(clock);
+      if (accumulate(clock, cin, vin, 1)) continue;
+      Firing fire(clock);                   // a stop or D
       fire.after(cin).after(vin);
       Token ct = fire.pop(cin);
       Token v = fire.pop(vin);
       fire.commit();
       i64 c = ct.as_int();
-      if (c >= 0) {
-        if (v.is_value()) {
-          if (!pre_.is_none()) v = pre_(*this, v);
-          if (Token* old = acc_.find(c))
-            *old = fn_(*this, *old, v);
-          else
-            acc_.insert(c, v);
-          flops += fl_;
-        }
-        continue;
-      }
-      if (c == N) continue;
       if (!same_stop(ct, v)) mismatch("crd and val streams", {ct, v});
       if (c == D) {
         pend_ = ct;
@@ -670,6 +668,31 @@ class Spacc1 : public Node {
   }
 
  private:
+  // Up to k firings that each take a point (a coordinate and its value) or an N pair into
+  // the accumulator (both inputs hold k tokens); stops before a stop or D. Returns the firings.
+  template <class In>
+  FASTSIM_INLINE size_t accumulate(Clock& clock, In& cin, In& vin, size_t k) {
+    size_t j = 0;
+    for (; j < k; ++j) {
+      i64 c = cin.head().as_int();
+      if (c < 0 && c != N) break;
+      Firing fire(clock);
+      fire.after(cin).after(vin);
+      fire.pop(cin);
+      Token v = fire.pop(vin);
+      fire.commit();
+      if (c >= 0 && v.is_value()) {
+        if (!pre_.is_none()) v = pre_(*this, v);
+        if (Token* old = acc_.find(c))
+          *old = fn_(*this, *old, v);
+        else
+          acc_.insert(c, v);
+        flops += fl_;
+      }
+    }
+    return j;
+  }
+
   ValueFn fn_, pre_;
   i64 fl_;
   Accumulator acc_;                             // coordinate -> accumulated value

@@ -282,6 +282,16 @@ class Repeat : public Node {
         fire.pop(a);
         fire.pop(g);
       } else {
+        // a run of R signals (the hot loop): through cursors where the rings run consecutively
+        size_t k = std::min(g.run(), out.run());
+        if (k > 1) {
+          Tokens gs = g.tokens();
+          Slots o = out.slots();
+          k = copies(clock, gs, o, k);
+          g.popped(k);
+          out.pushed(k);
+          if (k) continue;
+        }
         if (g.empty()) return false;
         i64 sig = g.head().as_int();
         fire.after_cycle(ready_).after(g);
@@ -314,6 +324,22 @@ class Repeat : public Node {
   }
 
  private:
+  // Up to k firings that each emit a copy of the held element for an R signal (the signal
+  // input holds k tokens, the output has room for k); stops before any other signal.
+  // Returns the firings.
+  template <class In, class Out>
+  FASTSIM_INLINE size_t copies(Clock& clock, In& g, Out& out, size_t k) {
+    size_t j = 0;
+    for (; j < k && g.head().is(R); ++j) {
+      Firing fire(clock);
+      fire.after_cycle(ready_).after(g).slot(out);
+      fire.pop(g);
+      fire.emit(out, cur_);
+      fire.commit();
+    }
+    return j;
+  }
+
   Token cur_;
   bool has_ = false;
   i64 ready_ = 0;   // the cycle the held element was taken: its first use is not earlier
