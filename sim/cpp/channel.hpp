@@ -395,7 +395,8 @@ class Appender {
   FASTSIM_INLINE size_t run() const {
     if (!bounded_) return 0;
     size_t k = std::min(left_, cap_ - pos_);
-    return filled_ == ~size_t(0) ? k : std::min(k, filled_ - pushed_);
+    if (filled_ == ~size_t(0)) return k;
+    return filled_ > pushed_ ? std::min(k, filled_ - pushed_) : 0;   // (a staging port)
   }
   /// A cursor at the next slot (for up to run() pushes); pushed(k) commits the k it pushed.
   FASTSIM_INLINE Slots slots() const { return Slots(e_ + pos_); }
