@@ -110,33 +110,32 @@ class TokenBlocks {
     uint32_t fill;     // tokens written
     uint32_t end;      // tokens it holds when full
     bool narrow;       // 32-bit tokens
-    alignas(8) unsigned char data[BYTES];   // tokens, then their 16-bit offsets
-    FASTSIM_INLINE uint16_t* offs() {
-      return reinterpret_cast<uint16_t*>(data + (narrow ? 4 * NARROW : 8 * WIDE));
-    }
-    FASTSIM_INLINE const uint16_t* offs() const {
-      return reinterpret_cast<const uint16_t*>(data + (narrow ? 4 * NARROW : 8 * WIDE));
-    }
+    // tokens, then their 16-bit offsets, typed (a store through a char array could alias
+    // anything and force the hot loops to reload their state after every push)
+    union {
+      struct {
+        int32_t tok[NARROW];
+        uint16_t off[NARROW];
+      } n;
+      struct {
+        u64 tok[WIDE];
+        uint16_t off[WIDE];
+      } w;
+    };
+    FASTSIM_INLINE uint16_t* offs() { return narrow ? n.off : w.off; }
+    FASTSIM_INLINE const uint16_t* offs() const { return narrow ? n.off : w.off; }
     FASTSIM_INLINE Token tok(uint32_t i) const {
-      if (narrow) {
-        int32_t v;
-        std::memcpy(&v, data + 4 * size_t(i), 4);
-        return Token::of_int(v);
-      }
-      u64 b;
-      std::memcpy(&b, data + 8 * size_t(i), 8);
-      return Token::from_bits(b);
+      return narrow ? Token::of_int(n.tok[i]) : Token::from_bits(w.tok[i]);
     }
     FASTSIM_INLINE i64 time(uint32_t i) const { return base + i64(offs()[i]); }
     FASTSIM_INLINE void put(Token x, uint16_t off) {
       if (narrow) {
-        int32_t v = int32_t(x.as_int());
-        std::memcpy(data + 4 * size_t(fill), &v, 4);
+        n.tok[fill] = int32_t(x.as_int());
+        n.off[fill] = off;
       } else {
-        u64 b = x.bits();
-        std::memcpy(data + 8 * size_t(fill), &b, 8);
+        w.tok[fill] = x.bits();
+        w.off[fill] = off;
       }
-      offs()[fill] = off;
       ++fill;
     }
   };
