@@ -265,19 +265,22 @@ class Alu : public Node {
       if (k > 1) {
         Tokens x = in.tokens();
         Slots o = out.slots();
-        fire1(clock, x, o, k);
-        in.popped(k);
-        out.pushed(k);
+        size_t n = fire1(clock, x, o, k);
+        in.popped(n);
+        out.pushed(n);
+        if (done) return false;
         continue;
       }
       if (in.empty()) return false;
       if (!out.room()) return true;
       fire1(clock, in, out, 1);
+      if (done) return false;
     }
   }
-  // k firings of the one-operand ALU (the input holds k tokens, the output has room for k).
+  // Up to k firings of the one-operand ALU (the input holds k tokens, the output has room for
+  // k); the number fired: D ends the stream, and nothing after it is taken (fire_each).
   template <class In, class Out>
-  FASTSIM_INLINE void fire1(Clock& clock, In& in, Out& out, size_t k) {
+  FASTSIM_INLINE size_t fire1(Clock& clock, In& in, Out& out, size_t k) {
     for (size_t j = 0; j < k; ++j) {
       Firing fire(clock);
       fire.after(in).slot(out);
@@ -290,8 +293,9 @@ class Alu : public Node {
       }
       fire.emit(out, x);
       fire.commit();
-      if (done) return false;   // D ends the stream: nothing after it is taken (fire_each)
+      if (done) return j + 1;
     }
+    return k;
   }
 
   bool run2() {
