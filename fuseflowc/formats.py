@@ -140,6 +140,14 @@ class Format:
         return self.name()
 
 
+def classic_equivalent(fmt: Format) -> Format:
+    """The dense/compressed format whose scanners emit the same streams as `fmt`'s: a
+    compressed(c) level scans like a compressed one, COO's (compressed, singleton) like DCSR's
+    two compressed levels (the estimator models the streams of the equivalent format)."""
+    levels = tuple("dense" if k == "dense" else "compressed" for k in fmt.kinds)
+    return Format(levels, fmt.mode_order, fmt.blocked)
+
+
 def dense(order: int) -> Format:
     return Format(("dense",) * order, tuple(range(order)))
 

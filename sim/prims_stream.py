@@ -39,14 +39,19 @@ class Scan(Node):
     with S0; an input stop Sk becomes S(k+1), merged with the closing stop of the fiber before it
     (so the S0 is held back until the next input token is known); N gives N then a stop; D passes.
     Dense levels enumerate 0..size-1 with refs `ref * size + crd`; compressed ones read seg/crd.
+    The other sparse levels (sim.levels) give instead, per input ref x, the fiber's positions
+    `lo[x]..hi[x]` and the bytes the lookup reads `look[x]` (counted as crd bytes; no seg), and
+    `refs` (when not None) the ref emitted for each position (else the position itself).
     """
 
-    __slots__ = ("dense", "size", "seg", "crd", "pos", "end", "base", "pending", "eb", "mem")
+    __slots__ = ("dense", "size", "seg", "crd", "pos", "end", "base", "pending", "eb", "mem",
+                 "lo", "hi", "look", "refs")
     kind_name = "scan"
     BULK = True  # long fiber runs in one go (tests turn it off to compare)
 
     def __init__(self, name: str, dense: bool, size: int = 0, seg=None, crd=None,
-                 ii: int = 1, lat: int = 1, eb: int = 4, mem=None):
+                 ii: int = 1, lat: int = 1, eb: int = 4, mem=None, lo=None, hi=None,
+                 look=None, refs=None):
         super().__init__(name, ii, lat)
         self.eb = eb  # memory.element_bytes: bytes per seg entry and per coordinate
         # the graph's sim.memory.Memory (compressed levels; dense ones read no memory)
@@ -55,6 +60,10 @@ class Scan(Node):
         self.size = size
         self.seg = list(seg) if seg is not None else None
         self.crd = list(crd) if crd is not None else None
+        self.lo = list(lo) if lo is not None else None
+        self.hi = list(hi) if hi is not None else None
+        self.look = list(look) if look is not None else None
+        self.refs = list(refs) if refs is not None else None
         self.pos = self.end = self.base = 0
         self.pending = False  # a fiber was emitted whose closing stop is not yet out
 
@@ -71,9 +80,10 @@ class Scan(Node):
         if not dense:                   # Memory.take's fast path, inlined below
             used, W, cap, spill = mem.used, mem.window, mem.cap, mem.spill
         eb = self.eb
+        lo, hi, look, refs = self.lo, self.hi, self.look, self.refs
         bulk = self.BULK
         retry = 0                   # a failed bulk attempt is not retried before this firing
-        stall = fires = nseg = ncrd = 0
+        stall = fires = nseg = ncrd = nlook = 0
         blocked = False
         while True:
             if (cb and not cf) or (rb and not rf):
@@ -116,7 +126,7 @@ class Scan(Node):
                         ct.extend(crd[pos:pos + k])
                         ncrd += k
                     ctm.extend(stamps)
-                    rt.extend(range(pos, pos + k))
+                    rt.extend(range(pos, pos + k) if refs is None else refs[pos:pos + k])
                     rtm.extend(stamps)
                     if cb:                      # take k free slots (C speed: ints)
                         pop_n(cf, k)
@@ -134,7 +144,7 @@ class Scan(Node):
                     c = crd[pos]
                     ncrd += 1
                     nb = eb
-                r = pos
+                r = pos if refs is None else refs[pos]
                 pos += 1
             else:
                 if not it:
@@ -153,10 +163,14 @@ class Scan(Node):
                         if dense:
                             base = x * size
                             pos, end = base, base + size
-                        else:
+                        elif lo is None:
                             pos, end = seg[x], seg[x + 1]
                             nseg += 2
                             nb = 2 * eb
+                        else:
+                            pos, end = lo[x], hi[x]
+                            nb = look[x]
+                            nlook += nb
                         pending = True
                         if pos < end:
                             if dense:
@@ -165,7 +179,7 @@ class Scan(Node):
                                 c = crd[pos]
                                 ncrd += 1
                                 nb += eb
-                            r = pos
+                            r = pos if refs is None else refs[pos]
                             pos += 1
                         else:                   # empty fiber: nothing to emit this cycle
                             if nb:              # nb > 0: a compressed level
@@ -235,7 +249,7 @@ class Scan(Node):
         self.stall += stall
         self.fires += fires
         self.rd_seg += self.eb * nseg
-        self.rd_crd += self.eb * ncrd
+        self.rd_crd += self.eb * ncrd + nlook
         return blocked
 
 
