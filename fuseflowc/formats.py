@@ -148,6 +148,13 @@ def classic_equivalent(fmt: Format) -> Format:
     return Format(levels, fmt.mode_order, fmt.blocked)
 
 
+def copy_levels(fmt: Format) -> tuple[str, ...]:
+    """The levels of fuse's permuted copy of a tensor stored in `fmt`: the same, but a
+    compressed(c) level becomes compressed (the fibers of another mode order can be longer than
+    c)."""
+    return tuple("compressed" if level_width(lv) else lv for lv in fmt.levels)
+
+
 def dense(order: int) -> Format:
     return Format(("dense",) * order, tuple(range(order)))
 

@@ -216,9 +216,10 @@ class _Verifier:
         made_by.setdefault(p.dst, p)
         for t in (src, dst):
             odd = [lv for lv in t.format.kinds if lv not in ("dense", "compressed")]
-            if odd:
-                err(f"permute of tensor {t.name}: its {odd[0]} levels are not supported",
-                    p.src_loc if t is src else p.dst_loc)
+            if odd and t is dst and "fixed" in odd:
+                # a permuted fiber can be longer than c: the copy stores compressed levels
+                err(f"permute into tensor {t.name}: its compressed(c) levels could not hold "
+                    f"the permuted fibers; declare them compressed", p.dst_loc)
                 return
         if src.order != dst.order:
             err(f"permute from {p.src} ({_plural(src.order, 'mode')}) to {p.dst} "
