@@ -46,11 +46,11 @@ def level_width(level: str) -> int | None:
 
 def level_problem(name: str, arg: int | None) -> str | None:
     """Why `name` or `name(arg)` is not a level format (None when it is one)."""
-    if arg is None:
-        if name in LEVEL_KINDS:
-            return None
+    if name not in LEVEL_KINDS:
         return f"unknown level format {name!r}; level formats are {', '.join(LEVEL_KINDS)}, " \
                f"compressed(c)"
+    if arg is None:
+        return None
     if name != "compressed":
         return f"level format {name} takes no argument (only compressed(c) does)"
     if not 1 <= arg <= MAX_WIDTH:

@@ -176,8 +176,9 @@ def read_level_files(directory: Path, name: str) -> FiberTensor:
     problem = format_problem(tuple(levels_kinds), b is not None)
     if problem:
         k = levels_kinds.index("singleton") if "singleton" in levels_kinds else 0
-        raise _err(level_file(d, name, f"{k}_crd"), f"level {k} is singleton (a crd file "
-                   f"without seg): {problem}")
+        raise _err(level_file(d, name, f"{k}_crd"), f"{level_file(d, name, f'{k}_seg').name} "
+                   f"is missing (a compressed level needs both); as a singleton level (a crd "
+                   f"file alone) it is not valid: {problem}")
     fmt = Format(tuple(levels_kinds), mode_order, blocked=b is not None)
     levels = []
     npos = 1
