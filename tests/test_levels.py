@@ -410,3 +410,74 @@ def test_estimate_counts_the_bytes_the_simulator_reads(fmt_kind):
     est = estimate_module(module, stats).total
     assert (est.read_seg, est.read_crd, est.read_vals) == \
         pytest.approx((b["seg"], b["crd"], b["vals"]))
+
+
+# ---- the general forms: fixed levels under sparse ones, COO per outer coordinate --------------
+
+GENERAL = [
+    ("(compressed, compressed(3))", "y[i] = A[i, j] * x[j]", {"y": "a @ x"}),
+    ("(compressed(2), compressed(3))", "y[i] = A[i, j] * x[j]", {"y": "a @ x"}),
+    ("(compressed(3), compressed) order (1, 0)", "z[j] = A[i, j] * w[i]", {"z": "a.T @ w"}),
+    ("(compressed, singleton) order (1, 0)", "z[j] = A[i, j] * w[i]", {"z": "a.T @ w"}),
+]
+
+
+@pytest.mark.parametrize("fmt,statement,want", GENERAL)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_general_forms_on_both_engines(fmt, statement, want, seed):
+    from fuseflowc.data.gen import random_inputs
+    text = (f"dim N, M\ntensor A[N, M]: {fmt}\ntensor x[M]: dense\ntensor w[N]: dense\n"
+            f"tensor y[N]: dense\ntensor z[M]: dense\n{statement}\n")
+    program = load_text(text)
+    sizes = {"N": 5 + seed, "M": 4 + 2 * seed}
+    specs = [s for s in program.specs() if s.name in set(program.inputs)]
+    inputs = random_inputs(specs, sizes, seed, {"A": 0.4})
+    env = {"a": inputs["A"].to_dense(), "x": inputs.get("x") and inputs["x"].to_dense(),
+           "w": inputs.get("w") and inputs["w"].to_dense()}
+    module = fused_module(program)
+    arch = Arch.load()
+    py = run(module, inputs, sizes, arch, "python")
+    assert py.error is None, py.error.format()
+    for name, expr in want.items():
+        np.testing.assert_allclose(py.result.tensors[name].to_dense(), eval(expr, {}, env),
+                                   rtol=1e-9, atol=1e-12)
+    if engine_fast.available():
+        assert first_difference(py, run(module, inputs, sizes, arch, "fast")) is None
+
+
+def test_coo_per_row_order_3():
+    """(dense, compressed, singleton): a COO of (j, k) under every i."""
+    from fuseflowc.data.gen import random_inputs
+    text = ("dim I, J, K\ntensor A[I, J, K]: (dense, compressed, singleton)\n"
+            "tensor B[J, K]: dense\ntensor y[I]: dense\ny[i] = A[i, j, k] * B[j, k]\n")
+    program = load_text(text)
+    sizes = {"I": 3, "J": 4, "K": 5}
+    specs = [s for s in program.specs() if s.name in set(program.inputs)]
+    inputs = random_inputs(specs, sizes, 4, {"A": 0.3})
+    assert inputs["A"].levels[1].kind == "nonunique"
+    want = np.einsum("ijk,jk->i", inputs["A"].to_dense(), inputs["B"].to_dense())
+    module = fused_module(program)
+    py = run(module, inputs, sizes, Arch.load(), "python")
+    assert py.error is None, py.error.format()
+    np.testing.assert_allclose(py.result.tensors["y"].to_dense(), want, rtol=1e-9, atol=1e-12)
+    if engine_fast.available():
+        assert first_difference(py, run(module, inputs, sizes, Arch.load(), "fast")) is None
+
+
+def test_gen_data_refuses_a_graph_with_rows_longer_than_c(tmp_path):
+    """A graph's adjacency does not fit ell(8) (KarateClub has a node of degree 17, 18 with its
+    self-loop): exit 1, the message says which fiber and the c that fits, nothing written; with
+    random data gen-data keeps each row's c smallest columns."""
+    from golden import run_cli
+    prog = tmp_path / "g.ff"
+    prog.write_text("dim N, F\ntensor A[N, N]: ell(8)\ntensor X[N, F]: dense\n"
+                    "tensor Y[N, F]: dense\nY[i, f] = A[i, k] * X[k, f]\n")
+    r = run_cli(["gen-data", str(prog), "--graph", "karate", "-o", str(tmp_path / "d")])
+    assert r.exit_code == 1
+    assert "more than its fixed length 8; choose c >= 18" in r.stderr
+    assert not (tmp_path / "d").exists()
+    r = run_cli(["gen-data", str(prog), "--size", "N=30", "--size", "F=2", "--density",
+                 "A=0.9", "-o", str(tmp_path / "d"), "--format", "sam"])
+    assert r.exit_code == 0, r.stderr
+    crd = (tmp_path / "d" / "tensor_A_mode_1_crd").read_text().split()
+    assert len(crd) == 30 * 8 and "-1" not in crd     # every row full: 27 of 30 > 8
