@@ -151,6 +151,13 @@ class FiberTensor:
         """Number of stored entries (positions of the last level; blocks count as one)."""
         return int(self.vals.shape[0])
 
+    @property
+    def entries(self) -> int:
+        """Number of stored entries: `nnz` less the padding slots of compressed(c) levels."""
+        if not any(lv.kind == "fixed" for lv in self.levels):
+            return self.nnz
+        return int((self.storage_coords() != PAD).all(axis=1).sum())
+
     # ---- construction -------------------------------------------------------------------
     @classmethod
     def from_coo(cls, shape, coords, values, fmt: Format, block: int | None = None,
