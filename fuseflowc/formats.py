@@ -17,9 +17,8 @@ block size b is a schedule choice (`block T: 16`), not part of the format.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import re
+from dataclasses import dataclass
 
 LEVEL_KINDS = ("dense", "compressed", "singleton")
 #: What a level is, for the stages that treat them differently (`Format.kind`): `nonunique` is a
