@@ -481,3 +481,22 @@ def test_gen_data_refuses_a_graph_with_rows_longer_than_c(tmp_path):
     assert r.exit_code == 0, r.stderr
     crd = (tmp_path / "d" / "tensor_A_mode_1_crd").read_text().split()
     assert len(crd) == 30 * 8 and "-1" not in crd     # every row full: 27 of 30 > 8
+
+
+def test_fused_ir_and_samml_refuse_to_write_coo_or_ell():
+    from fuseflowc.fuse.parser import parse_fused
+    from fuseflowc.samml.parser import parse_module
+    from fuseflowc.samml.printer import print_module
+    from fuseflowc.samml.verify import verify
+    from fuseflowc.fuse.algorithm import FuseOptions, fuse_program, pick_orders
+    from fuseflowc.fuse.printer import fused_str
+    p = load_text("dim N, M\ntensor A[N, M]: csr\ntensor B[N, M]: csr\nB[i, j] = A[i, j]\n")
+    fused = fused_str(fuse_program(p, None, FuseOptions(pick_orders(None, None))))
+    bad = fused.replace("tensor B[N, M] : csr output", "tensor B[N, M] : coo output")
+    with pytest.raises(UserError, match="tensor 'B' is computed, but its format coo"):
+        parse_fused(Source("f", bad))
+    text = print_module(fused_module(p))
+    bad = text.replace("tensor B[N, M]: csr output", "tensor B[N, M]: ell(2) output")
+    with pytest.raises(UserError, match="stores mode 1 as a fixed level, which SAMML graphs "
+                                        "read but do not write"):
+        verify(parse_module(Source("s", bad)))

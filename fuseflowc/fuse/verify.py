@@ -42,6 +42,9 @@ def verify_fused(f: ir.FusedProgram) -> None:
         elif t.block is not None and not t.format.blocked:
             sink.error(f"tensor '{t.name}' has a block size but its format {t.format.name()} "
                        f"is not blocked", t.loc)
+        if t.role in ("output", "intermediate") and not t.format.classic:
+            sink.error(f"tensor '{t.name}' is computed, but its format {t.format.name()} has a "
+                       f"singleton or fixed-length level (input formats only)", t.loc)
     for t in f.tensors:
         if t.role == "permuted":
             base = tensors.get(t.copy_of)
