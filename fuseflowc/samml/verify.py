@@ -35,7 +35,7 @@ Tensors (per graph, and across the graphs of a module, which run in order)
 
 Permute steps (`permute SRC -> DST [modes (...)]`, between graphs)
   - SRC and DST declared and distinct, DST a temp of SRC's order, `modes` a permutation of
-    SRC's modes, DST's dims SRC's dims permuted, the same block size, dense/compressed levels;
+    SRC's modes, DST's dims SRC's dims permuted, the same block size, no compressed(c) level in DST;
   - SRC is an input or written by an earlier graph or step; DST is made by this step alone
     (no graph writes it, no other step makes it).
 """
