@@ -186,28 +186,26 @@ class FiberTensor:
             if idx is not None:
                 scoords = scoords[idx]
                 values = values[idx]
-            if "nonunique" in fmt.kinds and scoords.shape[0] > 1:
-                # a non-unique level gives every entry its own position: sum duplicates first
-                new = np.ones(scoords.shape[0], dtype=bool)
-                new[1:] = (scoords[1:] != scoords[:-1]).any(axis=1)
-                if not new.all():
-                    group = np.cumsum(new) - 1
-                    summed = np.zeros((int(group[-1]) + 1,) + values.shape[1:])
-                    np.add.at(summed, group, values)
-                    scoords, values = scoords[new], summed
         levels: list[Level] = []
         pos = np.zeros(scoords.shape[0], dtype=np.int64)
         npos = 1
         for k, kind in enumerate(fmt.kinds):
             size = bshape[perm[k]]
             c = scoords[:, k]
-            if kind == "nonunique":        # one position per entry, grouped by parent
-                counts = np.bincount(pos, minlength=npos) if npos else np.zeros(0, np.int64)
+            if kind == "nonunique":
+                # one position per distinct (parent, this coordinate, the singleton's below)
+                new = np.ones(c.shape[0], dtype=bool)
+                if c.shape[0]:
+                    below = scoords[:, k + 1]
+                    new[1:] = (pos[1:] != pos[:-1]) | (c[1:] != c[:-1]) | \
+                        (below[1:] != below[:-1])
+                parent = pos[new]
+                counts = np.bincount(parent, minlength=npos) if npos else np.zeros(0, np.int64)
                 seg = np.zeros(npos + 1, dtype=np.int64)
                 np.cumsum(counts, out=seg[1:])
-                levels.append(Level("nonunique", size, seg, c.astype(np.int64)))
-                pos = np.arange(c.shape[0], dtype=np.int64)
-                npos = int(c.shape[0])
+                levels.append(Level("nonunique", size, seg, c[new].astype(np.int64)))
+                pos = np.cumsum(new) - 1
+                npos = int(new.sum()) if c.shape[0] else 0
             elif kind == "singleton":      # one coordinate per parent position
                 crd = np.zeros(npos, dtype=np.int64)
                 crd[pos] = c
