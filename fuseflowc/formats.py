@@ -10,7 +10,8 @@ with level format `levels[k]`:
               scanner drop it, so it never changes a result or a stored pattern;
   singleton   one coordinate per parent position (a crd array, no seg). It must directly follow
               a compressed level, which is then non-unique (TACO's COO: `compressed, singleton`):
-              that level's crd repeats a coordinate once per entry beneath it.
+              that level's crd repeats a coordinate once per singleton coordinate beneath it
+              (per entry, when the singleton level is the last).
 A blocked format stores dense b x b blocks as values; its levels iterate block coordinates. The
 block size b is a schedule choice (`block T: 16`), not part of the format.
 """
