@@ -11,9 +11,9 @@ sparsity semantics of the language talk about.
 
 The other level formats (fuseflowc.formats): a non-unique compressed level (COO's first) has one
 position per distinct (parent, coordinate, singleton coordinate) beneath it, its crd repeating a
-coordinate; a singleton level has one
-position per parent position and a crd array, no seg; a fixed-length level compressed(c) has c
-positions per parent, a crd array with PAD in the slots after the fiber's coordinates, no seg.
+coordinate; a singleton level has one position per parent position and a crd array, no seg; a
+fixed-length level compressed(c) has c positions per parent, a crd array with PAD in the slots
+after the fiber's coordinates, no seg.
 Padding positions hold value 0 and are not entries: `to_coo` and everything built on it drop
 them.
 """
