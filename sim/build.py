@@ -16,6 +16,7 @@ from .assemble import assemble
 from .channel import Channel, make_port
 from .engine import Engine
 from .engine_fast import Unsupported as _Unsupported
+from .levels import fixed_arrays, nonunique_arrays, singleton_arrays
 from .memory import Memory
 from .ops import block_contracts
 from .permute import run_permute
@@ -23,7 +24,6 @@ from .prims_compute import Alu, Reduce, Spacc1, Spacc2
 from .prims_crd import CrdDrop, CrdHold, Fork, Join
 from .prims_join import Intersect, Union
 from .prims_locate import Locate
-from .levels import fixed_arrays, nonunique_arrays, singleton_arrays
 from .prims_stream import Array, Repeat, RepSig, Root, Scan
 from .prims_write import Writer
 
