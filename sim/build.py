@@ -94,6 +94,9 @@ class Simulator:
 
     def __init__(self, module, inputs: dict, sizes: dict | None = None, arch: Arch | None = None,
                  max_cycles: int | None = None, progress=None, engine: str | None = None):
+        """`progress`: None, or what to tell where the run is (sim.progress.Progress):
+        `kernel(k, n, name)` as kernel k of n starts, `tick(cycle, flops)` while it runs (on
+        either engine)."""
         if engine is not None and engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES} or None, not {engine!r}")
         self.module = module
@@ -109,22 +112,32 @@ class Simulator:
     def run(self, graphs: list[str] | None = None) -> SimResult:
         """Run the module's graphs in order (or only those named); returns a SimResult."""
         result = SimResult()
-        seq = self.module.sequence()
-        for i, g in enumerate(seq):
+        todo = self.kernels(graphs)
+        for i, g in enumerate(todo):
+            if self.progress is not None:
+                self.progress.kernel(i + 1, len(todo), g.name)
             if isinstance(g, Permute):
-                # a step runs when a graph that is run comes after it (it may feed that graph)
-                if not graphs or any(not isinstance(h, Permute) and h.name in graphs
-                                     for h in seq[i + 1:]):
-                    result.kernels.append(self.run_permute(g))
-                continue
-            if graphs and g.name not in graphs:
-                continue
-            k = self.run_graph(g)
-            result.kernels.append(k)
+                result.kernels.append(self.run_permute(g))
+            else:
+                result.kernels.append(self.run_graph(g))
         for decl in self.module.tensors:
             if decl.role != "input" and decl.name in self.tensors:
                 result.tensors[decl.name] = self.tensors[decl.name]
         return result
+
+    def kernels(self, graphs: list[str] | None = None) -> list:
+        """The graphs and permute steps `run(graphs)` runs, in order: the graphs named (all
+        when None) and every permute step that comes before one of them (it may feed it)."""
+        seq = self.module.sequence()
+        todo = []
+        for i, g in enumerate(seq):
+            if isinstance(g, Permute):
+                if not graphs or any(not isinstance(h, Permute) and h.name in graphs
+                                     for h in seq[i + 1:]):
+                    todo.append(g)
+            elif not graphs or g.name in graphs:
+                todo.append(g)
+        return todo
 
     def run_permute(self, step) -> KernelResult:
         """Run a `permute SRC -> DST` step (sim/permute.py): DST becomes available to later
@@ -140,7 +153,8 @@ class Simulator:
         """Build and run one graph; the tensors it writes become available to later graphs."""
         nodes, chans, writers, memory = self.build(graph)
         engine_class = self.engine_for(graph, nodes)
-        engine = engine_class(nodes, writers, self.max_cycles, self.progress, memory)
+        tick = None if self.progress is None else self.progress.tick
+        engine = engine_class(nodes, writers, self.max_cycles, tick, memory)
         try:
             try:
                 if engine_class is not Engine:
@@ -150,7 +164,7 @@ class Simulator:
                     raise UserError(f"--engine fast: {e}; use --engine python") from None
                 self._note(f"graph {graph.name}: {e}: running it on the Python engine")
                 engine_class = Engine
-                engine = Engine(nodes, writers, self.max_cycles, self.progress, memory)
+                engine = Engine(nodes, writers, self.max_cycles, tick, memory)
             t0 = time.perf_counter()
             c0 = time.process_time()
             cycles = engine.run()

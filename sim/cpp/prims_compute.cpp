@@ -264,6 +264,7 @@ class Alu : public Node {
       }
       fire.emit(out, x);
       fire.commit();
+      if (done) return false;   // D ends the stream: nothing after it is taken (fire_each)
     }
     return false;
   }
