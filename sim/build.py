@@ -16,6 +16,7 @@ from .assemble import assemble
 from .channel import Channel, make_port
 from .engine import Engine
 from .engine_fast import Unsupported as _Unsupported
+from .levels import fixed_arrays, nonunique_arrays, singleton_arrays
 from .memory import Memory
 from .ops import block_contracts
 from .permute import run_permute
@@ -302,8 +303,24 @@ class Simulator:
             lvl = self._level(n, name, n.format, "scans")
             if lvl.kind == "dense":
                 return Scan(name, True, lvl.size, ii=ii, lat=lat)
-            return Scan(name, False, lvl.size, lvl.seg.tolist(), lvl.crd.tolist(), ii=ii,
-                        lat=lat + arch.mem_latency, eb=eb, mem=mem)
+            if lvl.kind == "compressed":
+                return Scan(name, False, lvl.size, lvl.seg.tolist(), lvl.crd.tolist(), ii=ii,
+                            lat=lat + arch.mem_latency, eb=eb, mem=mem)
+            if lvl.kind == "nonunique":
+                seg, crd, refs = nonunique_arrays(lvl.seg, lvl.crd)
+                return Scan(name, False, lvl.size, seg.tolist(), crd.tolist(), ii=ii,
+                            lat=lat + arch.mem_latency, eb=eb, mem=mem, refs=refs.tolist())
+            if lvl.kind == "fixed":
+                arrays = fixed_arrays(lvl.crd, lvl.width, eb)
+            else:       # singleton: under the non-unique level above (fuseflowc.formats)
+                t = self._tensor(n.tensor, name)[1]
+                parent = t.levels[t.format.level_of_mode(n.mode) - 1]
+                arrays = singleton_arrays(parent.seg, parent.crd, lvl.crd, eb)
+            crd, refs, lo, hi, look = arrays
+            return Scan(name, False, lvl.size, None, crd.tolist(), ii=ii,
+                        lat=lat + arch.mem_latency, eb=eb, mem=mem, lo=lo.tolist(),
+                        hi=hi.tolist(), look=[int(b) for b in look],
+                        refs=None if refs is None else refs.tolist())
         if k == "repsig":
             return RepSig(name, ii, lat)
         if k == "repeat":

@@ -37,14 +37,19 @@ class Scan(Node):
     (so the S0 is held back until the next input token is known); N gives N then a stop; D passes.
     Dense levels enumerate 0..size-1 with refs `ref * size + crd`; compressed ones read seg/crd
     (2 seg entries per lookup and 1 crd entry per coordinate through the memory calendar).
+    The other sparse levels (sim.levels) give instead, per input ref x, the fiber's positions
+    `lo[x]..hi[x]` and the bytes the lookup reads `look[x]` (counted as crd bytes; no seg), and
+    `refs` (when not None) the ref emitted for each position (else the position itself).
     """
 
-    __slots__ = ("dense", "size", "seg", "crd", "pos", "end", "base", "pending", "eb")
+    __slots__ = ("dense", "size", "seg", "crd", "pos", "end", "base", "pending", "eb",
+                 "lo", "hi", "look", "refs")
     kind_name = "scan"
     BULK = True  # long fiber runs in one go (tests turn it off to compare)
 
     def __init__(self, name: str, dense: bool, size: int = 0, seg=None, crd=None,
-                 ii: int = 1, lat: int = 1, eb: int = 4, mem=None):
+                 ii: int = 1, lat: int = 1, eb: int = 4, mem=None, lo=None, hi=None,
+                 look=None, refs=None):
         super().__init__(name, ii, lat)
         self.eb = eb  # memory.element_bytes: bytes per seg entry and per coordinate
         # the graph's sim.memory.Memory (compressed levels; dense ones read no memory)
@@ -53,6 +58,10 @@ class Scan(Node):
         self.size = size
         self.seg = list(seg) if seg is not None else None
         self.crd = list(crd) if crd is not None else None
+        self.lo = list(lo) if lo is not None else None
+        self.hi = list(hi) if hi is not None else None
+        self.look = list(look) if look is not None else None
+        self.refs = list(refs) if refs is not None else None
         self.pos = self.end = self.base = 0   # the open fiber: positions pos..end-1 left
         self.pending = False  # a fiber was emitted whose closing stop is not yet out
 
@@ -98,7 +107,7 @@ class Scan(Node):
         if self.dense:
             return pos - self.base, pos, 0
         self.rd_crd += self.eb
-        return self.crd[pos], pos, self.eb
+        return self.crd[pos], pos if self.refs is None else self.refs[pos], self.eb
 
     def _lookup(self, inp, x: int, oc, orf) -> None:
         """Open the fiber of ref x, emitting its first element in the same firing."""
@@ -106,10 +115,14 @@ class Scan(Node):
             self.base = x * self.size
             self.pos, self.end = self.base, self.base + self.size
             nb = 0
-        else:
+        elif self.lo is None:
             self.pos, self.end = self.seg[x], self.seg[x + 1]
             nb = 2 * self.eb
             self.rd_seg += nb
+        else:                                   # a fixed or singleton level (sim.levels)
+            self.pos, self.end = self.lo[x], self.hi[x]
+            nb = self.look[x]
+            self.rd_crd += nb
         self.pending = True
         if self.pos == self.end:                # empty fiber: nothing to emit this cycle
             self.fire((inp,), nbytes=nb)
@@ -128,7 +141,8 @@ class Scan(Node):
             self.fire_run(oc, range(pos - self.base, pos - self.base + k),
                           orf, range(pos, pos + k))
         else:
-            self.fire_run(oc, self.crd[pos:pos + k], orf, range(pos, pos + k), self.eb)
+            refs = range(pos, pos + k) if self.refs is None else self.refs[pos:pos + k]
+            self.fire_run(oc, self.crd[pos:pos + k], orf, refs, self.eb)
             self.rd_crd += self.eb * k
         self.pos = pos + k
         return True

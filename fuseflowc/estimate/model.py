@@ -323,9 +323,13 @@ class _GraphModel:
             hs = float(ls.hist.sum())
             h = ls.hist * (n_out / hs) if hs > 0 else np.zeros(ls.size)
         rel = FULL if ls.kind == "dense" else ls.pattern
-        if ls.kind == "compressed":
+        if ls.kind in ("compressed", "nonunique"):
             self.cost.read_seg += 2 * r.data * self.eb
             self.cost.read_crd += n_out * self.eb
+        elif ls.kind == "fixed":            # no seg; a short fiber reads one padding slot
+            self.cost.read_crd += (n_out + ls.short * r.data) * self.eb
+        elif ls.kind == "singleton":        # its crd, and the parent's to find each run's end
+            self.cost.read_crd += 2 * n_out * self.eb
         label = DENSE if ls.kind == "dense" else (ls.label, r.index)
         cnt = list(r.cnt) + [n_out + r.nN]
         dims = list(r.dims) + [ls.size]

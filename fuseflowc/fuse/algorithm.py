@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..diagnostics import Loc, UserError
-from ..formats import Format
+from ..formats import Format, copy_levels
 from ..lang import ast
 from . import ir
 from .free_order import copy_name, permute_discordant, rename_access
@@ -632,6 +632,7 @@ def _tensors(program: ast.Program, regions: list[ir.Region]) -> list[ir.TensorIn
                 base = program.tensor(v.copy_of)
                 modes = tuple(v.indices.index(g) for g in v.mode_order)
                 out.append(ir.TensorInfo(v.tensor, base.dims,
-                                         Format(base.format.levels, modes, base.format.blocked),
+                                         Format(copy_levels(base.format), modes,
+                                                base.format.blocked),
                                          "permuted", program.block_size(base.name), base.name))
     return out

@@ -8,6 +8,7 @@ nesting limit). Errors are located at the offending line of the IR text and repo
 from __future__ import annotations
 
 from ..diagnostics import DiagnosticSink
+from ..formats import copy_levels
 from ..lang import ast
 from ..lang.checker import call_problem, reduce_problems
 from ..limits import MAX_NESTING
@@ -41,6 +42,9 @@ def verify_fused(f: ir.FusedProgram) -> None:
         elif t.block is not None and not t.format.blocked:
             sink.error(f"tensor '{t.name}' has a block size but its format {t.format.name()} "
                        f"is not blocked", t.loc)
+        if t.role in ("output", "intermediate") and not t.format.classic:
+            sink.error(f"tensor '{t.name}' is computed, but its format {t.format.name()} has a "
+                       f"singleton or fixed-length level (input formats only)", t.loc)
     for t in f.tensors:
         if t.role == "permuted":
             base = tensors.get(t.copy_of)
@@ -50,10 +54,11 @@ def verify_fused(f: ir.FusedProgram) -> None:
             elif base.role == "permuted":
                 sink.error(f"permuted tensor '{t.name}' is a copy of '{t.copy_of}', itself a "
                            f"copy: copy the original", t.loc)
-            elif base.dims != t.dims or base.format.levels != t.format.levels \
+            elif base.dims != t.dims or copy_levels(base.format) != t.format.levels \
                     or base.block != t.block:
                 sink.error(f"permuted tensor '{t.name}' must have the dims, level formats and "
-                           f"block size of '{t.copy_of}', only its mode order may differ", t.loc)
+                           f"block size of '{t.copy_of}' (compressed for its compressed(c) "
+                           f"levels), only its mode order may differ", t.loc)
     writers: dict[str, str] = {}
     names = set()
     for r in f.regions:

@@ -232,6 +232,12 @@ class _Checker:
                         self.err(f"{name} is an input (no statement assigns it); only computed "
                                  f"tensors can be outputs", loc)
         for t in self.tensors.values():
+            if t.name in stmts and not t.format.classic:
+                # level writers build seg/crd levels; COO and ELL are read-only input formats
+                self.err(f"tensor {t.name} is computed, but its format {t.format.name()} has "
+                         f"a singleton or fixed-length level, which fuseflowc reads but does "
+                         f"not write; store it as dense or compressed levels (e.g. csr)",
+                         t.format_loc or t.loc)
             if t.format.blocked and t.name not in blocks:
                 self.err(f"tensor {t.name} has a blocked format but no block size; add "
                          f"`block {t.name}: <size>`", t.format_loc or t.loc)

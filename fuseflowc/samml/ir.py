@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Iterator
 from .. import limits
 from ..data.spec import TensorSpec
 from ..diagnostics import Loc
-from ..formats import Format
+from ..formats import KINDS, Format
 
 # ---- streams ----------------------------------------------------------------------------------
 
@@ -204,7 +204,10 @@ class Root(Node):
 @dataclass(eq=False)
 class Scan(Node):
     """A level scanner (fiber lookup) of storage level holding logical `mode` of `tensor`.
-    (ref) -> (crd, ref). A dense level's size is the tensor's extent at `mode`."""
+    (ref) -> (crd, ref). A dense level's size is the tensor's extent at `mode`. `format` is the
+    level's kind (fuseflowc.formats.KINDS): `fixed` scans a compressed(c) level (no seg, padding
+    dropped), `nonunique` COO's first level (one coordinate per run of equal ones, its ref the
+    run's first position), `singleton` the level below it (the run's coordinates)."""
 
     KIND: ClassVar[str] = "scan"
     REGION: ClassVar[str] = "iteration"
@@ -212,7 +215,7 @@ class Scan(Node):
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"), _p("ref", "ref"))
     tensor: str = attr("ident", doc="scanned tensor")
     mode: int = attr("nat", doc="logical mode (dimension) of the tensor this level stores")
-    format: str = attr("enum", choices=("dense", "compressed"), doc="level format")
+    format: str = attr("enum", choices=KINDS, doc="level format")
     index: str = attr("ident", doc="index variable the coordinates belong to")
 
 

@@ -35,7 +35,7 @@ Tensors (per graph, and across the graphs of a module, which run in order)
 
 Permute steps (`permute SRC -> DST [modes (...)]`, between graphs)
   - SRC and DST declared and distinct, DST a temp of SRC's order, `modes` a permutation of
-    SRC's modes, DST's dims SRC's dims permuted, the same block size, dense/compressed levels;
+    SRC's modes, DST's dims SRC's dims permuted, the same block size, no compressed(c) level in DST;
   - SRC is an input or written by an earlier graph or step; DST is made by this step alone
     (no graph writes it, no other step makes it).
 """
@@ -215,10 +215,11 @@ class _Verifier:
                 "of a permute is made by the step alone", p.dst_loc)
         made_by.setdefault(p.dst, p)
         for t in (src, dst):
-            odd = [lv for lv in t.format.levels if lv not in ("dense", "compressed")]
-            if odd:
-                err(f"permute of tensor {t.name}: its {odd[0]} levels are not supported",
-                    p.src_loc if t is src else p.dst_loc)
+            odd = [lv for lv in t.format.kinds if lv not in ("dense", "compressed")]
+            if odd and t is dst and "fixed" in odd:
+                # a permuted fiber can be longer than c: the copy stores compressed levels
+                err(f"permute into tensor {t.name}: its compressed(c) levels could not hold "
+                    f"the permuted fibers; declare them compressed", p.dst_loc)
                 return
         if src.order != dst.order:
             err(f"permute from {p.src} ({_plural(src.order, 'mode')}) to {p.dst} "
@@ -447,6 +448,11 @@ class _Verifier:
                     self.write_level(g, n, decl, level_writers)
         for tname, (node, loc) in sorted(writes.items()):
             decl = self.tensors[tname]
+            if not decl.format.classic:
+                self.error(f"graph {g.name} writes tensor {tname}, whose format "
+                           f"{decl.format.name()} has a singleton or fixed-length level; SAMML "
+                           f"graphs write dense and compressed levels only", loc, g, node)
+                continue
             missing = []
             if tname not in vals_writers:
                 missing.append("its values (write_vals)")
@@ -469,10 +475,10 @@ class _Verifier:
 
     def _level_format(self, g: Graph, n: Node, decl) -> bool:
         level = decl.format.level_of_mode(n.mode)
-        declared = decl.format.levels[level]
-        if declared not in ("dense", "compressed"):
+        declared = decl.format.kind(level)
+        if declared not in ("dense", "compressed") and n.KIND != "scan":
             self.error(f"tensor {decl.name} stores mode {n.mode} as a {declared} level, which "
-                       "SAMML graphs do not support", decl.loc or n.loc, g, n)
+                       f"SAMML graphs read but do not write", decl.loc or n.loc, g, n)
             return False
         if n.format != declared:
             self.error(f"{n.KIND} of tensor {decl.name} mode {n.mode} says {n.format}, but "
@@ -517,10 +523,10 @@ class _Verifier:
         if not self._mode_ok(g, n, decl):
             return
         level = decl.format.level_of_mode(n.mode)
-        if decl.format.levels[level] != "dense":
+        if decl.format.kind(level) != "dense":
             self.error(f"locate into tensor {decl.name} mode {n.mode}, but {decl.name} "
                        f"({decl.format.name()}) stores mode {n.mode} in a "
-                       f"{decl.format.levels[level]} level (locate needs a dense one)",
+                       f"{decl.format.kind(level)} level (locate needs a dense one)",
                        self.attr_loc(n, "mode"), g, n)
             return
         p = origin.get(n.inputs[2])

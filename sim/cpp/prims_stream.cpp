@@ -37,13 +37,24 @@ class Root : public Node {
 /// merged with the closing stop of the fiber before it (so the S0 is held back until the next
 /// input token is known); N gives N then a stop; D passes. Dense levels enumerate 0..size-1
 /// with refs `ref * size + crd`; compressed ones read seg and crd through the memory calendar.
+/// The other sparse levels (sim/levels.py) come as per-ref fiber bounds `lo`/`hi`, lookup bytes
+/// `look` (counted as crd bytes) and optionally the ref of each position `refs`.
 class Scan : public Node {
  public:
   Scan(Build& b)
       : Node(b.name(), b.kind(), b.ii(), b.lat()), dense_(b.attr<bool>("dense")),
         size_(b.attr<i64>("size")), eb_(b.attr<i64>("eb")) {
     if (!dense_) {
-      seg_ = b.ints("seg");
+      bounds_ = !b.is_none("lo");
+      if (bounds_) {
+        lo_ = b.ints("lo");
+        hi_ = b.ints("hi");
+        look_ = b.ints("look");
+      } else {
+        seg_ = b.ints("seg");
+      }
+      has_refs_ = !b.is_none("refs");
+      if (has_refs_) refs_ = b.ints("refs");
       crd_ = b.ints("crd");
       mem_ = b.memory("mem");
     }
@@ -139,7 +150,7 @@ class Scan : public Node {
         fire.memory(*mem, eb);
       }
       fire.emit(oc, c);
-      fire.emit(orf, Token::of_int(pos));
+      fire.emit(orf, Token::of_int(has_refs_ ? refs_[size_t(pos)] : pos));
       fire.commit();
     }
     pos_ = pos;
@@ -154,6 +165,12 @@ class Scan : public Node {
       end_ = base_ + size_;
       return 0;
     }
+    if (bounds_) {
+      pos_ = lo_.at(size_t(x));
+      end_ = hi_.at(size_t(x));
+      rd_crd += look_[size_t(x)];
+      return double(look_[size_t(x)]);
+    }
     pos_ = seg_.at(size_t(x));
     end_ = seg_.at(size_t(x) + 1);
     rd_seg += 2 * eb_;
@@ -161,7 +178,7 @@ class Scan : public Node {
   }
   // The next element of the open fiber as (crd, ref); returns the crd bytes read.
   double element(Token& c, Token& r) {
-    r = Token::of_int(pos_);
+    r = Token::of_int(has_refs_ ? refs_[size_t(pos_)] : pos_);
     if (dense_) {
       c = Token::of_int(pos_ - base_);
       ++pos_;
@@ -176,6 +193,8 @@ class Scan : public Node {
   bool dense_;
   i64 size_, eb_;
   std::vector<i64> seg_, crd_;
+  bool bounds_ = false, has_refs_ = false;   // a fixed, non-unique or singleton level
+  std::vector<i64> lo_, hi_, look_, refs_;
   Memory* mem_ = nullptr;
   i64 pos_ = 0, end_ = 0, base_ = 0;
   bool pending_ = false;   // a fiber was emitted whose closing stop is not yet out
