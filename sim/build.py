@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fuseflowc.diagnostics import UserError
-from fuseflowc.samml.ir import Permute
+from fuseflowc.samml.ir import STEP_KINDS, Permute
 
 from .arch import Arch
 from .assemble import assemble
@@ -18,7 +18,8 @@ from .engine import Engine
 from .engine_fast import Unsupported as _Unsupported
 from .memory import Memory
 from .ops import block_contracts
-from .permute import run_permute
+from .decompose import run_decompose
+from .permute import array_bytes, run_permute
 from .prims_compute import Alu, Reduce, Spacc1, Spacc2
 from .prims_crd import CrdDrop, CrdHold, Fork, Join
 from .prims_join import Intersect, Union
@@ -40,6 +41,7 @@ class KernelResult:
     activations: int = 0
     engine: str = "python"   # the engine that ran it: python or fast
     cpu: float = 0.0         # process CPU seconds of the engine run (what wall is on a busy machine)
+    hoisted: bool = False    # a decompose step left out of the totals (`simulate --hoist`)
 
     @property
     def flops(self) -> int:
@@ -92,7 +94,8 @@ class Simulator:
     None: "fast" where it can, else "python" with a one-line note in `notes`."""
 
     def __init__(self, module, inputs: dict, sizes: dict | None = None, arch: Arch | None = None,
-                 max_cycles: int | None = None, progress=None, engine: str | None = None):
+                 max_cycles: int | None = None, progress=None, engine: str | None = None,
+                 hoist: bool = False):
         if engine is not None and engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES} or None, not {engine!r}")
         self.module = module
@@ -102,6 +105,7 @@ class Simulator:
         self.max_cycles = max_cycles
         self.progress = progress
         self.engine = engine
+        self.hoist = hoist           # decompose steps left out of the totals
         self.notes: list[str] = []   # one line each: why a graph ran on the Python engine
 
     # ---- public --------------------------------------------------------------------------
@@ -110,11 +114,12 @@ class Simulator:
         result = SimResult()
         seq = self.module.sequence()
         for i, g in enumerate(seq):
-            if isinstance(g, Permute):
+            if isinstance(g, STEP_KINDS):
                 # a step runs when a graph that is run comes after it (it may feed that graph)
-                if not graphs or any(not isinstance(h, Permute) and h.name in graphs
+                if not graphs or any(not isinstance(h, STEP_KINDS) and h.name in graphs
                                      for h in seq[i + 1:]):
-                    result.kernels.append(self.run_permute(g))
+                    result.kernels.append(self.run_permute(g) if isinstance(g, Permute)
+                                          else self.run_decompose(g))
                 continue
             if graphs and g.name not in graphs:
                 continue
@@ -134,6 +139,17 @@ class Simulator:
         written = {step.dst: {"seg": node.wr_seg, "crd": node.wr_crd, "vals": node.wr_vals}}
         return KernelResult(step.name, cycles, [node], [], written,
                             time.perf_counter() - t0, 0)
+
+    def run_decompose(self, step) -> KernelResult:
+        """Run a `decompose SRC -> P0 >= t0, ..., R` step (sim/decompose.py): the parts become
+        available to later graphs; reported as a kernel named like the step, left out of the
+        totals with `hoist`."""
+        t0 = time.perf_counter()
+        node, cycles, parts = run_decompose(step, self.module, self.tensors, self.arch)
+        self.tensors.update(parts)
+        written = {p: array_bytes(t, self.arch.element_bytes) for p, t in parts.items()}
+        return KernelResult(step.name, cycles, [node], [], written,
+                            time.perf_counter() - t0, 0, hoisted=self.hoist)
 
     def run_graph(self, graph) -> KernelResult:
         """Build and run one graph; the tensors it writes become available to later graphs."""

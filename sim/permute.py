@@ -70,7 +70,12 @@ def run_permute(step, module, tensors: dict, arch):
         raise UserError(f"simulation: {step.name} reads tensor {step.src}, which has no data "
                         "(not an input, and not written by an earlier graph)")
     modes = step.mode_map(len(src.shape))
-    dst = permute_tensor(src, dst_decl.format, modes)
+    if (src.block, src.format.blocked) != (dst_decl.block, dst_decl.format.blocked):
+        # a re-blocking copy (a blocked part's operand or result, docs/samml.md)
+        from fuseflowc.data.decompose import reblock
+        dst = reblock(src, dst_decl.format, dst_decl.block, step.dst)
+    else:
+        dst = permute_tensor(src, dst_decl.format, modes)
     eb = arch.element_bytes
     rd, wr = array_bytes(src, eb), array_bytes(dst, eb)
     node = PermuteNode(step.name)

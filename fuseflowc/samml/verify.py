@@ -47,6 +47,7 @@ import re
 from typing import Any
 
 from ..diagnostics import DiagnosticSink, Loc, UserError
+from .ir import Decompose
 from .ir import (ALU_BINARY, ALU_SCALAR, MAX_LANES, SAME, SCHEDULE_KINDS, Alu, Array, Fork, Graph,
                  Intersect, Join, Locate, Module, Node, Permute, Reduce, Repeat, Root, Scan,
                  Spacc1, Spacc2, Stream, Union, WriteLevel, WriteVals)
@@ -119,6 +120,9 @@ class _Verifier:
         for g in self.m.sequence():
             if isinstance(g, Permute):
                 self.permute(g, written_by, made_by)
+                continue
+            if isinstance(g, Decompose):
+                self.decompose(g, made_by)
                 continue
             if g.name in seen:
                 self.error(f"graph {g.name} is defined twice", g.loc, g)
@@ -235,9 +239,62 @@ class _Verifier:
             err(f"permute makes {p.dst}[{', '.join(map(str, dst.dims))}], but {p.src}"
                 f"[{', '.join(map(str, src.dims))}] permuted by modes "
                 f"({', '.join(map(str, modes))}) has dims [{show}]", p.dst_loc)
-        if (src.block, src.format.blocked) != (dst.block, dst.format.blocked):
+        if (src.block, src.format.blocked) != (dst.block, dst.format.blocked) \
+                and tuple(modes) != tuple(range(src.order)):
             err(f"permute from {p.src} (block {src.block or 'none'}) to {p.dst} "
-                f"(block {dst.block or 'none'}): the block sizes must match", p.dst_loc)
+                f"(block {dst.block or 'none'}): a permute that changes the blocking keeps "
+                f"the modes", p.dst_loc)
+        elif (src.block, src.format.blocked) != (dst.block, dst.format.blocked):
+            for t in (src, dst):
+                if t.block is not None and any(isinstance(d, int) and d % t.block
+                                               for d in t.dims):
+                    err(f"permute from {p.src} to {p.dst}: block size {t.block} does not "
+                        f"divide the dims of {t.name}", p.dst_loc)
+                    break
+
+    # -- decompose steps ---------------------------------------------------------------------
+    def decompose(self, d: Decompose, made_by: dict) -> None:
+        """A `decompose SRC -> P0 >= t0, ..., R` step: SRC a declared unblocked input matrix,
+        every part a declared temp matrix of SRC's dims made by this step alone; blocked parts
+        (in front) with a threshold in (0, 1], the residual last, unblocked, without one."""
+        def err(msg: str, loc: Loc | None) -> None:
+            self.sink.error(msg, loc or d.loc)
+        src = self.tensors.get(d.src)
+        if src is None:
+            err(f"decompose reads tensor {d.src}, which is not declared", d.src_loc)
+            return
+        if src.role != "input" or src.order != 2 or src.format.blocked:
+            err(f"decompose reads {d.src}, which is not an unblocked input matrix", d.src_loc)
+        if len(d.parts) < 2:
+            err("decompose makes at least two parts (blocked ones, then the residual)", d.loc)
+        locs = d.part_locs or (None,) * len(d.parts)
+        for k, (name, thr, loc) in enumerate(zip(d.parts, d.thresholds, locs)):
+            t = self.tensors.get(name)
+            if t is None:
+                err(f"decompose makes tensor {name}, which is not declared", loc)
+                continue
+            if t.role != "temp":
+                err(f"decompose makes tensor {name}, which is an {t.role}: a part must be a "
+                    "temp", loc)
+            if name in made_by:
+                err(f"tensor {name} is made twice, by `{made_by[name].name}` and again here",
+                    loc)
+            made_by.setdefault(name, d)
+            if tuple(t.dims) != tuple(src.dims):
+                err(f"part {name}[{', '.join(map(str, t.dims))}] must have the dims of "
+                    f"{d.src}[{', '.join(map(str, src.dims))}]", loc)
+            last = k == len(d.parts) - 1
+            if last and (thr is not None or t.format.blocked):
+                err(f"the last part {name} is the residual: unblocked, without a threshold",
+                    loc)
+            elif not last and (thr is None or not t.format.blocked):
+                err(f"part {name} must be blocked, with a threshold (`{name} >= 0.5`); only "
+                    "the last part, the residual, is not", loc)
+            elif thr is not None and not 0 < thr <= 1:
+                err(f"threshold {thr!r} of part {name} is not in (0, 1]", loc)
+            odd = [lv for lv in t.format.levels if lv not in ("dense", "compressed")]
+            if odd:
+                err(f"part {name}: its {odd[0]} levels are not supported", loc)
 
     # -- per graph structure -----------------------------------------------------------------
     def structure(self, g: Graph) -> set[Node]:
