@@ -50,11 +50,15 @@ def verify_fused(f: ir.FusedProgram) -> None:
             elif base.role == "permuted":
                 sink.error(f"permuted tensor '{t.name}' is a copy of '{t.copy_of}', itself a "
                            f"copy: copy the original", t.loc)
-            elif base.dims != t.dims or base.format.levels != t.format.levels \
-                    or (base.block != t.block
-                        and base.format.mode_order != t.format.mode_order):
-                sink.error(f"permuted tensor '{t.name}' must have the dims and level formats of "
-                           f"'{t.copy_of}', and its block size or its mode order", t.loc)
+            elif base.block != t.block and (base.dims != t.dims
+                                            or base.format.levels != t.format.levels
+                                            or base.format.mode_order != t.format.mode_order):
+                sink.error(f"permuted tensor '{t.name}' has another block size than "
+                           f"'{t.copy_of}' (a re-blocked copy): it must have the dims, level "
+                           f"formats and mode order of '{t.copy_of}'", t.loc)
+            elif base.dims != t.dims or base.format.levels != t.format.levels:
+                sink.error(f"permuted tensor '{t.name}' must have the dims, level formats and "
+                           f"block size of '{t.copy_of}', only its mode order may differ", t.loc)
         elif t.role == "part":
             base = tensors.get(t.copy_of)
             if base is None or base.role != "input":

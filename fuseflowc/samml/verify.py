@@ -239,18 +239,20 @@ class _Verifier:
             err(f"permute makes {p.dst}[{', '.join(map(str, dst.dims))}], but {p.src}"
                 f"[{', '.join(map(str, src.dims))}] permuted by modes "
                 f"({', '.join(map(str, modes))}) has dims [{show}]", p.dst_loc)
-        if (src.block, src.format.blocked) != (dst.block, dst.format.blocked) \
-                and tuple(modes) != tuple(range(src.order)):
-            err(f"permute from {p.src} (block {src.block or 'none'}) to {p.dst} "
-                f"(block {dst.block or 'none'}): a permute that changes the blocking keeps "
-                f"the modes", p.dst_loc)
-        elif (src.block, src.format.blocked) != (dst.block, dst.format.blocked):
-            for t in (src, dst):
-                if t.block is not None and any(isinstance(d, int) and d % t.block
-                                               for d in t.dims):
-                    err(f"permute from {p.src} to {p.dst}: block size {t.block} does not "
-                        f"divide the dims of {t.name}", p.dst_loc)
-                    break
+        if (src.block, src.format.blocked) != (dst.block, dst.format.blocked):
+            blocked = dst if src.block is None else src
+            if src.block is not None and dst.block is not None:
+                err(f"permute from {p.src} (block {src.block or 'none'}) to {p.dst} "
+                    f"(block {dst.block or 'none'}): the block sizes must match", p.dst_loc)
+            elif (tuple(modes) != tuple(range(src.order))
+                  or blocked.format.mode_order != tuple(range(src.order))):
+                err(f"permute from {p.src} (block {src.block or 'none'}) to {p.dst} "
+                    f"(block {dst.block or 'none'}): a permute that blocks or unblocks a "
+                    f"tensor keeps the modes, and the blocked side is stored row-major",
+                    p.dst_loc)
+            elif any(isinstance(x, int) and x % blocked.block for x in blocked.dims):
+                err(f"permute from {p.src} to {p.dst}: block size {blocked.block} does not "
+                    f"divide the dims of {blocked.name}", p.dst_loc)
 
     # -- decompose steps ---------------------------------------------------------------------
     def decompose(self, d: Decompose, made_by: dict) -> None:
