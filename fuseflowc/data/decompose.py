@@ -82,3 +82,11 @@ def reblock(t: FiberTensor, fmt: Format, block: int | None, name: str = "T") -> 
     nb = max(n // block, 1)
     bcoords = np.stack([keys // nb, keys % nb], axis=1).astype(np.int64)
     return FiberTensor.from_coo(t.shape, bcoords, blocks, fmt, block, name)
+
+
+def pad_matrix(t: FiberTensor, multiple: int) -> FiberTensor:
+    """Matrix `t` with empty rows and columns appended up to a multiple of `multiple` in both
+    dims (its stored entries unchanged), so that block sizes dividing `multiple` divide it."""
+    shape = tuple(-(-s // multiple) * multiple for s in t.shape)
+    coords, vals = t.to_coo()
+    return FiberTensor.from_coo(shape, coords, vals, t.format, t.block)
