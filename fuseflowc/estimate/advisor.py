@@ -97,6 +97,10 @@ def advise(program: ast.Program, tensor: str, matrix, sizes: dict[str, int], arc
                                                 and d.tensor == tensor)])
     out: list[Candidate] = []
     nnz = max(int(matrix.nnz), 1)
+    sizes = dict(sizes)
+    for d, n in zip(program.tensor(tensor).dims, matrix.shape):
+        if isinstance(d, str):
+            sizes[d] = n
     for parts in candidates(matrix.shape, blocks, thresholds):
         prog = base
         if parts:
