@@ -83,12 +83,16 @@ def _program(text: str):
     return check(parse_program(Source("<bench>", text)))
 
 
+ARCH_SETS: list[str] = []   # --set KEY=VALUE overrides of sim/arch.toml
+
+
 def simulate(text: str, a: sp.csr_matrix, b: np.ndarray, expected, hoist: bool = False) -> dict:
     """Compile (fuse, lower, opt locate,cleanup), simulate and check one program."""
     from fuseflowc.data.io import tensor_from_array, tensor_from_scipy
     from fuseflowc.fuse.algorithm import fuse_program
     from fuseflowc.lower.driver import lower_fused
     from fuseflowc.opt.pipeline import parse_pipeline, run_pipeline
+    from sim.arch import Arch
     from sim.build import Simulator
     from sim.compare import compare
     from sim.report import result_stats
@@ -99,7 +103,7 @@ def simulate(text: str, a: sp.csr_matrix, b: np.ndarray, expected, hoist: bool =
     run_pipeline(module, parse_pipeline("locate,cleanup"))
     sizes = {"I": a.shape[0], "J": a.shape[1], "K": b.shape[1]}
     t0 = time.perf_counter()
-    result = Simulator(module, inputs, sizes, hoist=hoist).run()
+    result = Simulator(module, inputs, sizes, Arch.load(None, ARCH_SETS), hoist=hoist).run()
     wall = time.perf_counter() - t0
     problems = compare({"C": result.tensors["C"]}, {"C": expected})
     if problems:
@@ -123,7 +127,8 @@ def advise(a: sp.csr_matrix, top: int) -> list[str]:
     from sim.arch import Arch
     prog = _program(SPMM.format(fa="csr", fb="dense"))
     spec = next(s for s in prog.specs() if s.name == "A")
-    ranked = rank(prog, "A", tensor_from_scipy(a, spec), {"K": K}, Arch.load(), BLOCKS,
+    ranked = rank(prog, "A", tensor_from_scipy(a, spec), {"K": K}, Arch.load(None, ARCH_SETS),
+                  BLOCKS,
                   hoist=True)
     return [c.directive("A") for c in ranked if c.parts][:top]
 
@@ -187,7 +192,10 @@ def main(argv=None) -> int:
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--top", type=int, default=2, help="decompositions simulated per data set")
     ap.add_argument("--out", default=None, help="JSON file for every figure")
+    ap.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                    help="override an architecture value (as simulate --set)")
     args = ap.parse_args(argv)
+    ARCH_SETS[:] = args.sets
     rows = []
     for name, kind, source in SETS:
         if args.only and name not in args.only:

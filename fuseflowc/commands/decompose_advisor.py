@@ -74,6 +74,12 @@ def cmd(matrix, program_path, tensor, sizes, blocks, thresholds, pad, top, hoist
     from ..outputs import Outputs
     from .estimate import _pairs
     out = Outputs(matrix, program_path)
+    bs = _numbers(blocks, "--blocks", int, DEFAULT_BLOCKS)
+    ts = _numbers(thresholds, "--thresholds", float, DEFAULT_THRESHOLDS)
+    if any(b < 1 or b > 4096 for b in bs):
+        raise UserError(f"--blocks {blocks}: a block size is 1 to 4096")
+    if any(not 0 < t <= 1 for t in ts):
+        raise UserError(f"--thresholds {thresholds}: a threshold is in (0, 1]")
     dest = out.file(output)
     program = load_program(program_path, schedule)
     inputs = set(program.inputs)
@@ -109,12 +115,6 @@ def cmd(matrix, program_path, tensor, sizes, blocks, thresholds, pad, top, hoist
     if missing:
         raise UserError("give the size of " + ", ".join(missing) + " with --size "
                         + " --size ".join(f"{m}=N" for m in missing))
-    bs = _numbers(blocks, "--blocks", int, DEFAULT_BLOCKS)
-    ts = _numbers(thresholds, "--thresholds", float, DEFAULT_THRESHOLDS)
-    if any(b < 1 or b > 4096 for b in bs):
-        raise UserError(f"--blocks {blocks}: a block size is 1 to 4096")
-    if any(not 0 < t <= 1 for t in ts):
-        raise UserError(f"--thresholds {thresholds}: a threshold is in (0, 1]")
     ranked = advise(program, tensor, data, size_map, Arch.load(), bs, ts, hoist)
     shown = ranked[:top]
     if as_json:

@@ -3,15 +3,16 @@ decomposition"): the checks on the directive and the program rewrite `fuse` appl
 
 A decomposed matrix A is the sum of its parts A__d0, A__d1, ... (the split itself is a costed
 module step, `decompose A -> A__d0 >= 0.5, A__d1`, made by lowering and run by the simulator).
-A statement that reads A is linear in it, so
+A statement that reads A is linear in it, so (R the residual, the last part)
 
-    y = f(A)   becomes   y__d0 = f(A__d0); y__d1 = f(A__d1); ...; y = y__d0 + y__d1 + ...
+    y = f(A)   becomes   y__d0 = f(A__d0); y__d1 = f(A__d1); ...; y = y__d0 + y__d1 + ... + f(R)
 
-Each part statement compiles alone (its own graph). A blocked part needs every tensor over the
+Each blocked part's statement compiles alone (its own graph). A blocked part needs every tensor over the
 indices it splits blocked as well: an input B becomes its blocked copy B__b16 (a `permute`
 step), and the blocked part's result y__d0 (stored with blocks) is read by the sum through its
-unblocked copy y__d0__u (another `permute` step). The sum keeps y's name, region, order and
-parallelizations, so a region fusing y with its consumers stays fused.
+unblocked copy y__d0__u (another `permute` step). The last statement computes the residual's
+share and the sum, and keeps y's name, region, order and parallelizations, so a region fusing y
+with its consumers stays fused.
 
 The reference evaluator does not use this module: it evaluates the decomposed program by its own
 means (fuseflowc.reference.decompose).
@@ -257,39 +258,33 @@ def rewrite(program: ast.Program) -> tuple[ast.Program, Rewrite]:
                 continue
             y = program.tensor(s.name)
             terms: list[ast.Expr] = []
-            for k, p in enumerate(d.parts):
+            last = len(d.parts) - 1
+            for k, p in enumerate(d.parts[:-1]):
                 ren = {d.tensor: part_name(d.tensor, k)}
                 yk = part_name(s.name, k)
-                if p.block is not None:
-                    split = split_indices(expr, d.tensor, s.lhs)
-                    for x in expr.walk():
-                        if (isinstance(x, ast.Access) and x.tensor != d.tensor
-                                and split & set(x.indices)):
-                            t = program.tensor(x.tensor)
-                            ren[x.tensor] = blocked_name(x.tensor, p.block)
-                            declare(ren[x.tensor], t, replace(t.format, blocked=True), p.block,
-                                    d.loc)
-                            info.copies[ren[x.tensor]] = x.tensor
-                    declare(yk, y, replace(y.format, blocked=True), p.block, d.loc)
-                    declare(unblocked_name(yk), y, y.format, None, d.loc)
-                    info.copies[unblocked_name(yk)] = yk
-                    read = unblocked_name(yk)
-                else:
-                    declare(yk, y, y.format, None, d.loc)
-                    read = yk
+                split = split_indices(expr, d.tensor, s.lhs)
+                for x in expr.walk():
+                    if (isinstance(x, ast.Access) and x.tensor != d.tensor
+                            and split & set(x.indices)):
+                        t = program.tensor(x.tensor)
+                        ren[x.tensor] = blocked_name(x.tensor, p.block)
+                        declare(ren[x.tensor], t, replace(t.format, blocked=True), p.block,
+                                d.loc)
+                        info.copies[ren[x.tensor]] = x.tensor
+                declare(yk, y, replace(y.format, blocked=True), p.block, d.loc)
+                declare(unblocked_name(yk), y, y.format, None, d.loc)
+                info.copies[unblocked_name(yk)] = yk
                 body = _rename(expr, ren)
                 out.append(ast.Assignment(replace(s.lhs, tensor=yk), body, s.loc, body,
                                           s.index_dims))
-                terms.append(ast.Access(read, s.lhs.indices, s.loc))
+                terms.append(ast.Access(unblocked_name(yk), s.lhs.indices, s.loc))
                 directives.extend(_part_directives(program, s.name, yk))
-            total = terms[0]
-            for t in terms[1:]:
-                total = ast.Binary("+", total, t, s.loc)
-            keep = set(s.lhs.indices)
-            out.append(replace(s, rhs=total, expr=total,
-                               index_dims=tuple(x for x in s.index_dims if x[0] in keep)))
-            directives = [_restrict(x, s.name, keep) for x in directives]
-            directives = [x for x in directives if x is not None]
+            # the residual is computed by the sum itself (one graph and one stored result
+            # fewer), which keeps y's indices, so its order and parallelizations still apply
+            total = _rename(expr, {d.tensor: part_name(d.tensor, last)})
+            for t in reversed(terms):
+                total = ast.Binary("+", t, total, s.loc)
+            out.append(replace(s, rhs=total, expr=total))
         statements = out
     return replace(program, tensors=tensors, statements=statements,
                    directives=directives), info
@@ -316,14 +311,3 @@ def _part_directives(program: ast.Program, stmt: str, part: str) -> list[ast.Dir
         elif isinstance(d, ast.Parallelize) and d.statement == stmt:
             out.append(replace(d, statement=part))
     return out
-
-
-def _restrict(d: ast.Directive, stmt: str, keep: set[str]) -> ast.Directive | None:
-    """The statement's directive for the sum of its parts (over the left side's indices only)."""
-    if isinstance(d, ast.Order) and d.statement == stmt:
-        idx = tuple(i for i in d.indices if i in keep)
-        locs = tuple(loc for i, loc in zip(d.indices, d.item_locs) if i in keep)
-        return replace(d, indices=idx, item_locs=locs)
-    if isinstance(d, ast.Parallelize) and d.statement == stmt and d.index not in keep:
-        return None
-    return d
