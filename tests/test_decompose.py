@@ -261,3 +261,78 @@ def test_split_rejects_a_block_size_that_does_not_divide():
     a = _matrix(np.random.default_rng(1), 6, 6, 0.5)
     with pytest.raises(UserError, match="does not divide"):
         split(a, [(BCSR, 4, 0.5), (CSR, None, None)])
+
+
+def test_estimate_counts_the_split_and_parts_as_the_simulator(tmp_path):
+    """The estimator's decompose step and part graphs, from data, against the simulator."""
+    samml, stats, _ = _pipeline(tmp_path, SPMM + "decompose A: bcsr(4) >= 0.25, csr\n", [])
+    path = tmp_path / "m.samml"
+    path.write_text(samml)
+    r = run_cli(["estimate", str(path), "--data", str(tmp_path / "d"), "--json"])
+    assert r.exit_code == 0, r.stderr
+    est = json.loads(r.stdout)["kernels"]
+    sim = {k["graph"]: k for k in stats["kernels"]}
+    step = "decompose A -> A__d0, A__d1"
+    assert est[step]["bytes_read"] == sim[step]["bytes_read"]["total"]
+    assert est[step]["bytes_written"] == sim[step]["bytes_written"]["total"]
+    for name in ("C__d0", "C"):
+        assert est[name]["flops"] == sim[name]["flops"]
+    assert est["permute B -> B__b4"]["bytes"] == \
+        sim["permute B -> B__b4"]["bytes_read"]["total"] + \
+        sim["permute B -> B__b4"]["bytes_written"]["total"]
+
+
+def _blocky(tmp_path):
+    """A 32 x 32 matrix: one full 8 x 8 block and a few scattered entries."""
+    import scipy.sparse as sp
+    a = np.zeros((32, 32))
+    a[8:16, 16:24] = 1.5
+    a[0, 31] = a[30, 2] = a[20, 5] = 2.0
+    path = tmp_path / "A.npz"
+    sp.save_npz(path, sp.csr_matrix(a))
+    prog = tmp_path / "spmm.ff"
+    prog.write_text(SPMM)
+    return path, prog
+
+
+def test_advisor_ranks_candidates_and_finds_the_block(tmp_path):
+    path, prog = _blocky(tmp_path)
+    r = run_cli(["decompose-advisor", str(path), "--program", str(prog), "--size", "K=8",
+                 "--blocks", "4,8", "--thresholds", "0.5,1", "--top", "50", "--json"])
+    assert r.exit_code == 0, r.stderr
+    out = json.loads(r.stdout)
+    best = out["best"]
+    assert out["tensor"] == "A" and out["nnz"] == 67
+    proxies = [c["cycles_proxy"] for c in best]
+    assert proxies == sorted(proxies)
+    directives = {c["directive"]: c for c in best}
+    assert "(no decomposition)" in directives
+    full = directives["decompose A: bcsr(8) >= 1.0, csr"]
+    assert full["blocked_share"] == round(64 / 67, 4)     # the full block, nothing else
+    assert directives["(no decomposition)"]["blocked_share"] == 0
+    assert len(best) == out["candidates"]
+
+
+def test_advisor_hoist_leaves_the_split_out(tmp_path):
+    path, prog = _blocky(tmp_path)
+    args = ["decompose-advisor", str(path), "--program", str(prog), "--size", "K=8",
+            "--blocks", "8", "--thresholds", "1", "--top", "9", "--json"]
+    plain = {c["directive"]: c for c in json.loads(run_cli(args).stdout)["best"]}
+    hoisted = {c["directive"]: c for c in json.loads(run_cli(args + ["--hoist"]).stdout)["best"]}
+    d = "decompose A: bcsr(8) >= 1.0, csr"
+    assert plain[d]["split_cycles_proxy"] > 0
+    assert hoisted[d]["cycles_proxy"] == pytest.approx(
+        plain[d]["cycles_proxy"] - plain[d]["split_cycles_proxy"], abs=0.2)
+
+
+@pytest.mark.parametrize("args, why", [
+    (["--blocks", "x"], "--blocks x: expected numbers"),
+    (["--thresholds", "0"], "a threshold is in (0, 1]"),
+    (["--tensor", "B"], "not an unblocked sparse matrix"),
+    ([], "give the size of K"),
+])
+def test_advisor_bad_inputs(tmp_path, args, why):
+    path, prog = _blocky(tmp_path)
+    r = run_cli(["decompose-advisor", str(path), "--program", str(prog)] + args)
+    assert r.exit_code == 1
+    assert why in r.stderr

@@ -94,8 +94,9 @@ def cmd(matrix, program_path, tensor, sizes, blocks, thresholds, pad, top, hoist
     if tensor not in inputs:
         raise UserError(f"--tensor {tensor}: not an input of the program")
     decl = program.tensor(tensor)
-    if decl.order != 2 or decl.format.blocked:
-        raise UserError(f"--tensor {tensor}: not an unblocked matrix ({decl.format.name()})")
+    if decl.order != 2 or decl.format.blocked or decl.format.is_dense:
+        raise UserError(f"--tensor {tensor}: not an unblocked sparse matrix "
+                        f"({decl.format.name()})")
     size_map, _ = _pairs(sizes, "--size", int)
     fixed = {d.name: d.size for d in program.dims if d.size is not None}
     spec = next(s for s in program.specs() if s.name == tensor)
