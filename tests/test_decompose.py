@@ -336,3 +336,36 @@ def test_advisor_bad_inputs(tmp_path, args, why):
     r = run_cli(["decompose-advisor", str(path), "--program", str(prog)] + args)
     assert r.exit_code == 1
     assert why in r.stderr
+
+
+TRANSPOSED = """dim I = 8, J = 8, K = 4
+tensor A[J, I] : csr
+tensor B[J, K] : dense
+tensor C[I, K] : dense
+"""
+
+
+@pytest.mark.parametrize("body", [
+    "C[i,k] = A[j,i] * B[j,k]",                          # A^T B: the sum over j comes first
+    "C[i,k] = 0.5 * sum[j](A[j,i] * B[j,k]) / 3",        # scaled, divided by a constant
+    "C[i,k] = -(A[j,i] * B[j,k])",                       # negated
+])
+@pytest.mark.parametrize("directive", ["decompose A: bcsr(2) >= 0.5, csr",
+                                       "decompose A: bcsr(4) >= 0.25, bcsr(2) >= 0.5, dcsr"])
+@pytest.mark.parametrize("density", [0.2, 0.7])
+def test_other_linear_statements(body, directive, density):
+    rng = np.random.default_rng(11)
+    inputs = {"A": _matrix(rng, 8, 8, density),
+              "B": FiberTensor.from_dense(rng.uniform(-1, 1, (8, 4)), shorthand("dense", 2))}
+    expect = evaluate(_program(TRANSPOSED + body), inputs)["C"]
+    decomposed = _program(TRANSPOSED + body + "\n" + directive)
+    _same(evaluate(decomposed, inputs)["C"], expect)
+    _same(_simulate(decomposed, inputs)["C"], expect)
+
+
+def test_the_residual_folds_into_the_sum_unless_its_reduction_comes_first():
+    spmm = fuse_program(_program(SPMM + "decompose A: bcsr(4) >= 0.5, csr"))
+    assert [r.name for r in spmm.regions] == ["C__d0", "C"]     # C = C__d0__u + A__d1 B
+    at_b = fuse_program(_program(TRANSPOSED + "C[i,k] = A[j,i] * B[j,k]\n"
+                                 "decompose A: bcsr(4) >= 0.5, csr"))
+    assert [r.name for r in at_b.regions] == ["C__d0", "C__d1", "C"]   # j is outermost

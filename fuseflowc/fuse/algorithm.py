@@ -62,7 +62,49 @@ def fuse_program(program: ast.Program, source_path: str | None = None,
     graph, in execution order). Raises UserError on unbreakable ordering cycles, on regions
     that depend on each other, and on an out-of-range order or unknown region in `orders`."""
     options = options or FuseOptions()
-    program, decomposed = decompose_rewrite(program)
+    if not program.decompositions():
+        return _fuse(program, source_path, options, Rewrite())
+    # A decomposed statement's sum computes the residual's share itself, unless its chosen
+    # order puts a summed index first (lowering cannot join that sum with the parts' results):
+    # then the residual gets a statement of its own (fuseflowc.lang.decompose.rewrite).
+    rewritten, decomposed = decompose_rewrite(program)
+    fused = _fuse(rewritten, source_path, options, decomposed)
+    unfold = frozenset(_reduction_first(fused, rewritten, decomposed))
+    if not unfold:
+        return fused
+    rewritten, decomposed = decompose_rewrite(program, unfold)
+    return _fuse(rewritten, source_path, options, decomposed)
+
+
+def _reduction_first(fused: ir.FusedProgram, program: ast.Program, decomposed) -> list[str]:
+    """The decomposed statements whose sum (the statement itself, with the residual's share)
+    has a summed index before all of its left side's in its region's order (the case lowering
+    refuses: the outer output level of a reduction joined with another operand)."""
+    def reads(s: ast.Assignment) -> set[str]:
+        return {x.tensor for x in (s.expr or s.rhs).walk() if isinstance(x, ast.Access)}
+
+    # a sum reads the blocked parts' unblocked copies and the residual part itself
+    sums = {s.name for s in program.statements
+            if any(decomposed.part_of(t) for t in reads(s)) and reads(s) & set(decomposed.copies)}
+    out = []
+    for r in fused.regions:
+        pos = {x: k for k, x in enumerate(r.order)}
+        for e in r.exprs:
+            if e.statement not in sums:
+                continue
+            glob = dict(e.index_map)
+            lhs = {glob.get(i, i) for i in program.statement(e.statement).lhs.indices}
+            reduced = set(glob.values()) - lhs
+            first = min((pos[y] for y in lhs if y in pos), default=-1)
+            if any(pos[x] < first for x in reduced if x in pos):
+                out.append(e.statement)
+    return out
+
+
+def _fuse(program: ast.Program, source_path: str | None, options: FuseOptions,
+          decomposed: Rewrite) -> ir.FusedProgram:
+    """fuse_program on a program whose decompositions are rewritten (`decomposed`: what the
+    rewrite introduced)."""
     index = {s.name: n for n, s in enumerate(program.statements)}
     groups: list[tuple[str | None, list[str], Loc | None]] = []
     for f in program.regions():

@@ -224,9 +224,13 @@ def _blocking_problem(program, statements, s, a, b, tensors) -> str | None:
 
 # ---- rewrite --------------------------------------------------------------------------------
 
-def rewrite(program: ast.Program) -> tuple[ast.Program, Rewrite]:
+def rewrite(program: ast.Program, unfold: frozenset[str] = frozenset()
+            ) -> tuple[ast.Program, Rewrite]:
     """The checked `program` with every decomposition applied (see the module docstring): a
-    program without `decompose` directives, and what the rewrite introduced."""
+    program without `decompose` directives, and what the rewrite introduced. The statements
+    named in `unfold` get a statement of their own for the residual too (`y__dN = f(R)`), and
+    the sum only adds stored results: lowering cannot join a sum's result with another operand
+    when the sum's index comes first in the dataflow order (`fuse` asks for it then)."""
     info = Rewrite()
     decomps = program.decompositions()
     if not decomps:
@@ -279,9 +283,26 @@ def rewrite(program: ast.Program) -> tuple[ast.Program, Rewrite]:
                                           s.index_dims))
                 terms.append(ast.Access(unblocked_name(yk), s.lhs.indices, s.loc))
                 directives.extend(_part_directives(program, s.name, yk))
+            residual = _rename(expr, {d.tensor: part_name(d.tensor, last)})
+            if s.name in unfold:
+                yr = part_name(s.name, last)
+                declare(yr, y, y.format, None, d.loc)
+                out.append(ast.Assignment(replace(s.lhs, tensor=yr), residual, s.loc, residual,
+                                          s.index_dims))
+                directives.extend(_part_directives(program, s.name, yr))
+                terms.append(ast.Access(yr, s.lhs.indices, s.loc))
+                total = terms[0]
+                for t in terms[1:]:
+                    total = ast.Binary("+", total, t, s.loc)
+                keep = set(s.lhs.indices)
+                out.append(replace(s, rhs=total, expr=total, index_dims=tuple(
+                    x for x in s.index_dims if x[0] in keep)))
+                directives = [_restrict(x, s.name, keep) for x in directives]
+                directives = [x for x in directives if x is not None]
+                continue
             # the residual is computed by the sum itself (one graph and one stored result
             # fewer), which keeps y's indices, so its order and parallelizations still apply
-            total = _rename(expr, {d.tensor: part_name(d.tensor, last)})
+            total = residual
             for t in reversed(terms):
                 total = ast.Binary("+", t, total, s.loc)
             out.append(replace(s, rhs=total, expr=total))
@@ -311,3 +332,14 @@ def _part_directives(program: ast.Program, stmt: str, part: str) -> list[ast.Dir
         elif isinstance(d, ast.Parallelize) and d.statement == stmt:
             out.append(replace(d, statement=part))
     return out
+
+
+def _restrict(d: ast.Directive, stmt: str, keep: set[str]) -> ast.Directive | None:
+    """The statement's directive for the sum of its parts (over the left side's indices only)."""
+    if isinstance(d, ast.Order) and d.statement == stmt:
+        idx = tuple(i for i in d.indices if i in keep)
+        locs = tuple(loc for i, loc in zip(d.indices, d.item_locs) if i in keep)
+        return replace(d, indices=idx, item_locs=locs)
+    if isinstance(d, ast.Parallelize) and d.statement == stmt and d.index not in keep:
+        return None
+    return d
