@@ -44,7 +44,8 @@ C[i,k] = A[i,j] * B[j,k]
 SETS = [("jazz", "spmm", "jazz.mtx"), ("1138_bus", "spmm", "1138_bus.mtx"),
         ("crack", "spmm", "crack.mtx"), ("ca-GrQc", "spmm", "ca-GrQc.mtx"),
         ("cora", "gcn", "cora.npz"), ("citeseer", "gcn", "citeseer.npz"),
-        ("bigbird-512-b16", "bigbird", (512, 16, 3)), ("bigbird-512-b8", "bigbird", (512, 8, 3))]
+        ("bigbird-512-b16", "bigbird", (512, 16, 3)), ("bigbird-512-b8", "bigbird", (512, 8, 3)),
+        ("bigbird-512-b16+1%", "bigbird", (512, 16, 3, 0.01))]
 
 
 def _pad(a: sp.csr_matrix) -> sp.csr_matrix:
@@ -70,8 +71,13 @@ def load(kind: str, source, data: Path) -> sp.csr_matrix:
         d = np.asarray(a.sum(axis=1)).reshape(-1) ** -0.5
         return _pad(sp.csr_matrix(sp.diags(d) @ a @ sp.diags(d)))
     from fuseflowc.data.bigbird import bigbird_mask
-    seq, block, n_random = source
+    seq, block, n_random, *noise = source
     m = sp.csr_matrix(bigbird_mask(seq, block, n_random, seed=0), dtype=np.float64)
+    if noise:   # plus token-level random attention: a uniform fraction of single entries
+        extra = sp.random(seq, seq, density=noise[0], format="csr",
+                          random_state=np.random.default_rng(7))
+        extra.data[:] = 1.0
+        m = sp.csr_matrix(((m + extra) > 0).astype(np.float64))
     m.data[:] = np.random.default_rng(3).uniform(-1, 1, m.nnz)   # attention probabilities
     return _pad(m)
 

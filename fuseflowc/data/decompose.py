@@ -90,3 +90,17 @@ def pad_matrix(t: FiberTensor, multiple: int) -> FiberTensor:
     shape = tuple(-(-s // multiple) * multiple for s in t.shape)
     coords, vals = t.to_coo()
     return FiberTensor.from_coo(shape, coords, vals, t.format, t.block)
+
+
+def is_relayout(src_format: Format, src_block: int | None, dst_format: Format,
+                dst_block: int | None) -> bool:
+    """Whether a copy between these formats only re-blocks an all-dense matrix (dense <-> bdense,
+    row-major both): every element is stored either way, so the copy is a change of address
+    order, not of data. A graph reads a b x b block of a row-major matrix as b runs of b
+    contiguous elements (and a row of a block-major one as runs of b), the same bytes: the
+    simulator and the estimator charge those bytes to the graph that reads them, and the copy
+    itself nothing (docs/language.md, "Format decomposition")."""
+    identity = (0, 1)
+    return ((src_block or None) != (dst_block or None)
+            and src_format.is_dense and dst_format.is_dense
+            and src_format.mode_order == identity and dst_format.mode_order == identity)

@@ -779,6 +779,11 @@ def estimate_module(module, stats: DataStats) -> Estimate:
                 raise UserError(f"estimate: {item.name}: {item.src} has no statistics")
             shape = shape_of(dst, stats.sizes)
             dst_stats = _permuted(item, src, dst, shape, stats)
+            from ..data.decompose import is_relayout
+            if is_relayout(src.format, src.block, dst.format, dst.block):
+                est.kernels[item.name] = Cost()   # as the simulator: no data moves
+                tensors[item.dst] = dst_stats
+                continue
             rd, wr = src.stored(), dst_stats.stored()
             est.kernels[item.name] = Cost(0.0, rd["seg"] * eb, rd["crd"] * eb, rd["vals"] * eb,
                                           wr["seg"] * eb, wr["crd"] * eb, wr["vals"] * eb)
