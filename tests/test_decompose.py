@@ -234,6 +234,10 @@ def test_split_is_a_costed_step_and_hoist_leaves_it_out(tmp_path):
     assert step["cycles"] > 0 and step["flops"] == 0
     assert step["bytes_read"]["crd"] > 0 and step["bytes_written"]["vals"] > 0
     assert stats["total"]["cycles"] == sum(k["cycles"] for k in stats["kernels"])
+    # re-blocking the dense B is a relayout: the graph reading B__b4 pays for its bytes
+    relayout = kernels["permute B -> B__b4"]
+    assert relayout["cycles"] == 0 and relayout["bytes_read"]["total"] == 0
+    assert kernels["C__d0"]["bytes_read"]["vals"] > 0
     (tmp_path / "h").mkdir()
     _, hoisted, _ = _pipeline(tmp_path / "h", text, ["--hoist"])
     hk = {k["graph"]: k for k in hoisted["kernels"]}
