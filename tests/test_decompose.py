@@ -373,3 +373,34 @@ def test_the_residual_folds_into_the_sum_unless_its_reduction_comes_first():
     at_b = fuse_program(_program(TRANSPOSED + "C[i,k] = A[j,i] * B[j,k]\n"
                                  "decompose A: bcsr(4) >= 0.5, csr"))
     assert [r.name for r in at_b.regions] == ["C__d0", "C__d1", "C"]   # j is outermost
+
+
+TWO_READERS = """dim I = 8, J = 8, K = 4
+tensor A[I, J] : csc
+tensor B[J, K] : dense
+tensor E[J, K] : dense
+tensor C[I, K] : dense
+tensor D[I, K] : dense
+tensor G[I, K] : dense
+C[i,k] = A[i,j] * B[j,k]
+D[i,k] = A[i,j] * E[j,k]
+G[i,k] = relu(C[i,k] + D[i,k])
+fuse g: D, G
+parallelize C: i by 2
+"""
+
+
+@pytest.mark.parametrize("directive", ["decompose A: bcsr(2) >= 0.5, csr",
+                                       "decompose A: bdense(4) >= 0.25, bcsr(2) >= 0.5, dcsc"])
+def test_two_statements_read_a_csc_matrix_one_fused_with_a_consumer(directive):
+    rng = np.random.default_rng(5)
+    dense = shorthand("dense", 2)
+    inputs = {"A": _matrix(rng, 8, 8, 0.5, shorthand("csc", 2)),
+              "B": FiberTensor.from_dense(rng.uniform(-1, 1, (8, 4)), dense),
+              "E": FiberTensor.from_dense(rng.uniform(-1, 1, (8, 4)), dense)}
+    expect = evaluate(_program(TWO_READERS), inputs)
+    decomposed = _program(TWO_READERS + directive)
+    got = _simulate(decomposed, inputs)
+    for name in "CG":
+        _same(evaluate(decomposed, inputs)[name], expect[name])
+        _same(got[name], expect[name])
