@@ -55,7 +55,7 @@ class Candidate:
 
 
 def _num(t: float) -> str:
-    return repr(round(t, 6))
+    return repr(t)   # exact: the directive must name the threshold that was costed
 
 
 DEFAULT_BLOCKS = (2, 4, 8, 16, 32)
