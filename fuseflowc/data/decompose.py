@@ -17,7 +17,7 @@ import numpy as np
 
 from ..diagnostics import UserError
 from ..formats import Format
-from .fibertree import FiberTensor
+from .fibertree import FiberTensor, check_storage
 
 
 def block_fill(rows: np.ndarray, cols: np.ndarray, b: int, ncols: int
@@ -53,6 +53,7 @@ def split(t: FiberTensor, parts: list[tuple[Format, int | None, float | None]],
         take = chosen[inv] if idx.shape[0] else np.zeros(0, dtype=bool)
         sel = idx[take]
         kept = keys[chosen]
+        check_storage(name, (m, n), fmt, int(kept.shape[0]), b)   # before allocating blocks
         blocks = np.zeros((kept.shape[0], b, b))
         slot = np.searchsorted(kept, keys[inv[take]])
         blocks[slot, coords[sel, 0] % b, coords[sel, 1] % b] = vals[sel]
@@ -77,6 +78,7 @@ def reblock(t: FiberTensor, fmt: Format, block: int | None, name: str = "T") -> 
     if m % block or n % block:
         raise UserError(f"block size {block} does not divide the shape ({m}, {n}) of {name}")
     keys, _, inv = block_fill(coords[:, 0], coords[:, 1], block, n)
+    check_storage(name, t.shape, fmt, int(keys.shape[0]), block)   # before allocating blocks
     blocks = np.zeros((keys.shape[0], block, block))
     blocks[inv, coords[:, 0] % block, coords[:, 1] % block] = vals
     nb = max(n // block, 1)

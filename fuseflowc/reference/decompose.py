@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..data.fibertree import FiberTensor
+from ..data.fibertree import FiberTensor, check_storage
 from ..diagnostics import UserError
 from ..lang import ast
 
@@ -33,6 +33,7 @@ def split_parts(t: FiberTensor, d: ast.Decompose) -> list[FiberTensor]:
         for r, c, _ in left:
             count[(r // b, c // b)] = count.get((r // b, c // b), 0) + 1
         taken = {k for k, x in count.items() if x >= p.threshold * b * b}
+        check_storage(d.tensor, (m, n), p.format, len(taken), b)   # before allocating blocks
         blocks = {k: np.zeros((b, b)) for k in taken}
         rest = []
         for r, c, v in left:
