@@ -405,3 +405,44 @@ def test_two_statements_read_a_csc_matrix_one_fused_with_a_consumer(directive):
     for name in "CG":
         _same(evaluate(decomposed, inputs)[name], expect[name])
         _same(got[name], expect[name])
+
+
+GCN2 = """dim N = 16, F = 8
+tensor A[N, N] : csr
+tensor X[N, F] : dense
+tensor W[F, F] : dense
+tensor T1[N, F] : dense
+tensor H[N, F] : dense
+tensor T2[N, F] : dense
+tensor Y[N, F] : dense
+T1[i,f] = A[i,j] * X[j,f]
+H[i,g] = relu(sum[f](T1[i,f] * W[f,g]))
+T2[i,f] = A[i,j] * H[j,f]
+Y[i,g] = sum[f](T2[i,f] * W[f,g])
+"""
+
+
+@pytest.mark.parametrize("directive", ["decompose A: bcsr(4) >= 0.5, csr",
+                                       "decompose A: bcsr(8) >= 0.25, bcsr(2) >= 0.5, csr"])
+@pytest.mark.parametrize("regions", ["fuse layer1: T1, H\nfuse layer2: T2, Y\n", ""])
+def test_a_blocked_part_reads_an_intermediate_of_an_earlier_region(directive, regions):
+    rng = np.random.default_rng(5)
+    dense = shorthand("dense", 2)
+    inputs = {"A": _matrix(rng, 16, 16, 0.4),
+              "X": FiberTensor.from_dense(rng.uniform(-1, 1, (16, 8)), dense),
+              "W": FiberTensor.from_dense(rng.uniform(-1, 1, (8, 8)), dense)}
+    expect = evaluate(_program(GCN2 + regions), inputs)["Y"]
+    decomposed = _program(GCN2 + regions + directive)
+    _same(_simulate(decomposed, inputs)["Y"], expect)
+    module, _ = lower_fused(fuse_program(decomposed))
+    steps = [s.name for s in module.steps]
+    assert sum(s.startswith("decompose A") for s in steps) == 1   # one split for both layers
+    assert any(s.startswith("permute H -> H__b") for s in steps)
+
+
+def test_an_intermediate_of_the_same_region_is_an_error(tmp_path):
+    path = tmp_path / "g.ff"
+    path.write_text(GCN2 + "fuse all: T1, H, T2, Y\ndecompose A: bcsr(4) >= 0.5, csr\n")
+    r = run_cli(["check", str(path)])
+    assert r.exit_code == 1
+    assert "H is computed in the same fusion region as T2" in r.stderr

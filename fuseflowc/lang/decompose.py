@@ -201,9 +201,11 @@ def _blocking_problem(program, statements, s, a, b, tensors) -> str | None:
                     f"are matrices")
         if t.format.blocked:
             return f"{x.tensor} is already blocked; a decomposed statement reads unblocked tensors"
-        if x is not s.lhs and x.tensor in assigned:
-            return (f"{x.tensor} is computed by a statement; a blocked part reads only inputs "
-                    f"over its blocked indices (store {x.tensor} in a statement of its own)")
+        if x is not s.lhs and x.tensor in assigned and program.region_of(x.tensor) is not None \
+                and program.region_of(x.tensor) is program.region_of(s.name):
+            return (f"{x.tensor} is computed in the same fusion region as {s.name}, but a blocked "
+                    f"part reads it from memory (through its blocked copy), after the region "
+                    f"that computes it: take {s.name} or {x.tensor} out of the region")
         if x.tensor in decomposed:
             return f"{x.tensor} is decomposed too; one decomposed tensor per statement"
         for dim in t.dims:
