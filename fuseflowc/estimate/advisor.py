@@ -50,7 +50,8 @@ class Candidate:
     def to_json(self, tensor: str) -> dict:
         return {"directive": self.directive(tensor),
                 "parts": [{"block": b, "threshold": t} for b, t in self.parts],
-                "cycles_proxy": round(self.proxy, 1), "split_cycles_proxy": round(self.split_proxy, 1),
+                "cycles_proxy": round(self.proxy, 1),
+                "split_cycles_proxy": round(self.split_proxy, 1),
                 "blocked_share": round(self.blocked_share, 4), **self.cost.to_json()}
 
 

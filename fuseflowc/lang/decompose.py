@@ -7,9 +7,9 @@ A statement that reads A is linear in it, so (R the residual, the last part)
 
     y = f(A)   becomes   y__d0 = f(A__d0); y__d1 = f(A__d1); ...; y = y__d0 + y__d1 + ... + f(R)
 
-Each blocked part's statement compiles alone (its own graph). A blocked part needs every tensor over the
-indices it splits blocked as well: an input B becomes its blocked copy B__b16 (a `permute`
-step), and the blocked part's result y__d0 (stored with blocks) is read by the sum through its
+Each blocked part's statement compiles alone (its own graph). A blocked part needs every
+tensor over the indices it splits blocked as well: an input B becomes its blocked copy B__b16
+(a `permute` step), and the blocked part's result y__d0 (stored with blocks) is read by the sum through its
 unblocked copy y__d0__u (another `permute` step). The last statement computes the residual's
 share and the sum, and keeps y's name, region, order and parallelizations, so a region fusing y
 with its consumers stays fused.
