@@ -8,7 +8,7 @@ DATA   ?= ../shared/data
 
 .PHONY: demo test venv clean bench-sim examples bench-compile wheel-check
 .PHONY: bench-orders
-.PHONY: bench-block
+.PHONY: bench-block bench-decompose
 .PHONY: bench-estimate
 .PHONY: bench-bigbird
 .PHONY: fuzz
@@ -146,6 +146,11 @@ run-data: data
 # element-sparse program on the same mask; ends with a table of cycles and speed-ups.
 bench-block: $(STAMP)
 	$(PY) -m sim.bench_block --seq 256
+
+# Format decomposition: SpMM on real matrices, GCN aggregation on Cora/Citeseer, BigBird masks,
+# as CSR, pure BCSR(b) and the advisor's best decompositions (docs/bench.md); needs ../shared/data.
+bench-decompose: $(STAMP)
+	$(PY) -m sim.bench_decompose --out out/bench_decompose.json
 
 # Simulated cycles per model x fusion variant: one JSON per configuration under out/cycles/, one
 # summary line each. GCN, GraphSAGE and SAE are fused with `fuse --inline-widened` (intermediates

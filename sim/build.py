@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fuseflowc.diagnostics import UserError
-from fuseflowc.samml.ir import Permute
+from fuseflowc.samml.ir import STEP_KINDS, Permute
 
 from .arch import Arch
 from .assemble import assemble
@@ -19,7 +19,8 @@ from .engine_fast import Unsupported as _Unsupported
 from .levels import fixed_arrays, nonunique_arrays, singleton_arrays
 from .memory import Memory
 from .ops import block_contracts
-from .permute import run_permute
+from .decompose import run_decompose
+from .permute import array_bytes, run_permute
 from .prims_compute import Alu, Reduce, Spacc1, Spacc2
 from .prims_crd import CrdDrop, CrdHold, Fork, Join
 from .prims_join import Intersect, Union
@@ -41,6 +42,7 @@ class KernelResult:
     activations: int = 0
     engine: str = "python"   # the engine that ran it: python or fast
     cpu: float = 0.0         # process CPU seconds of the engine run (what wall is on a busy machine)
+    hoisted: bool = False    # a decompose step left out of the totals (`simulate --hoist`)
 
     @property
     def flops(self) -> int:
@@ -93,10 +95,12 @@ class Simulator:
     None: "fast" where it can, else "python" with a one-line note in `notes`."""
 
     def __init__(self, module, inputs: dict, sizes: dict | None = None, arch: Arch | None = None,
-                 max_cycles: int | None = None, progress=None, engine: str | None = None):
+                 max_cycles: int | None = None, progress=None, engine: str | None = None,
+                 hoist: bool = False):
         """`progress`: None, or what to tell where the run is (sim.progress.Progress):
         `kernel(k, n, name)` as kernel k of n starts, `tick(cycle, flops)` while it runs (on
-        either engine)."""
+        either engine). `hoist`: decompose steps are left out of the totals (a static
+        pattern's split, done once)."""
         if engine is not None and engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES} or None, not {engine!r}")
         self.module = module
@@ -106,6 +110,7 @@ class Simulator:
         self.max_cycles = max_cycles
         self.progress = progress
         self.engine = engine
+        self.hoist = hoist           # decompose steps left out of the totals
         self.notes: list[str] = []   # one line each: why a graph ran on the Python engine
 
     # ---- public --------------------------------------------------------------------------
@@ -118,6 +123,8 @@ class Simulator:
                 self.progress.kernel(i + 1, len(todo), g.name)
             if isinstance(g, Permute):
                 result.kernels.append(self.run_permute(g))
+            elif isinstance(g, STEP_KINDS):
+                result.kernels.append(self.run_decompose(g))
             else:
                 result.kernels.append(self.run_graph(g))
         for decl in self.module.tensors:
@@ -126,13 +133,13 @@ class Simulator:
         return result
 
     def kernels(self, graphs: list[str] | None = None) -> list:
-        """The graphs and permute steps `run(graphs)` runs, in order: the graphs named (all
-        when None) and every permute step that comes before one of them (it may feed it)."""
+        """The graphs and steps (permute, decompose) `run(graphs)` runs, in order: the graphs
+        named (all when None) and every step that comes before one of them (it may feed it)."""
         seq = self.module.sequence()
         todo = []
         for i, g in enumerate(seq):
-            if isinstance(g, Permute):
-                if not graphs or any(not isinstance(h, Permute) and h.name in graphs
+            if isinstance(g, STEP_KINDS):
+                if not graphs or any(not isinstance(h, STEP_KINDS) and h.name in graphs
                                      for h in seq[i + 1:]):
                     todo.append(g)
             elif not graphs or g.name in graphs:
@@ -148,6 +155,17 @@ class Simulator:
         written = {step.dst: {"seg": node.wr_seg, "crd": node.wr_crd, "vals": node.wr_vals}}
         return KernelResult(step.name, cycles, [node], [], written,
                             time.perf_counter() - t0, 0)
+
+    def run_decompose(self, step) -> KernelResult:
+        """Run a `decompose SRC -> P0 >= t0, ..., R` step (sim/decompose.py): the parts become
+        available to later graphs; reported as a kernel named like the step, left out of the
+        totals with `hoist`."""
+        t0 = time.perf_counter()
+        node, cycles, parts = run_decompose(step, self.module, self.tensors, self.arch)
+        self.tensors.update(parts)
+        written = {p: array_bytes(t, self.arch.element_bytes) for p, t in parts.items()}
+        return KernelResult(step.name, cycles, [node], [], written,
+                            time.perf_counter() - t0, 0, hoisted=self.hoist)
 
     def run_graph(self, graph) -> KernelResult:
         """Build and run one graph; the tensors it writes become available to later graphs."""

@@ -37,6 +37,11 @@ from .options import LegacyJsonCommand, json_option, json_out_option
 @click.option("--graph", "graph_name", metavar="NAME",
               help="Report only graph NAME (graphs before it still run: they may write its "
                    "inputs).")
+@click.option("--hoist", is_flag=True,
+              help="Report the module's decompose steps (the split of a decomposed matrix into "
+                   "its parts) but leave them out of the totals: the pattern is static, so the "
+                   "split is done once, outside the kernel (docs/language.md, \"Format "
+                   "decomposition\").")
 @click.option("--engine", type=click.Choice(["fast", "python"]), default=None,
               help="Simulation engine: fast (compiled, sim/cpp) or python (sim/engine.py); the "
                    "same results either way. Default: fast when it is built, else python (said "
@@ -49,7 +54,7 @@ from .options import LegacyJsonCommand, json_option, json_out_option
               help="No progress, no notes and no tables on stderr (errors and the --check "
                    "verdict still show).")
 def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_file, sets, depth,
-        max_cycles, graph_name, engine, show_progress, quiet):
+        max_cycles, graph_name, hoist, engine, show_progress, quiet):
     """Simulate the SAMML graphs of GRAPH (a .samml file, or - for stdin) on data.
 
     Every graph of the module runs in order (tensors written by one feed the later ones). A
@@ -105,7 +110,8 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
         progress = Progress(sys.stderr, after=PROGRESS_AFTER, interval=PROGRESS_INTERVAL,
                             estimate=_flops_estimate(module, inputs, sizes, arch))
     try:
-        sim = Simulator(module, inputs, sizes, arch, max_cycles, progress, engine=engine)
+        sim = Simulator(module, inputs, sizes, arch, max_cycles, progress, engine=engine,
+                        hoist=hoist)
         result = sim.run(graphs)
     finally:
         if progress is not None:

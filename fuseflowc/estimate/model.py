@@ -700,6 +700,15 @@ def _permuted(step, src: TensorStats, dst_decl, shape, data: DataStats) -> Tenso
     files, else SRC's density spread uniformly (dense formats are exact either way)."""
     modes = step.mode_map(len(shape))
     fiber = data.fibers.get(step.src)
+    reblocks = (src.block or None) != (dst_decl.block or None)
+    if fiber is not None and reblocks:
+        from ..data.decompose import reblock
+        return stats_of_fiber(dst_decl.name,
+                              reblock(fiber, dst_decl.format, dst_decl.block, dst_decl.name))
+    if reblocks:   # element density, spread uniformly (blocks: at least that density)
+        elements = src.nnz * (src.block or 1) ** 2
+        d = elements / math.prod(shape) if math.prod(shape) else 0.0
+        return uniform_stats(dst_decl.name, shape, dst_decl.format, dst_decl.block, d)
     if fiber is not None:
         from ..data.fibertree import FiberTensor
         coords, vals = fiber.to_coo()
@@ -711,16 +720,62 @@ def _permuted(step, src: TensorStats, dst_decl, shape, data: DataStats) -> Tenso
     return uniform_stats(dst_decl.name, shape, dst_decl.format, dst_decl.block, d)
 
 
+def _decomposed(step, src: TensorStats | None, module, data: DataStats) -> dict:
+    """The parts' statistics after `decompose SRC -> P0 >= t0, ..., R`: exact when SRC was
+    loaded from files (the split itself, fuseflowc.data.decompose), else for SRC's density
+    spread uniformly: a b x b block of what is left (density d) holds x ~ Binomial(b^2, d)
+    entries and goes to the part when x >= t b^2."""
+    if src is None:
+        raise UserError(f"estimate: {step.name}: {step.src} has no statistics")
+    decls = [module.tensor(p) for p in step.parts]
+    fiber = data.fibers.get(step.src)
+    if fiber is not None:
+        from ..data.decompose import split
+        parts = split(fiber, [(d.format, d.block, t) for d, t in zip(decls, step.thresholds)],
+                      step.src)
+        return {d.name: stats_of_fiber(d.name, p) for d, p in zip(decls, parts)}
+    from scipy.stats import binom
+    shape = src.shape
+    area = math.prod(shape)
+    d = src.nnz / area if area else 0.0
+    out = {}
+    for decl, t in zip(decls[:-1], step.thresholds[:-1]):
+        b = decl.block
+        need = math.ceil(t * b * b - 1e-9)
+        p_block = float(binom.sf(need - 1, b * b, d)) if d > 0 else 0.0
+        # entries in the taken blocks: E[x | x >= need] per taken block
+        ks = np.arange(need, b * b + 1)
+        taken = float((ks * binom.pmf(ks, b * b, d)).sum()) if d > 0 else 0.0
+        out[decl.name] = uniform_stats(decl.name, shape, decl.format, b, p_block)
+        d = max(d - taken / (b * b), 0.0)   # what is left, spread over the whole matrix
+    last = decls[-1]
+    out[last.name] = uniform_stats(last.name, shape, last.format, None, d)
+    return out
+
+
 def estimate_module(module, stats: DataStats) -> Estimate:
     """Expected FLOPs and bytes of every graph (and permute step) of `module` on data described
     by `stats`, without simulating. Kernels are keyed by graph name (permute steps by
     `permute SRC -> DST`), in execution order."""
-    from ..samml.ir import Permute
+    from ..samml.ir import Decompose, Permute
     t0 = time.perf_counter()
     eb = stats.element_bytes
     tensors = dict(stats.tensors)
     est = Estimate()
     for item in module.sequence():
+        if isinstance(item, Decompose):
+            parts = _decomposed(item, tensors.get(item.src), module, stats)
+            rd = tensors[item.src].stored()
+            wr = {"seg": 0.0, "crd": 0.0, "vals": 0.0}
+            for name, ps in parts.items():
+                for k, v in ps.stored().items():
+                    wr[k] += v
+                tensors[name] = ps
+            # the simulator's model (sim/decompose.py): seg and crd read twice
+            est.kernels[item.name] = Cost(0.0, 2 * rd["seg"] * eb, 2 * rd["crd"] * eb,
+                                          rd["vals"] * eb, wr["seg"] * eb, wr["crd"] * eb,
+                                          wr["vals"] * eb)
+            continue
         if isinstance(item, Permute):
             src = tensors.get(item.src)
             dst = module.tensor(item.dst)
@@ -728,6 +783,11 @@ def estimate_module(module, stats: DataStats) -> Estimate:
                 raise UserError(f"estimate: {item.name}: {item.src} has no statistics")
             shape = shape_of(dst, stats.sizes)
             dst_stats = _permuted(item, src, dst, shape, stats)
+            from ..data.decompose import is_relayout
+            if is_relayout(src.format, src.block, dst.format, dst.block):
+                est.kernels[item.name] = Cost()   # as the simulator: no data moves
+                tensors[item.dst] = dst_stats
+                continue
             rd, wr = src.stored(), dst_stats.stored()
             est.kernels[item.name] = Cost(0.0, rd["seg"] * eb, rd["crd"] * eb, rd["vals"] * eb,
                                           wr["seg"] * eb, wr["crd"] * eb, wr["vals"] * eb)

@@ -103,10 +103,18 @@ class _Build(Transformer):
     def role_permuted(self, meta, items):
         return "permuted", str(items[0])
 
+    def role_part(self, meta, items):
+        name, threshold = items
+        t = None if threshold is None else finite_number(str(threshold), self._tok(threshold))
+        return "part", (str(name), t)
+
     def tensor_decl(self, meta, items):
         name, *rest = items
         block = rest[-1]
         role, copy_of = rest[-2]
+        threshold = None
+        if role == "part":
+            copy_of, threshold = copy_of
         fmt = rest[-3]
         dims = tuple(d for d in rest[:-3] if d is not None)
         if len(dims) > MAX_TENSOR_ORDER:
@@ -114,7 +122,7 @@ class _Build(Transformer):
                             f"are supported", self._tok(name))
         return ir.TensorInfo(str(name), dims, fmt, role,
                              None if block is None else self._int(block, "a block size", 1),
-                             copy_of, self._tok(name))
+                             copy_of, self._tok(name), threshold)
 
     def fmt_arg(self, meta, items):
         (tok,) = items

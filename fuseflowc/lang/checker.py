@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from ..diagnostics import DiagnosticSink, Loc
 from . import ast
+from .decompose import problems as decompose_problems
 
 
 def _suggest(name: str, known) -> str:
@@ -191,6 +192,7 @@ class _Checker:
         orders: dict[str, ast.Order] = {}
         pars: dict[tuple[str, str], ast.Parallelize] = {}
         blocks: dict[str, ast.Block] = {}
+        decomposed: set[str] = set()
         for d in self.p.directives:
             if isinstance(d, ast.Fuse):
                 if d.name in regions:
@@ -223,6 +225,13 @@ class _Checker:
                 pars.setdefault((d.statement, d.index), d)
             elif isinstance(d, ast.Block):
                 self.block(d, blocks)
+            elif isinstance(d, ast.Decompose):
+                if d.tensor in decomposed:
+                    self.err(f"tensor {d.tensor} is decomposed twice", d.loc)
+                    continue
+                decomposed.add(d.tensor)
+                for msg, loc in decompose_problems(self.p, statements, d):
+                    self.err(msg, loc)
             elif isinstance(d, ast.Output):
                 for name, loc in zip(d.tensors, d.item_locs):
                     if name not in self.tensors:

@@ -290,6 +290,24 @@ class _Build(Transformer):
         return ast.Block(str(tensor), self._int(size, "a block size", 1), self._tok(tensor))
 
     @v_args(meta=True)
+    def dpart(self, meta, items):
+        name, size, threshold = items
+        loc = self._tok(name)
+        fmt = shorthand(str(name), 2)
+        if fmt is None:
+            known = ", ".join(n for n in SHORTHAND_NAMES if shorthand(n, 2) is not None)
+            raise UserError(f"unknown matrix format {str(name)!r} in a decomposition; known: "
+                            f"{known}", loc)
+        block = self._int(size, "a block size", 1) if size is not None else None
+        t = finite_number(str(threshold), self._tok(threshold)) if threshold is not None else None
+        return ast.DecomposePart(fmt, block, t, loc)
+
+    @v_args(meta=True)
+    def decompose(self, meta, items):
+        tensor, *parts = items
+        return ast.Decompose(str(tensor), tuple(parts), self._tok(tensor))
+
+    @v_args(meta=True)
     def output(self, meta, items):
         return ast.Output(tuple(str(t) for t in items), self._tok(items[0]),
                           tuple(self._tok(t) for t in items))

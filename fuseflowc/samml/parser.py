@@ -26,7 +26,8 @@ from ..formats import (MAX_WIDTH, Format, format_problem, level_problem, level_t
 from ..ir_kind import wrong_kind
 from ..lang.grammar import paused_gc
 from ..limits import MAX_INT, MAX_TENSOR_ORDER, check_nesting, whole_number
-from .ir import KINDS, ROLES, Graph, Module, Node, Permute, Schedule, Stream, TensorDecl
+from .ir import (KINDS, ROLES, Decompose, Graph, Module, Node, Permute, Schedule, Stream,
+                 TensorDecl)
 
 
 @functools.cache
@@ -139,6 +140,8 @@ class _Builder:
                         m.tensors.append(decl)
             elif item.data == "permute":
                 m.steps.append(self.permute(item, len(m.graphs)))
+            elif item.data == "decompose":
+                m.steps.append(self.decompose(item, len(m.graphs)))
             elif item.data == "schedule":
                 m.schedules.append(self.schedule(item))
             elif item.data == "names":
@@ -303,6 +306,29 @@ class _Builder:
             step.modes = tuple(self.int(x, "a mode number") for x in modes_tree.children)
             step.modes_loc = self.loc(modes_tree)
         step.loc = Loc(self.source, step.loc.line, step.loc.col, len("permute"))
+        return step
+
+    def decompose(self, t: Tree, position: int) -> Decompose:
+        """`decompose SRC -> P0 >= t0, ..., R`, placed after the `position` graphs before it
+        (its checks are the verifier's)."""
+        src_tok, *parts = t.children
+        names, thresholds, locs = [], [], []
+        for p in parts:
+            name_tok, thr = p.children
+            names.append(str(name_tok))
+            locs.append(self.loc(name_tok))
+            if thr is None:
+                thresholds.append(None)
+                continue
+            value = float(str(thr))
+            if not math.isfinite(value):
+                self.sink.error(f"threshold {thr} of part {name_tok} is not a finite number",
+                                self.loc(thr))
+                value = 1.0
+            thresholds.append(value)
+        step = Decompose(str(src_tok), tuple(names), tuple(thresholds), position, self.loc(t),
+                         self.loc(src_tok), tuple(locs))
+        step.loc = Loc(self.source, step.loc.line, step.loc.col, len("decompose"))
         return step
 
     # -- schedule directives -----------------------------------------------------------------
