@@ -183,7 +183,9 @@ def test_non_linear_statements_are_errors_at_the_directive(tmp_path, body, decl,
     ("decompose A: bcsr(3) >= 0.5, csr", "block size 3 does not divide"),
     ("decompose B: bcsr(4) >= 0.5, csr", "only an unblocked matrix"),
     ("decompose Z: bcsr(4) >= 0.5, csr", "undefined tensor Z"),
-    ("decompose A: coo(4) >= 0.5, csr", "unknown matrix format 'coo'"),
+    ("decompose A: foo(4) >= 0.5, csr", "unknown matrix format 'foo'"),
+    ("decompose A: coo(4) >= 0.5, csr", "part 0 (coo(4) >= 0.5) must be blocked"),
+    ("decompose A: bcsr(4) >= 0.5, ell(4)", "ell(c) cannot be a part of a decomposition"),
     ("decompose C: bcsr(4) >= 0.5, csr", "only an input"),
 ])
 def test_bad_directives(tmp_path, directive, why):

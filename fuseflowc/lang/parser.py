@@ -6,8 +6,8 @@ from lark import Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedInput, VisitError
 
 from ..diagnostics import Loc, Source, UserError
-from ..formats import (MAX_WIDTH, Format, format_problem, level_problem, level_text, shorthand,
-                       shorthand_orders, shorthand_problem)
+from ..formats import (MAX_WIDTH, PARAM_SHORTHANDS, SHORTHAND_NAMES, Format, format_problem,
+                       level_problem, level_text, shorthand, shorthand_orders, shorthand_problem)
 from ..ir_kind import wrong_kind
 from ..limits import (MAX_INT, MAX_LANES, MAX_TENSOR_ORDER, check_nesting, finite_number,
                       whole_number)
@@ -293,6 +293,10 @@ class _Build(Transformer):
     def dpart(self, meta, items):
         name, size, threshold = items
         loc = self._tok(name)
+        if str(name) in PARAM_SHORTHANDS:
+            raise UserError(f"format {name}(c) cannot be a part of a decomposition: the number of "
+                            f"a part is its block size (parts: bcsr(b), bdcsr(b), bdense(b); the "
+                            f"residual: an unblocked matrix format such as csr)", loc)
         fmt = shorthand(str(name), 2)
         if fmt is None:
             known = ", ".join(n for n in SHORTHAND_NAMES if shorthand(n, 2) is not None)
