@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "simulate": "Simulate a SAMML graph cycle by cycle; report cycles, FLOPs, bytes.",
     "dot": "Draw a SAMML graph as Graphviz DOT (or SVG/PNG).",
     "estimate": "Estimate FLOPs and off-chip bytes analytically.",
+    "plan": "Choose fusion regions, orders and schedules by estimated cost.",
     "sweep": "Run a grid of configurations and collect results.",
     "report": "Summarize sweep results as markdown and plots.",
 }
