@@ -168,6 +168,20 @@ class Planner:
                 out.append((s, None))
         return out, ", ".join(how)
 
+    def explicit_orders(self, region: frozenset[str], sched: Schedule) -> Schedule:
+        """`sched` with every statement's order spelled out as the region compiles with it
+        (a region with one valid order gets no order directives; a pattern names it)."""
+        fused, _ = self.ev.compile(self.ev.subprogram(region, sched), False)
+        orders: dict[str, tuple[str, ...]] = {}
+        for g in self.ev.region_graphs(fused, region):
+            pos = {x: k for k, x in enumerate(g.order)}
+            for inst in g.exprs:
+                if inst.statement not in orders:
+                    orders[inst.statement] = tuple(a for a, _ in sorted(
+                        inst.index_map, key=lambda p: pos[p[1]]))
+        return Schedule(tuple(sorted(orders.items(), key=lambda i: self.index[i[0]])),
+                        sched.parallel, sched.blocks)
+
     def best(self, region: frozenset[str]) -> _Choice | None:
         """The region's cheapest order schedule, or None when it does not compile."""
         if region in self._best:
@@ -177,6 +191,9 @@ class Planner:
             cands, how = self.order_candidates(region)
         except UserError:
             cands, how = [], ""
+        if not self.o.search:  # the warehouse's schedule, else fuse's default order
+            cands = [c for c in cands if c[1] is not None][:1] + [(Schedule(), None)]
+            how = "warehouse" if cands[0][1] is not None else "default order 0"
         for sched, pattern in cands:
             try:
                 m = self.ev.measure(region, sched, False)
@@ -460,7 +477,7 @@ class Planner:
                 par = tuple((s, i, min(f, self.o.lanes)) for s, i, f in got[1].parallel)
                 cands.append(Schedule(sched.orders, par, sched.blocks))
         root = self._written_root(region)
-        f = 2
+        f = 2 if self.o.search else self.o.lanes + 1
         while f <= self.o.lanes:
             for i in self.p.statement(root).lhs.indices:
                 cands.append(Schedule(sched.orders, ((root, i, f),), sched.blocks))
