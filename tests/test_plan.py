@@ -270,3 +270,27 @@ def test_cli_bad_warehouse_file_is_located(tmp_path):
     r = run("plan", GCN, *GCN_SIZES, "--warehouse", wh)
     assert r.returncode == 1
     assert f"{wh / 'a.toml'}:4:1: error: schedule.order" in r.stderr
+
+
+def test_cli_learn_writes_a_pattern_that_matches(tmp_path):
+    (tmp_path / "spmm.ff").write_text(SPMM)
+    rows = [{"id": "aaa", "model": "spmm", "variant": "best", "program": "spmm.ff",
+             "schedule": ["order C: i -> k -> j"], "order": 0, "order_region": None,
+             "pipeline": "locate", "status": "ok", "cycles": 100},
+            {"id": "bbb", "model": "spmm", "variant": "worse", "program": "spmm.ff",
+             "schedule": [], "order": 0, "order_region": None, "pipeline": "",
+             "status": "ok", "cycles": 200}]
+    res = tmp_path / "r.jsonl"
+    res.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    r = run("plan", "--learn", res, "-o", wh, "--name", "mine")
+    assert r.returncode == 0, r.stderr
+    pat = parse_pattern((wh / "mine.toml").read_text(), "mine.toml")
+    assert pat.order == ("i0", "i2", "i1") and pat.locate
+    assert "configuration aaa" in pat.note
+    name, sched = Warehouse.load(str(wh)).match(_prog(SPMM_RENAMED), ("Out",))
+    assert name == "mine"
+    again = run("plan", "--learn", res, "-o", wh, "--name", "mine")
+    assert again.returncode == 1 and "exists" in again.stderr
+    assert (wh / "mine.toml").read_text() == pat.to_toml()

@@ -80,7 +80,8 @@ def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, 
                             "results name)")
         if output is None:
             raise UserError("--learn RESULTS needs -o DIR, the warehouse to write into")
-        learn_pattern(learn, output, name)
+        target = learn_pattern(learn, output, name)
+        click.echo(f"plan: wrote pattern {target}", err=True)
         return
     if program is None:
         raise UserError("missing PROG (a .ff program; - reads stdin)")
