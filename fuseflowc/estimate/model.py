@@ -21,6 +21,7 @@ import numpy as np
 from ..diagnostics import UserError
 from sim.ops import alu_flops, labelled_alu_flops, labelled_reduce
 
+from . import timing
 from .cost import Cost, Estimate
 from .stats import DENSE, DataStats, LevelStats, TensorStats, level_shape, shape_of, \
     stats_of_fiber, uniform_stats
@@ -239,8 +240,12 @@ def _reduce_flops(block: int | None, n) -> int:
 class _GraphModel:
     """Propagates St through one graph in topological order and accumulates its Cost."""
 
-    def __init__(self, graph, tensors: dict, eb: int):
+    def __init__(self, graph, tensors: dict, eb: int, arch=None):
         self.graph = graph
+        self.arch = arch           # sim.arch.Arch: the cycle model's timing (None: no cycles)
+        self.span: dict = {}       # stream -> timing.Span (first and last token's arrival)
+        self.finish = 0.0          # the latest node's finish: the graph's cycles
+        self.node_times: list = [] # (node, firings, finish) per node, for diagnostics
         self.tensors = tensors     # name -> TensorStats (inputs and tensors written so far)
         self.eb = eb
         self.cost = Cost()
@@ -277,6 +282,7 @@ class _GraphModel:
                     old = getattr(before, f.name)
                     setattr(self.cost, f.name, old + (getattr(self.cost, f.name) - old) * w)
             if outs is None:
+                self._time(n, ins, [])
                 continue
             if n.KIND == "join":
                 w_out = sum(s.w for s in ins)
@@ -294,6 +300,19 @@ class _GraphModel:
                     split[s] = sp + ((x, int(n.lanes), k),)
                 else:
                     split[s] = sp
+            self._time(n, ins, [self.st[s] for s in n.outputs])
+
+    def _time(self, n, ins: list, outs: list) -> None:
+        """The spans of node n's outputs and its finish (fuseflowc/estimate/timing.py)."""
+        if self.arch is None:
+            return
+        spans = [self.span[s] for s in n.inputs]
+        compressed = n.KIND == "scan" and getattr(n, "format", None) != "dense"
+        span, fin = timing.fire(n, self.arch, ins, outs, spans, compressed)
+        for s in n.outputs:
+            self.span[s] = span
+        self.finish = max(self.finish, fin)
+        self.node_times.append((n, timing.firings(n, ins, outs), fin))
 
     # ---- iteration -----------------------------------------------------------------------
     def _tstats(self, name: str) -> TensorStats:
@@ -707,12 +726,17 @@ def _permuted(step, src: TensorStats, dst_decl, shape, data: DataStats) -> Tenso
     return uniform_stats(dst_decl.name, shape, dst_decl.format, dst_decl.block, d)
 
 
-def estimate_module(module, stats: DataStats) -> Estimate:
-    """Expected FLOPs and bytes of every graph (and permute step) of `module` on data described
-    by `stats`, without simulating. Kernels are keyed by graph name (permute steps by
-    `permute SRC -> DST`), in execution order."""
+def estimate_module(module, stats: DataStats, arch=None) -> Estimate:
+    """Expected FLOPs, bytes and cycles of every graph (and permute step) of `module` on data
+    described by `stats`, without simulating. Kernels are keyed by graph name (permute steps by
+    `permute SRC -> DST`), in execution order. `arch` (a sim.arch.Arch; None: the defaults of
+    sim/arch.toml) gives the timing the cycles are modelled with (timing.py); the total's
+    cycles are the kernels' sum (they run one after another)."""
     from ..samml.ir import Permute
+    from sim.arch import Arch
     t0 = time.perf_counter()
+    if arch is None:
+        arch = Arch.load(None)
     eb = stats.element_bytes
     tensors = dict(stats.tensors)
     est = Estimate()
@@ -725,11 +749,14 @@ def estimate_module(module, stats: DataStats) -> Estimate:
             shape = shape_of(dst, stats.sizes)
             dst_stats = _permuted(item, src, dst, shape, stats)
             rd, wr = src.stored(), dst_stats.stored()
-            est.kernels[item.name] = Cost(0.0, rd["seg"] * eb, rd["crd"] * eb, rd["vals"] * eb,
-                                          wr["seg"] * eb, wr["crd"] * eb, wr["vals"] * eb)
+            c = Cost(0.0, rd["seg"] * eb, rd["crd"] * eb, rd["vals"] * eb,
+                     wr["seg"] * eb, wr["crd"] * eb, wr["vals"] * eb)
+            entries = max(src.nnz, dst_stats.nnz)
+            c.cycles = timing.permute_cycles(c.bytes_read, c.bytes_written, entries, arch)
+            est.kernels[item.name] = c
             tensors[item.dst] = dst_stats
             continue
-        gm = _GraphModel(item, tensors, eb)
+        gm = _GraphModel(item, tensors, eb, arch)
         gm.run()
         for name in sorted(gm.writes):
             w = gm.writes[name]
@@ -743,6 +770,7 @@ def estimate_module(module, stats: DataStats) -> Estimate:
             gm.cost.write_crd += st["crd"] * eb
             gm.cost.write_vals += st["vals"] * eb
             tensors[name] = ts
+        gm.cost.cycles = max(gm.finish, timing.bandwidth_bound(gm.cost, arch))
         est.kernels[item.name] = gm.cost
     est.ms = (time.perf_counter() - t0) * 1000.0
     return est

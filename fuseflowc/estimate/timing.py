@@ -1,0 +1,132 @@
+"""The cycle model: when each stream of a graph starts and ends, from its expected length.
+
+The simulator (sim/README.md, "Timing") fires every node at most once per `ii` cycles, one
+token per firing, and a node's outputs arrive `latency` cycles after it fires (plus
+`memory.latency` for compressed scanners, value arrays and writers). With deep channels the
+nodes of a graph overlap almost completely, so a graph takes about as long as its busiest node,
+plus the pipeline latencies in front of and behind it, unless something forces its parts to run
+one after another. This module keeps, for every stream, the cycle its first token arrives and
+the cycle its last token arrives (a `Span`), node by node in topological order:
+
+    fire_first = the latest first arrival of the inputs (+ the first group's span for
+                 accumulators: a reducer or sparse accumulator emits a group only once it has
+                 seen all of it; a spacc over the whole stream is a barrier)
+    fire_last  = max(the latest last arrival of the inputs, fire_first + (firings - 1) * ii)
+    out        = (fire_first + latency, fire_last + latency)
+
+Firings per node kind are counted from stream lengths in tokens (elements, one stop per
+innermost fiber, and D), as the primitives take them (sim/prims_*.py): one per output token for
+scanners, repeats and unions; per input token for value primitives, locators, forks and
+writers; inputs plus outputs for sparse accumulators (their flush takes firings of its own);
+for an intersection every coordinate of either side once (matches popped together). A node in a
+parallel lane counts its lane's share of the stream (`St.w`); a join takes every lane's tokens.
+
+The graph's cycles are the latest writer's finish, bounded below by its off-chip bytes over
+`memory.bandwidth` (every memory node shares one bandwidth calendar, sim/memory.py) plus the
+memory latency. Permute steps use the simulator's own formula (sim/permute.py).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from sim.ops import block_contracts
+
+#: Node kinds whose latency includes memory.latency (when they touch memory).
+_MEMORY_KINDS = ("array", "write_level", "write_vals")
+
+
+@dataclass(frozen=True)
+class Span:
+    """Arrival cycles of a stream's first and last token."""
+
+    first: float
+    last: float
+
+
+def tokens(s) -> float:
+    """Expected tokens of stream `s` (an estimate.model.St) in its lane: elements (N included),
+    one stop per innermost fiber (a stop closing several levels is one token), and D."""
+    stops = float(s.cnt[-2]) if len(s.cnt) >= 2 else 0.0
+    return (float(s.cnt[-1]) + stops + 1.0) * s.w
+
+
+def firings(n, ins: list, outs: list) -> float:
+    """Expected firings of node `n` with input streams `ins` and output streams `outs`
+    (see the module docstring)."""
+    k = n.KIND
+    tin = [tokens(s) for s in ins]
+    tout = [tokens(s) for s in outs]
+    if k == "root":
+        return 2.0
+    if k in ("scan", "repeat", "union"):
+        return max(tout, default=0.0)
+    if k == "intersect":
+        crd = tin[0::2]
+        return max(sum(crd) - (len(crd) - 1) * (tout[0] if tout else 0.0), max(crd, default=0))
+    if k in ("spacc1", "spacc2"):
+        return max(tin, default=0.0) + max(tout, default=0.0)
+    if k == "crdhold":
+        return max(tin + tout, default=0.0)
+    if k == "join":
+        return sum(tin)
+    return max(tin, default=0.0)
+
+
+def node_timing(n, arch, ins: list, outs: list, compressed: bool) -> tuple[int, int]:
+    """(latency, ii) of node `n` as sim/build.py gives them: the arch's per-kind values, block
+    costs for nodes handling b x b values, memory.latency added to memory nodes."""
+    vb = None
+    for s in list(ins) + list(outs):
+        if s.kind == "val" and s.block:
+            vb = s.block
+    op = getattr(n, "op", None)
+    if n.KIND == "alu" and vb and getattr(n, "out", None) is not None:
+        op = "bmm" if block_contracts(n.op, n.in0, n.in1, n.out) else n.op
+    lat, ii = arch.timing(n.KIND, op, vb)
+    if n.KIND in _MEMORY_KINDS or (n.KIND == "scan" and compressed):
+        lat += arch.mem_latency
+    return lat, ii
+
+
+def groups_of(n, ins: list) -> float:
+    """How many groups an accumulating node emits one at a time (a group's output leaves only
+    after the group's last input): fibers of the reduced level for `reduce`, groups of fibers
+    for sparse accumulators; 0 for every other kind."""
+    if n.KIND == "reduce" and ins:
+        c = ins[0].cnt
+        return float(c[-2]) if len(c) >= 2 else 1.0
+    if n.KIND in ("spacc1", "spacc2") and ins:
+        c = ins[0].cnt
+        return float(c[-3]) if len(c) >= 3 else 1.0
+    return 0.0
+
+
+def fire(n, arch, ins: list, outs: list, spans: list, compressed: bool = False
+         ) -> tuple[Span, float]:
+    """The span of node `n`'s outputs given its inputs' spans; also its finish (the cycle its
+    last output arrives)."""
+    lat, ii = node_timing(n, arch, ins, outs, compressed)
+    first = max((s.first for s in spans), default=0.0)
+    last = max((s.last for s in spans), default=0.0)
+    g = groups_of(n, ins)
+    if g > 0:   # the first group leaves once its inputs have all arrived
+        first += (last - first) / max(g, 1.0)
+    f = firings(n, ins, outs)
+    end = max(last, first + max(f - 1.0, 0.0) * ii)
+    return Span(first + lat, end + lat), end + lat
+
+
+def bandwidth_bound(cost, arch) -> float:
+    """Cycles a graph needs at least to move its off-chip bytes: bytes / bandwidth, plus the
+    memory latency of the first request."""
+    b = float(cost.bytes)
+    return arch.mem_latency + b / arch.bandwidth if b > 0 else 0.0
+
+
+def permute_cycles(read_bytes: float, written_bytes: float, entries: float, arch) -> float:
+    """A permute step's cycles as sim/permute.py charges them: memory latency, the larger of the
+    bytes read and written over the bandwidth, and the sort at permute.elements_per_cycle."""
+    return arch.mem_latency + math.ceil(max(read_bytes, written_bytes) / arch.bandwidth) \
+        + math.ceil(entries / arch.permute_rate)
