@@ -60,7 +60,7 @@ class Metrics:
     flops: float = 0.0
     bytes: float = 0.0
     cycles: float = 0.0
-    model: str = "roofline proxy"
+    model: str = ""  # "estimator" or "roofline proxy" (empty: no kernel yet)
     kernels: list[str] = field(default_factory=list)
     written: float = 0.0   # bytes written (the lower bound's materialization cost)
     graphs: int = 0        # dataflow graphs (a fused region fuse had to split has several)
@@ -71,7 +71,8 @@ class Metrics:
     def __add__(self, other: "Metrics") -> "Metrics":
         return Metrics(self.flops + other.flops, self.bytes + other.bytes,
                        self.cycles + other.cycles,
-                       self.model if self.model == other.model else "mixed",
+                       (self.model or other.model) if not (self.model and other.model)
+                       or self.model == other.model else "mixed",
                        self.kernels + other.kernels, self.written + other.written,
                        self.graphs + other.graphs)
 
@@ -241,5 +242,5 @@ class Evaluator:
             m.written += float(c.bytes_written)
             m.kernels.append(name)
         m.graphs = len(graphs)
-        m.model = models.pop() if len(models) == 1 else ("mixed" if models else m.model)
+        m.model = models.pop() if len(models) == 1 else ("mixed" if models else "")
         return m
