@@ -248,3 +248,17 @@ FUZZ_JOBS ?= 1
 FUZZ_OUT ?= out/fuzz
 fuzz: $(STAMP)
 	$(PY) -m fuseflowc.fuzz --cases $(N) --seed $(SEED) --jobs $(FUZZ_JOBS) --out $(FUZZ_OUT)
+
+# ---- bench-plan: the planner against exhaustive sweeps (docs/plan.md, issue 14 item 4) ------
+# Runs the fusion-variant sweeps of Figure 12 (GCN, GraphSAGE on Cora and Cora_ML; SAE;
+# gpt3_mini), BigBird attention's variants and the nested matmul's orders (Figure 17), then
+# plans each model from its program without directives, simulates the plan and prints one row
+# per model: the sweep's best cycles, the plan's, their ratio and the planner's time.
+# bench-plan-quick: the same at the quick bench's toy sizes (a few minutes).
+.PHONY: bench-plan bench-plan-quick
+bench-plan: $(STAMP) $(DDIR)/gpt3_mini/s64
+	$(PY) -m fuseflowc.plan.bench --specs ir_examples/bench --out results/plan \
+	  --jobs $(BENCH_JOBS)
+bench-plan-quick: $(STAMP) $(BQDATA)/gpt3_mini_s16
+	$(PY) -m fuseflowc.plan.bench --specs ir_examples/bench/quick --out results/plan-quick \
+	  --jobs $(BENCH_JOBS)
