@@ -60,6 +60,9 @@ class Estimate:
 
     kernels: dict[str, Cost] = field(default_factory=dict)
     ms: float = 0.0
+    # The statistics of every tensor after the module ran (inputs and what its graphs wrote):
+    # `fuseflowc plan` costs a region on its own with its inputs' statistics from here.
+    tensors: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def total(self) -> Cost:

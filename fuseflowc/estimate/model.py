@@ -772,5 +772,6 @@ def estimate_module(module, stats: DataStats, arch=None) -> Estimate:
             tensors[name] = ts
         gm.cost.cycles = max(gm.finish, timing.bandwidth_bound(gm.cost, arch))
         est.kernels[item.name] = gm.cost
+    est.tensors = tensors
     est.ms = (time.perf_counter() - t0) * 1000.0
     return est

@@ -2,11 +2,11 @@
 
 A region (a set of statements fused into one `fuse` region, or one statement alone) is costed
 in isolation, as SystemML costs a fused operator: the program is cut down to the region's
-statements and everything upstream of them (compiled unfused, so that the region's inputs get
-the statistics their writers give them), the region's statements get the schedule's
-directives, and the module is fused, lowered, run through the opt pipeline and estimated
-(`estimate_module`); the region's cost is the sum over its own kernels (its dataflow graphs
-and the permute steps that feed them). A plan's cost is the sum over its regions. Region costs
+statements, whatever they read from other statements becoming inputs with the statistics the
+unfused program's writers give them (one estimate of the whole program, unfused, made first),
+the region's statements get the schedule's directives, and the module is fused, lowered, run
+through the opt pipeline and estimated (`estimate_module`); the region's cost is the sum over
+its kernels (its dataflow graphs and the permute steps that feed them). A plan's cost is the sum over its regions. Region costs
 are memoized by (statements, schedule, locate).
 
 Objectives: `cycles` (default), `bytes`, `flops`. Cycles are the estimator's `Cost.cycles`
@@ -115,7 +115,7 @@ class Evaluator:
         self.opt = options
         self.memo: dict[tuple, Metrics | UserError] = {}
         self.compiled = 0  # modules compiled and estimated (for the statistics)
-        self._stats_cache: dict[tuple, object] = {}
+        self._base = None
         stmts = program.statements
         self.reads = {s.name: {a.tensor for a in s.rhs.walk() if isinstance(a, ast.Access)}
                       for s in stmts}
@@ -127,22 +127,12 @@ class Evaluator:
                 self.consumers[p].append(s.name)
 
     # -- the cut-down program ---------------------------------------------------------------
-    def ancestors(self, region: frozenset[str]) -> set[str]:
-        out: set[str] = set()
-        todo = [p for s in region for p in self.producers[s]]
-        while todo:
-            p = todo.pop()
-            if p not in out and p not in region:
-                out.add(p)
-                todo.extend(self.producers[p])
-        return out
-
     def subprogram(self, region: frozenset[str], sched: Schedule) -> ast.Program:
-        """The region's statements and their ancestors, the region fused (if more than one
-        statement), its statements' results that later statements read kept as outputs."""
+        """The region's statements alone, fused (if more than one), with `sched`'s directives;
+        what they read from other statements becomes an input (its statistics: base_stats),
+        their results that other statements read are kept as outputs."""
         p = self.program
-        keep = region | self.ancestors(region)
-        statements = [s for s in p.statements if s.name in keep]
+        statements = [s for s in p.statements if s.name in region]
         used: set[str] = set()
         for s in statements:
             used.add(s.name)
@@ -154,8 +144,7 @@ class Evaluator:
                       if s in p.outputs or any(c not in region for c in self.consumers[s]))
         directives: list[ast.Directive] = []
         if len(region) > 1:
-            directives.append(ast.Fuse(REGION, tuple(s.name for s in statements
-                                                     if s.name in region)))
+            directives.append(ast.Fuse(REGION, tuple(s.name for s in statements)))
         blocks = dict(sched.blocks)
         directives += [d for d in p.directives if isinstance(d, ast.Block)
                        and d.tensor in used and d.tensor not in blocks]
@@ -165,34 +154,50 @@ class Evaluator:
         return replace(p, dims=dims, tensors=tensors, statements=statements,
                        directives=directives)
 
-    def compile(self, program: ast.Program, locate: bool, orders: dict | None = None):
-        """(fused program, module after the opt pipeline) of a cut-down program."""
+    def fuse(self, program: ast.Program):
+        """The fused IR of a cut-down program, with the plan's fuse flags."""
         from ..fuse.algorithm import FuseOptions, fuse_program
+        o = self.opt
+        return fuse_program(program, None, FuseOptions({}, o.inline_widened,
+                                                       o.free_input_order, o.share))
+
+    def compile(self, program: ast.Program, locate: bool):
+        """(fused program, module after the opt pipeline) of a cut-down program. The module
+        is verified once, when lowered (the passes are the compiler's own)."""
         from ..lower.driver import lower_fused
         from ..opt.pipeline import parse_pipeline, run_pipeline
-        o = self.opt
-        fused = fuse_program(program, None, FuseOptions(dict(orders or {}), o.inline_widened,
-                                                        o.free_input_order, o.share))
+        from ..samml.verify import verify
+        fused = self.fuse(program)
         module, _ = lower_fused(fused, None)
-        passes = ",".join(p for p, on in (("locate", locate), ("schedule", True)) if on)
-        run_pipeline(module, parse_pipeline(passes))
+        verify(module)
+        passes = [p for p, on in (("locate", locate),
+                                  ("schedule", any(r.parallel for r in fused.regions))) if on]
+        if passes:
+            run_pipeline(module, parse_pipeline(",".join(passes)), verify_each=False)
         return fused, module
 
-    def stats_for(self, module):
-        from ..estimate import DataStats
+    def base_stats(self):
+        """Statistics of every input and of every intermediate as the unfused program writes
+        it (one estimate of the whole program, unfused), from --data or --size/--density."""
+        if self._base is not None:
+            return self._base
+        from ..estimate import DataStats, estimate_module
         o = self.opt
-        names = tuple(sorted(t.name for t in module.tensors if t.role == "input"))
-        got = self._stats_cache.get(names)
-        if got is not None:
-            return got
+        p = self.program
+        whole = replace(p, directives=[d for d in p.directives
+                                       if isinstance(d, (ast.Block, ast.Output))])
+        _, module = self.compile(whole, False)
         if o.data_dir is not None:
             stats = DataStats.from_dir(o.data_dir, module, o.element_bytes)
         else:
+            names = {t.name for t in module.tensors if t.role == "input"}
             dens = {k: v for k, v in o.densities.items() if k in names}
             stats = DataStats.from_values(module, o.sizes, dens, o.element_bytes,
                                           o.default_density)
-        self._stats_cache[names] = stats
-        return stats
+        est = estimate_module(module, stats)
+        self._base = DataStats(dict(stats.sizes), dict(est.tensors), stats.element_bytes,
+                               stats.origin, stats.fibers)
+        return self._base
 
     def region_graphs(self, fused, region: frozenset[str]) -> list:
         """The fused IR regions (dataflow graphs) that compute `region`."""
@@ -220,9 +225,10 @@ class Evaluator:
 
     def _measure(self, region, sched, locate) -> Metrics:
         from ..estimate import estimate_module
+        base = self.base_stats()
         fused, module = self.compile(self.subprogram(region, sched), locate)
         self.compiled += 1
-        est = estimate_module(module, self.stats_for(module))
+        est = estimate_module(module, base)
         graphs = self.region_graphs(fused, region)
         names = {r.name for r in graphs}
         copies = {v.tensor for r in graphs for v in r.views if v.kind == "permuted"}

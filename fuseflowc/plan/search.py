@@ -123,7 +123,7 @@ class Planner:
             got = wh.match(self.p, self.ordered(region))
             if got is not None:
                 out.append((Schedule(orders=got[1].orders), got[0]))
-        fused, _ = self.ev.compile(self.ev.subprogram(region, Schedule()), False)
+        fused = self.ev.fuse(self.ev.subprogram(region, Schedule()))
         graphs = self.ev.region_graphs(fused, region)
         per_graph: list[list[tuple[str, ...]]] = []
         how = []
@@ -171,7 +171,7 @@ class Planner:
     def explicit_orders(self, region: frozenset[str], sched: Schedule) -> Schedule:
         """`sched` with every statement's order spelled out as the region compiles with it
         (a region with one valid order gets no order directives; a pattern names it)."""
-        fused, _ = self.ev.compile(self.ev.subprogram(region, sched), False)
+        fused = self.ev.fuse(self.ev.subprogram(region, sched))
         orders: dict[str, tuple[str, ...]] = {}
         for g in self.ev.region_graphs(fused, region):
             pos = {x: k for k, x in enumerate(g.order)}
