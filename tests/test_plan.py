@@ -294,3 +294,23 @@ def test_cli_learn_writes_a_pattern_that_matches(tmp_path):
     again = run("plan", "--learn", res, "-o", wh, "--name", "mine")
     assert again.returncode == 1 and "exists" in again.stderr
     assert (wh / "mine.toml").read_text() == pat.to_toml()
+
+
+def test_region_cost_is_the_estimate_of_the_fused_program():
+    """A region that reads only inputs costs what `estimate` gives the program fusing it, also
+    when fuse splits it into several graphs (BigBird's softmax, materialized inside)."""
+    from fuseflowc.estimate import DataStats, estimate_module
+    from fuseflowc.fuse.algorithm import fuse_program
+    from fuseflowc.lower.driver import lower_fused
+    base = ROOT / "ir_examples/models/bigbird_attention/multihead"
+    p = load_program(str(base / "bigbird_attn.ff"))
+    sizes, dens = {"S": 16, "NH": 2, "DH": 8}, {"M": 0.3}
+    pl = Planner(p, CostOptions(sizes=sizes, densities=dens), PlanOptions())
+    m = pl.ev.measure(frozenset(s.name for s in p.statements), Schedule(), False)
+    full = load_program(str(base / "bigbird_attn_full.ff"))
+    module, _ = lower_fused(fuse_program(full))
+    est = estimate_module(module, DataStats.from_values(module, sizes, dens))
+    assert m.graphs == len(est.kernels) > 1
+    assert m.cycles == pytest.approx(est.total.cycles) and m.cycles > 0
+    assert m.flops == pytest.approx(est.total.flops)
+    assert m.bytes == pytest.approx(est.total.bytes)

@@ -230,17 +230,13 @@ class Evaluator:
         self.compiled += 1
         est = estimate_module(module, base)
         graphs = self.region_graphs(fused, region)
-        names = {r.name for r in graphs}
-        copies = {v.tensor for r in graphs for v in r.views if v.kind == "permuted"}
         m = Metrics()
         models = set()
+        # the cut-down module is the region's alone: every kernel is its own (graphs, and the
+        # permute steps feeding them)
         for name, c in est.kernels.items():
-            mine = name in names or (name.startswith("permute ")
-                                     and name.rsplit(" -> ", 1)[-1] in copies)
-            if not mine:
-                continue
             cyc, model = kernel_cycles(c, self.opt.bandwidth,
-                                       sched.lanes if name in names else 1)
+                                       1 if name.startswith("permute ") else sched.lanes)
             models.add(model)
             m.flops += float(c.flops)
             m.bytes += float(c.bytes)
