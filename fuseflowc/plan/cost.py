@@ -116,6 +116,7 @@ class Evaluator:
         self.memo: dict[tuple, Metrics | UserError] = {}
         self.compiled = 0  # modules compiled and estimated (for the statistics)
         self._base = None
+        self._fused: dict[tuple, object] = {}
         stmts = program.statements
         self.reads = {s.name: {a.tensor for a in s.rhs.walk() if isinstance(a, ast.Access)}
                       for s in stmts}
@@ -161,15 +162,30 @@ class Evaluator:
         return fuse_program(program, None, FuseOptions({}, o.inline_widened,
                                                        o.free_input_order, o.share))
 
-    def compile(self, program: ast.Program, locate: bool):
-        """(fused program, module after the opt pipeline) of a cut-down program. The module
-        is verified once, when lowered (the passes are the compiler's own)."""
+    def fuse_region(self, region: frozenset[str], sched: Schedule):
+        """The fused IR of the region's cut-down program under `sched` (memoized: listing a
+        region's orders and costing its first schedule fuse the same program)."""
+        key = (region, sched)
+        got = self._fused.get(key)
+        if isinstance(got, UserError):
+            raise got
+        if got is None:
+            try:
+                got = self.fuse(self.subprogram(region, sched))
+            except UserError as e:
+                self._fused[key] = e
+                raise
+            self._fused[key] = got
+        return got
+
+    def compile(self, program: ast.Program, locate: bool, fused=None):
+        """(fused program, module after the opt pipeline) of a cut-down program (`fused`: its
+        fused IR, if already made). Not verified: lowering's output verifies (tested), and
+        the planned program is verified when the user compiles it."""
         from ..lower.driver import lower_fused
         from ..opt.pipeline import parse_pipeline, run_pipeline
-        from ..samml.verify import verify
-        fused = self.fuse(program)
+        fused = fused if fused is not None else self.fuse(program)
         module, _ = lower_fused(fused, None)
-        verify(module)
         passes = [p for p, on in (("locate", locate),
                                   ("schedule", any(r.parallel for r in fused.regions))) if on]
         if passes:
@@ -226,7 +242,7 @@ class Evaluator:
     def _measure(self, region, sched, locate) -> Metrics:
         from ..estimate import estimate_module
         base = self.base_stats()
-        fused, module = self.compile(self.subprogram(region, sched), locate)
+        fused, module = self.compile(None, locate, self.fuse_region(region, sched))
         self.compiled += 1
         est = estimate_module(module, base)
         graphs = self.region_graphs(fused, region)

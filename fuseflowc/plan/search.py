@@ -123,7 +123,7 @@ class Planner:
             got = wh.match(self.p, self.ordered(region))
             if got is not None:
                 out.append((Schedule(orders=got[1].orders), got[0]))
-        fused = self.ev.fuse(self.ev.subprogram(region, Schedule()))
+        fused = self.ev.fuse_region(region, Schedule())
         graphs = self.ev.region_graphs(fused, region)
         per_graph: list[list[tuple[str, ...]]] = []
         how = []
@@ -171,7 +171,7 @@ class Planner:
     def explicit_orders(self, region: frozenset[str], sched: Schedule) -> Schedule:
         """`sched` with every statement's order spelled out as the region compiles with it
         (a region with one valid order gets no order directives; a pattern names it)."""
-        fused = self.ev.fuse(self.ev.subprogram(region, sched))
+        fused = self.ev.fuse_region(region, sched)
         orders: dict[str, tuple[str, ...]] = {}
         for g in self.ev.region_graphs(fused, region):
             pos = {x: k for k, x in enumerate(g.order)}
@@ -298,14 +298,28 @@ class Planner:
                 return None  # a materialized edge whose ends another path fuses
             return regs if self.acyclic(regs) else None
 
+        best_seen: list = []
+
         def cost(q):
             regs = regions_of(q)
             if regs is None:
                 return None
-            c = self.plan_cost(regs)
-            if c is not None:
-                costed.append((c, regs))
-            return c
+            # partial costing (SystemML): regions already costed first; stop before compiling
+            # a new one once the sum exceeds the best plan's cost (the plan cannot win)
+            known = [r for r in regs if r in self._best]
+            total = Metrics()
+            for r in known + [r for r in regs if r not in self._best]:
+                if best_seen and self.value(total)[0] > best_seen[0][0]:
+                    return self.value(total)
+                c = self.best(r)
+                if c is None:
+                    return None
+                total = total + c.metrics
+            v = self.value(total)
+            costed.append((v, regs))
+            if not best_seen or v < best_seen[0]:
+                best_seen[:] = [v]
+            return v
 
         def lower_bound(q):
             targets = set(must) | {a for (a, _), mat in zip(points, q) if mat}
