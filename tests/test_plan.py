@@ -314,3 +314,34 @@ def test_region_cost_is_the_estimate_of_the_fused_program():
     assert m.cycles == pytest.approx(est.total.cycles) and m.cycles > 0
     assert m.flops == pytest.approx(est.total.flops)
     assert m.bytes == pytest.approx(est.total.bytes)
+
+
+def test_unplannable_statement_reports_its_located_error(monkeypatch, tmp_path):
+    """A statement that compiles in no schedule: the plan fails with that statement's own
+    located error and a note, never a traceback."""
+    from fuseflowc.diagnostics import Loc
+    from fuseflowc.plan import cost as cost_mod
+    f = tmp_path / "p.ff"
+    f.write_text("dim I, J\ntensor A[I, J] : csr\ntensor x[J] : dense\ntensor t[I] : dense\n"
+                 "tensor y[I] : dense\nt[i] = A[i,j] * x[j]\ny[i] = relu(t[i])\n")
+    p = load_program(str(f))
+    real = cost_mod.Evaluator._measure
+
+    def failing(self, region, sched, locate):
+        if "y" in region:
+            raise UserError("cannot lower this", p.statement("y").loc)
+        return real(self, region, sched, locate)
+    monkeypatch.setattr(cost_mod.Evaluator, "_measure", failing)
+    pl = Planner(p, CostOptions(sizes={"I": 8, "J": 8}), PlanOptions())
+    with pytest.raises(UserError) as e:
+        pl.run()
+    text = e.value.format()
+    assert text.startswith(f"{f}:7:1: error: cannot lower this")
+    assert "plan: statement y compiles neither alone nor fused" in text
+
+
+def test_empty_program_is_an_error(tmp_path):
+    f = tmp_path / "e.ff"
+    f.write_text("dim I\ntensor A[I] : dense\n")
+    r = run("plan", f, "--size", "I=4")
+    assert r.returncode == 1 and "nothing to plan" in r.stderr

@@ -99,6 +99,7 @@ class Planner:
         self.ev = Evaluator(program, cost)
         self.index = {s.name: n for n, s in enumerate(program.statements)}
         self._best: dict[frozenset, _Choice | None] = {}
+        self._errors: dict[frozenset, UserError] = {}  # why a region compiles in no schedule
         self._written: dict[str, float] = {}
 
     # -- regions ------------------------------------------------------------------------------
@@ -189,15 +190,17 @@ class Planner:
         choice = None
         try:
             cands, how = self.order_candidates(region)
-        except UserError:
+        except UserError as e:
             cands, how = [], ""
+            self._errors[region] = e
         if not self.o.search:  # the warehouse's schedule, else fuse's default order
             cands = [c for c in cands if c[1] is not None][:1] + [(Schedule(), None)]
             how = "warehouse" if cands[0][1] is not None else "default order 0"
         for sched, pattern in cands:
             try:
                 m = self.ev.measure(region, sched, False)
-            except UserError:
+            except UserError as e:
+                self._errors.setdefault(region, e)
                 continue
             if choice is None or self.value(m) < self.value(choice.metrics):
                 choice = _Choice(sched, m, pattern, how)
@@ -329,7 +332,7 @@ class Planner:
         if m <= self.o.max_points:
             best_q, _, stats = skip_enum(m, cost, lower_bound)
             if best_q is None:
-                raise UserError("no plan of statements " + ", ".join(stmts) + " compiles")
+                raise self.no_plan(stmts)
             return regions_of(best_q), stats, f"exhaustive (2^{m})", costed
         # bounded: contiguous runs in program order, plus the seeds
         stats = EnumStats(space=1 << m)
@@ -362,10 +365,24 @@ class Planner:
             costed.append((c, regs))
         stats.costed = len(costed)
         if not cands:
-            raise UserError("no plan of statements " + ", ".join(stmts) + " compiles")
+            raise self.no_plan(stmts)
         c, regs = min(cands, key=lambda x: x[0])
         return regs, stats, (f"bounded: {m} points > --max-points {self.o.max_points}; runs of "
                              f"at most {self.o.segment} statements and {len(seeds)} seeds"), costed
+
+    def no_plan(self, stmts: list[str]) -> UserError:
+        """The error for a partition no plan of which compiles: a statement that compiles in
+        no schedule, alone, with its own (located) error, else a plain message."""
+        for st in stmts:
+            e = self._errors.get(frozenset({st}))
+            if e is not None:
+                e.note(f"plan: statement {st} compiles neither alone nor fused in any plan "
+                       f"tried, so no plan of {', '.join(stmts)} exists",
+                       self.p.statement(st).loc)
+                return e
+        return UserError("no plan of statements " + ", ".join(stmts) + " compiles (every "
+                         "assignment of their interesting points fails to fuse or lower)",
+                         self.p.statement(stmts[0]).loc)
 
     # -- the whole plan -----------------------------------------------------------------------
     def user_regions(self) -> list[frozenset[str]]:
@@ -384,8 +401,9 @@ class Planner:
             regions = self.user_regions()
             for r in regions:
                 if self.best(r) is None:
-                    raise UserError("region " + ", ".join(self.ordered(r))
-                                    + " does not compile")
+                    e = self._errors.get(r) or UserError("region " + ", ".join(
+                        self.ordered(r)) + " does not compile")
+                    raise e
             plan = self.finish(regions)
             total = plan[2]
             return PlanResult(plan[0], plan[1], total, [(total, tuple(
