@@ -116,6 +116,8 @@ class Evaluator:
         self.memo: dict[tuple, Metrics | UserError] = {}
         self.compiled = 0  # modules compiled and estimated (for the statistics)
         self._base = None
+        from sim.arch import Arch
+        self.arch = Arch.load(None, ())  # loaded once: the estimator's timing defaults
         self._fused: dict[tuple, object] = {}
         stmts = program.statements
         self.reads = {s.name: {a.tensor for a in s.rhs.walk() if isinstance(a, ast.Access)}
@@ -210,7 +212,7 @@ class Evaluator:
             dens = {k: v for k, v in o.densities.items() if k in names}
             stats = DataStats.from_values(module, o.sizes, dens, o.element_bytes,
                                           o.default_density)
-        est = estimate_module(module, stats)
+        est = estimate_module(module, stats, arch=self.arch)
         self._base = DataStats(dict(stats.sizes), dict(est.tensors), stats.element_bytes,
                                stats.origin, stats.fibers)
         return self._base
@@ -244,7 +246,7 @@ class Evaluator:
         base = self.base_stats()
         fused, module = self.compile(None, locate, self.fuse_region(region, sched))
         self.compiled += 1
-        est = estimate_module(module, base)
+        est = estimate_module(module, base, arch=self.arch)
         graphs = self.region_graphs(fused, region)
         m = Metrics()
         models = set()
