@@ -258,7 +258,7 @@ fuzz: $(STAMP)
 .PHONY: bench-plan bench-plan-quick
 bench-plan: $(STAMP) $(DDIR)/gpt3_mini/s64
 	$(PY) -m fuseflowc.plan.bench --specs ir_examples/bench --out results/plan \
-	  --jobs $(BENCH_JOBS)
+	  --bigbird ir_examples/sweeps/bigbird_fusion.toml --jobs $(BENCH_JOBS)
 bench-plan-quick: $(STAMP) $(BQDATA)/gpt3_mini_s16
 	$(PY) -m fuseflowc.plan.bench --specs ir_examples/bench/quick --out results/plan-quick \
 	  --jobs $(BENCH_JOBS)
