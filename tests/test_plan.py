@@ -345,3 +345,18 @@ def test_empty_program_is_an_error(tmp_path):
     f.write_text("dim I\ntensor A[I] : dense\n")
     r = run("plan", f, "--size", "I=4")
     assert r.returncode == 1 and "nothing to plan" in r.stderr
+
+
+def test_signature_of_a_huge_inlined_region_is_refused(tmp_path):
+    """Each statement reads the previous one twice: inlining doubles the tree per statement.
+    The region gets no signature (no match, no pattern) instead of a blow-up."""
+    lines = ["dim I", "tensor x[I] : dense"] + [f"tensor t{k}[I] : dense" for k in range(14)]
+    lines.append("t0[i] = x[i] * x[i]")
+    lines += [f"t{k}[i] = t{k - 1}[i] * t{k - 1}[i]" for k in range(1, 14)]
+    p = _prog("\n".join(lines) + "\n")
+    stmts = tuple(f"t{k}" for k in range(14))
+    wh = Warehouse([])
+    assert wh.match(p, stmts) is None
+    with pytest.raises(UserError, match="too large for a signature"):
+        pattern_of(p, stmts, Schedule(), False, "x", "")
+    assert region_signature(p, stmts[:5]).text  # a small prefix has one

@@ -26,7 +26,7 @@ from importlib import resources
 from ..diagnostics import Loc, Source, UserError
 from ..lang import ast
 from .cost import Schedule
-from .signature import Signature, region_signature
+from .signature import Signature, TooLarge, region_signature
 
 
 @dataclass
@@ -142,10 +142,14 @@ class Warehouse:
         return cls([parse_pattern(read_source(os.path.join(path, f)).text,
                                   os.path.join(path, f)) for f in files])
 
-    def signature(self, program: ast.Program, stmts: tuple[str, ...]) -> Signature:
+    def signature(self, program: ast.Program, stmts: tuple[str, ...]) -> Signature | None:
+        """The region's signature (None: too large to have one, see signature.MAX_NODES)."""
         key = (id(program), stmts)
         if key not in self._sigs:
-            self._sigs[key] = region_signature(program, stmts)
+            try:
+                self._sigs[key] = region_signature(program, stmts)
+            except TooLarge:
+                self._sigs[key] = None
         return self._sigs[key]
 
     def match(self, program: ast.Program, stmts: tuple[str, ...]
@@ -153,6 +157,8 @@ class Warehouse:
         """(pattern name, its schedule in the region's names) of the pattern matching the
         region of `stmts`, or None."""
         sig = self.signature(program, stmts)
+        if sig is None:
+            return None
         p = self.by_sig.get(sig.text)
         if p is None:
             return None
@@ -223,7 +229,12 @@ def parse_pattern(text: str, path: str) -> Pattern:
 def pattern_of(program: ast.Program, stmts: tuple[str, ...], sched: Schedule, locate: bool,
                name: str, note: str) -> Pattern:
     """A new pattern: the region of `stmts` of `program` with schedule `sched`."""
-    sig = region_signature(program, stmts)
+    try:
+        sig = region_signature(program, stmts)
+    except TooLarge:
+        raise UserError(f"the region of {', '.join(stmts)} is too large for a signature (its "
+                        f"intermediates inlined at every use exceed the limit): no pattern "
+                        f"can name it") from None
     order, par, blocks = canonical_schedule(sig, sched)
     return Pattern(name, note, sig.text, order, locate, par, blocks)
 

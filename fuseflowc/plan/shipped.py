@@ -43,6 +43,13 @@ PATTERNS = [
      "ir_examples/models/bigbird_attention/attention.ff", ("Sc", "mx", "Ex", "den", "O")),
     ("gpt3_attention", "GPT-3 layer's masked multi-head attention fused (scores to output)",
      "ir_examples/models/gpt3_mini/gpt3_mini.ff", ("Sc", "mx", "Sh", "Ex", "den", "P", "O")),
+    ("gpt3_pre", "GPT-3 layer: layer norm 1 and the Q, K, V projections fused",
+     "ir_examples/models/gpt3_mini/gpt3_mini.ff",
+     ("mu1", "xc1", "var1", "rs1", "xn1", "ln1", "Qm", "Q", "Km", "K", "Vm", "V")),
+    ("gpt3_post", "GPT-3 layer: output projection, residual, layer norm 2 and the FFN fused",
+     "ir_examples/models/gpt3_mini/gpt3_mini.ff",
+     ("Om", "At", "a", "mu2", "xc2", "var2", "rs2", "xn2", "ln2", "F1m", "F1", "G", "F2m",
+      "F2", "y")),
 ]
 
 

@@ -45,11 +45,22 @@ class Signature:
 # ("bin", op, a, b), ("call", f, args), ("red", op, idx, body), ("const", v).
 # Index tokens are unique strings; `binding` maps the statement's locals to tokens.
 
+#: The most tree nodes a signature expands to: inlining an intermediate at every use is
+#: exponential in the nesting of multi-use intermediates (GPT-3's layer norm reads xc2 twice,
+#: through var2 and xn2, each read twice again...); such a region has no signature.
+MAX_NODES = 4000
+
+
+class TooLarge(Exception):
+    """The region's inlined computation exceeds MAX_NODES."""
+
+
 class _Builder:
     def __init__(self, program: ast.Program, stmts: tuple[str, ...]):
         self.p = program
         self.inside = set(stmts)
         self.n = 0
+        self.nodes = 0
 
     def fresh(self) -> str:
         self.n += 1
@@ -60,6 +71,9 @@ class _Builder:
         scope = dict(binding)
 
         def go(e: ast.Expr, scope: dict[str, str]):
+            self.nodes += 1
+            if self.nodes > MAX_NODES:
+                raise TooLarge()
             if isinstance(e, ast.Access):
                 idx = tuple(scope[i] for i in e.indices)
                 if e.tensor in self.inside:
@@ -92,12 +106,13 @@ class _Builder:
 class _Printer:
     """Prints trees with canonical names, fixed as they are first printed."""
 
-    def __init__(self):
+    def __init__(self, anon_memo: dict | None = None):
         self.idx: dict[str, str] = {}
         self.ten: dict[str, str] = {}
+        self.anon_memo: dict[int, str] = anon_memo if anon_memo is not None else {}
 
     def copy(self) -> "_Printer":
-        c = _Printer()
+        c = _Printer(self.anon_memo)
         c.idx, c.ten = dict(self.idx), dict(self.ten)
         return c
 
@@ -116,6 +131,14 @@ class _Printer:
         return self.ten[t]
 
     def text(self, node, fix: bool = True, anon: bool = False) -> str:
+        if anon:  # independent of the names fixed so far: computed once per node
+            got = self.anon_memo.get(id(node))
+            if got is None:
+                got = self.anon_memo[id(node)] = self._text(node, False, True)
+            return got
+        return self._text(node, fix, anon)
+
+    def _text(self, node, fix: bool, anon: bool) -> str:
         kind = node[0]
         ix = (lambda ts: ",".join("_" if anon else self.name_idx(t, fix) for t in ts))
         if kind == "acc":
@@ -141,12 +164,18 @@ class _Printer:
         raise TypeError(node)
 
     def sorted_ops(self, ops: list) -> list:
-        return sorted(ops, key=lambda o: (self.copy().text(o, False, True),
+        """Operands by their name-free text; only operands tied on it are ordered by their
+        text under the names fixed so far (computed only then: it is not memoizable)."""
+        anon = [self.text(o, False, True) for o in ops]
+        if len(set(anon)) == len(anon):
+            return [ops[k] for k in sorted(range(len(ops)), key=anon.__getitem__)]
+        return sorted(ops, key=lambda o: (self.text(o, False, True),
                                           self.copy().text(o, False, False)))
 
 
 def region_signature(program: ast.Program, stmts: tuple[str, ...]) -> Signature:
-    """The signature of the region of `stmts` (statement names of a checked program)."""
+    """The signature of the region of `stmts` (statement names of a checked program). Raises
+    TooLarge when inlining makes it exceed MAX_NODES nodes."""
     inside = set(stmts)
     reads = {s: {a.tensor for a in program.statement(s).rhs.walk()
                  if isinstance(a, ast.Access)} for s in stmts}
