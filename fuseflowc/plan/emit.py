@@ -37,21 +37,6 @@ def region_names(program: ast.Program, result: PlanResult) -> None:
         rp.name = name
 
 
-def planned_program(program: ast.Program, result: PlanResult) -> ast.Program:
-    """The program with its fuse/order/parallelize directives (and the blocks the plan sets)
-    replaced by the plan's."""
-    region_names(program, result)
-    blocks = {t for rp in result.regions for t, _ in rp.schedule.blocks}
-    kept = [d for d in program.directives if not isinstance(d, PLANNED)
-            and not (isinstance(d, ast.Block) and d.tensor in blocks)]
-    new: list[ast.Directive] = []
-    for rp in result.regions:
-        if len(rp.statements) > 1:
-            new.append(ast.Fuse(rp.name, rp.statements))
-        new += rp.schedule.directives()
-    return replace(program, directives=kept + new)
-
-
 def program_text(program: ast.Program, result: PlanResult, header: list[str]) -> str:
     """The planned program as source text: declarations and statements as written (sums
     implicit where they were), kept directives, then per region its directives, each with a

@@ -30,7 +30,7 @@ Deterministic: every choice is a minimum over candidates in a fixed order, ties 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..diagnostics import UserError
 from ..lang import ast
