@@ -8,11 +8,18 @@ plus the pipeline latencies in front of and behind it, unless something forces i
 one after another. This module keeps, for every stream, the cycle its first token arrives and
 the cycle its last token arrives (a `Span`), node by node in topological order:
 
-    fire_first = the latest first arrival of the inputs (+ the first group's span for
-                 accumulators: a reducer or sparse accumulator emits a group only once it has
-                 seen all of it; a spacc over the whole stream is a barrier)
-    fire_last  = max(the latest last arrival of the inputs, fire_first + (firings - 1) * ii)
+    fire_first = the latest first arrival of the inputs
+    fire_last  = max(the latest last arrival of the inputs (+ the last group's flush),
+                     fire_first + (firings - 1) * ii,
+                     the inputs' tail release + their tail share of the firings * ii)
     out        = (fire_first + latency, fire_last + latency)
+
+except that a reducer or sparse accumulator emits a group only once it has seen all of it: its
+first output waits for the first group (1/groups of its input's span), so a spacc over the
+whole stream is a barrier between what feeds it and what reads it. Its last group (1/groups of
+the stream, the `tail`) reaches the nodes downstream only when it is released, so each of
+them still has that share of its work to do after the release (sparse autoencoder layers
+fused per batch row: every layer's last row runs after the layer before has finished it).
 
 Firings per node kind are counted from stream lengths in tokens (elements, one stop per
 innermost fiber, and D), as the primitives take them (sim/prims_*.py): one per output token for
@@ -39,10 +46,14 @@ _MEMORY_KINDS = ("array", "write_level", "write_vals")
 
 @dataclass(frozen=True)
 class Span:
-    """Arrival cycles of a stream's first and last token."""
+    """Arrival cycles of a stream's first and last token, and the share of the stream that
+    arrives only at the end (`tail`): the last group an accumulator releases, whose work every
+    node downstream can do only after it (1 behind a whole-stream barrier)."""
 
     first: float
     last: float
+    tail: float = 0.0
+    release: float = 0.0    # the cycle the tail starts to arrive
 
 
 def tokens(s) -> float:
@@ -110,12 +121,22 @@ def fire(n, arch, ins: list, outs: list, spans: list, compressed: bool = False
     lat, ii = node_timing(n, arch, ins, outs, compressed)
     first = max((s.first for s in spans), default=0.0)
     last = max((s.last for s in spans), default=0.0)
-    g = groups_of(n, ins)
-    if g > 0:   # the first group leaves once its inputs have all arrived
-        first += (last - first) / max(g, 1.0)
+    q, rel = max(((s.tail, s.release) for s in spans), default=(0.0, 0.0))
     f = firings(n, ins, outs)
-    end = max(last, first + max(f - 1.0, 0.0) * ii)
-    return Span(first + lat, end + lat), end + lat
+    out_first, flush = first, 0.0
+    g = groups_of(n, ins)
+    if g > 0:
+        # it takes its inputs as they come, but a group leaves only after the group's last
+        # input: the first output waits for the first group, and the last group's flush
+        # (its share of the output tokens, for accumulators) follows the last input
+        g = max(g, 1.0)
+        out_first = first + (last - first) / g
+        flush = max((tokens(s) for s in outs), default=0.0) / g if n.KIND != "reduce" else 1.0
+    # the inputs' tail share of the work can start only when the tail is released
+    end = max(last + flush * ii, first + max(f - 1.0, 0.0) * ii, rel + q * f * ii)
+    if g > 0 and 1.0 / g >= q:   # this node's last group is the tail from here on
+        q, rel = 1.0 / g, last
+    return Span(out_first + lat, end + lat, q, rel + lat), end + lat
 
 
 def bandwidth_bound(cost, arch) -> float:
