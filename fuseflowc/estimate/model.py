@@ -245,6 +245,7 @@ class _GraphModel:
         self.arch = arch           # sim.arch.Arch: the cycle model's timing (None: no cycles)
         self.span: dict = {}       # stream -> timing.Span (first and last token's arrival)
         self.finish = 0.0          # the latest node's finish: the graph's cycles
+        self.memory = timing.Calendar()
         self.node_times: list = [] # (node, firings, finish) per node, for diagnostics
         self.tensors = tensors     # name -> TensorStats (inputs and tensors written so far)
         self.eb = eb
@@ -308,7 +309,7 @@ class _GraphModel:
             return
         spans = [self.span[s] for s in n.inputs]
         compressed = n.KIND == "scan" and getattr(n, "format", None) != "dense"
-        span, fin = timing.fire(n, self.arch, ins, outs, spans, compressed)
+        span, fin = timing.fire(n, self.arch, ins, outs, spans, compressed, self.memory, self.eb)
         for s in n.outputs:
             self.span[s] = span
         self.finish = max(self.finish, fin)

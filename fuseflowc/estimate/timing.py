@@ -114,15 +114,51 @@ def groups_of(n, ins: list) -> float:
     return 0.0
 
 
-def fire(n, arch, ins: list, outs: list, spans: list, compressed: bool = False
-         ) -> tuple[Span, float]:
+#: A memory node moving at least this share of the bandwidth per firing takes its turn at the
+#: whole bandwidth (Calendar); lighter ones stream beside each other.
+HEAVY = 0.25
+
+
+class Calendar:
+    """The graph's memory, as the nodes that could saturate it see it (sim/memory.py: windows
+    served first come, first served in the engine's order, so a node running ahead takes the
+    bandwidth and the next one waits): `free` is the cycle the heavy nodes so far have moved
+    their bytes by."""
+
+    def __init__(self):
+        self.free = 0.0
+
+
+def bytes_per_firing(n, ins: list, outs: list, eb: int, compressed: bool) -> float:
+    """Off-chip bytes node `n` moves per firing: a value (b x b of them for a block) for arrays
+    and value writers, a coordinate for compressed scanners and level writers."""
+    k = n.KIND
+    if k in ("array", "write_vals"):
+        vals = [s for s in list(outs) + list(ins) if s.kind == "val"]
+        b = vals[0].block if vals and vals[0].block else None
+        return float(eb * (b * b if b else 1))
+    if k == "write_level":
+        return float(eb) if getattr(n, "format", "dense") != "dense" else 0.0
+    if k == "scan" and compressed:
+        return float(eb)
+    return 0.0
+
+
+def fire(n, arch, ins: list, outs: list, spans: list, compressed: bool = False,
+         memory: Calendar | None = None, eb: int = 4) -> tuple[Span, float]:
     """The span of node `n`'s outputs given its inputs' spans; also its finish (the cycle its
-    last output arrives)."""
+    last output arrives). `memory`: the graph's Calendar (None: bandwidth not modelled here)."""
     lat, ii = node_timing(n, arch, ins, outs, compressed)
     first = max((s.first for s in spans), default=0.0)
     last = max((s.last for s in spans), default=0.0)
     q, rel = max(((s.tail, s.release) for s in spans), default=(0.0, 0.0))
     f = firings(n, ins, outs)
+    bpf = bytes_per_firing(n, ins, outs, eb, compressed) if memory is not None else 0.0
+    if bpf >= HEAVY * arch.bandwidth * ii:
+        # a heavy memory node: no faster than the bandwidth, and after the heavy ones before it
+        ii = max(float(ii), bpf / arch.bandwidth)
+        first = max(first, memory.free)
+        memory.free = first + f * bpf / arch.bandwidth
     out_first, flush = first, 0.0
     g = groups_of(n, ins)
     if g > 0:
