@@ -246,6 +246,7 @@ class _GraphModel:
         self.span: dict = {}       # stream -> timing.Span (first and last token's arrival)
         self.finish = 0.0          # the latest node's finish: the graph's cycles
         self.memory = timing.Calendar()
+        self._group_lanes = 1
         self.node_times: list = [] # (node, firings, finish) per node, for diagnostics
         self.tensors = tensors     # name -> TensorStats (inputs and tensors written so far)
         self.eb = eb
@@ -276,6 +277,11 @@ class _GraphModel:
                     and e[0] == getattr(n, "index", None)
                     and not any(e[0] in ctx.get(o, ()) for o in n.outputs)]
             self._lane = gone[-1][1:] if gone else None
+            # lanes that split the groups an accumulator emits (an index of its output, not
+            # the one it reduces): each lane's node sees only its share of the groups
+            self._group_lanes = math.prod(
+                e[1] for e in sp if e[0] != getattr(n, "index", None)
+                and any(e[0] in ctx.get(o, ()) for o in n.outputs))
             before = replace(self.cost)
             outs = getattr(self, "_" + n.KIND)(n, *ins)
             if w != 1.0:
@@ -309,7 +315,8 @@ class _GraphModel:
             return
         spans = [self.span[s] for s in n.inputs]
         compressed = n.KIND == "scan" and getattr(n, "format", None) != "dense"
-        span, fin = timing.fire(n, self.arch, ins, outs, spans, compressed, self.memory, self.eb)
+        span, fin = timing.fire(n, self.arch, ins, outs, spans, compressed, self.memory, self.eb,
+                                self._group_lanes)
         for s in n.outputs:
             self.span[s] = span
         self.finish = max(self.finish, fin)

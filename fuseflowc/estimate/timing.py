@@ -145,9 +145,12 @@ def bytes_per_firing(n, ins: list, outs: list, eb: int, compressed: bool) -> flo
 
 
 def fire(n, arch, ins: list, outs: list, spans: list, compressed: bool = False,
-         memory: Calendar | None = None, eb: int = 4) -> tuple[Span, float]:
+         memory: Calendar | None = None, eb: int = 4, group_lanes: int = 1
+         ) -> tuple[Span, float]:
     """The span of node `n`'s outputs given its inputs' spans; also its finish (the cycle its
-    last output arrives). `memory`: the graph's Calendar (None: bandwidth not modelled here)."""
+    last output arrives). `memory`: the graph's Calendar (None: bandwidth not modelled here);
+    `group_lanes`: the lanes an accumulator's groups are dealt to (it sees 1/group_lanes of
+    the serial stream's groups)."""
     lat, ii = node_timing(n, arch, ins, outs, compressed)
     first = max((s.first for s in spans), default=0.0)
     last = max((s.last for s in spans), default=0.0)
@@ -160,7 +163,7 @@ def fire(n, arch, ins: list, outs: list, spans: list, compressed: bool = False,
         first = max(first, memory.free)
         memory.free = first + f * bpf / arch.bandwidth
     out_first, flush = first, 0.0
-    g = groups_of(n, ins)
+    g = groups_of(n, ins) / group_lanes
     if g > 0:
         # it takes its inputs as they come, but a group leaves only after the group's last
         # input: the first output waits for the first group, and the last group's flush
