@@ -58,9 +58,10 @@ class Span:
 
 def tokens(s) -> float:
     """Expected tokens of stream `s` (an estimate.model.St) in its lane: elements (N included),
-    one stop per innermost fiber (a stop closing several levels is one token), and D."""
+    one stop per innermost fiber (a stop closing several levels is one token), and D; times the
+    lane's weight and its imbalance (St.tw)."""
     stops = float(s.cnt[-2]) if len(s.cnt) >= 2 else 0.0
-    return (float(s.cnt[-1]) + stops + 1.0) * s.w
+    return (float(s.cnt[-1]) + stops + 1.0) * s.w * s.tw
 
 
 def firings(n, ins: list, outs: list) -> float:
