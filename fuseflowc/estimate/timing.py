@@ -54,6 +54,7 @@ class Span:
     last: float
     tail: float = 0.0
     release: float = 0.0    # the cycle the tail starts to arrive
+    phase: int = 0          # whole-stream barriers behind it
 
 
 def tokens(s) -> float:
@@ -121,13 +122,16 @@ HEAVY = 0.25
 
 
 class Calendar:
-    """The graph's memory, as the nodes that could saturate it see it (sim/memory.py: windows
-    served first come, first served in the engine's order, so a node running ahead takes the
-    bandwidth and the next one waits): `free` is the cycle the heavy nodes so far have moved
-    their bytes by."""
+    """The graph's memory (sim/memory.py: windows served first come, first served in the
+    engine's order, so a node running ahead takes the bandwidth and the next one waits):
+    `free` is the cycle the heavy nodes so far have moved their bytes by; `moved` the bytes
+    of every memory node so far per phase (the whole-stream barriers behind it), which no node
+    of the phase finishes before moving from the phase's `start` (its first release)."""
 
     def __init__(self):
         self.free = 0.0
+        self.moved: dict[int, float] = {}
+        self.start: dict[int, float] = {}
 
 
 def bytes_per_firing(n, ins: list, outs: list, eb: int, compressed: bool) -> float:
@@ -156,6 +160,7 @@ def fire(n, arch, ins: list, outs: list, spans: list, compressed: bool = False,
     first = max((s.first for s in spans), default=0.0)
     last = max((s.last for s in spans), default=0.0)
     q, rel = max(((s.tail, s.release) for s in spans), default=(0.0, 0.0))
+    phase = max((s.phase for s in spans), default=0)
     f = firings(n, ins, outs)
     bpf = bytes_per_firing(n, ins, outs, eb, compressed) if memory is not None else 0.0
     if bpf >= HEAVY * arch.bandwidth * ii:
@@ -174,9 +179,15 @@ def fire(n, arch, ins: list, outs: list, spans: list, compressed: bool = False,
         flush = max((tokens(s) for s in outs), default=0.0) / g if n.KIND != "reduce" else 1.0
     # the inputs' tail share of the work can start only when the tail is released
     end = max(last + flush * ii, first + max(f - 1.0, 0.0) * ii, rel + q * f * ii)
+    if bpf > 0:   # light nodes together may saturate the memory within a phase too
+        start = memory.start.setdefault(phase, rel if phase else 0.0)
+        memory.moved[phase] = memory.moved.get(phase, 0.0) + f * bpf
+        end = max(end, start + memory.moved[phase] / arch.bandwidth)
     if g > 0 and 1.0 / g >= q:   # this node's last group is the tail from here on
         q, rel = 1.0 / g, last
-    return Span(out_first + lat, end + lat, q, rel + lat), end + lat
+        if g <= 1.0:
+            phase += 1
+    return Span(out_first + lat, end + lat, q, rel + lat, phase), end + lat
 
 
 def bandwidth_bound(cost, arch) -> float:
