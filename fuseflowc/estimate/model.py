@@ -333,8 +333,8 @@ class _GraphModel:
                     total = float(work.sum())
                     if total > 0 and present.size:
                         tw = float(work[present[lane::lanes]].sum()) / total * lanes
-        if tw != 1.0 or n.KIND == "join":
-            for s in n.outputs:
+        for s in n.outputs:
+            if self.st[s].tw != tw:
                 self.st[s] = replace(self.st[s], tw=tw)
 
     def _time(self, n, ins: list, outs: list) -> None:
@@ -343,12 +343,12 @@ class _GraphModel:
             return
         spans = [self.span[s] for s in n.inputs]
         compressed = n.KIND == "scan" and getattr(n, "format", None) != "dense"
-        span, fin = timing.fire(n, self.arch, ins, outs, spans, compressed, self.memory, self.eb,
-                                self._group_lanes)
+        span, fin, f = timing.fire(n, self.arch, ins, outs, spans, compressed, self.memory,
+                                   self.eb, self._group_lanes)
         for s in n.outputs:
             self.span[s] = span
         self.finish = max(self.finish, fin)
-        self.node_times.append((n, timing.firings(n, ins, outs), fin))
+        self.node_times.append((n, f, fin))
 
     # ---- iteration -----------------------------------------------------------------------
     def _tstats(self, name: str) -> TensorStats:

@@ -87,9 +87,11 @@ def firings(n, ins: list, outs: list) -> float:
     return max(tin, default=0.0)
 
 
-def node_timing(n, arch, ins: list, outs: list, compressed: bool) -> tuple[int, int]:
+def node_timing(n, arch, ins: list, outs: list, compressed: bool,
+                cache: dict | None = None) -> tuple[int, int]:
     """(latency, ii) of node `n` as sim/build.py gives them: the arch's per-kind values, block
-    costs for nodes handling b x b values, memory.latency added to memory nodes."""
+    costs for nodes handling b x b values, memory.latency added to memory nodes. `cache`
+    (a dict kept per arch) saves re-evaluating the arch's block expressions."""
     vb = None
     for s in list(ins) + list(outs):
         if s.kind == "val" and s.block:
@@ -97,9 +99,15 @@ def node_timing(n, arch, ins: list, outs: list, compressed: bool) -> tuple[int, 
     op = getattr(n, "op", None)
     if n.KIND == "alu" and vb and getattr(n, "out", None) is not None:
         op = "bmm" if block_contracts(n.op, n.in0, n.in1, n.out) else n.op
+    key = (n.KIND, op, vb, compressed)
+    got = cache.get(key) if cache is not None else None
+    if got is not None:
+        return got
     lat, ii = arch.timing(n.KIND, op, vb)
     if n.KIND in _MEMORY_KINDS or (n.KIND == "scan" and compressed):
         lat += arch.mem_latency
+    if cache is not None:
+        cache[key] = (lat, ii)
     return lat, ii
 
 
@@ -132,6 +140,7 @@ class Calendar:
         self.free = 0.0
         self.moved: dict[int, float] = {}
         self.start: dict[int, float] = {}
+        self.timings: dict = {}     # node_timing's cache (one arch per graph)
 
 
 def bytes_per_firing(n, ins: list, outs: list, eb: int, compressed: bool) -> float:
@@ -151,12 +160,13 @@ def bytes_per_firing(n, ins: list, outs: list, eb: int, compressed: bool) -> flo
 
 def fire(n, arch, ins: list, outs: list, spans: list, compressed: bool = False,
          memory: Calendar | None = None, eb: int = 4, group_lanes: int = 1
-         ) -> tuple[Span, float]:
+         ) -> tuple[Span, float, float]:
     """The span of node `n`'s outputs given its inputs' spans; also its finish (the cycle its
-    last output arrives). `memory`: the graph's Calendar (None: bandwidth not modelled here);
+    last output arrives) and its firings. `memory`: the graph's Calendar (None: bandwidth not modelled here);
     `group_lanes`: the lanes an accumulator's groups are dealt to (it sees 1/group_lanes of
     the serial stream's groups)."""
-    lat, ii = node_timing(n, arch, ins, outs, compressed)
+    lat, ii = node_timing(n, arch, ins, outs, compressed,
+                          memory.timings if memory is not None else None)
     first = max((s.first for s in spans), default=0.0)
     last = max((s.last for s in spans), default=0.0)
     q, rel = max(((s.tail, s.release) for s in spans), default=(0.0, 0.0))
@@ -187,7 +197,7 @@ def fire(n, arch, ins: list, outs: list, spans: list, compressed: bool = False,
         q, rel = 1.0 / g, last
         if g <= 1.0:
             phase += 1
-    return Span(out_first + lat, end + lat, q, rel + lat, phase), end + lat
+    return Span(out_first + lat, end + lat, q, rel + lat, phase), end + lat, f
 
 
 def bandwidth_bound(cost, arch) -> float:
