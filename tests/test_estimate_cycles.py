@@ -213,3 +213,18 @@ def test_cli_arch_file(tmp_path, spmm_data):
     r = run_cli(["estimate", str(KERNELS / "spmm.ff"), "--data", str(spmm_data), "-q",
                  "--arch", str(bad)])
     assert r.exit_code == 1 and "bandwidth" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("kernel", ["add", "mul", "mttkrp", "multi_consumer", "multi_output",
+                                    "residual", "spmv_t_scaled", "fig7_pair",
+                                    "nested_matmul_fused"])
+def test_every_example_kernel(tmp_path, kernel):
+    """The example kernels' default order on random data (unions, crdhold, 3-level tensors,
+    several outputs, kernels feeding kernels)."""
+    from fuseflowc.lang.load import load_program
+    prog = KERNELS / f"{kernel}.ff"
+    dims = [d.name for d in load_program(str(prog)).dims if d.size is None]
+    gen(prog, tmp_path / "d", *[f"--size={d}={(30, 24, 12, 9)[k % 4]}" for k, d in enumerate(dims)],
+        "--density", "0.15", seed=3)
+    est, sim = cycles(compile_(prog), tmp_path / "d")
+    assert rel(est, sim) <= TOL, (est, sim)

@@ -25,8 +25,9 @@ Firings per node kind are counted from stream lengths in tokens (elements, one s
 innermost fiber, and D), as the primitives take them (sim/prims_*.py): one per output token for
 scanners, repeats and unions; per input token for value primitives, locators, forks and
 writers; inputs plus outputs for sparse accumulators (their flush takes firings of its own);
-for an intersection every coordinate of either side once (matches popped together). A node in a
-parallel lane counts its lane's share of the stream (`St.w`); a join takes every lane's tokens.
+for an intersection every coordinate of either side once (matches popped together); a crdhold
+or a join takes every token of every input. A node in a parallel lane counts its lane's share
+of the stream (`St.w`).
 
 The graph's cycles are the latest writer's finish, bounded below by its off-chip bytes over
 `memory.bandwidth` (every memory node shares one bandwidth calendar, sim/memory.py) plus the
@@ -80,9 +81,7 @@ def firings(n, ins: list, outs: list) -> float:
         return max(sum(crd) - (len(crd) - 1) * (tout[0] if tout else 0.0), max(crd, default=0))
     if k in ("spacc1", "spacc2"):
         return max(tin, default=0.0) + max(tout, default=0.0)
-    if k == "crdhold":
-        return max(tin + tout, default=0.0)
-    if k == "join":
+    if k in ("crdhold", "join"):   # every token of every input: outer and inner, or lanes
         return sum(tin)
     return max(tin, default=0.0)
 
