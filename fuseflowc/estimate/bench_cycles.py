@@ -8,7 +8,8 @@ compiles it (fuse | lower | opt), its data made or found as the sweep finds it, 
 (`estimate_module`) and simulated (the compiled engine when built). Configurations that fail to
 compile or simulate are counted and left out. Printed per model: the configurations, the median
 and max relative error |est - sim| / sim of total cycles, and how well the estimate ranks the
-configurations of each data set: the pairs it orders as the simulator does (pairs the simulator
+configurations of each data set (the same files or generator parameters, whichever spec names
+them): the pairs it orders as the simulator does (pairs the simulator
 puts within 2% of each other are ties, counted as agreeing either way) and whether its best
 configuration is the simulator's best (or within 2% of it). `--json FILE` writes every row.
 """
@@ -58,8 +59,12 @@ def run_config(config: dict, base: str, cache: str, simulate: bool = True) -> di
     t0 = time.perf_counter()
     est = estimate_module(module, stats, arch)
     ms = (time.perf_counter() - t0) * 1000.0
+    src = dict(config["data_source"])
+    for k in ("dir", "graph"):   # the same files from any spec's directory: one data set
+        if k in src and (k == "dir" or os.sep in str(src[k]) or str(src[k]).endswith(".npz")):
+            src[k] = os.path.realpath(os.path.join(base, src[k]))
     row = {"id": config["id"], "model": config["model"], "variant": config["variant"],
-           "data": config["data"], "order": config["order"], "pipeline": config["pipeline"],
+           "data": config["data"], "data_key": json.dumps(src, sort_keys=True), "order": config["order"], "pipeline": config["pipeline"],
            "schedule": config["schedule"], "est": est.total.cycles,
            "est_kernels": {k: c.cycles for k, c in est.kernels.items()}, "est_ms": ms}
     if simulate:
@@ -100,8 +105,8 @@ def table(rows: list[dict]) -> list[dict]:
         rs = [r for r in rows if r["model"] == model]
         errs = [_err(r) for r in rs]
         agree = pairs = best = groups = 0
-        for data in sorted({r["data"] for r in rs}):
-            g = [r for r in rs if r["data"] == data]
+        for data in sorted({r["data_key"] for r in rs}):
+            g = [r for r in rs if r["data_key"] == data]
             a, p, b = ranking(g)
             agree, pairs, best, groups = agree + a, pairs + p, best + b, groups + 1
         out.append({"model": model, "configs": len(rs), "median": statistics.median(errs),
@@ -144,10 +149,15 @@ def main(argv=None) -> int:
             cached = json.load(f)
     rows: list[dict] = []
     seen: set = set()
-    failed = 0
+    failed = bad_specs = 0
     with tempfile.TemporaryDirectory(prefix="fuseflowc-bench-cycles-") as cache:
         for path in args.specs:
-            spec = parse_spec(path)
+            try:
+                spec = parse_spec(path)
+            except UserError as e:   # e.g. a data set that is not there: the others still run
+                print(e.format().rstrip(), file=sys.stderr)
+                bad_specs += 1
+                continue
             base = os.path.dirname(spec.path) or "."
             for config in expand(spec):
                 if config["id"] in seen:
@@ -184,7 +194,7 @@ def main(argv=None) -> int:
     print(format_table(table(rows), rows))
     if failed:
         print(f"({failed} configurations did not compile or simulate and are left out)")
-    return 0
+    return 1 if bad_specs else 0
 
 
 if __name__ == "__main__":

@@ -86,6 +86,9 @@ class St:
     w: float = 1.0              # lane weight: the share of the serial stream one parallel lane
     #                             carries (a fork gives every lane the whole stream's shape with
     #                             weight w / lanes; a node's costs count times its weight)
+    tw: float = 1.0             # timing only: this lane's tokens relative to an even share
+    #                             (lanes get the split index's coordinates round-robin, and
+    #                             their fibers differ in length)
     pres: object = None         # val streams out of a union: the relation (group coordinate ->
     #                             coordinate, csr) of the positions holding a value, not N; it
     #                             makes the FLOPs of ALUs over several union outputs exact
@@ -245,6 +248,8 @@ class _GraphModel:
         self.arch = arch           # sim.arch.Arch: the cycle model's timing (None: no cycles)
         self.span: dict = {}       # stream -> timing.Span (first and last token's arrival)
         self.finish = 0.0          # the latest node's finish: the graph's cycles
+        self.memory = timing.Calendar()
+        self._group_lanes = 1
         self.node_times: list = [] # (node, firings, finish) per node, for diagnostics
         self.tensors = tensors     # name -> TensorStats (inputs and tensors written so far)
         self.eb = eb
@@ -269,12 +274,18 @@ class _GraphModel:
             # survive the fork) and pays its weight's share of the costs.
             w = min((s.w for s in ins), default=1.0)
             sp = max((split.get(s, ()) for s in n.inputs), key=len, default=())
+            sp_in = sp
             # A per-lane reducer over the split index (parallelize{reduce=lanes}): every lane
             # emits the whole reduced stream's structure (with its own subset's coordinates).
             gone = [e for e in sp if n.KIND in ("reduce", "spacc1", "spacc2")
                     and e[0] == getattr(n, "index", None)
                     and not any(e[0] in ctx.get(o, ()) for o in n.outputs)]
             self._lane = gone[-1][1:] if gone else None
+            # lanes that split the groups an accumulator emits (an index of its output, not
+            # the one it reduces): each lane's node sees only its share of the groups
+            self._group_lanes = math.prod(
+                e[1] for e in sp if e[0] != getattr(n, "index", None)
+                and any(e[0] in ctx.get(o, ()) for o in n.outputs))
             before = replace(self.cost)
             outs = getattr(self, "_" + n.KIND)(n, *ins)
             if w != 1.0:
@@ -300,7 +311,31 @@ class _GraphModel:
                     split[s] = sp + ((x, int(n.lanes), k),)
                 else:
                     split[s] = sp
+            if sp_in or n.KIND == "join":
+                self._lane_balance(n, ins, sp_in)
             self._time(n, ins, [self.st[s] for s in n.outputs])
+
+    def _lane_balance(self, n, ins: list, sp: tuple) -> None:
+        """St.tw of n's outputs: 1 after a join; at a scanner under a split index, the lane's
+        share of the fibers it looks up (its round-robin coordinates' expected fiber lengths)
+        relative to an even share; else the largest of the inputs'."""
+        tw = 1.0 if n.KIND == "join" else max((s.tw for s in ins), default=1.0)
+        if n.KIND == "scan" and ins and ins[0].h is not None:
+            r = ins[0]
+            hit = [e for e in sp if e[0] is not None and e[0] == r.index]
+            if hit:
+                _, lanes, lane = hit[-1]
+                t = self._tstats(n.tensor)
+                length = t.levels[t.format.level_of_mode(n.mode)].fiber_length()
+                if length.shape == r.h.shape:
+                    work = r.h * length
+                    present = np.flatnonzero(r.h > 0)
+                    total = float(work.sum())
+                    if total > 0 and present.size:
+                        tw = float(work[present[lane::lanes]].sum()) / total * lanes
+        for s in n.outputs:
+            if self.st[s].tw != tw:
+                self.st[s] = replace(self.st[s], tw=tw)
 
     def _time(self, n, ins: list, outs: list) -> None:
         """The spans of node n's outputs and its finish (fuseflowc/estimate/timing.py)."""
@@ -308,11 +343,12 @@ class _GraphModel:
             return
         spans = [self.span[s] for s in n.inputs]
         compressed = n.KIND == "scan" and getattr(n, "format", None) != "dense"
-        span, fin = timing.fire(n, self.arch, ins, outs, spans, compressed)
+        span, fin, f = timing.fire(n, self.arch, ins, outs, spans, compressed, self.memory,
+                                   self.eb, self._group_lanes)
         for s in n.outputs:
             self.span[s] = span
         self.finish = max(self.finish, fin)
-        self.node_times.append((n, timing.firings(n, ins, outs), fin))
+        self.node_times.append((n, f, fin))
 
     # ---- iteration -----------------------------------------------------------------------
     def _tstats(self, name: str) -> TensorStats:
