@@ -282,6 +282,8 @@ def test_estimate_counts_the_split_and_parts_as_the_simulator(tmp_path):
     step = "decompose A -> A__d0, A__d1"
     assert est[step]["bytes_read"] == sim[step]["bytes_read"]["total"]
     assert est[step]["bytes_written"] == sim[step]["bytes_written"]["total"]
+    assert est[step]["cycles"] == sim[step]["cycles"]   # the split's cycles: the same formula
+    assert est["permute B -> B__b4"]["cycles"] == sim["permute B -> B__b4"]["cycles"]
     for name in ("C__d0", "C"):
         assert est[name]["flops"] == sim[name]["flops"]
     assert est["permute B -> B__b4"]["bytes"] == \

@@ -21,6 +21,7 @@ import numpy as np
 from ..diagnostics import UserError
 from sim.ops import alu_flops, labelled_alu_flops, labelled_reduce
 
+from . import timing
 from .cost import Cost, Estimate
 from .stats import DENSE, DataStats, LevelStats, TensorStats, level_shape, shape_of, \
     stats_of_fiber, uniform_stats
@@ -85,6 +86,9 @@ class St:
     w: float = 1.0              # lane weight: the share of the serial stream one parallel lane
     #                             carries (a fork gives every lane the whole stream's shape with
     #                             weight w / lanes; a node's costs count times its weight)
+    tw: float = 1.0             # timing only: this lane's tokens relative to an even share
+    #                             (lanes get the split index's coordinates round-robin, and
+    #                             their fibers differ in length)
     pres: object = None         # val streams out of a union: the relation (group coordinate ->
     #                             coordinate, csr) of the positions holding a value, not N; it
     #                             makes the FLOPs of ALUs over several union outputs exact
@@ -239,8 +243,14 @@ def _reduce_flops(block: int | None, n) -> int:
 class _GraphModel:
     """Propagates St through one graph in topological order and accumulates its Cost."""
 
-    def __init__(self, graph, tensors: dict, eb: int):
+    def __init__(self, graph, tensors: dict, eb: int, arch=None):
         self.graph = graph
+        self.arch = arch           # sim.arch.Arch: the cycle model's timing (None: no cycles)
+        self.span: dict = {}       # stream -> timing.Span (first and last token's arrival)
+        self.finish = 0.0          # the latest node's finish: the graph's cycles
+        self.memory = timing.Calendar()
+        self._group_lanes = 1
+        self.node_times: list = [] # (node, firings, finish) per node, for diagnostics
         self.tensors = tensors     # name -> TensorStats (inputs and tensors written so far)
         self.eb = eb
         self.cost = Cost()
@@ -264,12 +274,18 @@ class _GraphModel:
             # survive the fork) and pays its weight's share of the costs.
             w = min((s.w for s in ins), default=1.0)
             sp = max((split.get(s, ()) for s in n.inputs), key=len, default=())
+            sp_in = sp
             # A per-lane reducer over the split index (parallelize{reduce=lanes}): every lane
             # emits the whole reduced stream's structure (with its own subset's coordinates).
             gone = [e for e in sp if n.KIND in ("reduce", "spacc1", "spacc2")
                     and e[0] == getattr(n, "index", None)
                     and not any(e[0] in ctx.get(o, ()) for o in n.outputs)]
             self._lane = gone[-1][1:] if gone else None
+            # lanes that split the groups an accumulator emits (an index of its output, not
+            # the one it reduces): each lane's node sees only its share of the groups
+            self._group_lanes = math.prod(
+                e[1] for e in sp if e[0] != getattr(n, "index", None)
+                and any(e[0] in ctx.get(o, ()) for o in n.outputs))
             before = replace(self.cost)
             outs = getattr(self, "_" + n.KIND)(n, *ins)
             if w != 1.0:
@@ -277,6 +293,7 @@ class _GraphModel:
                     old = getattr(before, f.name)
                     setattr(self.cost, f.name, old + (getattr(self.cost, f.name) - old) * w)
             if outs is None:
+                self._time(n, ins, [])
                 continue
             if n.KIND == "join":
                 w_out = sum(s.w for s in ins)
@@ -294,6 +311,44 @@ class _GraphModel:
                     split[s] = sp + ((x, int(n.lanes), k),)
                 else:
                     split[s] = sp
+            if sp_in or n.KIND == "join":
+                self._lane_balance(n, ins, sp_in)
+            self._time(n, ins, [self.st[s] for s in n.outputs])
+
+    def _lane_balance(self, n, ins: list, sp: tuple) -> None:
+        """St.tw of n's outputs: 1 after a join; at a scanner under a split index, the lane's
+        share of the fibers it looks up (its round-robin coordinates' expected fiber lengths)
+        relative to an even share; else the largest of the inputs'."""
+        tw = 1.0 if n.KIND == "join" else max((s.tw for s in ins), default=1.0)
+        if n.KIND == "scan" and ins and ins[0].h is not None:
+            r = ins[0]
+            hit = [e for e in sp if e[0] is not None and e[0] == r.index]
+            if hit:
+                _, lanes, lane = hit[-1]
+                t = self._tstats(n.tensor)
+                length = t.levels[t.format.level_of_mode(n.mode)].fiber_length()
+                if length.shape == r.h.shape:
+                    work = r.h * length
+                    present = np.flatnonzero(r.h > 0)
+                    total = float(work.sum())
+                    if total > 0 and present.size:
+                        tw = float(work[present[lane::lanes]].sum()) / total * lanes
+        for s in n.outputs:
+            if self.st[s].tw != tw:
+                self.st[s] = replace(self.st[s], tw=tw)
+
+    def _time(self, n, ins: list, outs: list) -> None:
+        """The spans of node n's outputs and its finish (fuseflowc/estimate/timing.py)."""
+        if self.arch is None:
+            return
+        spans = [self.span[s] for s in n.inputs]
+        compressed = n.KIND == "scan" and getattr(n, "format", None) != "dense"
+        span, fin, f = timing.fire(n, self.arch, ins, outs, spans, compressed, self.memory,
+                                   self.eb, self._group_lanes)
+        for s in n.outputs:
+            self.span[s] = span
+        self.finish = max(self.finish, fin)
+        self.node_times.append((n, f, fin))
 
     # ---- iteration -----------------------------------------------------------------------
     def _tstats(self, name: str) -> TensorStats:
@@ -753,12 +808,17 @@ def _decomposed(step, src: TensorStats | None, module, data: DataStats) -> dict:
     return out
 
 
-def estimate_module(module, stats: DataStats) -> Estimate:
-    """Expected FLOPs and bytes of every graph (and permute step) of `module` on data described
-    by `stats`, without simulating. Kernels are keyed by graph name (permute steps by
-    `permute SRC -> DST`), in execution order."""
+def estimate_module(module, stats: DataStats, arch=None) -> Estimate:
+    """Expected FLOPs, bytes and cycles of every graph (and permute step) of `module` on data
+    described by `stats`, without simulating. Kernels are keyed by graph name (permute steps by
+    `permute SRC -> DST`), in execution order. `arch` (a sim.arch.Arch; None: the defaults of
+    sim/arch.toml) gives the timing the cycles are modelled with (timing.py); the total's
+    cycles are the kernels' sum (they run one after another)."""
     from ..samml.ir import Decompose, Permute
+    from sim.arch import Arch
     t0 = time.perf_counter()
+    if arch is None:
+        arch = Arch.load(None)
     eb = stats.element_bytes
     tensors = dict(stats.tensors)
     est = Estimate()
@@ -771,10 +831,13 @@ def estimate_module(module, stats: DataStats) -> Estimate:
                 for k, v in ps.stored().items():
                     wr[k] += v
                 tensors[name] = ps
-            # the simulator's model (sim/decompose.py): seg and crd read twice
-            est.kernels[item.name] = Cost(0.0, 2 * rd["seg"] * eb, 2 * rd["crd"] * eb,
-                                          rd["vals"] * eb, wr["seg"] * eb, wr["crd"] * eb,
-                                          wr["vals"] * eb)
+            # the simulator's model (sim/decompose.py): seg and crd read twice, and two passes
+            # over the source's entries (count the blocks' fill, then route each entry)
+            c = Cost(0.0, 2 * rd["seg"] * eb, 2 * rd["crd"] * eb, rd["vals"] * eb,
+                     wr["seg"] * eb, wr["crd"] * eb, wr["vals"] * eb)
+            c.cycles = timing.permute_cycles(c.bytes_read, c.bytes_written,
+                                             2 * tensors[item.src].nnz, arch)
+            est.kernels[item.name] = c
             continue
         if isinstance(item, Permute):
             src = tensors.get(item.src)
@@ -789,11 +852,14 @@ def estimate_module(module, stats: DataStats) -> Estimate:
                 tensors[item.dst] = dst_stats
                 continue
             rd, wr = src.stored(), dst_stats.stored()
-            est.kernels[item.name] = Cost(0.0, rd["seg"] * eb, rd["crd"] * eb, rd["vals"] * eb,
-                                          wr["seg"] * eb, wr["crd"] * eb, wr["vals"] * eb)
+            c = Cost(0.0, rd["seg"] * eb, rd["crd"] * eb, rd["vals"] * eb,
+                     wr["seg"] * eb, wr["crd"] * eb, wr["vals"] * eb)
+            entries = max(src.nnz, dst_stats.nnz)
+            c.cycles = timing.permute_cycles(c.bytes_read, c.bytes_written, entries, arch)
+            est.kernels[item.name] = c
             tensors[item.dst] = dst_stats
             continue
-        gm = _GraphModel(item, tensors, eb)
+        gm = _GraphModel(item, tensors, eb, arch)
         gm.run()
         for name in sorted(gm.writes):
             w = gm.writes[name]
@@ -807,6 +873,8 @@ def estimate_module(module, stats: DataStats) -> Estimate:
             gm.cost.write_crd += st["crd"] * eb
             gm.cost.write_vals += st["vals"] * eb
             tensors[name] = ts
+        gm.cost.cycles = max(gm.finish, timing.bandwidth_bound(gm.cost, arch))
         est.kernels[item.name] = gm.cost
+    est.tensors = tensors
     est.ms = (time.perf_counter() - t0) * 1000.0
     return est
