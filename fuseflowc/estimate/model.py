@@ -250,6 +250,7 @@ class _GraphModel:
         self.finish = 0.0          # the latest node's finish: the graph's cycles
         self.memory = timing.Calendar()
         self._group_lanes = 1
+        self._ctx: dict = {}
         self.node_times: list = [] # (node, firings, finish) per node, for diagnostics
         self.tensors = tensors     # name -> TensorStats (inputs and tensors written so far)
         self.eb = eb
@@ -265,7 +266,7 @@ class _GraphModel:
 
     def run(self) -> None:
         from ..opt.contexts import stream_contexts
-        ctx = stream_contexts(self.graph)
+        ctx = self._ctx = stream_contexts(self.graph)
         # stream -> the forks it is split by, outermost first: (index, lanes, lane)
         split: dict = {}
         for n in self.graph.topo_order():
@@ -313,7 +314,7 @@ class _GraphModel:
                     split[s] = sp
             if sp_in or n.KIND == "join":
                 self._lane_balance(n, ins, sp_in)
-            self._time(n, ins, [self.st[s] for s in n.outputs])
+            self._time(n, ins, [self.st[s] for s in n.outputs], self._group_shares(n, ins, sp_in))
 
     def _lane_balance(self, n, ins: list, sp: tuple) -> None:
         """St.tw of n's outputs: 1 after a join; at a scanner under a split index, the lane's
@@ -337,14 +338,46 @@ class _GraphModel:
             if self.st[s].tw != tw:
                 self.st[s] = replace(self.st[s], tw=tw)
 
-    def _time(self, n, ins: list, outs: list) -> None:
+    def _group_shares(self, n, ins: list, sp: tuple):
+        """For a reducer in a lane whose rows (the groups it releases one at a time) are the
+        split index's coordinates: (first row's share, last row's share) of the lane's input,
+        from the rows' expected lengths (the lane gets every lanes-th present row, so its first
+        and last rows may be much longer than its average: BigBird's global rows); None when
+        not known (the model then takes 1 / groups)."""
+        if n.KIND != "reduce" or not ins or len(ins[0].cnt) != 3 or self.arch is None:
+            return None
+        v = ins[0]
+        rel, w = _rels(v)[-1], _hd(v)[-2]
+        if rel is None or w is None:
+            return None
+        hit = [e for e in sp if e[0] is not None and e[0] == self._out_index(n)]
+        if not hit:
+            return None
+        _, lanes, lane = hit[-1]
+        rows = np.full(w.shape, float(v.dims[-1])) if isinstance(rel, str) else \
+            np.asarray(rel.sum(axis=1), dtype=float).reshape(-1)
+        if rows.shape != w.shape:
+            return None
+        present = np.flatnonzero(w > 0)[lane::lanes]
+        work = (w * rows)[present]
+        total = float(work.sum())
+        if not present.size or total <= 0:
+            return None
+        return float(work[0]) / total, float(work[-1]) / total
+
+    def _out_index(self, n):
+        """The innermost index of node n's first output stream (its context), or None."""
+        c = self._ctx.get(n.outputs[0], ()) if n.outputs else ()
+        return c[-1] if c else None
+
+    def _time(self, n, ins: list, outs: list, shares=None) -> None:
         """The spans of node n's outputs and its finish (fuseflowc/estimate/timing.py)."""
         if self.arch is None:
             return
         spans = [self.span[s] for s in n.inputs]
         compressed = n.KIND == "scan" and getattr(n, "format", None) != "dense"
         span, fin, f = timing.fire(n, self.arch, ins, outs, spans, compressed, self.memory,
-                                   self.eb, self._group_lanes)
+                                   self.eb, self._group_lanes, shares)
         for s in n.outputs:
             self.span[s] = span
         self.finish = max(self.finish, fin)

@@ -158,12 +158,13 @@ def bytes_per_firing(n, ins: list, outs: list, eb: int, compressed: bool) -> flo
 
 
 def fire(n, arch, ins: list, outs: list, spans: list, compressed: bool = False,
-         memory: Calendar | None = None, eb: int = 4, group_lanes: int = 1
-         ) -> tuple[Span, float, float]:
+         memory: Calendar | None = None, eb: int = 4, group_lanes: int = 1,
+         shares: tuple[float, float] | None = None) -> tuple[Span, float, float]:
     """The span of node `n`'s outputs given its inputs' spans; also its finish (the cycle its
     last output arrives) and its firings. `memory`: the graph's Calendar (None: bandwidth not modelled here);
     `group_lanes`: the lanes an accumulator's groups are dealt to (it sees 1/group_lanes of
-    the serial stream's groups)."""
+    the serial stream's groups); `shares`: its first and last group's shares of its input when
+    known (else 1 / groups each)."""
     lat, ii = node_timing(n, arch, ins, outs, compressed,
                           memory.timings if memory is not None else None)
     first = max((s.first for s in spans), default=0.0)
@@ -184,7 +185,8 @@ def fire(n, arch, ins: list, outs: list, spans: list, compressed: bool = False,
         # input: the first output waits for the first group, and the last group's flush
         # (its share of the output tokens, for accumulators) follows the last input
         g = max(g, 1.0)
-        out_first = first + (last - first) / g
+        head, tail = shares if shares is not None else (1.0 / g, 1.0 / g)
+        out_first = first + (last - first) * head
         flush = max((tokens(s) for s in outs), default=0.0) / g if n.KIND != "reduce" else 1.0
     # the inputs' tail share of the work can start only when the tail is released
     end = max(last + flush * ii, first + max(f - 1.0, 0.0) * ii, rel + q * f * ii)
@@ -192,8 +194,8 @@ def fire(n, arch, ins: list, outs: list, spans: list, compressed: bool = False,
         start = memory.start.setdefault(phase, rel if phase else 0.0)
         memory.moved[phase] = memory.moved.get(phase, 0.0) + f * bpf
         end = max(end, start + memory.moved[phase] / arch.bandwidth)
-    if g > 0 and 1.0 / g >= q:   # this node's last group is the tail from here on
-        q, rel = 1.0 / g, last
+    if g > 0 and tail >= q:   # this node's last group is the tail from here on
+        q, rel = tail, last
         if g <= 1.0:
             phase += 1
     return Span(out_first + lat, end + lat, q, rel + lat, phase), end + lat, f
