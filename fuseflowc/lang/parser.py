@@ -16,10 +16,12 @@ from .grammar import parser, paused_gc
 from .syntax_errors import syntax_error
 
 
-def parse_program(source: Source, _stack: tuple[str, ...] = ()) -> ast.Program:
+def parse_program(source: Source, _stack: tuple[str, ...] = (),
+                  _seen: dict[str, Loc] | None = None) -> ast.Program:
     """Parse a whole program, splicing in `include`d files (resolved relative to the including
-    file). Raises UserError on syntax errors, malformed formats and bad includes."""
-    return _parse(source, "start", "program", _stack)
+    file; each file once). Raises UserError on syntax errors, malformed formats and bad
+    includes."""
+    return _parse(source, "start", "program", _stack, {} if _seen is None else _seen)
 
 
 def parse_directives(source: Source) -> list[ast.Directive]:
@@ -28,7 +30,8 @@ def parse_directives(source: Source) -> list[ast.Directive]:
 
 
 @paused_gc()
-def _parse(source: Source, start: str, what: str, stack: tuple[str, ...] = ()) -> ast.Program:
+def _parse(source: Source, start: str, what: str, stack: tuple[str, ...] = (),
+           seen: dict[str, Loc] | None = None) -> ast.Program:
     try:
         tree = parser("program.lark", start).parse(source.text)
     except UnexpectedInput as e:
@@ -52,7 +55,7 @@ def _parse(source: Source, start: str, what: str, stack: tuple[str, ...] = ()) -
         elif isinstance(item, ast.Assignment):
             prog.statements.append(item)
         elif isinstance(item, _Include):
-            sub = _include(source, item, stack)
+            sub = _include(source, item, stack, {} if seen is None else seen)
             prog.dims.extend(sub.dims)
             prog.tensors.extend(sub.tensors)
             prog.statements.extend(sub.statements)
@@ -67,7 +70,8 @@ class _Include:
         self.path, self.loc = path, loc
 
 
-def _include(source: Source, inc: _Include, stack: tuple[str, ...]) -> ast.Program:
+def _include(source: Source, inc: _Include, stack: tuple[str, ...],
+             seen: dict[str, Loc]) -> ast.Program:
     import os
 
     base = os.path.dirname(source.name) if source.name not in ("<stdin>",) else "."
@@ -76,6 +80,10 @@ def _include(source: Source, inc: _Include, stack: tuple[str, ...]) -> ast.Progr
     if key in stack or key == os.path.abspath(source.name):
         raise UserError(f"include cycle: {inc.path} includes itself (directly or through others)",
                         inc.loc)
+    if key in seen:  # it would declare everything again (and 2,000 copies took minutes)
+        raise UserError(f"{inc.path} is already included (at {seen[key]}); a program includes "
+                        f"a file once", inc.loc)
+    seen[key] = inc.loc
     try:
         from ..files import read_source
         if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
@@ -87,7 +95,7 @@ def _include(source: Source, inc: _Include, stack: tuple[str, ...]) -> ast.Progr
         if reason == "no such file":
             raise UserError(f"cannot include {inc.path}: no such file {path}", inc.loc) from None
         raise UserError(f"cannot include {inc.path!r}: {shown}: {reason}", inc.loc) from None
-    return parse_program(sub, stack + (os.path.abspath(source.name),))
+    return parse_program(sub, stack + (os.path.abspath(source.name),), seen)
 
 
 class _Build(Transformer):
