@@ -79,6 +79,9 @@ class _Checker:
                 if isinstance(dim, str) and dim not in self.dims:
                     self.err(f"undefined dimension {dim}; declare it with `dim {dim}` (size bound "
                              f"from data) or `dim {dim} = <size>`{_suggest(dim, self.dims)}", loc)
+                elif self.dim_size(dim) == 0:
+                    self.err(f"dimension {dim} has size 0; only list dimensions (before the `;`) "
+                             f"may be empty", loc)
             for dim, loc in zip(t.lists, t.list_locs):
                 self.list_dim(dim, loc)
         for x in self.p.indices:

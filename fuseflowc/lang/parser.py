@@ -127,7 +127,8 @@ class _Build(Transformer):
 
     @v_args(inline=True)
     def dim_item(self, name, size):
-        return ast.DimDecl(str(name), None if size is None else self._int(size, "a dimension size", 1),
+        # 0 is allowed for list dims (an empty loop); the checker refuses it for element dims
+        return ast.DimDecl(str(name), None if size is None else self._int(size, "a dimension size", 0),
                            self._tok(name))
 
     def dim_decl(self, items):

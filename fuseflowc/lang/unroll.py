@@ -67,6 +67,7 @@ class _Unroll:
         self.written: dict[tuple[str, tuple[int, ...]], tuple[ast.Loop, dict[str, int]]] = {}
         # a body's tensor -> its per-iteration flat names with the iteration (loop values)
         self.instances: dict[str, list[tuple[tuple[int, ...], str]]] = {}
+        self.body_names = {st.name for lp in p.loops for st in lp.statements()}
         self.computed_lists = {st.name for lp in p.loops for st in lp.statements()
                                if self.decls[st.name].lists}
 
@@ -79,7 +80,9 @@ class _Unroll:
                 self.loop(item, {}, {})
             else:
                 self.emit(item, {}, {}, item.name)
-        return ast.Program(self.p.source, list(self.p.dims), self.flat_tensors(),
+        # an empty list dim is no dim of the flat program (every later IR wants sizes >= 1)
+        dims = [d for d in self.p.dims if d.size != 0]
+        return ast.Program(self.p.source, dims, self.flat_tensors(),
                            self.statements, self.directives())
 
     # ---- names ----------------------------------------------------------------------------
@@ -205,16 +208,17 @@ class _Unroll:
                 out.append(replace(t, name=name))
         return out
 
-    def flats(self, name: str) -> list[tuple[tuple[int, ...], str]]:
-        """The per-iteration flat names of a body's tensor, or of a list's elements."""
-        if name in self.instances:
-            return self.instances[name]
+    def flats(self, name: str) -> list[tuple[tuple[int, ...], str]] | None:
+        """The per-iteration flat names of a body's tensor, or of a list's elements (none
+        for a loop of no iteration); None for a tensor of neither kind."""
         decl = self.decls.get(name)
         if decl is not None and decl.lists:
             return [(pos, ast.element_name(name, pos))
                     for pos in itertools.product(*(range(n)
                                                    for n in list_sizes(self.p, decl)))]
-        return []
+        if name in self.body_names:
+            return self.instances.get(name, [])
+        return None
 
     def directives(self) -> list[ast.Directive]:
         out: list[ast.Directive] = []
@@ -223,32 +227,31 @@ class _Unroll:
                 continue
             if isinstance(d, ast.Fuse):
                 out.extend(self.fuse(d))
-            elif isinstance(d, ast.Order):
-                out.extend(replace(d, statement=f) for _, f in self.flats(d.statement)
-                           ) if self.flats(d.statement) else out.append(d)
-            elif isinstance(d, ast.Parallelize):
-                out.extend(replace(d, statement=f) for _, f in self.flats(d.statement)
-                           ) if self.flats(d.statement) else out.append(d)
+            elif isinstance(d, (ast.Order, ast.Parallelize)):
+                fl = self.flats(d.statement)
+                out.extend([d] if fl is None else [replace(d, statement=f) for _, f in fl])
             elif isinstance(d, ast.Block):
-                out.extend(replace(d, tensor=f) for _, f in self.flats(d.tensor)
-                           ) if self.flats(d.tensor) else out.append(d)
+                fl = self.flats(d.tensor)
+                out.extend([d] if fl is None else [replace(d, tensor=f) for _, f in fl])
             elif isinstance(d, ast.Output):
                 names, locs = [], []
                 for name, loc in zip(d.tensors, d.item_locs):
-                    fl = self.flats(name) or [((), name)]
+                    fl = self.flats(name)
+                    fl = [((), name)] if fl is None else fl
                     names += [f for _, f in fl]
                     locs += [loc] * len(fl)
-                out.append(replace(d, tensors=tuple(names), item_locs=tuple(locs)))
+                if names:
+                    out.append(replace(d, tensors=tuple(names), item_locs=tuple(locs)))
             else:
                 out.append(d)
         return out
 
     def fuse(self, d: ast.Fuse) -> list[ast.Fuse]:
         per = [self.flats(n) for n in d.statements]
-        if not any(per):
+        if all(f is None for f in per):
             return [d]
-        if not all(per):
-            outside = next(n for n, f in zip(d.statements, per) if not f)
+        if any(f is None for f in per):
+            outside = next(n for n, f in zip(d.statements, per) if f is None)
             raise UserError(f"fusion region {d.name} mixes statements of a loop body with "
                             f"{outside}, which is outside it; to fuse across iterations name "
                             f"the unrolled statements (e.g. T__0, H__0, T__1)", d.loc)
