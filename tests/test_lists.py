@@ -151,6 +151,64 @@ def test_nested_scans_match_numpy_and_compile():
     assert_matches(prog, {}, inputs=inputs)
 
 
+def test_reuse_and_wavefront_compile_check_and_count_configurations():
+    """reuse: iterations 1.. are iteration 0's graph with other tensors bound (one
+    configuration); wavefront: statements in anti-diagonal order, graphs marked with their
+    wave; both compute what the sequential order computes."""
+    from fuseflowc.lower.driver import lower_program
+    from fuseflowc.samml.parser import parse_module
+    from fuseflowc.samml.printer import print_module
+    text = program_text("fold", 4, "relu", "same", 0.5, None) + "fuse layer: T, S\n"
+    for sched in ("", "schedule l: reuse\n"):
+        prog = load(text + sched)
+        module, _ = lower_program(prog)
+        printed = print_module(module)
+        assert print_module(parse_module(Source("<m>", printed))) == printed
+        reused = [g.name for g in module.graphs if g.template is not None]
+        assert reused == ([] if not sched else ["layer__1", "layer__2", "layer__3"])
+        assert ("graph layer__1 = layer__0 {" in printed) == bool(sched)
+        assert_matches(prog, {})
+    seq, wave = load(RNN), load(RNN + "schedule t: wavefront\n")
+    assert [s.name for s in wave.statements] == ["Hs__0_0", "Hs__0_1", "Hs__1_0", "Hs__0_2",
+                                                 "Hs__1_1", "Hs__1_2"]
+    assert wave.waves == {"Hs__0_0": 0, "Hs__0_1": 1, "Hs__1_0": 1, "Hs__0_2": 2,
+                          "Hs__1_1": 2, "Hs__1_2": 3}
+    assert sorted(s.name for s in seq.statements) == sorted(s.name for s in wave.statements)
+    specs = [s for s in seq.specs() if s.name in set(seq.inputs)]
+    inputs = random_inputs(specs, sizes(seq), 5)
+    a, b = evaluate(replace(seq, looped=None), inputs), evaluate(replace(wave, looped=None),
+                                                                 inputs)
+    for name in a:
+        np.testing.assert_array_equal(a[name].to_dense(), b[name].to_dense())
+    module, _ = lower_program(wave)
+    assert [g.wave for g in module.graphs] == [0, 1, 1, 2, 2, 3]
+    assert_matches(wave, {}, inputs=inputs)
+
+
+def test_schedule_stats_model():
+    """Configuration cost: base + per_node * nodes per graph loaded, rebind * tensors per
+    reuse; a wave costs its slowest graph."""
+    from types import SimpleNamespace as NS
+
+    from sim.arch import Arch
+    from sim.report import schedule_stats
+    g0 = NS(name="a", template=None, binds={}, wave=None, nodes=[1] * 10)
+    g1 = NS(name="b", template="a", binds={"x": "y", "u": "v"}, wave=None, nodes=[1] * 10)
+    w0 = NS(name="c", template=None, binds={}, wave=0, nodes=[1] * 3)
+    w1 = NS(name="d", template=None, binds={}, wave=1, nodes=[1] * 3)
+    w2 = NS(name="e", template=None, binds={}, wave=1, nodes=[1] * 3)
+    module = NS(graphs=[g0, g1, w0, w1, w2])
+    result = NS(kernels=[NS(graph=n, cycles=c) for n, c in
+                         [("a", 100), ("b", 90), ("c", 10), ("d", 20), ("e", 30)]])
+    arch = Arch.load(None, ("config.base=1000", "config.per_node=16", "config.rebind=4"))
+    s = schedule_stats(result, module, arch)
+    assert s["configurations"] == 4 and s["reused_runs"] == 1
+    assert s["configuration_cycles"] == 4 * 1000 + 16 * (10 + 3 * 3) + 4 * 2
+    assert s["cycles_with_configuration"] == 250 + s["configuration_cycles"]
+    assert s["iteration_cycles"] == [100, 90]
+    assert s["waves"] == 2 and s["lanes"] == 2 and s["wavefront_cycles"] == 100 + 90 + 10 + 30
+
+
 ERRORS = [
     ("dim L = 2, N = 2\ntensor W[L; N] : dense\ntensor y[N] : dense\ny[i] = W[i]\n",
      "4:8", "W is a list over L"),
@@ -178,7 +236,16 @@ ERRORS = [
     ("dim N = 2\ntensor x[N] : dense\ntensor y[N] : dense\ny[i] = x[i] else x[i]\n", "4:8",
      "has no list indices"),
     ("dim L = 2, N = 2\ntensor W[L; N] : dense\ntensor Y[L; N] : dense\n"
-     "map l in L { Y[l; i] = W[l; i] }\nschedule l: reuse\n", "5:13", "unknown loop schedule"),
+     "map l in L { Y[l; i] = W[l; i] }\nschedule l: spiral\n", "5:13", "unknown loop schedule"),
+    ("dim L = 2, N = 2\ntensor W[L; N] : dense\ntensor Y[L; N] : dense\n"
+     "map l in L { Y[l; i] = W[l; i] }\nschedule q: reuse\n", "5:10", "no loop's variable"),
+    ("dim L = 2, N = 2\ntensor W[L; N] : dense\ntensor Y[L; N] : dense\n"
+     "map l in L { Y[l; i] = W[l; i] }\nschedule l: wavefront\n", "5:13",
+     "wavefront applies to a scan"),
+    (RNN + "schedule t: reuse\n", "14:13", "reuse applies to a loop outside other loops"),
+    ("dim L = 3, N = 2\ntensor W[L; N] : dense\ntensor S[N] : dense\ntensor X[N] : dense\n"
+     "S[i] = fold l in L from X: S[i] * W[l; i]\nschedule l: reuse\nfuse two: S__0, S__1\n",
+     "7:6", "spans iterations of the loop over l"),
 ]
 
 

@@ -40,6 +40,18 @@ def parse_fused(source: Source, verify: bool = True) -> ir.FusedProgram:
     for item in items:
         if isinstance(item, tuple) and item[0] == "source":
             prog.source = item[1]
+        elif isinstance(item, tuple) and item[0] == "reuse":
+            _, var, k, binds, loc = item
+            per = next((p for v, p in prog.reuse if v == var), None)
+            if per is None:
+                per = []
+                prog.reuse.append((var, per))
+            if k != len(per) + 1:
+                raise UserError(f"reuse {var} {k}: iterations are listed in order from 1 "
+                                f"(expected {len(per) + 1})", loc)
+            per.append(binds)
+        elif isinstance(item, tuple) and item[0] == "wave":
+            prog.waves[item[1]] = item[2]
         elif isinstance(item, tuple):
             prog.dims.append(item[1:])
         elif isinstance(item, ir.TensorInfo):
@@ -176,6 +188,15 @@ class _Build(Transformer):
     def index(self, meta, items):
         name, dim = items
         return ("index", (str(name), dim))
+
+    def reuse(self, meta, items):
+        var, k, *binds = items
+        return ("reuse", str(var), self._int(k, "an iteration", 1),
+                dict(b for b in binds if b is not None), self._loc(meta))
+
+    def wave(self, meta, items):
+        name, k = items
+        return ("wave", str(name), self._int(k, "a wave"))
 
     def binding(self, meta, items):
         return (str(items[0]), str(items[1]))

@@ -68,6 +68,12 @@ def fused_str(f: ir.FusedProgram) -> str:
         out.append(f"dim {name}" if size is None else f"dim {name} = {size}")
     for t in f.tensors:
         out.append(tensor_str(t))
+    for var, per in f.reuse:
+        for k, binds in enumerate(per, 1):
+            out.append(f"reuse {var} {k} {{" + ", ".join(f"{a} = {b}" for a, b in binds.items())
+                       + "}")
+    for name, wave in f.waves.items():
+        out.append(f"wave {name} {wave}")
     for r in f.regions:
         out.append("")
         out.extend(region_str(r))

@@ -201,7 +201,10 @@ class Loop:
 
 @dataclass(frozen=True)
 class Schedule:
-    """`schedule v: unroll`: how the loop over variable v is compiled."""
+    """`schedule v: MODE`: how the loop over variable v is compiled: `unroll` (the default),
+    `reuse` (one configuration of the body's graphs, run once per iteration) or `wavefront`
+    (the inner of two nested scans: iterations in anti-diagonal order, a diagonal's in parallel
+    lanes)."""
 
     var: str
     mode: str
@@ -209,7 +212,7 @@ class Schedule:
     mode_loc: Loc | None = _loc()
 
 
-LOOP_MODES = ("unroll",)
+LOOP_MODES = ("unroll", "reuse", "wavefront")
 
 
 def element_name(name: str, position: tuple[int, ...]) -> str:
@@ -276,6 +279,11 @@ class Program:
     body: list = field(default_factory=list)
     indices: list[IndexDecl] = field(default_factory=list)
     looped: "Program | None" = None
+    # Loop schedules, from unrolling: per `reuse` loop, its variable and, per iteration k >= 1,
+    # the tensor bindings {iteration 0's name: iteration k's name}; per statement of a
+    # `wavefront` nest, its anti-diagonal.
+    reuse: list[tuple[str, list[dict[str, str]]]] = field(default_factory=list)
+    waves: dict[str, int] = field(default_factory=dict)
 
     @property
     def loops(self) -> list[Loop]:

@@ -92,6 +92,12 @@ class _Checker:
             if n is not None and len(x.values) != n:
                 self.err(f"index list {x.name} has {len(x.values)} entries but its dimension "
                          f"{x.dim} has size {n}", x.loc)
+        lists = {d for t in self.p.tensors for d in t.lists} | {x.dim for x in self.p.indices} \
+            | set(_loop_dims(self.p.loops))
+        for d in self.dims.values():
+            if d.size == 0 and d.name not in lists:
+                self.err(f"a dimension size must be at least 1, not 0 (only a list dimension, "
+                         f"which {d.name} is not, may be empty)", d.loc)
         names = [x.name for x in self.p.indices]
         for k, x in enumerate(self.p.indices):
             if x.name in names[:k]:
@@ -268,9 +274,7 @@ class _Checker:
             ok = self.statement(item, assigned)
             self.assign(item.name, item.lhs.loc, assigned)
             body.append(ok if ok is not None else item)
-        for d in self.p.directives:
-            if isinstance(d, ast.Schedule) and d.var not in _loop_vars(self.p.loops):
-                self.err(f"schedule names {d.var}, which is no loop's variable", d.loc)
+        self.loop_schedules()
         self.sink.raise_if_any()
         from .unroll import unroll
         looped = replace(self.p, body=body)
@@ -281,6 +285,41 @@ class _Checker:
         checked.directives(statements)
         checked.sink.raise_if_any()
         return replace(flat, statements=statements, looped=looped)
+
+    def loop_schedules(self) -> None:
+        """`schedule v: MODE` names a loop variable (one loop's), once; `reuse` applies to a
+        loop outside any other, `wavefront` to a scan that is the whole body of a scan."""
+        parent: dict[str, ast.Loop | None] = {}
+        loops: dict[str, ast.Loop] = {}
+
+        def visit(lp: ast.Loop, up: ast.Loop | None) -> None:
+            parent[lp.var], loops[lp.var] = up, lp
+            for x in lp.body:
+                if isinstance(x, ast.Loop):
+                    visit(x, lp)
+
+        for lp in self.p.loops:
+            visit(lp, None)
+        seen: set[str] = set()
+        for d in self.p.directives:
+            if not isinstance(d, ast.Schedule):
+                continue
+            if d.var not in loops:
+                self.err(f"schedule names {d.var}, which is no loop's variable", d.loc)
+                continue
+            if d.var in seen:
+                self.err(f"loop {d.var} has two schedules", d.loc)
+            seen.add(d.var)
+            lp, up = loops[d.var], parent[d.var]
+            if d.mode == "reuse" and up is not None:
+                self.err(f"reuse applies to a loop outside other loops; {d.var} is inside the "
+                         f"loop over {up.var}", d.mode_loc)
+            if d.mode == "wavefront" and (up is None or up.kind != "scan" or up.state
+                                          or lp.kind != "scan" or lp.state
+                                          or len(up.body) != 1):
+                self.err(f"wavefront applies to a scan (without `from`) that is the whole body "
+                         f"of another such scan, as scan d in D {{ scan t in T {{ ... }} }}",
+                         d.mode_loc)
 
     def assign(self, name: str, loc, assigned) -> None:
         if name in assigned:
@@ -521,6 +560,12 @@ def _states(lp: ast.Loop) -> set[str]:
         if isinstance(item, ast.Loop):
             out |= _states(item)
     return out
+
+
+def _loop_dims(loops):
+    for lp in loops:
+        yield lp.dim
+        yield from _loop_dims([x for x in lp.body if isinstance(x, ast.Loop)])
 
 
 def _loop_vars(loops) -> set[str]:

@@ -31,6 +31,8 @@ def apply_overrides(program: ast.Program, overrides: list[ast.Directive]) -> ast
             return ("block", d.tensor)
         if isinstance(d, ast.Fuse):
             return ("fuse",)
+        if isinstance(d, ast.Schedule):
+            return ("schedule", d.var)
         return ("output", id(d))
 
     replaced = {key(d) for d in overrides}

@@ -67,6 +67,10 @@ class _Unroll:
         self.written: dict[tuple[str, tuple[int, ...]], tuple[ast.Loop, dict[str, int]]] = {}
         # a body's tensor -> its per-iteration flat names with the iteration (loop values)
         self.instances: dict[str, list[tuple[tuple[int, ...], str]]] = {}
+        self.schedules = {d.var: d.mode for d in p.directives if isinstance(d, ast.Schedule)}
+        self.reuse: list[tuple[str, list[dict[str, str]]]] = []
+        self.waves: dict[str, int] = {}
+        self.iteration_of: dict[str, tuple[str, int]] = {}  # statement -> (reuse loop, k)
         self.body_names = {st.name for lp in p.loops for st in lp.statements()}
         self.computed_lists = {st.name for lp in p.loops for st in lp.statements()
                                if self.decls[st.name].lists}
@@ -82,8 +86,10 @@ class _Unroll:
                 self.emit(item, {}, {}, item.name)
         # an empty list dim is no dim of the flat program (every later IR wants sizes >= 1)
         dims = [d for d in self.p.dims if d.size != 0]
-        return ast.Program(self.p.source, dims, self.flat_tensors(),
-                           self.statements, self.directives())
+        out = ast.Program(self.p.source, dims, self.flat_tensors(), self.statements,
+                          self.directives())
+        out.reuse, out.waves = self.reuse, self.waves
+        return out
 
     # ---- names ----------------------------------------------------------------------------
     def element(self, a: ast.Access, env: dict[str, int], mapping: dict[str, str],
@@ -142,6 +148,12 @@ class _Unroll:
     def loop(self, lp: ast.Loop, env: dict[str, int], mapping: dict[str, str]) -> None:
         n = self.size(lp.dim)
         outer = tuple(env.values())
+        inner_loop = lp.body[0] if len(lp.body) == 1 else None
+        if isinstance(inner_loop, ast.Loop) and self.schedules.get(inner_loop.var) == "wavefront":
+            self.wavefront(lp, inner_loop, env, mapping)
+            return
+        reuse = self.schedules.get(lp.var) == "reuse"
+        marks: list[int] = []
         self.scope = self.scope + [lp]
         current = None
         if lp.state is not None:
@@ -149,6 +161,7 @@ class _Unroll:
             if n == 0 and lp.kind == "fold":
                 self.copy(lp, current, ast.element_name(lp.state, outer), env)
         for k in range(n):
+            marks.append(len(self.statements))
             inner = {**env, lp.var: k}
             local = dict(mapping)
             if current is not None:
@@ -174,6 +187,60 @@ class _Unroll:
         if lp.kind == "fold" and lp.state is not None:
             mapping[lp.state] = ast.element_name(lp.state, outer)
         self.scope = self.scope[:-1]
+        if reuse:
+            self.bindings(lp, marks + [len(self.statements)])
+
+    def wavefront(self, outer_lp: ast.Loop, lp: ast.Loop, env, mapping) -> None:
+        """Two nested scans in anti-diagonal order: (a, b) after (a - 1, b) and (a, b - 1),
+        diagonal a + b by diagonal (the reads-after-writes checks hold the order legal)."""
+        pairs = sorted(((a, b) for a in range(self.size(outer_lp.dim))
+                        for b in range(self.size(lp.dim))), key=lambda ab: (sum(ab), ab[0]))
+        self.scope = self.scope + [outer_lp, lp]
+        for a, b in pairs:
+            inner = {**env, outer_lp.var: a, lp.var: b}
+            local = dict(mapping)
+            first = len(self.statements)
+            for item in lp.body:
+                if isinstance(item, ast.Loop):
+                    self.loop(item, inner, local)
+                    continue
+                pos = tuple(inner.values())
+                name = ast.element_name(item.name, pos)
+                if self.decls[item.name].lists:
+                    self.written[(item.name, pos)] = (lp, inner)
+                else:
+                    local[item.name] = name
+                self.emit(item, inner, local, name, lp)
+            for s in self.statements[first:]:
+                self.waves[s.name] = a + b
+        self.scope = self.scope[:-2]
+
+    def bindings(self, lp: ast.Loop, marks: list[int]) -> None:
+        """Iteration k's tensors in place of iteration 0's, for a `reuse` loop: the statements
+        of every iteration align with iteration 0's, access by access."""
+        first = self.statements[marks[0]:marks[1]] if len(marks) > 1 else []
+        per: list[dict[str, str]] = []
+        for k in range(1, len(marks) - 1):
+            stmts = self.statements[marks[k]:marks[k + 1]]
+            binds: dict[str, str] = {}
+            ok = len(stmts) == len(first)
+            for s0, sk in zip(first, stmts) if ok else ():
+                a0 = [s0.lhs] + [a for a in s0.rhs.walk() if isinstance(a, ast.Access)]
+                ak = [sk.lhs] + [a for a in sk.rhs.walk() if isinstance(a, ast.Access)]
+                ok = ok and len(a0) == len(ak)
+                for x, y in zip(a0, ak):
+                    ok = ok and binds.setdefault(x.tensor, y.tensor) == y.tensor
+            if not ok:
+                raise UserError(f"the iterations of the loop over {lp.var} cannot share one "
+                                f"configuration: iteration {k} reads a tensor where iteration 0 "
+                                f"reads one iteration 0 also reads elsewhere (e.g. the initial "
+                                f"state); use `schedule {lp.var}: unroll`", lp.loc)
+            per.append({a: b for a, b in binds.items() if a != b})
+            for s in stmts:
+                self.iteration_of[s.name] = (lp.var, k)
+        for s in first:
+            self.iteration_of[s.name] = (lp.var, 0)
+        self.reuse.append((lp.var, per))
 
     def copy(self, lp: ast.Loop, src: str, dst: str, env) -> None:
         """A fold of no iterations: its result is the initial state."""
@@ -249,6 +316,12 @@ class _Unroll:
     def fuse(self, d: ast.Fuse) -> list[ast.Fuse]:
         per = [self.flats(n) for n in d.statements]
         if all(f is None for f in per):
+            its = {self.iteration_of[n] for n in d.statements if n in self.iteration_of}
+            if len(its) > 1:
+                raise UserError(f"fusion region {d.name} spans iterations of the loop over "
+                                f"{min(its)[0]}, whose schedule is reuse (one configuration "
+                                f"for every iteration); fuse across iterations with unroll",
+                                d.loc)
             return [d]
         if any(f is None for f in per):
             outside = next(n for n, f in zip(d.statements, per) if f is None)
