@@ -40,12 +40,14 @@ def parse_fused(source: Source, verify: bool = True) -> ir.FusedProgram:
     for item in items:
         if isinstance(item, tuple) and item[0] == "source":
             prog.source = item[1]
+        elif isinstance(item, tuple) and item[0] == "reuse_first":
+            prog.reuse.append((item[1], item[2], []))
         elif isinstance(item, tuple) and item[0] == "reuse":
             _, var, k, binds, loc = item
-            per = next((p for v, p in prog.reuse if v == var), None)
+            per = next((p for v, _, p in prog.reuse if v == var), None)
             if per is None:
-                per = []
-                prog.reuse.append((var, per))
+                raise UserError(f"reuse {var} {k}: no `reuse {var} statements ...` line before "
+                                f"it", loc)
             if k != len(per) + 1:
                 raise UserError(f"reuse {var} {k}: iterations are listed in order from 1 "
                                 f"(expected {len(per) + 1})", loc)
@@ -193,6 +195,10 @@ class _Build(Transformer):
         var, k, *binds = items
         return ("reuse", str(var), self._int(k, "an iteration", 1),
                 dict(b for b in binds if b is not None), self._loc(meta))
+
+    def reuse_first(self, meta, items):
+        var, *names = items
+        return ("reuse_first", str(var), [str(n) for n in names])
 
     def wave(self, meta, items):
         name, k = items

@@ -68,7 +68,8 @@ def fused_str(f: ir.FusedProgram) -> str:
         out.append(f"dim {name}" if size is None else f"dim {name} = {size}")
     for t in f.tensors:
         out.append(tensor_str(t))
-    for var, per in f.reuse:
+    for var, first, per in f.reuse:
+        out.append(f"reuse {var} statements {', '.join(first)}")
         for k, binds in enumerate(per, 1):
             out.append(f"reuse {var} {k} {{" + ", ".join(f"{a} = {b}" for a, b in binds.items())
                        + "}")

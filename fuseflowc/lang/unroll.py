@@ -68,7 +68,7 @@ class _Unroll:
         # a body's tensor -> its per-iteration flat names with the iteration (loop values)
         self.instances: dict[str, list[tuple[tuple[int, ...], str]]] = {}
         self.schedules = {d.var: d.mode for d in p.directives if isinstance(d, ast.Schedule)}
-        self.reuse: list[tuple[str, list[dict[str, str]]]] = []
+        self.reuse: list[tuple[str, list[str], list[dict[str, str]]]] = []
         self.waves: dict[str, int] = {}
         self.iteration_of: dict[str, tuple[str, int]] = {}  # statement -> (reuse loop, k)
         self.body_names = {st.name for lp in p.loops for st in lp.statements()}
@@ -240,7 +240,7 @@ class _Unroll:
                 self.iteration_of[s.name] = (lp.var, k)
         for s in first:
             self.iteration_of[s.name] = (lp.var, 0)
-        self.reuse.append((lp.var, per))
+        self.reuse.append((lp.var, [s.name for s in first], per))
 
     def copy(self, lp: ast.Loop, src: str, dst: str, env) -> None:
         """A fold of no iterations: its result is the initial state."""

@@ -18,15 +18,16 @@ def _written(g: ir.Graph) -> set[str]:
     return {n.tensor for n in g.nodes if isinstance(n, (ir.WriteVals, ir.WriteLevel))}
 
 
-def apply_loop_schedules(module: ir.Module, reuse: list[tuple[str, list[dict[str, str]]]],
+def apply_loop_schedules(module: ir.Module,
+                         reuse: list[tuple[str, list[str], list[dict[str, str]]]],
                          waves: dict[str, int]) -> None:
     """Mark reused graphs (template and bindings) and wavefront graphs (their wave)."""
     writer = {t: g for g in module.graphs for t in _written(g)}
     copies = {s.src: s.dst for s in module.steps if isinstance(s, ir.Permute)}
-    for var, per in reuse:
+    for var, stmts, per in reuse:
         if not per:
             continue
-        first = [g for g in module.graphs if _written(g) and _written(g) <= set(per[0])]
+        first = [g for g in module.graphs if _written(g) and _written(g) <= set(stmts)]
         for k, binds in enumerate(per, 1):
             binds = dict(binds)
             for src, dst in copies.items():  # permuted copies follow their tensors
