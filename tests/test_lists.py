@@ -255,3 +255,30 @@ def test_located_errors(text, where, message):
         load(text)
     shown = e.value.format()
     assert f"<test>:{where}: error:" in shown and message in shown, shown
+
+
+def test_fused_ir_and_samml_carry_loop_schedules():
+    """The fused IR's reuse/wave lines and SAMML's reused graphs print and parse back; bad
+    references are located errors."""
+    from fuseflowc.fuse.algorithm import fuse_program
+    from fuseflowc.fuse.parser import parse_fused
+    from fuseflowc.fuse.printer import fused_str
+    from fuseflowc.samml.parser import parse_module
+    prog = load(program_text("fold", 3, "tanh", "same", 2.0, None)
+                + "fuse layer: T, S\nschedule l: reuse\n")
+    text = fused_str(fuse_program(prog))
+    assert "reuse l statements T__0, S__0\n" in text and "reuse l 2 {" in text
+    assert fused_str(parse_fused(Source("<f>", text))) == text
+    wave = fused_str(fuse_program(load(RNN + "schedule t: wavefront\n")))
+    assert "wave Hs__1_2 3\n" in wave
+    assert fused_str(parse_fused(Source("<f>", wave))) == wave
+    with pytest.raises(UserError, match="reuse l 7: iterations are listed in order from 1"):
+        parse_fused(Source("<f>", text.replace("reuse l 1 {", "reuse l 7 {")))
+    head = "tensor x[N]: dense input\ntensor y[N]: dense output\n"
+    bad = head + "graph b = a {x = y}\n"
+    with pytest.raises(UserError) as e:
+        parse_module(Source("<m>", bad))
+    assert "<m>:3:11: error: graph b reuses graph a, which is not defined before it" \
+        in e.value.format()
+    with pytest.raises(UserError, match="wave of graph zz, which the module does not define"):
+        parse_module(Source("<m>", head + "wave zz 1\n"))

@@ -30,7 +30,7 @@ CASES = {
     "rnn_stacked": ("rnn_stacked/rnn_stacked.ff", "D", "", {"K": 8}),
 }
 SCHEDULES = {"gcn_deep": ("unroll", "reuse"), "gpt3_layers": ("unroll", "reuse"),
-             "rnn_stacked": ("unroll", "reuse", "wavefront")}
+             "rnn_stacked": ("unroll", "reuse", "wavefront", "wavefront + reuse")}
 LOOP_VAR = {"gcn_deep": "l", "gpt3_layers": "l", "rnn_stacked": "q"}
 
 
@@ -45,9 +45,9 @@ def program(model: str, schedule: str, layers: int | None = None):
     if layers is not None:
         text = re.sub(rf"^dim {dim} = \d+", f"dim {dim} = {layers}", text, flags=re.M)
     text += "\n" + fuse + "\n"
-    if schedule == "reuse":
+    if "reuse" in schedule:
         text += f"schedule {LOOP_VAR[model]}: reuse\n"
-    if schedule == "wavefront":
+    if "wavefront" in schedule:
         text += "schedule t: wavefront\n"
     return check(parse_program(Source(str(path), text)))
 

@@ -70,6 +70,7 @@ class _Unroll:
         self.schedules = {d.var: d.mode for d in p.directives if isinstance(d, ast.Schedule)}
         self.reuse: list[tuple[str, list[str], list[dict[str, str]]]] = []
         self.waves: dict[str, int] = {}
+        self.next_wave = 0  # a nest's waves follow the previous nest's (e.g. per map iteration)
         self.iteration_of: dict[str, tuple[str, int]] = {}  # statement -> (reuse loop, k)
         self.body_names = {st.name for lp in p.loops for st in lp.statements()}
         self.computed_lists = {st.name for lp in p.loops for st in lp.statements()
@@ -192,7 +193,8 @@ class _Unroll:
 
     def wavefront(self, outer_lp: ast.Loop, lp: ast.Loop, env, mapping) -> None:
         """Two nested scans in anti-diagonal order: (a, b) after (a - 1, b) and (a, b - 1),
-        diagonal a + b by diagonal (the reads-after-writes checks hold the order legal)."""
+        diagonal a + b by diagonal (the reads-after-writes checks hold the order legal). The
+        waves of this nest are numbered after those of the nests emitted before it."""
         pairs = sorted(((a, b) for a in range(self.size(outer_lp.dim))
                         for b in range(self.size(lp.dim))), key=lambda ab: (sum(ab), ab[0]))
         self.scope = self.scope + [outer_lp, lp]
@@ -212,7 +214,8 @@ class _Unroll:
                     local[item.name] = name
                 self.emit(item, inner, local, name, lp)
             for s in self.statements[first:]:
-                self.waves[s.name] = a + b
+                self.waves[s.name] = self.next_wave + a + b
+        self.next_wave += self.size(outer_lp.dim) + self.size(lp.dim) - 1
         self.scope = self.scope[:-2]
 
     def bindings(self, lp: ast.Loop, marks: list[int]) -> None:
