@@ -44,8 +44,7 @@ def schedule_stats(result, module, arch) -> dict:
     loads = reuses = cost = 0
     waves: dict[int, list[int]] = {}
     sequential = 0
-    iterations: list[int] = []
-    templates: list[str] = []
+    iterations: dict[str, dict[int, int]] = {}
     for k in result.kernels:
         g = graphs.get(k.graph)
         if g is None:           # a permute step: data movement, no configuration
@@ -57,23 +56,19 @@ def schedule_stats(result, module, arch) -> dict:
         else:
             reuses += 1
             cost += arch.rebind_cycles(len(g.binds))
-            if g.template not in templates:
-                templates.append(g.template)
+        if g.iteration is not None:
+            per = iterations.setdefault(g.iteration[0], {})
+            per[g.iteration[1]] = per.get(g.iteration[1], 0) + k.cycles
         if g.wave is None:
             sequential += k.cycles
         else:
             waves.setdefault(g.wave, []).append(k.cycles)
-    if templates:
-        per = len(templates)
-        first = sum(k.cycles for k in result.kernels if k.graph in templates)
-        rest = [k.cycles for k in result.kernels
-                if k.graph in graphs and graphs[k.graph].template is not None]
-        iterations = [first] + [sum(rest[i:i + per]) for i in range(0, len(rest), per)]
     total = sum(k.cycles for k in result.kernels)
     out = {"configurations": loads, "reused_runs": reuses, "configuration_cycles": cost,
            "cycles_with_configuration": total + cost}
-    if iterations:
-        out["iteration_cycles"] = iterations
+    if iterations:  # per reused loop, the cycles of each iteration's graphs
+        out["iteration_cycles"] = {v: [per[k] for k in sorted(per)]
+                                   for v, per in iterations.items()}
     if waves:
         out["waves"] = len(waves)
         out["lanes"] = max(len(v) for v in waves.values())
@@ -86,9 +81,8 @@ def print_schedule_stats(s: dict, console) -> None:
     console.print(f"configurations: {s['configurations']:,} loaded, {s['reused_runs']:,} "
                   f"reused; configuration cycles {s['configuration_cycles']:,}; cycles with "
                   f"configuration {s['cycles_with_configuration']:,}")
-    if "iteration_cycles" in s:
-        it = s["iteration_cycles"]
-        console.print(f"reused loop: {len(it)} iterations, cycles per iteration "
+    for var, it in s.get("iteration_cycles", {}).items():
+        console.print(f"loop {var}: {len(it)} iterations, cycles per iteration "
                       + ", ".join(f"{c:,}" for c in it))
     if "waves" in s:
         console.print(f"wavefront: {s['waves']} waves, up to {s['lanes']} lanes; cycles with "

@@ -192,11 +192,11 @@ def test_schedule_stats_model():
 
     from sim.arch import Arch
     from sim.report import schedule_stats
-    g0 = NS(name="a", template=None, binds={}, wave=None, nodes=[1] * 10)
-    g1 = NS(name="b", template="a", binds={"x": "y", "u": "v"}, wave=None, nodes=[1] * 10)
-    w0 = NS(name="c", template=None, binds={}, wave=0, nodes=[1] * 3)
-    w1 = NS(name="d", template=None, binds={}, wave=1, nodes=[1] * 3)
-    w2 = NS(name="e", template=None, binds={}, wave=1, nodes=[1] * 3)
+    g0 = NS(iteration=("l", 0), name="a", template=None, binds={}, wave=None, nodes=[1] * 10)
+    g1 = NS(iteration=("l", 1), name="b", template="a", binds={"x": "y", "u": "v"}, wave=None, nodes=[1] * 10)
+    w0 = NS(iteration=None, name="c", template=None, binds={}, wave=0, nodes=[1] * 3)
+    w1 = NS(iteration=None, name="d", template=None, binds={}, wave=1, nodes=[1] * 3)
+    w2 = NS(iteration=None, name="e", template=None, binds={}, wave=1, nodes=[1] * 3)
     module = NS(graphs=[g0, g1, w0, w1, w2])
     result = NS(kernels=[NS(graph=n, cycles=c) for n, c in
                          [("a", 100), ("b", 90), ("c", 10), ("d", 20), ("e", 30)]])
@@ -205,7 +205,7 @@ def test_schedule_stats_model():
     assert s["configurations"] == 4 and s["reused_runs"] == 1
     assert s["configuration_cycles"] == 4 * 1000 + 16 * (10 + 3 * 3) + 4 * 2
     assert s["cycles_with_configuration"] == 250 + s["configuration_cycles"]
-    assert s["iteration_cycles"] == [100, 90]
+    assert s["iteration_cycles"] == {"l": [100, 90]}
     assert s["waves"] == 2 and s["lanes"] == 2 and s["wavefront_cycles"] == 100 + 90 + 10 + 30
 
 
@@ -242,7 +242,7 @@ ERRORS = [
     ("dim L = 2, N = 2\ntensor W[L; N] : dense\ntensor Y[L; N] : dense\n"
      "map l in L { Y[l; i] = W[l; i] }\nschedule l: wavefront\n", "5:13",
      "wavefront applies to a scan"),
-    (RNN + "schedule t: reuse\n", "14:13", "reuse applies to a loop outside other loops"),
+    (RNN + "schedule t: reuse\nschedule t: wavefront\n", "15:10", "loop t has two schedules"),
     ("dim L = 3, N = 2\ntensor W[L; N] : dense\ntensor S[N] : dense\ntensor X[N] : dense\n"
      "S[i] = fold l in L from X: S[i] * W[l; i]\nschedule l: reuse\nfuse two: S__0, S__1\n",
      "7:6", "spans iterations of the loop over l"),
@@ -267,13 +267,13 @@ def test_fused_ir_and_samml_carry_loop_schedules():
     prog = load(program_text("fold", 3, "tanh", "same", 2.0, None)
                 + "fuse layer: T, S\nschedule l: reuse\n")
     text = fused_str(fuse_program(prog))
-    assert "reuse l statements T__0, S__0\n" in text and "reuse l 2 {" in text
+    assert "reuse l 0: T__0, S__0\nreuse l 1: T__1, S__1\nreuse l 2: T__2, S\n" in text
     assert fused_str(parse_fused(Source("<f>", text))) == text
     wave = fused_str(fuse_program(load(RNN + "schedule t: wavefront\n")))
     assert "wave Hs__1_2 3\n" in wave
     assert fused_str(parse_fused(Source("<f>", wave))) == wave
-    with pytest.raises(UserError, match="reuse l 7: iterations are listed in order from 1"):
-        parse_fused(Source("<f>", text.replace("reuse l 1 {", "reuse l 7 {")))
+    with pytest.raises(UserError, match="reuse l 1: iterations are listed in increasing order"):
+        parse_fused(Source("<f>", text.replace("reuse l 0:", "reuse l 7:")))
     head = "tensor x[N]: dense input\ntensor y[N]: dense output\n"
     bad = head + "graph b = a {x = y}\n"
     with pytest.raises(UserError) as e:

@@ -91,7 +91,7 @@ def fuse_program(program: ast.Program, source_path: str | None = None,
     tensors = _tensors(program, regions)
     dims = [(d.name, d.size) for d in program.dims]
     fused = ir.FusedProgram(source_path, dims, tensors, regions)
-    fused.reuse = [(v, list(first), [dict(b) for b in per]) for v, first, per in program.reuse]
+    fused.reuse = [(v, [list(x) for x in its]) for v, its in program.reuse]
     fused.waves = dict(program.waves)
     check_inlining(fused, {s.name: s.loc for s in program.statements})  # what lowering can take
     return fused

@@ -40,18 +40,17 @@ def parse_fused(source: Source, verify: bool = True) -> ir.FusedProgram:
     for item in items:
         if isinstance(item, tuple) and item[0] == "source":
             prog.source = item[1]
-        elif isinstance(item, tuple) and item[0] == "reuse_first":
-            prog.reuse.append((item[1], item[2], []))
         elif isinstance(item, tuple) and item[0] == "reuse":
-            _, var, k, binds, loc = item
-            per = next((p for v, _, p in prog.reuse if v == var), None)
-            if per is None:
-                raise UserError(f"reuse {var} {k}: no `reuse {var} statements ...` line before "
-                                f"it", loc)
-            if k != len(per) + 1:
-                raise UserError(f"reuse {var} {k}: iterations are listed in order from 1 "
-                                f"(expected {len(per) + 1})", loc)
-            per.append(binds)
+            _, var, k, names, loc = item
+            its = next((x for v, x in prog.reuse if v == var), None)
+            if its is None:
+                its = []
+                prog.reuse.append((var, its))
+            if k < len(its):
+                raise UserError(f"reuse {var} {k}: iterations are listed in increasing order",
+                                loc)
+            its.extend([] for _ in range(k - len(its)))
+            its.append(names)
         elif isinstance(item, tuple) and item[0] == "wave":
             prog.waves[item[1]] = item[2]
         elif isinstance(item, tuple):
@@ -192,13 +191,9 @@ class _Build(Transformer):
         return ("index", (str(name), dim))
 
     def reuse(self, meta, items):
-        var, k, *binds = items
-        return ("reuse", str(var), self._int(k, "an iteration", 1),
-                dict(b for b in binds if b is not None), self._loc(meta))
-
-    def reuse_first(self, meta, items):
-        var, *names = items
-        return ("reuse_first", str(var), [str(n) for n in names])
+        var, k, *names = items
+        return ("reuse", str(var), self._int(k, "an iteration", 0, 10**9),
+                [str(n) for n in names], self._loc(meta))
 
     def wave(self, meta, items):
         name, k = items

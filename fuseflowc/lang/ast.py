@@ -279,10 +279,10 @@ class Program:
     body: list = field(default_factory=list)
     indices: list[IndexDecl] = field(default_factory=list)
     looped: "Program | None" = None
-    # Loop schedules, from unrolling: per `reuse` loop, its variable, iteration 0's statements
-    # and, per iteration k >= 1, the tensor bindings {iteration 0's name: iteration k's name};
-    # per statement of a `wavefront` nest, its anti-diagonal.
-    reuse: list[tuple[str, list[str], list[dict[str, str]]]] = field(default_factory=list)
+    # Loop schedules, from unrolling: per `reuse` loop, its variable and the statements of each
+    # of its iterations (all instances, in order); per statement of a `wavefront` nest, its
+    # anti-diagonal.
+    reuse: list[tuple[str, list[list[str]]]] = field(default_factory=list)
     waves: dict[str, int] = field(default_factory=dict)
 
     @property

@@ -311,9 +311,6 @@ class _Checker:
                 self.err(f"loop {d.var} has two schedules", d.loc)
             seen.add(d.var)
             lp, up = loops[d.var], parent[d.var]
-            if d.mode == "reuse" and up is not None:
-                self.err(f"reuse applies to a loop outside other loops; {d.var} is inside the "
-                         f"loop over {up.var}", d.mode_loc)
             if d.mode == "wavefront" and (up is None or up.kind != "scan" or up.state
                                           or lp.kind != "scan" or lp.state
                                           or len(up.body) != 1):

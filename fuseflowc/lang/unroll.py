@@ -68,7 +68,7 @@ class _Unroll:
         # a body's tensor -> its per-iteration flat names with the iteration (loop values)
         self.instances: dict[str, list[tuple[tuple[int, ...], str]]] = {}
         self.schedules = {d.var: d.mode for d in p.directives if isinstance(d, ast.Schedule)}
-        self.reuse: list[tuple[str, list[str], list[dict[str, str]]]] = []
+        self.reuse: list[tuple[str, list[list[str]]]] = []
         self.waves: dict[str, int] = {}
         self.next_wave = 0  # a nest's waves follow the previous nest's (e.g. per map iteration)
         self.iteration_of: dict[str, tuple[str, int]] = {}  # statement -> (reuse loop, k)
@@ -189,7 +189,9 @@ class _Unroll:
             mapping[lp.state] = ast.element_name(lp.state, outer)
         self.scope = self.scope[:-1]
         if reuse:
-            self.bindings(lp, marks + [len(self.statements)])
+            ends = marks + [len(self.statements)]
+            self.iterations(lp.var, [self.statements[ends[k]:ends[k + 1]]
+                                     for k in range(len(marks))])
 
     def wavefront(self, outer_lp: ast.Loop, lp: ast.Loop, env, mapping) -> None:
         """Two nested scans in anti-diagonal order: (a, b) after (a - 1, b) and (a, b - 1),
@@ -198,6 +200,7 @@ class _Unroll:
         pairs = sorted(((a, b) for a in range(self.size(outer_lp.dim))
                         for b in range(self.size(lp.dim))), key=lambda ab: (sum(ab), ab[0]))
         self.scope = self.scope + [outer_lp, lp]
+        groups: dict[int, list[ast.Assignment]] = {}
         for a, b in pairs:
             inner = {**env, outer_lp.var: a, lp.var: b}
             local = dict(mapping)
@@ -215,35 +218,23 @@ class _Unroll:
                 self.emit(item, inner, local, name, lp)
             for s in self.statements[first:]:
                 self.waves[s.name] = self.next_wave + a + b
+            groups.setdefault(a, []).extend(self.statements[first:])
         self.next_wave += self.size(outer_lp.dim) + self.size(lp.dim) - 1
         self.scope = self.scope[:-2]
+        if self.schedules.get(outer_lp.var) == "reuse":
+            self.iterations(outer_lp.var, [groups[a] for a in sorted(groups)])
 
-    def bindings(self, lp: ast.Loop, marks: list[int]) -> None:
-        """Iteration k's tensors in place of iteration 0's, for a `reuse` loop: the statements
-        of every iteration align with iteration 0's, access by access."""
-        first = self.statements[marks[0]:marks[1]] if len(marks) > 1 else []
-        per: list[dict[str, str]] = []
-        for k in range(1, len(marks) - 1):
-            stmts = self.statements[marks[k]:marks[k + 1]]
-            binds: dict[str, str] = {}
-            ok = len(stmts) == len(first)
-            for s0, sk in zip(first, stmts) if ok else ():
-                a0 = [s0.lhs] + [a for a in s0.rhs.walk() if isinstance(a, ast.Access)]
-                ak = [sk.lhs] + [a for a in sk.rhs.walk() if isinstance(a, ast.Access)]
-                ok = ok and len(a0) == len(ak)
-                for x, y in zip(a0, ak):
-                    ok = ok and binds.setdefault(x.tensor, y.tensor) == y.tensor
-            if not ok:
-                raise UserError(f"the iterations of the loop over {lp.var} cannot share one "
-                                f"configuration: iteration {k} reads a tensor where iteration 0 "
-                                f"reads one iteration 0 also reads elsewhere (e.g. the initial "
-                                f"state); use `schedule {lp.var}: unroll`", lp.loc)
-            per.append({a: b for a, b in binds.items() if a != b})
-            for s in stmts:
-                self.iteration_of[s.name] = (lp.var, k)
-        for s in first:
-            self.iteration_of[s.name] = (lp.var, 0)
-        self.reuse.append((lp.var, [s.name for s in first], per))
+    def iterations(self, var: str, groups: list[list[ast.Assignment]]) -> None:
+        """Record the statements of each iteration of reused loop `var` (instances of a nested
+        loop numbered on from the previous instance's)."""
+        its = next((x for v, x in self.reuse if v == var), None)
+        if its is None:
+            its = []
+            self.reuse.append((var, its))
+        for group in groups:
+            for st in group:
+                self.iteration_of[st.name] = (var, len(its))
+            its.append([st.name for st in group])
 
     def copy(self, lp: ast.Loop, src: str, dst: str, env) -> None:
         """A fold of no iterations: its result is the initial state."""

@@ -540,13 +540,15 @@ class Graph:
         #: The anti-diagonal of a wavefront loop nest this graph belongs to (graphs of one
         #: wave run in parallel lanes), or None.
         self.wave: int | None = None
+        #: (loop variable, iteration) of a reused loop this graph computes, or None.
+        self.iteration: tuple[str, int] | None = None
 
     def rebound(self, name: str, binds: dict[str, str]) -> "Graph":
         """A copy named `name` reading and writing `binds[t]` where this graph names tensor t
         (the same nodes and streams: a reuse of this graph's configuration)."""
         import copy
         g = copy.deepcopy(self)
-        g.name, g.template, g.wave = name, None, None
+        g.name, g.template, g.wave, g.iteration = name, None, None, None
         g.binds = {}
         for n in g.nodes:
             t = getattr(n, "tensor", None)

@@ -142,7 +142,7 @@ class _Builder:
                 m.schedules.append(self.schedule(item))
             elif item.data == "names":
                 names.append(item)
-            elif item.data == "wave":
+            elif item.data in ("wave", "iteration"):
                 names.append(item)
             elif item.data == "graph_reuse":
                 g = self.graph_reuse(item, m)
@@ -153,6 +153,8 @@ class _Builder:
         for item in names:
             if item.data == "wave":
                 self.wave(item, m)
+            elif item.data == "iteration":
+                self.iteration(item, m)
             else:
                 self.names(item, m)
         for g in m.graphs:  # a reuse has its template's index names (named after the graphs)
@@ -203,6 +205,22 @@ class _Builder:
             self.sink.error(f"a wave is a number >= 0, not {k}", self.loc(k_tok))
         else:
             g.wave = k
+
+    def iteration(self, t: Tree, m: Module) -> None:
+        """`iteration GRAPH l K`: the graph computes iteration K of reused loop l."""
+        name_tok, var_tok, k_tok = t.children
+        g = m.graph(str(name_tok))
+        k = self.int(k_tok, "an iteration")
+        if g is None:
+            self.sink.error(f"iteration of graph {name_tok}, which the module does not define",
+                            self.loc(name_tok))
+        elif g.iteration is not None:
+            self.sink.error(f"the iteration of graph {name_tok} is given twice",
+                            self.loc(name_tok))
+        elif k < 0:
+            self.sink.error(f"an iteration is a number >= 0, not {k}", self.loc(k_tok))
+        else:
+            g.iteration = (str(var_tok), k)
 
     # -- index names -------------------------------------------------------------------------
     def names(self, t: Tree, m: Module) -> None:

@@ -24,6 +24,8 @@ def print_module(m: Module) -> str:
     out += [print_names(g) for g in m.graphs if g.source_names and not _reuses(m, g)]
     out += [print_schedule(d) for d in m.schedules]
     out += [f"wave {g.name} {g.wave}" for g in m.graphs if g.wave is not None]
+    out += [f"iteration {g.name} {g.iteration[0]} {g.iteration[1]}" for g in m.graphs
+            if g.iteration is not None]
     for item in m.sequence():
         if out:
             out.append("")
