@@ -109,6 +109,26 @@ def test_loops_match_numpy_and_unrolled(case):
     assert set(want) <= set(got)
 
 
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases, st.sampled_from(["unroll", "reuse"]))
+def test_every_compilation_mode_matches_reference(case, mode):
+    """Random loop bodies and lengths through fuse, lower and simulate, unrolled or reused,
+    against the reference evaluator's loops."""
+    kind, n, act, access, k, rnd, seed = case
+    if access == "indirect" and n == 0:
+        access = "same"
+    perm = list(range(n))
+    rnd.shuffle(perm)
+    text = program_text(kind, n, act, access, k, perm if access == "indirect" else None)
+    text += "fuse layer: T, " + ("Y" if kind == "map" else "S") + "\n"
+    text += f"schedule l: {mode}\n" + ("output S\n" if kind == "scan" and n else "")
+    prog = load(text)
+    if not prog.statements:
+        return  # a map or scan of no iteration computes nothing
+    specs = [sp for sp in prog.specs() if sp.name in set(prog.inputs)]
+    assert_matches(prog, {}, inputs=random_inputs(specs, sizes(prog), seed))
+
+
 @pytest.mark.parametrize("kind,n,access", [("fold", 0, "same"), ("fold", 3, "shift"),
                                            ("scan", 1, "reverse"), ("map", 4, "indirect"),
                                            ("scan", 3, "stride")])
