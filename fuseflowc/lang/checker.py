@@ -187,7 +187,7 @@ class _Checker:
         if not is_lhs and a.tensor in self.states and not a.lists:
             pass  # the current state of a fold or scan
         elif not is_lhs:
-            if a.tensor == s.name and not a.lists:
+            if a.tensor == s.name and a.lists == s.lhs.lists:
                 self.err(f"{a.tensor} is read in its own definition", a.loc)
             elif a.tensor not in assigned and a.tensor in self.assigned_anywhere:
                 self.err(f"{a.tensor} is used before it is assigned", a.loc)
@@ -283,6 +283,20 @@ class _Checker:
         checked.declarations()
         statements = checked.statements()
         checked.directives(statements)
+        # an error in a loop body shows once, at its place, not once per iteration
+        seen: set = set()
+        kept, dropping = [], False
+        for d in checked.sink.errors:
+            if d.severity == "note":  # a note goes with the error before it
+                if not dropping:
+                    kept.append(d)
+                continue
+            key = (d.loc.source.name, d.loc.line, d.loc.col) if d.loc and d.loc.source else None
+            dropping = key is not None and key in seen
+            if not dropping:
+                kept.append(d)
+                seen.add(key)
+        checked.sink.errors[:] = kept
         checked.sink.raise_if_any()
         return replace(flat, statements=statements, looped=looped)
 
