@@ -302,3 +302,13 @@ def test_fused_ir_and_samml_carry_loop_schedules():
         in e.value.format()
     with pytest.raises(UserError, match="wave of graph zz, which the module does not define"):
         parse_module(Source("<m>", head + "wave zz 1\n"))
+
+
+def test_a_region_may_span_iterations_when_unrolled():
+    """Coarsening by hand: the unrolled statements of two layers fused into one graph."""
+    from fuseflowc.lower.driver import lower_program
+    prog = load(program_text("fold", 2, "relu", "same", 0.5, None)
+                + "fuse two: T__0, S__0, T__1, S\n")
+    module, _ = lower_program(prog)
+    assert [g.name for g in module.graphs] == ["two"]
+    assert_matches(prog, {})

@@ -309,6 +309,11 @@ class _Unroll:
 
     def fuse(self, d: ast.Fuse) -> list[ast.Fuse]:
         per = [self.flats(n) for n in d.statements]
+        if any(f is None for f in per):
+            # with unrolled names, a fold's state names its last state's statement (H), not
+            # the body's statement in every iteration
+            made = {st.name for st in self.statements}
+            per = [None if n in made else f for n, f in zip(d.statements, per)]
         if all(f is None for f in per):
             its = {self.iteration_of[n] for n in d.statements if n in self.iteration_of}
             if len(its) > 1:
