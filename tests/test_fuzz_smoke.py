@@ -8,6 +8,9 @@ or a failure without a message. The table of outcomes is printed (pytest -s show
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from fuseflowc.fuzz.cases import COMMANDS
 from fuseflowc.fuzz.classify import FAILURES
 from fuseflowc.fuzz.driver import fuzz, table
@@ -18,9 +21,12 @@ SEED = 18
 LIMITS = Limits(seconds=10, memory_mb=3072)
 
 
-def test_fuzz_smoke(tmp_path_factory):
-    out = tmp_path_factory.mktemp("fuzz")
-    summary = fuzz(CASES, SEED, out, LIMITS, jobs=1, minimize_seconds=0, scope="small")
+def test_fuzz_smoke(tmp_path_factory, monkeypatch):
+    where = tmp_path_factory.mktemp("fuzz")
+    monkeypatch.chdir(where)     # a relative output directory, as `make fuzz` passes it
+    summary = fuzz(CASES, SEED, Path("out"), LIMITS, jobs=1, minimize_seconds=0, scope="small")
+    corpus = json.loads((where / "out" / "corpus" / "corpus.json").read_text())
+    assert corpus["data_dirs"], "the corpus has data directories (its commands ran)"
     text = table(summary, SEED, LIMITS, 1)
     print(text)
     assert summary.cases == CASES

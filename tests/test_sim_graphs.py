@@ -51,20 +51,22 @@ def test_two_kernels_feed_each_other(tmp_path):
     x = rng.random(5)
     g = tmp_path / "two.samml"
     g.write_text(TWO)
-    np.save(tmp_path / "A.npy", a)
-    np.save(tmp_path / "x.npy", x)
+    data = tmp_path / "d"          # outputs may not go inside an input directory
+    data.mkdir()
+    np.save(data / "A.npy", a)
+    np.save(data / "x.npy", x)
     exp = tmp_path / "exp"
     exp.mkdir()
     np.save(exp / "y.npy", np.maximum(a, 0) @ x)
     import json
-    r = run_cli(["simulate", str(g), "--data", str(tmp_path), "--check", "--expect", str(exp),
-                 "--json", str(tmp_path / "s.json")])
+    r = run_cli(["simulate", str(g), "--data", str(data), "--check", "--expect", str(exp),
+                 "--json-out", str(tmp_path / "s.json")])
     assert r.exit_code == 0, r.stderr
     assert "total" in r.stderr and "relu" in r.stderr and "spmv" in r.stderr
     stats = json.loads((tmp_path / "s.json").read_text())
     assert [k["graph"] for k in stats["kernels"]] == ["relu", "spmv"]
     assert stats["total"]["cycles"] == sum(k["cycles"] for k in stats["kernels"])
-    r = run_cli(["simulate", str(g), "--data", str(tmp_path), "--graph", "spmv", "--check",
+    r = run_cli(["simulate", str(g), "--data", str(data), "--graph", "spmv", "--check",
                  "--expect", str(exp)])
     assert r.exit_code == 0, r.stderr
     assert "relu" not in r.stderr.split("busiest")[0]

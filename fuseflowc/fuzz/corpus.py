@@ -23,7 +23,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .execute import Limits, run_command
+from .execute import SANDBOX_FAILED, Limits, run_command
 
 #: Every kind of seed (a `graph` seed is a file, an OGB directory, or a source name such as
 #: karate or synthetic:...).
@@ -223,6 +223,9 @@ class _Builder:
         tmp = self.root / ".build" / "tmp"
         tmp.mkdir(parents=True, exist_ok=True)
         r = run_command(argv, self.root, tmp, io, limits=self.limits)
+        if r.exit_code == SANDBOX_FAILED:  # the fuzzer's own bug: never a refused variant
+            raise RuntimeError(f"fuzz: the sandbox failed building the corpus "
+                               f"({' '.join(argv)}):\n{r.stderr}")
         ok = r.exit_code == 0
         if not ok:
             self.failed += 1
@@ -279,6 +282,7 @@ def _make_data(b: _Builder, prog: str) -> str | None:
 def build_corpus(repo: Path, root: Path, scope: str = "full", log=None) -> Corpus:
     """Make (or reuse, if its stamp matches) the corpus for `repo` in `root`. scope 'full' takes
     every example; 'small' a few kernels and GCN (for the quick run inside the test suite)."""
+    root = root.resolve()  # the builder's children run in `root`: relative paths would break
     stamp = _stamp(repo, scope)
     index = root / "corpus.json"
     if index.is_file():

@@ -306,6 +306,7 @@ def fuzz(cases: int, seed: int, out: Path, limits: Limits = Limits(), jobs: int 
          minimize_seconds: float = 60.0, commands: tuple[str, ...] = (), scope: str = "full",
          corpus_dir: Path | None = None, log=None) -> Summary:
     """The whole run: corpus, cases, reproducers, table (in out/summary.txt); the Summary."""
+    out = out.resolve()  # children chdir into their sandboxes (a relative --out broke them)
     out.mkdir(parents=True, exist_ok=True)
     prepare()
     corpus = build_corpus(REPO, corpus_dir or out / "corpus", scope, log=log)
@@ -332,7 +333,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1, help="random seed (case K of seed S is "
                                                         "always the same case)")
     ap.add_argument("--out", type=Path, default=Path("out/fuzz"), help="output directory")
-    ap.add_argument("--time-limit", type=float, default=10.0, help="seconds per case")
+    ap.add_argument("--time-limit", type=float, default=10.0,
+                    help="CPU seconds per case (wall-clock backstop: 10x)")
     ap.add_argument("--memory-mb", type=int, default=3072, help="address space per case")
     ap.add_argument("--jobs", "-j", type=int, default=1, help="cases run at once")
     ap.add_argument("--minimize-seconds", type=float, default=60.0,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .ir import Graph, Module, Node, Permute, Schedule, Stream, TensorDecl
+from .ir import Decompose, Graph, Module, Node, Permute, Schedule, Stream, TensorDecl
 
 
 def print_module(m: Module) -> str:
@@ -33,7 +33,9 @@ def print_module(m: Module) -> str:
             binds = ", ".join(f"{a} = {b}" for a, b in item.binds.items())
             out.append(f"graph {item.name} = {item.template} {{{binds}}}")
         else:
-            out.append(print_graph(item) if isinstance(item, Graph) else print_permute(item))
+            out.append(print_graph(item) if isinstance(item, Graph) else
+                       print_permute(item) if isinstance(item, Permute)
+                       else print_decompose(item))
     return "\n".join(out) + "\n"
 
 
@@ -60,6 +62,12 @@ def print_permute(p: Permute) -> str:
     if p.modes is not None and tuple(p.modes) != tuple(range(len(p.modes))):
         text += " modes (" + ", ".join(str(x) for x in p.modes) + ")"
     return text
+
+
+def print_decompose(d: Decompose) -> str:
+    """`decompose A -> A__d0 >= 0.5, A__d1`."""
+    parts = [p if t is None else f"{p} >= {t!r}" for p, t in zip(d.parts, d.thresholds)]
+    return f"decompose {d.src} -> " + ", ".join(parts)
 
 
 def print_schedule(d: Schedule) -> str:
