@@ -26,6 +26,7 @@ SCHEMA = {
     "block": set(BLOCK_KEYS),
     "memory": {"bandwidth", "latency", "element_bytes", "window"},
     "permute": {"elements_per_cycle"},
+    "config": {"base", "per_node", "rebind"},
 }
 
 # The range of every value (documented in arch.toml): integers where the simulator counts
@@ -40,6 +41,9 @@ RANGES = {
     "memory.element_bytes": ("int", 1, 64),         # bytes
     "memory.window": ("int", 1, 65536),             # cycles
     "permute.elements_per_cycle": ("number", 1e-3, 1e9),
+    "config.base": ("int", *LATENCY),
+    "config.per_node": ("int", *LATENCY),
+    "config.rebind": ("int", *LATENCY),
 }
 #: Longest block-cost expression ("2*b-1"): its evaluation recurses over the expression.
 MAX_BLOCK_EXPR = 100
@@ -242,6 +246,15 @@ class Arch:
                               max(1, eval_block_expr(blk[f"{which}_ii"], block,
                                                      f"block.{which}_ii")), "int", *II)
         return int(lat), int(ii)
+
+    def config_cycles(self, nodes: int) -> int:
+        """Cycles to load the configuration of a graph of `nodes` nodes ([config])."""
+        c = self.table.get("config", {})
+        return int(c.get("base", 1000)) + int(c.get("per_node", 16)) * nodes
+
+    def rebind_cycles(self, tensors: int) -> int:
+        """Cycles to bind `tensors` other tensors to a loaded configuration ([config])."""
+        return int(self.table.get("config", {}).get("rebind", 4)) * tensors
 
     @property
     def mem_window(self) -> int:

@@ -37,6 +37,60 @@ def kernel_stats(k) -> dict:
     }
 
 
+def schedule_stats(result, module, arch) -> dict:
+    """Configurations and loop schedules of a run: how many graphs were configured and what
+    that costs (arch [config]), the runs that reused a configuration, the cycles per iteration
+    of a reused loop, and for wavefront graphs the cycles with each wave's graphs in parallel
+    lanes (a wave costs its slowest graph)."""
+    graphs = {g.name: g for g in module.graphs}
+    loads = reuses = cost = 0
+    waves: dict[int, list[int]] = {}
+    sequential = 0
+    iterations: dict[str, dict[int, int]] = {}
+    for k in result.kernels:
+        g = graphs.get(k.graph)
+        if g is None:           # a permute step: data movement, no configuration
+            sequential += k.cycles
+            continue
+        if g.template is None:
+            loads += 1
+            cost += arch.config_cycles(len(g.nodes))
+        else:
+            reuses += 1
+            cost += arch.rebind_cycles(len(g.binds))
+        if g.iteration is not None:
+            per = iterations.setdefault(g.iteration[0], {})
+            per[g.iteration[1]] = per.get(g.iteration[1], 0) + k.cycles
+        if g.wave is None:
+            sequential += k.cycles
+        else:
+            waves.setdefault(g.wave, []).append(k.cycles)
+    total = sum(k.cycles for k in result.kernels)
+    out = {"configurations": loads, "reused_runs": reuses, "configuration_cycles": cost,
+           "cycles_with_configuration": total + cost}
+    if iterations:  # per reused loop, the cycles of each iteration's graphs
+        out["iteration_cycles"] = {v: [per[k] for k in sorted(per)]
+                                   for v, per in iterations.items()}
+    if waves:
+        out["waves"] = len(waves)
+        out["lanes"] = max(len(v) for v in waves.values())
+        out["wavefront_cycles"] = sequential + sum(max(v) for v in waves.values())
+    return out
+
+
+def print_schedule_stats(s: dict, console) -> None:
+    """The configuration and loop-schedule figures (schedule_stats) in a few lines."""
+    console.print(f"configurations: {s['configurations']:,} loaded, {s['reused_runs']:,} "
+                  f"reused; configuration cycles {s['configuration_cycles']:,}; cycles with "
+                  f"configuration {s['cycles_with_configuration']:,}")
+    for var, it in s.get("iteration_cycles", {}).items():
+        console.print(f"loop {var}: {len(it)} iterations, cycles per iteration "
+                      + ", ".join(f"{c:,}" for c in it))
+    if "waves" in s:
+        console.print(f"wavefront: {s['waves']} waves, up to {s['lanes']} lanes; cycles with "
+                      f"the waves in parallel {s['wavefront_cycles']:,}")
+
+
 def result_stats(result, arch=None) -> dict:
     """The whole run: totals, every kernel, and the architecture used."""
     kernels = [kernel_stats(k) for k in result.kernels]

@@ -31,7 +31,13 @@ def program_examples() -> list[Path]:
     """Kernels and every model variant (files with fusion regions: name_variant.ff)."""
     return (sorted((ROOT / "ir_examples" / "kernels").glob("*.ff"))
             + sorted(f for f in (ROOT / "ir_examples" / "models").glob("*/*_*.ff")
-                     if f.stem.rsplit("_", 1)[1] in ("full", "partial", "unfused")))
+                     if f.stem.rsplit("_", 1)[1] in ("full", "partial", "unfused")
+                     and f.parent.name not in LOOP_MODELS))
+
+
+# Models written as loops repeat one-layer models' graphs per layer (gcn, gpt3_mini are pinned);
+# `make examples`, tests/test_lists.py and `python -m fuseflowc.bench.loops` run them.
+LOOP_MODELS = ("gcn_deep", "gpt3_layers", "rnn_stacked")
 
 
 def lowered_text(path: Path, pipeline: str = "") -> str:

@@ -81,7 +81,7 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
     from sim.arch import Arch
     from sim.build import Simulator
     from sim.compare import compare
-    from sim.report import print_tables, result_stats
+    from sim.report import print_schedule_stats, print_tables, result_stats, schedule_stats
 
     from ..outputs import Outputs
 
@@ -122,10 +122,15 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
     if graph_name is not None:
         result.kernels = [k for k in result.kernels if k.graph == graph_name]
     stats = result_stats(result, arch)
+    stats["schedule"] = schedule_stats(result, module, arch)
+    # the text report shows it for reused and wavefront graphs (other modules' tables stay)
+    loops = any(g.template is not None or g.wave is not None for g in module.graphs)
     if not as_json and not quiet:
         from rich.console import Console
         console = Console(file=sys.stderr, width=None if sys.stderr.isatty() else 110)
         print_tables(stats, console, module=module)
+        if loops:
+            print_schedule_stats(stats["schedule"], console)
     outputs = {t.name: result.tensors[t.name] for t in module.tensors
                if t.role == "output" and t.name in result.tensors}
     if check:

@@ -140,6 +140,8 @@ def _fuse(program: ast.Program, source_path: str | None, options: FuseOptions,
     tensors = _tensors(program, regions, decomposed)
     dims = [(d.name, d.size) for d in program.dims]
     fused = ir.FusedProgram(source_path, dims, tensors, regions)
+    fused.reuse = [(v, [list(x) for x in its]) for v, its in program.reuse]
+    fused.waves = dict(program.waves)
     check_inlining(fused, {s.name: s.loc for s in program.statements})  # what lowering can take
     return fused
 

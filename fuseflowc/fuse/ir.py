@@ -168,6 +168,10 @@ class FusedProgram:
     dims: list[tuple[str, int | None]] = field(default_factory=list)
     tensors: list[TensorInfo] = field(default_factory=list)
     regions: list[Region] = field(default_factory=list)
+    #: Loop schedules of the program (fuseflowc.lang.unroll): per reused loop, its variable
+    #: and each iteration's statements; per statement of a wavefront nest, its anti-diagonal.
+    reuse: list[tuple[str, list[list[str]]]] = field(default_factory=list)
+    waves: dict[str, int] = field(default_factory=dict)
 
     def tensor(self, name: str) -> TensorInfo:
         return next(t for t in self.tensors if t.name == name)

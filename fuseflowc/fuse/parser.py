@@ -41,6 +41,19 @@ def parse_fused(source: Source, verify: bool = True) -> ir.FusedProgram:
     for item in items:
         if isinstance(item, tuple) and item[0] == "source":
             prog.source = item[1]
+        elif isinstance(item, tuple) and item[0] == "reuse":
+            _, var, k, names, loc = item
+            its = next((x for v, x in prog.reuse if v == var), None)
+            if its is None:
+                its = []
+                prog.reuse.append((var, its))
+            if k < len(its):
+                raise UserError(f"reuse {var} {k}: iterations are listed in increasing order",
+                                loc)
+            its.extend([] for _ in range(k - len(its)))
+            its.append(names)
+        elif isinstance(item, tuple) and item[0] == "wave":
+            prog.waves[item[1]] = item[2]
         elif isinstance(item, tuple):
             prog.dims.append(item[1:])
         elif isinstance(item, ir.TensorInfo):
@@ -197,6 +210,15 @@ class _Build(Transformer):
     def index(self, meta, items):
         name, dim = items
         return ("index", (str(name), dim))
+
+    def reuse(self, meta, items):
+        var, k, *names = items
+        return ("reuse", str(var), self._int(k, "an iteration", 0, 10**9),
+                [str(n) for n in names], self._loc(meta))
+
+    def wave(self, meta, items):
+        name, k = items
+        return ("wave", str(name), self._int(k, "a wave"))
 
     def binding(self, meta, items):
         return (str(items[0]), str(items[1]))

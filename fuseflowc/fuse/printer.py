@@ -70,6 +70,11 @@ def fused_str(f: ir.FusedProgram) -> str:
         out.append(f"dim {name}" if size is None else f"dim {name} = {size}")
     for t in f.tensors:
         out.append(tensor_str(t))
+    for var, its in f.reuse:
+        out.extend(f"reuse {var} {k}: {', '.join(names)}" for k, names in enumerate(its)
+                   if names)
+    for name, wave in f.waves.items():
+        out.append(f"wave {name} {wave}")
     for r in f.regions:
         out.append("")
         out.extend(region_str(r))

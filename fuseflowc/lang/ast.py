@@ -40,11 +40,47 @@ class Expr:
 
 
 @dataclass(frozen=True)
+class LIdx:
+    """A list index expression (docs/language.md, "Lists and loops"): `op` is `var` (args:
+    the loop variable), `num` (the number), `+`/`-` (two LIdx), `*` (a number and an LIdx),
+    `reverse` (an LIdx; n - 1 - it, n the length of the list dim it indexes) or `ind` (an
+    index list's name and an LIdx: that list's entry)."""
+
+    op: str
+    args: tuple
+    loc: Loc | None = _loc()
+
+    def variables(self) -> Iterator[str]:
+        """The loop variables it uses."""
+        if self.op == "var":
+            yield self.args[0]
+        for a in self.args:
+            if isinstance(a, LIdx):
+                yield from a.variables()
+
+    def tables(self) -> Iterator["LIdx"]:
+        """Its indirect accesses (op `ind`)."""
+        if self.op == "ind":
+            yield self
+        for a in self.args:
+            if isinstance(a, LIdx):
+                yield from a.tables()
+
+
+@dataclass(frozen=True)
 class Access(Expr):
+    """`tensor[indices]`, or `tensor[lists; indices]` for an element of a list tensor; a list
+    access may name a `fallback` access read where its list indices are out of range."""
+
     tensor: str
     indices: tuple[str, ...]
     loc: Loc | None = _loc()
     index_locs: tuple[Loc, ...] = field(default=(), compare=False, repr=False)
+    lists: tuple[LIdx, ...] = ()
+    fallback: "Access | None" = None
+
+    def children(self):
+        return () if self.fallback is None else (self.fallback,)
 
 
 @dataclass(frozen=True)
@@ -101,10 +137,24 @@ class TensorDecl:
     loc: Loc | None = _loc()
     dim_locs: tuple[Loc, ...] = field(default=(), compare=False, repr=False)
     format_loc: Loc | None = _loc()
+    lists: tuple[str | int, ...] = ()  # list dims (before `;`); `dims` are the element's
+    list_locs: tuple[Loc, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def order(self) -> int:
+        """The number of element dims (list dims excluded)."""
         return len(self.dims)
+
+
+@dataclass(frozen=True)
+class IndexDecl:
+    """`index p[T] = 3, 1, 0`: a constant list of list positions for indirect access."""
+
+    name: str
+    dim: str | int
+    values: tuple[int, ...]
+    loc: Loc | None = _loc()
+    dim_loc: Loc | None = _loc()
 
 
 @dataclass(frozen=True)
@@ -121,6 +171,56 @@ class Assignment:
     def name(self) -> str:
         """A statement is named by the tensor it assigns (each tensor is assigned once)."""
         return self.lhs.tensor
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A loop over list dim `dim` (docs/language.md, "Lists and loops"). `kind` is `map`
+    (independent iterations), `scan` or `fold`. With a `state` (`S = fold v in L from INIT
+    {...}`) the body reads the current state as `S[...]` and assigns the next one; a fold's
+    result is the last state, a scan's the list of every state. Without a state (`scan v in L
+    {...}`) the body writes list elements and may read those of earlier iterations."""
+
+    kind: str
+    var: str
+    dim: str | int
+    body: tuple["Assignment | Loop", ...]
+    state: str | None = None
+    init: Access | None = None
+    loc: Loc | None = _loc()
+    dim_loc: Loc | None = _loc()
+
+    def statements(self) -> Iterator["Assignment"]:
+        """Every assignment of the body, nested loops' included, in order."""
+        for item in self.body:
+            if isinstance(item, Loop):
+                yield from item.statements()
+            else:
+                yield item
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """`schedule v: MODE`: how the loop over variable v is compiled: `unroll` (the default),
+    `reuse` (one configuration of the body's graphs, run once per iteration) or `wavefront`
+    (the inner of two nested scans: iterations in anti-diagonal order, a diagonal's in parallel
+    lanes)."""
+
+    var: str
+    mode: str
+    loc: Loc | None = _loc()
+    mode_loc: Loc | None = _loc()
+
+
+LOOP_MODES = ("unroll", "reuse", "wavefront")
+
+
+def element_name(name: str, position: tuple[int, ...]) -> str:
+    """The tensor name of list element `name[position]`, or of a tensor computed inside loops
+    at iteration `position` (the loop variables' values, outer first): `W__3`, `H__1_5`. The
+    unrolled program, the reference evaluator and the data files (one file per element) share
+    it; a position () is the name itself."""
+    return name if not position else f"{name}__{'_'.join(map(str, position))}"
 
 
 @dataclass(frozen=True)
@@ -190,7 +290,7 @@ class Decompose:
         return f"decompose {self.tensor}: " + ", ".join(p.text() for p in self.parts)
 
 
-Directive = Fuse | Order | Parallelize | Block | Output | Decompose
+Directive = Fuse | Order | Parallelize | Block | Output | Decompose | Schedule
 
 
 @dataclass
@@ -202,6 +302,21 @@ class Program:
     tensors: list[TensorDecl] = field(default_factory=list)
     statements: list[Assignment] = field(default_factory=list)
     directives: list[Directive] = field(default_factory=list)
+    # Programs with loops: `body` holds the top-level statements and loops in source order,
+    # `indices` the index lists. After checking, `statements` and `tensors` are the unrolled
+    # program's and `looped` the checked program with its loops (the reference evaluates it).
+    body: list = field(default_factory=list)
+    indices: list[IndexDecl] = field(default_factory=list)
+    looped: "Program | None" = None
+    # Loop schedules, from unrolling: per `reuse` loop, its variable and the statements of each
+    # of its iterations (all instances, in order); per statement of a `wavefront` nest, its
+    # anti-diagonal.
+    reuse: list[tuple[str, list[list[str]]]] = field(default_factory=list)
+    waves: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def loops(self) -> list[Loop]:
+        return [x for x in self.body if isinstance(x, Loop)]
 
     # ---- lookups (valid after checking: names are then unique) ---------------------------
     def tensor(self, name: str) -> TensorDecl:

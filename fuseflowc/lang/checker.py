@@ -37,6 +37,12 @@ class _Checker:
         self.sink = DiagnosticSink()
         self.dims: dict[str, ast.DimDecl] = {}
         self.tensors: dict[str, ast.TensorDecl] = {}
+        # Loop context (programs with lists): the enclosing loops, the carried states in scope,
+        # and the loop that computes each body-local tensor.
+        self.scope: list[ast.Loop] = []
+        self.states: dict[str, ast.Loop] = {}
+        self.local_owner: dict[str, ast.Loop] = {}
+        self.assigned_anywhere: set[str] = set()
 
     def err(self, msg: str, loc: Loc | None) -> None:
         self.sink.error(msg, loc)
@@ -46,6 +52,8 @@ class _Checker:
 
     def run(self) -> ast.Program:
         self.declarations()
+        if self.p.loops or self.p.indices or any(t.lists for t in self.p.tensors):
+            return self.run_looped()
         statements = self.statements()
         self.directives(statements)
         self.sink.raise_if_any()
@@ -72,6 +80,44 @@ class _Checker:
                 if isinstance(dim, str) and dim not in self.dims:
                     self.err(f"undefined dimension {dim}; declare it with `dim {dim}` (size bound "
                              f"from data) or `dim {dim} = <size>`{_suggest(dim, self.dims)}", loc)
+                elif self.dim_size(dim) == 0:
+                    self.err(f"dimension {dim} has size 0; only list dimensions (before the `;`) "
+                             f"may be empty", loc)
+            for dim, loc in zip(t.lists, t.list_locs):
+                self.list_dim(dim, loc)
+        for x in self.p.indices:
+            if x.name in self.tensors or x.name in {y.name for y in self.p.indices
+                                                    if y is not x and y.loc == x.loc}:
+                self.err(f"index list {x.name} has the name of a tensor", x.loc)
+            n = self.list_dim(x.dim, x.dim_loc)
+            if n is not None and len(x.values) != n:
+                self.err(f"index list {x.name} has {len(x.values)} entries but its dimension "
+                         f"{x.dim} has size {n}", x.loc)
+        lists = {d for t in self.p.tensors for d in t.lists} | {x.dim for x in self.p.indices} \
+            | set(_loop_dims(self.p.loops))
+        for d in self.dims.values():
+            if d.size == 0 and d.name not in lists:
+                self.err(f"a dimension size must be at least 1, not 0 (only a list dimension, "
+                         f"which {d.name} is not, may be empty)", d.loc)
+        names = [x.name for x in self.p.indices]
+        for k, x in enumerate(self.p.indices):
+            if x.name in names[:k]:
+                self.err(f"index list {x.name} is declared twice", x.loc)
+
+    def list_dim(self, dim: str | int, loc: Loc | None) -> int | None:
+        """The size of a list dimension (which must be fixed: loops unroll at compile time)."""
+        if isinstance(dim, int):
+            return dim
+        d = self.dims.get(dim)
+        if d is None:
+            self.err(f"undefined dimension {dim}; declare it with `dim {dim} = <size>`"
+                     f"{_suggest(dim, self.dims)}", loc)
+            return None
+        if d.size is None:
+            self.err(f"list dimension {dim} needs a fixed size (`dim {dim} = <size>`): loops "
+                     f"over it are compiled before any data is read", loc)
+            return None
+        return d.size
 
     def dim_size(self, dim: str | int) -> int | None:
         if isinstance(dim, int):
@@ -130,9 +176,22 @@ class _Checker:
                     + _suggest(a.tensor, self.tensors))
             self.err(f"undefined tensor {a.tensor}{hint}", a.loc)
             return
-        if not is_lhs:
-            if a.tensor == s.name:
+        if not self.list_access(a, t, is_lhs):
+            return
+        if not is_lhs and a.tensor in self.local_owner:
+            owner = self.local_owner[a.tensor]
+            if owner not in self.scope:
+                self.err(f"{a.tensor} is computed once per iteration of the loop over "
+                         f"{owner.var}, so it cannot be read outside that loop; write a list "
+                         f"element or a fold state instead", a.loc)
+                return
+        if not is_lhs and a.tensor in self.states and not a.lists:
+            pass  # the current state of a fold or scan
+        elif not is_lhs:
+            if a.tensor == s.name and a.lists == s.lhs.lists:
                 self.err(f"{a.tensor} is read in its own definition", a.loc)
+            elif a.tensor not in assigned and a.tensor in self.assigned_anywhere:
+                self.err(f"{a.tensor} is used before it is assigned", a.loc)
             elif a.tensor not in assigned and any(x.name == a.tensor for x in self.p.statements):
                 later = next(x for x in self.p.statements if x.name == a.tensor)
                 self.err(f"{a.tensor} is used before it is assigned", a.loc)
@@ -156,6 +215,216 @@ class _Checker:
                     self.note(f"{i} first bound to {prev} here", ploc)
             else:
                 index_dims[i] = (dim, loc, a.tensor)
+
+    def list_access(self, a: ast.Access, t: ast.TensorDecl, is_lhs: bool) -> bool:
+        """Check the list part of an access; False if the rest cannot be checked."""
+        if not t.lists and a.lists:
+            self.err(f"{a.tensor} is not a list (it is declared without list dimensions "
+                     f"before a `;`)", a.loc)
+            return False
+        if t.lists and not a.lists and a.tensor not in self.states:
+            dims = ", ".join(map(str, t.lists))
+            self.err(f"{a.tensor} is a list over {dims}; index an element as "
+                     f"{a.tensor}[{', '.join(str(d).lower() for d in t.lists)}; ...]", a.loc)
+            return False
+        if a.lists and len(a.lists) != len(t.lists):
+            self.err(f"{a.tensor} is a list over {', '.join(map(str, t.lists))} but is given "
+                     f"{len(a.lists)} list index(es)", a.loc)
+            return False
+        names = {x.name for x in self.p.indices}
+        ok = True
+        for x in a.lists:
+            for v, loc in _var_locs(x):
+                if v not in {lp.var for lp in self.scope}:
+                    where = (f"; the loop variables here are "
+                             f"{', '.join(lp.var for lp in self.scope)}" if self.scope
+                             else "; list indices outside loops are numbers")
+                    self.err(f"{v} is not a loop variable{where}", loc)
+                    ok = False
+            for ind in x.tables():
+                if ind.args[0] not in names:
+                    self.err(f"undefined index list {ind.args[0]}; declare it with "
+                             f"`index {ind.args[0]}[DIM] = ...`{_suggest(ind.args[0], names)}",
+                             ind.loc)
+                    ok = False
+        if a.fallback is not None:
+            fb = a.fallback
+            if fb.indices != a.indices:
+                self.err(f"the fallback {fb.tensor}[...] must have the element indices of "
+                         f"{a.tensor} ({', '.join(a.indices)})", fb.loc)
+                ok = False
+        return ok
+
+    # ---- loops -------------------------------------------------------------------------------
+    def run_looped(self) -> ast.Program:
+        """Check a program with list dims and loops, then unroll it and check the result."""
+        for lp in self.p.loops:
+            for st in lp.statements():
+                self.assigned_anywhere.add(st.name)
+            self.assigned_anywhere.update(_states(lp))
+        assigned: dict[str, object] = {}
+        body = []
+        for item in self.p.body:
+            if isinstance(item, ast.Loop):
+                body.append(self.loop(item, assigned))
+                continue
+            if self.tensors.get(item.name) is not None and self.tensors[item.name].lists:
+                self.err(f"{item.name} is a list; its elements are written inside loops over "
+                         f"its list dimensions", item.lhs.loc)
+                continue
+            ok = self.statement(item, assigned)
+            self.assign(item.name, item.lhs.loc, assigned)
+            body.append(ok if ok is not None else item)
+        self.loop_schedules()
+        self.sink.raise_if_any()
+        from .unroll import unroll
+        looped = replace(self.p, body=body)
+        flat = unroll(looped)
+        checked = _Checker(flat)
+        checked.declarations()
+        statements = checked.statements()
+        checked.directives(statements)
+        # an error in a loop body shows once, at its place, not once per iteration
+        seen: set = set()
+        kept, dropping = [], False
+        for d in checked.sink.errors:
+            if d.severity == "note":  # a note goes with the error before it
+                if not dropping:
+                    kept.append(d)
+                continue
+            key = (d.loc.source.name, d.loc.line, d.loc.col) if d.loc and d.loc.source else None
+            dropping = key is not None and key in seen
+            if not dropping:
+                kept.append(d)
+                seen.add(key)
+        checked.sink.errors[:] = kept
+        checked.sink.raise_if_any()
+        return replace(flat, statements=statements, looped=looped)
+
+    def loop_schedules(self) -> None:
+        """`schedule v: MODE` names a loop variable (one loop's), once; `reuse` applies to a
+        loop outside any other, `wavefront` to a scan that is the whole body of a scan."""
+        parent: dict[str, ast.Loop | None] = {}
+        loops: dict[str, ast.Loop] = {}
+
+        def visit(lp: ast.Loop, up: ast.Loop | None) -> None:
+            parent[lp.var], loops[lp.var] = up, lp
+            for x in lp.body:
+                if isinstance(x, ast.Loop):
+                    visit(x, lp)
+
+        for lp in self.p.loops:
+            visit(lp, None)
+        seen: set[str] = set()
+        for d in self.p.directives:
+            if not isinstance(d, ast.Schedule):
+                continue
+            if d.var not in loops:
+                self.err(f"schedule names {d.var}, which is no loop's variable", d.loc)
+                continue
+            if d.var in seen:
+                self.err(f"loop {d.var} has two schedules", d.loc)
+            seen.add(d.var)
+            lp, up = loops[d.var], parent[d.var]
+            if d.mode == "wavefront" and (up is None or up.kind != "scan" or up.state
+                                          or lp.kind != "scan" or lp.state
+                                          or len(up.body) != 1):
+                self.err(f"wavefront applies to a scan (without `from`) that is the whole body "
+                         f"of another such scan, as scan d in D {{ scan t in T {{ ... }} }}",
+                         d.mode_loc)
+
+    def assign(self, name: str, loc, assigned) -> None:
+        if name in assigned:
+            self.err(f"tensor {name} is assigned twice; each tensor is computed by one "
+                     f"statement", loc)
+        assigned.setdefault(name, loc)
+
+    def loop(self, lp: ast.Loop, assigned) -> ast.Loop:
+        if lp.var in {x.var for x in self.scope}:
+            self.err(f"loop variable {lp.var} is already the variable of an enclosing loop",
+                     lp.loc)
+        self.list_dim(lp.dim, lp.dim_loc)
+        depth = len(self.scope)
+        if lp.state is not None:
+            self.state(lp, depth, assigned)
+        self.scope.append(lp)
+        written = [st.name for st in lp.statements() if st.name != lp.state
+                   and self.tensors.get(st.name) is not None and self.tensors[st.name].lists]
+        for name in written:  # a scan reads earlier iterations' elements (checked at unroll)
+            assigned.setdefault(name, lp.loc)
+        if lp.state is not None:
+            self.states[lp.state] = lp
+        body = []
+        for item in lp.body:
+            if isinstance(item, ast.Loop):
+                body.append(self.loop(item, assigned))
+                continue
+            self.body_lhs(item, lp)
+            ok = self.statement(item, assigned)
+            if item.name not in written:
+                self.assign(item.name, item.lhs.loc, assigned)
+            body.append(ok if ok is not None else item)
+        self.scope.pop()
+        self.states.pop(lp.state, None)
+        if lp.state is not None:
+            last = lp.body[-1] if lp.body else None
+            if not isinstance(last, ast.Assignment) or last.name != lp.state:
+                self.err(f"the body of this {lp.kind} must end by assigning the next state "
+                         f"{lp.state}[...]", lp.loc)
+            elif sum(st.name == lp.state for st in lp.statements()) > 1:
+                self.err(f"the state {lp.state} is assigned more than once in the body", lp.loc)
+        return replace(lp, body=tuple(body))
+
+    def state(self, lp: ast.Loop, depth: int, assigned) -> None:
+        t = self.tensors.get(lp.state)
+        if t is None:
+            self.err(f"undefined tensor {lp.state}; declare the {lp.kind}'s state", lp.loc)
+            return
+        want = depth + 1 if lp.kind == "scan" else 0
+        if lp.kind == "scan" and (len(t.lists) != want
+                                  or not self.same_dim(t.lists[-1], lp.dim)):
+            self.err(f"the result {lp.state} of a scan over {lp.dim} is the list of its states:"
+                     f" declare it with {want} list dimension(s), the last {lp.dim}", lp.loc)
+        if lp.kind == "fold" and t.lists:
+            self.err(f"the state {lp.state} of a fold is one tensor, not a list", lp.loc)
+        if lp.kind == "fold" and self.scope:
+            self.local_owner[lp.state] = self.scope[-1]
+        init = lp.init
+        it = self.tensors.get(init.tensor)
+        if it is None:
+            self.err(f"undefined tensor {init.tensor}{_suggest(init.tensor, self.tensors)}",
+                     init.loc)
+            return
+        if init.tensor not in assigned and init.tensor in self.assigned_anywhere:
+            self.err(f"{init.tensor} is used before it is assigned", init.loc)
+        if len(init.lists) != len(it.lists):
+            self.err(f"the initial state {init.tensor} needs {len(it.lists)} list index(es)",
+                     init.loc)
+        elif self.list_access(init, it, False):
+            if len(it.dims) != len(t.dims) or not all(self.same_dim(a, b)
+                                                      for a, b in zip(it.dims, t.dims)):
+                self.err(f"the initial state {init.tensor}[{', '.join(map(str, it.dims))}] "
+                         f"and the state {lp.state}[{', '.join(map(str, t.dims))}] differ in "
+                         f"shape", init.loc)
+
+    def body_lhs(self, s: ast.Assignment, lp: ast.Loop) -> None:
+        """The left side of a loop body's statement: the state, a list element at the loop
+        variables, or a tensor local to the iteration."""
+        t = self.tensors.get(s.name)
+        if t is None:
+            return
+        if s.name in self.states:
+            if s.lhs.lists:
+                self.err(f"the state {s.name} is assigned without list indices", s.lhs.loc)
+            return
+        if t.lists:
+            want = [x.var for x in self.scope]
+            got = [x.args[0] if x.op == "var" else None for x in s.lhs.lists]
+            if got != want:
+                self.err(f"a list element is written at the enclosing loops' variables, "
+                         f"{s.name}[{', '.join(want)}; ...], once per iteration", s.lhs.loc)
+            return
+        self.local_owner[s.name] = lp
 
     def call(self, c: ast.Call) -> None:
         msg = call_problem(c)
@@ -301,6 +570,36 @@ class _Checker:
             if size is not None and size % d.size:
                 self.err(f"block size {d.size} does not divide dimension {dim} = {size} of "
                          f"{d.tensor}", d.loc)
+
+
+def _var_locs(x: ast.LIdx):
+    if x.op == "var":
+        yield x.args[0], x.loc
+    for a in x.args:
+        if isinstance(a, ast.LIdx):
+            yield from _var_locs(a)
+
+
+def _states(lp: ast.Loop) -> set[str]:
+    out = {lp.state} if lp.state else set()
+    for item in lp.body:
+        if isinstance(item, ast.Loop):
+            out |= _states(item)
+    return out
+
+
+def _loop_dims(loops):
+    for lp in loops:
+        yield lp.dim
+        yield from _loop_dims([x for x in lp.body if isinstance(x, ast.Loop)])
+
+
+def _loop_vars(loops) -> set[str]:
+    out = set()
+    for lp in loops:
+        out.add(lp.var)
+        out |= _loop_vars([x for x in lp.body if isinstance(x, ast.Loop)])
+    return out
 
 
 def call_problem(c: ast.Call) -> str | None:

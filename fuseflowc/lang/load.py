@@ -33,6 +33,8 @@ def apply_overrides(program: ast.Program, overrides: list[ast.Directive]) -> ast
             return ("fuse",)
         if isinstance(d, ast.Decompose):
             return ("decompose", d.tensor)
+        if isinstance(d, ast.Schedule):
+            return ("schedule", d.var)
         return ("output", id(d))
 
     replaced = {key(d) for d in overrides}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from lark import Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedInput, VisitError
 
@@ -54,12 +56,19 @@ def _parse(source: Source, start: str, what: str, stack: tuple[str, ...] = (),
             prog.tensors.append(item)
         elif isinstance(item, ast.Assignment):
             prog.statements.append(item)
+            prog.body.append(item)
+        elif isinstance(item, ast.Loop):
+            prog.body.append(item)
+        elif isinstance(item, ast.IndexDecl):
+            prog.indices.append(item)
         elif isinstance(item, _Include):
             sub = _include(source, item, stack, {} if seen is None else seen)
             prog.dims.extend(sub.dims)
             prog.tensors.extend(sub.tensors)
             prog.statements.extend(sub.statements)
             prog.directives.extend(sub.directives)
+            prog.body.extend(sub.body)
+            prog.indices.extend(sub.indices)
         else:
             prog.directives.append(item)
     return prog
@@ -127,7 +136,8 @@ class _Build(Transformer):
 
     @v_args(inline=True)
     def dim_item(self, name, size):
-        return ast.DimDecl(str(name), None if size is None else self._int(size, "a dimension size", 1),
+        # 0 is allowed for list dims (an empty loop); the checker refuses it for element dims
+        return ast.DimDecl(str(name), None if size is None else self._int(size, "a dimension size", 0),
                            self._tok(name))
 
     def dim_decl(self, items):
@@ -139,18 +149,35 @@ class _Build(Transformer):
             return self._int(tok, "a dimension size", 1), self._tok(tok)
         return str(tok), self._tok(tok)
 
+    def dim_refs(self, items):
+        return list(items)
+
+    def shape_plain(self, items):
+        (dims,) = items
+        return [], dims or []
+
+    def shape_list(self, items):
+        lists, dims = items
+        return lists, dims or []
+
     @v_args(meta=True)
     def tensor_decl(self, meta, items):
-        name, *dims, fmt = items
-        dims = [d for d in dims if d is not None]
+        name, (lists, dims), fmt = items
         fmt_value, fmt_loc, fmt_check = fmt
         order = len(dims)
-        if order > MAX_TENSOR_ORDER:
-            raise UserError(f"tensor {name} has {order} dimensions; at most {MAX_TENSOR_ORDER} "
-                            f"are supported", self._tok(name))
+        if order + len(lists) > MAX_TENSOR_ORDER:
+            raise UserError(f"tensor {name} has {order + len(lists)} dimensions; at most "
+                            f"{MAX_TENSOR_ORDER} are supported", self._tok(name))
         fmt_value = fmt_check(order)
         return ast.TensorDecl(str(name), tuple(d for d, _ in dims), fmt_value, self._tok(name),
-                              tuple(l for _, l in dims), fmt_loc)
+                              tuple(l for _, l in dims), fmt_loc, tuple(d for d, _ in lists),
+                              tuple(l for _, l in lists))
+
+    @v_args(meta=True)
+    def index_decl(self, meta, items):
+        name, (dim, dim_loc), *values = items
+        return ast.IndexDecl(str(name), dim, tuple(self._int(v, "a list position")
+                                                   for v in values), self._tok(name), dim_loc)
 
     @v_args(meta=True)
     def fmt_arg(self, meta, items):
@@ -224,9 +251,96 @@ class _Build(Transformer):
     def access(self, meta, items):
         name, *idx = items
         idx = [t for t in idx if t is not None]
-        loc = self._tok(name)
-        return ast.Access(str(name), tuple(str(t) for t in idx), loc,
-                          tuple(self._tok(t) for t in idx))
+        for x in idx:
+            if x.op != "var":
+                raise UserError("an element index is an index variable; a list index "
+                                "expression goes before a `;`, as in x[t - 1; i, j]", x.loc)
+        return ast.Access(str(name), tuple(x.args[0] for x in idx), self._tok(name),
+                          tuple(x.loc for x in idx))
+
+    @v_args(meta=True)
+    def list_access(self, meta, items):
+        name, *rest = items
+        lists = tuple(x for x in rest if isinstance(x, ast.LIdx))
+        idx = [t for t in rest if isinstance(t, Token)]
+        return ast.Access(str(name), tuple(str(t) for t in idx), self._tok(name),
+                          tuple(self._tok(t) for t in idx), lists)
+
+    # ---- list index expressions -----------------------------------------------------------
+    @v_args(inline=True)
+    def lvar(self, tok):
+        return ast.LIdx("var", (str(tok),), self._tok(tok))
+
+    @v_args(inline=True)
+    def lnum(self, tok):
+        return ast.LIdx("num", (self._int(tok, "a list position"),), self._tok(tok))
+
+    @v_args(meta=True, inline=True)
+    def lscale(self, meta, tok, x):
+        return ast.LIdx("*", (self._int(tok, "a stride"), x), self._meta(meta))
+
+    @v_args(meta=True, inline=True)
+    def ladd(self, meta, a, b):
+        return ast.LIdx("+", (a, b), self._meta(meta))
+
+    @v_args(meta=True, inline=True)
+    def lsub(self, meta, a, b):
+        return ast.LIdx("-", (a, b), self._meta(meta))
+
+    @v_args(meta=True, inline=True)
+    def lrev(self, meta, x):
+        return ast.LIdx("reverse", (x,), self._meta(meta))
+
+    @v_args(inline=True)
+    def lind(self, tok, x):
+        return ast.LIdx("ind", (str(tok), x), self._tok(tok))
+
+    @v_args(meta=True, inline=True)
+    def fallback(self, meta, a, b):
+        if not a.lists:
+            raise UserError(f"`else` gives the value of an out-of-range list access, but "
+                            f"{a.tensor}[...] has no list indices", a.loc)
+        return replace(a, fallback=b)
+
+    # ---- loops ----------------------------------------------------------------------------
+    @v_args(inline=True)
+    def domain(self, tok):
+        return str(tok), self._tok(tok)
+
+    @v_args(inline=True)
+    def window(self, tok):
+        return self._int(tok, "a window length"), self._tok(tok)
+
+    @v_args(inline=True)
+    def init(self, name, *lists):
+        return ast.Access(str(name), (), self._tok(name), (),
+                          tuple(x for x in lists if x is not None))
+
+    def body(self, items):
+        return tuple(items)
+
+    @v_args(inline=True)
+    def map_loop(self, var, domain, body):
+        return ast.Loop("map", str(var), domain[0], body, loc=self._tok(var), dim_loc=domain[1])
+
+    @v_args(inline=True)
+    def scan_loop(self, var, domain, body):
+        return ast.Loop("scan", str(var), domain[0], body, loc=self._tok(var),
+                        dim_loc=domain[1])
+
+    @v_args(inline=True)
+    def state_loop(self, name, kind, var, domain, init, body):
+        return ast.Loop(str(kind), str(var), domain[0], body, str(name), init, self._tok(var),
+                        domain[1])
+
+    @v_args(inline=True)
+    def state_loop1(self, lhs, kind, var, domain, init, expr):
+        if lhs.lists:
+            raise UserError(f"the state {lhs.tensor} of a {kind} is written without list "
+                            f"indices", lhs.loc)
+        body = (ast.Assignment(lhs, expr, lhs.loc),)
+        return ast.Loop(str(kind), str(var), domain[0], body, lhs.tensor, init, self._tok(var),
+                        domain[1])
 
     def _binary(op):
         @v_args(meta=True)
@@ -296,6 +410,13 @@ class _Build(Transformer):
     def block(self, meta, items):
         tensor, size = items
         return ast.Block(str(tensor), self._int(size, "a block size", 1), self._tok(tensor))
+
+    @v_args(inline=True)
+    def schedule(self, var, mode):
+        if str(mode) not in ast.LOOP_MODES:
+            raise UserError(f"unknown loop schedule {str(mode)!r}; schedules are "
+                            f"{', '.join(ast.LOOP_MODES)}", self._tok(mode))
+        return ast.Schedule(str(var), str(mode), self._tok(var), self._tok(mode))
 
     @v_args(meta=True)
     def dpart(self, meta, items):

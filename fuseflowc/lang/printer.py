@@ -47,6 +47,8 @@ def directive_str(d: ast.Directive) -> str:
         return f"output {', '.join(d.tensors)}"
     if isinstance(d, ast.Decompose):
         return d.text()
+    if isinstance(d, ast.Schedule):
+        return f"schedule {d.var}: {d.mode}"
     raise TypeError(d)
 
 

@@ -13,7 +13,7 @@ _PRETTY = {
     "RBRACE": "'}'", "COMMA": "','", "COLON": "':'", "EQUAL": "'='", "PLUS": "'+'",
     "MINUS": "'-'", "STAR": "'*'", "SLASH": "'/'", "SEMICOLON": "';'", "DOT": "'.'",
     "__ANON_0": "'->'", "$END": "end of input", "PERCENT": "'%'", "REDOP": "sum or max",
-    "BLOCKED": "'blocked'",
+    "BLOCKED": "'blocked'", "LOOPKIND": "fold or scan",
 }
 
 
@@ -54,6 +54,10 @@ def syntax_error(e: UnexpectedInput, source: Source, what: str) -> UserError:
                              f"{_expected(e.accepts or e.expected)}",
                              Loc(source, len(lines), len(lines[-1]) + 1))
         text = str(tok)
+        if set(e.accepts or e.expected) == {"LOOPKIND"}:
+            return UserError(f"unexpected {text!r}: `NAME = ...` starts a fold or scan (`H = fold "
+                             f"l in L from X {{...}}`); an assignment indexes its left side, "
+                             f"as in y[i] = ...", Loc(source, line, col, max(len(text), 1)))
         return UserError(f"unexpected {text!r}, expected {_expected(e.accepts or e.expected)}",
                          Loc(source, line, col, max(len(text), 1)))
     return UserError(f"syntax error in {what}", Loc(source, line, col))

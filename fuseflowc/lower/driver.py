@@ -30,6 +30,9 @@ def lower_fused(fp, source: str | None = None) -> tuple[ir.Module, list[tuple[st
     add_permute_steps(module, [(src, copy) for copy, src in permuted_copies(fp)])
     add_schedules(module, regions, [(p.statement, p.local, p.index, p.factor)
                                     for r in fp.regions for p in r.parallel])
+    if fp.reuse or fp.waves:
+        from .loops import apply_loop_schedules
+        apply_loop_schedules(module, fp.reuse, fp.waves)
     return module, analyses
 
 

@@ -163,7 +163,12 @@ def _evaluate(expr: ast.Expr, tensors: dict[str, FiberTensor],
 def evaluate_statements(program: ast.Program, inputs: dict[str, FiberTensor]
                         ) -> Iterator[StatementResult]:
     """Evaluate the checked `program` on `inputs` (name -> tensor in its declared format),
-    yielding each statement's materialized result in statement order."""
+    yielding each statement's materialized result in statement order. A program with loops is
+    evaluated loop by loop (reference.loops), its results named as the unrolled program's."""
+    if program.looped is not None:
+        from .loops import evaluate_looped
+        yield from evaluate_looped(program, inputs)
+        return
     sizes = bind_dims(program, inputs)
     tensors = {n: inputs[n] for n in program.inputs}
     parts = {d.tensor: split_parts(tensors[d.tensor], d) for d in program.decompositions()}
@@ -171,18 +176,25 @@ def evaluate_statements(program: ast.Program, inputs: dict[str, FiberTensor]
         t0 = time.perf_counter()
         expr = s.expr if s.expr is not None else s.rhs
         value = _evaluate(expr, tensors, parts)
-        decl = program.tensor(s.name)
-        idx_size = dict(zip(value.indices, value.sizes))
-        shape = tuple(d if isinstance(d, int) else sizes.get(d, idx_size.get(i))
-                      for d, i in zip(decl.dims, s.lhs.indices))
-        for d, i, n in zip(decl.dims, s.lhs.indices, shape):
-            if idx_size.get(i) != n:
-                raise UserError(f"index {i} of {s.name} ranges over {idx_size.get(i)} "
-                                f"coordinates but {s.name}'s dim {d} has size {n}", s.lhs.loc)
-            if isinstance(d, str):
-                sizes.setdefault(d, n)
-        tensors[s.name] = materialize(value, s.lhs, decl, shape, program.block_size(s.name))
+        tensors[s.name] = store(program, s.lhs, value, s.name, sizes)
         yield StatementResult(s.name, tensors[s.name], time.perf_counter() - t0)
+
+
+def store(program: ast.Program, lhs: ast.Access, value: SVal, name: str,
+          sizes: dict[str, int]) -> FiberTensor:
+    """The value of the statement assigning tensor `name` (`lhs` its left side), stored in the
+    tensor's declared format; binds the dims it is the first to give a size."""
+    decl = program.tensor(name)
+    idx_size = dict(zip(value.indices, value.sizes))
+    shape = tuple(d if isinstance(d, int) else sizes.get(d, idx_size.get(i))
+                  for d, i in zip(decl.dims, lhs.indices))
+    for d, i, n in zip(decl.dims, lhs.indices, shape):
+        if idx_size.get(i) != n:
+            raise UserError(f"index {i} of {name} ranges over {idx_size.get(i)} "
+                            f"coordinates but {name}'s dim {d} has size {n}", lhs.loc)
+        if isinstance(d, str):
+            sizes.setdefault(d, n)
+    return materialize(value, lhs, decl, shape, program.block_size(name))
 
 
 def evaluate(program: ast.Program, inputs: dict[str, FiberTensor]) -> dict[str, FiberTensor]:

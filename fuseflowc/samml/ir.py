@@ -536,6 +536,28 @@ class Graph:
         #: The program's names of the graph's renamed indices ({"u0": ("j",)}), from fuse;
         #: shown by pictures and tables as `u0(j)` (fuseflowc.names), never computed with.
         self.source_names: dict[str, tuple[str, ...]] = {}
+        #: A reused loop's later iteration: the graph whose configuration this one reuses, and
+        #: the tensors bound in place of that graph's ({template's tensor: this one's}).
+        self.template: str | None = None
+        self.binds: dict[str, str] = {}
+        #: The anti-diagonal of a wavefront loop nest this graph belongs to (graphs of one
+        #: wave run in parallel lanes), or None.
+        self.wave: int | None = None
+        #: (loop variable, iteration) of a reused loop this graph computes, or None.
+        self.iteration: tuple[str, int] | None = None
+
+    def rebound(self, name: str, binds: dict[str, str]) -> "Graph":
+        """A copy named `name` reading and writing `binds[t]` where this graph names tensor t
+        (the same nodes and streams: a reuse of this graph's configuration)."""
+        import copy
+        g = copy.deepcopy(self)
+        g.name, g.template, g.wave, g.iteration = name, None, None, None
+        g.binds = {}
+        for n in g.nodes:
+            t = getattr(n, "tensor", None)
+            if isinstance(t, str) and t in binds:
+                n.tensor = binds[t]
+        return g
 
     def add(self, node: Node, *inputs: Stream) -> Any:
         """Append `node` consuming `inputs`; create its output streams (kinds from its signature

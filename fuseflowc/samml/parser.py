@@ -146,12 +146,85 @@ class _Builder:
                 m.schedules.append(self.schedule(item))
             elif item.data == "names":
                 names.append(item)
+            elif item.data in ("wave", "iteration"):
+                names.append(item)
+            elif item.data == "graph_reuse":
+                g = self.graph_reuse(item, m)
+                if g is not None:
+                    m.graphs.append(g)
             else:
                 m.graphs.append(self.graph(item))
         for item in names:
-            self.names(item, m)
+            if item.data == "wave":
+                self.wave(item, m)
+            elif item.data == "iteration":
+                self.iteration(item, m)
+            else:
+                self.names(item, m)
+        for g in m.graphs:  # a reuse has its template's index names (named after the graphs)
+            if g.template is not None and not g.source_names and m.graph(g.template):
+                g.source_names = dict(m.graph(g.template).source_names)
         self.sink.raise_if_any()
         return m
+
+    # -- loop schedules ----------------------------------------------------------------------
+    def graph_reuse(self, t: Tree, m: Module) -> Graph | None:
+        """`graph NAME = TEMPLATE {a = b, ...}`: TEMPLATE (an earlier graph written out) with
+        tensor b bound where it names tensor a."""
+        name_tok, tmpl_tok, attrs = t.children
+        tmpl = m.graph(str(tmpl_tok))
+        if tmpl is None or tmpl.template is not None:
+            why = "is not defined before it" if tmpl is None else "itself reuses another graph"
+            self.sink.error(f"graph {name_tok} reuses graph {tmpl_tok}, which {why}",
+                            self.loc(tmpl_tok))
+            return None
+        binds: dict[str, str] = {}
+        for a in (attrs.children if attrs is not None else []):
+            if a is None:
+                continue
+            key_tok, value = a.children
+            v = self.value(value, str(key_tok))
+            if not isinstance(v, str):
+                self.sink.error(f"binding of tensor {key_tok}: expected a tensor name",
+                                self.loc(key_tok))
+            elif str(key_tok) in binds:
+                self.sink.error(f"tensor {key_tok} is bound twice", self.loc(key_tok))
+            else:
+                binds[str(key_tok)] = v
+        g = tmpl.rebound(str(name_tok), binds)
+        g.template, g.binds, g.loc = tmpl.name, binds, self.loc(name_tok)
+        return g
+
+    def wave(self, t: Tree, m: Module) -> None:
+        """`wave GRAPH K`: the graph's anti-diagonal in a wavefront loop nest."""
+        name_tok, k_tok = t.children
+        g = m.graph(str(name_tok))
+        k = self.int(k_tok, "a wave")
+        if g is None:
+            self.sink.error(f"wave of graph {name_tok}, which the module does not define",
+                            self.loc(name_tok))
+        elif g.wave is not None:
+            self.sink.error(f"the wave of graph {name_tok} is given twice", self.loc(name_tok))
+        elif k < 0:
+            self.sink.error(f"a wave is a number >= 0, not {k}", self.loc(k_tok))
+        else:
+            g.wave = k
+
+    def iteration(self, t: Tree, m: Module) -> None:
+        """`iteration GRAPH l K`: the graph computes iteration K of reused loop l."""
+        name_tok, var_tok, k_tok = t.children
+        g = m.graph(str(name_tok))
+        k = self.int(k_tok, "an iteration")
+        if g is None:
+            self.sink.error(f"iteration of graph {name_tok}, which the module does not define",
+                            self.loc(name_tok))
+        elif g.iteration is not None:
+            self.sink.error(f"the iteration of graph {name_tok} is given twice",
+                            self.loc(name_tok))
+        elif k < 0:
+            self.sink.error(f"an iteration is a number >= 0, not {k}", self.loc(k_tok))
+        else:
+            g.iteration = (str(var_tok), k)
 
     # -- index names -------------------------------------------------------------------------
     def names(self, t: Tree, m: Module) -> None:

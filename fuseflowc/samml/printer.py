@@ -21,14 +21,32 @@ def print_module(m: Module) -> str:
     if m.source is not None:
         out.append(f'source "{m.source}"')
     out += [print_tensor(t) for t in m.tensors]
-    out += [print_names(g) for g in m.graphs if g.source_names]
+    out += [print_names(g) for g in m.graphs if g.source_names and not _reuses(m, g)]
     out += [print_schedule(d) for d in m.schedules]
+    out += [f"wave {g.name} {g.wave}" for g in m.graphs if g.wave is not None]
+    out += [f"iteration {g.name} {g.iteration[0]} {g.iteration[1]}" for g in m.graphs
+            if g.iteration is not None]
     for item in m.sequence():
         if out:
             out.append("")
-        out.append(print_graph(item) if isinstance(item, Graph) else
-                   print_permute(item) if isinstance(item, Permute) else print_decompose(item))
+        if isinstance(item, Graph) and _reuses(m, item):
+            binds = ", ".join(f"{a} = {b}" for a, b in item.binds.items())
+            out.append(f"graph {item.name} = {item.template} {{{binds}}}")
+        else:
+            out.append(print_graph(item) if isinstance(item, Graph) else
+                       print_permute(item) if isinstance(item, Permute)
+                       else print_decompose(item))
     return "\n".join(out) + "\n"
+
+
+def _reuses(m: Module, g: Graph) -> bool:
+    """Whether g is still its template with its tensors bound (a pass may have changed
+    either): then it prints as `graph NAME = TEMPLATE {bindings}`."""
+    t = m.graph(g.template) if g.template else None
+    if t is None or t.template is not None:
+        return False
+    same = t.rebound(g.name, g.binds)
+    return print_graph(same) == print_graph(g) and same.source_names == g.source_names
 
 
 def print_names(g: Graph) -> str:
