@@ -136,7 +136,7 @@ def test_paper_page_compares_with_the_paper(tmp_path):
     for line in sage.splitlines():
         if "**disagrees**" in line:
             assert " Why: " in line
-    assert "No results yet from: fig12_sae" in text
+    assert "- fig12_sae: no results" in text
 
 
 def test_driver_paper_scale_runs_specs_and_writes_the_page(tmp_path):
@@ -153,3 +153,13 @@ def test_driver_paper_scale_runs_specs_and_writes_the_page(tmp_path):
     text = (out / "PAPER.md").read_text()
     assert "## spmv" in text and "| small | full    | estimated: too big for this test" in text
     assert "| fig12_spmv |" in text   # the wall-time table
+    assert "## Not run" not in text
+    # a configuration added to the spec (or cut off by an interruption) is listed as not run
+    (specs / "fig12_spmv.toml").write_text(SPEC.replace("[[data]]", '[[data]]\nname = "tiny"\n'
+                                                        'sizes = { I = 2, J = 2 }\n[[data]]', 1))
+    assert main(["--specs", str(specs), "--out", str(out), "--summary-only", "--scale",
+                 "paper"]) == 0
+    text = (out / "PAPER.md").read_text()
+    missing = text.split("## Not run")[1]
+    assert re.search(r"- fig12_spmv: [0-9a-f]{12} spmv/unfused order 0 tiny", missing)
+    assert "spmv/full order 0 tiny" in missing and "small" not in missing

@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
                             "status": "ok" if not wanted else "partial (--only)"}
     tfile.write_text(json.dumps(timings, indent=1, sort_keys=True) + "\n")
     if paper:
-        text = write_paper(out, [s.stem for s in specs], a.jobs, _commit_line(root))
+        text = write_paper(out, [s.stem for s in specs], a.jobs, _commit_line(root), specs)
     else:
         text = write_summary(out, [s.stem for s in specs], a.scale, a.jobs)
     print(text)

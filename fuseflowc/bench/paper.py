@@ -255,15 +255,35 @@ MODEL_TITLES = {"gcn": "GCN (2 layers)", "graphsage": "GraphSAGE (2 layers)",
                 "sae": "SAE (3 layers)", "gpt3": "GPT-3 Small layer with BigBird attention"}
 
 
-def write_paper(out: Path, names: list[str], jobs: int, header: str = "") -> str:
+def unrun_configurations(spec: Path, rows: list[dict]) -> list[str]:
+    """The configurations of `spec` with no row in `rows`, described (or why the spec could not
+    be read): a run cut short is visible, never a silent gap."""
+    from ..diagnostics import UserError
+    from ..sweep.grid import expand
+    from ..sweep.runner import describe
+    from ..sweep.spec import parse_spec
+    try:
+        configs = expand(parse_spec(str(spec)))
+    except UserError as e:
+        return [f"{spec.name}: cannot read the spec: {e.format().splitlines()[0]}"]
+    done = {r["id"] for r in rows}
+    return [f"{spec.stem}: {describe(c)}" for c in configs if c["id"] not in done]
+
+
+def write_paper(out: Path, names: list[str], jobs: int, header: str = "",
+                specs: list[Path] | None = None) -> str:
     """Write OUT/PAPER.md from the results files OUT/<name>.csv and OUT/timings.json; return
-    its text. Missing files give a line saying so (a partial run still has a page)."""
+    its text. With `specs` (the spec files of `names`), every configuration without a row is
+    listed under "Not run"; without, only the specs with no results at all."""
     rows, lines = [], []
     missing = []
+    by_name = {p.stem: p for p in specs or []}
     for name in names:
         got = read_rows_if_any(str(out / f"{name}.csv"))
-        if not got:
-            missing.append(name)
+        if name in by_name:
+            missing += unrun_configurations(by_name[name], got)
+        elif not got:
+            missing.append(f"{name}: no results")
         rows += got
     timings = {}
     tfile = out / "timings.json"
@@ -287,8 +307,8 @@ def write_paper(out: Path, names: list[str], jobs: int, header: str = "") -> str
         lines += [f"## {MODEL_TITLES.get(model, model)}", ""]
         lines += model_section(model, {d: p for (m, d), p in points.items() if m == model})
     if missing:
-        lines += ["## Not run", "", "No results yet from: " + ", ".join(missing)
-                  + " (rerun `make bench-paper`: sweeps resume).", ""]
+        lines += ["## Not run", "", "No results yet (rerun `make bench-paper`: sweeps resume):",
+                  "", *(f"- {m}" for m in missing), ""]
     if timings:
         lines += ["## Wall time", "", table(
             ["part", "seconds", "status"],
