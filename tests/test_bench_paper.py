@@ -119,19 +119,22 @@ def test_paper_page_compares_with_the_paper(tmp_path):
     assert re.search(r"\| collab +\| partial +\| simulated, checked +\| +1,000 \| +500 \| "
                      r"+2\.60x \| ~2\.6x +\|", gcn)
     # an estimated variant: estimated over estimated, never over the simulated baseline
-    assert re.search(r"\| full +\| estimated: recomputes layer 1 +\| +- \| +2,000 \| "
+    assert re.search(r"\| full +\| estimated \[1\] +\| +- \| +2,000 \| "
                      r"+0\.50x est\. \| slower than partial \| +220 \| +900 \| +2\.00 \| +1\.00 \|", gcn)
+    assert "[1] recomputes layer 1." in gcn
     assert "- gcn partial on collab: agrees: ours 2.60x against the paper's ~2.6x; is our " \
-           "best variant" in gcn
-    # ranked against partial's estimate (1000 / 500), not its simulated 2.6x
-    assert "- gcn full on collab: agrees: 0.50x (est.) < partial's 2.00x (est.)" in gcn
+           "fastest variant" in gcn
+    # ranked against partial's estimate, not its simulated cycles
+    assert "- gcn full on collab: agrees: slower than partial (estimated cycles 2,000 vs " \
+           "500)" in gcn
     sage = text.split("## GraphSAGE")[1].split("## ")[0]
     # a timed-out configuration still has a row, marked, with the estimator's figures
-    assert "timeout (est.): timeout after 10 s (during simulate)" in sage
+    assert "| timeout, estimated [1] |" in sage
+    assert "[1] timeout after 10 s (during simulate)." in sage
     assert "- graphsage partial on mag: **disagrees**: ours 1.20x against the paper's " \
-           "~3.9x; is not our best variant (ours: full)" in sage
-    assert "- graphsage full on mag: **disagrees**: 2.00x (est.) >= partial's 1.11x (est.)" \
-        in sage
+           "~3.9x; is slower than our full (estimated cycles 50 vs 90)" in sage
+    assert "- graphsage full on mag: **disagrees**: not slower than partial (estimated " \
+           "cycles 50 vs 90)" in sage
     # every disagreement says why
     for line in sage.splitlines():
         if "**disagrees**" in line:
@@ -151,7 +154,8 @@ def test_driver_paper_scale_runs_specs_and_writes_the_page(tmp_path):
     assert (out / "PAPER.md").exists() and not (out / "SUMMARY.md").exists()
     assert not (out / "orders.json").exists() and not (out / "compile.txt").exists()
     text = (out / "PAPER.md").read_text()
-    assert "## spmv" in text and "| small | full    | estimated: too big for this test" in text
+    assert "## spmv" in text and "| small | full    | estimated [1]" in text
+    assert "[1] too big for this test." in text
     assert "| fig12_spmv |" in text   # the wall-time table
     assert "## Not run" not in text
     # a configuration added to the spec (or cut off by an interruption) is listed as not run
