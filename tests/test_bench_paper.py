@@ -110,7 +110,13 @@ def test_paper_page_compares_with_the_paper(tmp_path):
         _row("graphsage", "mag", "full", "timeout", est_cycles=50,
              error="timeout after 10 s (during simulate)"),                # 2x est.: wins
     ])
-    text = write_paper(tmp_path, ["fig12_gcn_collab", "fig12_graphsage_mag", "fig12_sae"], 2,
+    _write(tmp_path / "fig12_sae_imagenet.csv", [
+        _row("sae", "imagenet", "unfused", cycles=100, est_cycles=100),
+        _row("sae", "imagenet", "partial", cycles=50, est_cycles=100),
+        _row("sae", "imagenet", "full", cycles=50, est_cycles=100),
+    ])
+    text = write_paper(tmp_path, ["fig12_gcn_collab", "fig12_graphsage_mag", "fig12_sae",
+                                  "fig12_sae_imagenet"], 2,
                        "Commit abc of 2026-11-24.")
     assert text == (tmp_path / "PAPER.md").read_text()
     assert text.startswith("# FuseFlow Figure 12 at the paper's sizes")
@@ -140,6 +146,10 @@ def test_paper_page_compares_with_the_paper(tmp_path):
         if "**disagrees**" in line:
             assert " Why: " in line
     assert "- fig12_sae: no results" in text
+    # a tie is not a win: partial fusion is not "more effective" than a full fusion as fast
+    assert "- sae partial on imagenet: **disagrees**: ties with our full (simulated cycles " \
+           "50 vs 50)" in text
+    assert "- sae full on imagenet: **disagrees**: not slower than partial" in text
 
 
 def test_driver_paper_scale_runs_specs_and_writes_the_page(tmp_path):

@@ -226,9 +226,12 @@ def _judge(model: str, data: str, v: str, claim: Claim, pts: dict[str, Point]) -
                          f"ours {ours} against the paper's ~{claim.speedup:g}x"))
     if claim.rank == "best":
         beaten_by = [q for q in pts.values() if q is not p and _faster(q, p)]
-        verdicts.append((not beaten_by, "is our fastest variant" if not beaten_by else
-                         "is slower than our " + ", ".join(
-                             f"{q.row['variant']} ({_basis(q, p)})" for q in beaten_by)))
+        tied = [q for q in pts.values() if q is not p and not beaten_by and not _faster(p, q)]
+        verdicts.append((not beaten_by and not tied, "is our fastest variant" if not (
+            beaten_by or tied) else "ties with our " + ", ".join(
+                f"{q.row['variant']} ({_basis(q, p)})" for q in tied) if tied else
+            "is slower than our " + ", ".join(
+                f"{q.row['variant']} ({_basis(q, p)})" for q in beaten_by)))
     elif claim.rank == "slower than partial":
         part = pts.get("partial")
         if part is None or _cycles(part, p)[0] is None or _cycles(part, p)[1] is None:
