@@ -8,7 +8,7 @@ DATA   ?= ../shared/data
 
 .PHONY: demo test venv clean bench-sim examples bench-compile wheel-check
 .PHONY: bench-orders
-.PHONY: bench-block
+.PHONY: bench-block bench-decompose
 .PHONY: bench-estimate
 .PHONY: bench-bigbird
 .PHONY: fuzz
@@ -147,6 +147,11 @@ run-data: data
 bench-block: $(STAMP)
 	$(PY) -m sim.bench_block --seq 256
 
+# Format decomposition: SpMM on real matrices, GCN aggregation on Cora/Citeseer, BigBird masks,
+# as CSR, pure BCSR(b) and the advisor's best decompositions (docs/bench.md); needs ../shared/data.
+bench-decompose: $(STAMP)
+	$(PY) -m sim.bench_decompose --out out/bench_decompose.json
+
 # Simulated cycles per model x fusion variant: one JSON per configuration under out/cycles/, one
 # summary line each. GCN, GraphSAGE and SAE are fused with `fuse --inline-widened` (intermediates
 # stay in the stream, as the paper fuses); the GPT-3 layers with plain `fuse` (their
@@ -246,6 +251,19 @@ bench-paper: $(STAMP) $(PDATA)/gpt3_s1024_s55 $(PDATA)/gpt3_s1024_s87
 	$(PY) -m fuseflowc.bench --specs ir_examples/bench/paper --out results/paper \
 	  --jobs $(PAPER_JOBS) --scale paper
 
+# The cycle model's accuracy (docs/estimate.md, "Cycles"): every configuration of the bench's
+# sweep specs (full and quick scale) and of the held-back sweeps (models x fusion variants x
+# orders x parallel factors x blocks) estimated and simulated (the compiled engine); per model the median and max
+# |estimate - simulated| / simulated of total cycles and how the estimate ranks each data set's
+# configurations against the simulator. About 1-2 minutes. CYCLES_SPECS picks other specs.
+.PHONY: bench-cycles
+CYCLES_SPECS ?= $(sort $(wildcard ir_examples/bench/*.toml)) \
+                $(sort $(wildcard ir_examples/bench/quick/*.toml)) \
+                $(sort $(wildcard ir_examples/sweeps/*.toml))
+bench-cycles: $(STAMP) $(DDIR)/gpt3_mini/s64 $(BDATA)/bigbird_s64 $(BDATA)/bigbird_s128 \
+              $(BQDATA)/gpt3_mini_s16 $(BQDATA)/bigbird_s16 $(BQDATA)/bigbird_s64
+	$(PY) -m fuseflowc.estimate.bench_cycles $(CYCLES_SPECS)
+
 # One head of BigBird attention (DH 64, mask block 64, 3 random blocks, seed 1): the fusion
 # variants (unfused, partial = fuse --share, full) of the element-sparse and the b16/b32/b64
 # graphs at S=64 and S=1024, and the fully fused b16 graph at S=1024 parallelized at i and u0
@@ -271,3 +289,17 @@ FUZZ_JOBS ?= 1
 FUZZ_OUT ?= out/fuzz
 fuzz: $(STAMP)
 	$(PY) -m fuseflowc.fuzz --cases $(N) --seed $(SEED) --jobs $(FUZZ_JOBS) --out $(FUZZ_OUT)
+
+# ---- bench-plan: the planner against exhaustive sweeps (docs/plan.md, issue 14 item 4) ------
+# Runs the fusion-variant sweeps of Figure 12 (GCN, GraphSAGE on Cora and Cora_ML; SAE;
+# gpt3_mini), BigBird attention's variants and the nested matmul's orders (Figure 17), then
+# plans each model from its program without directives, simulates the plan and prints one row
+# per model: the sweep's best cycles, the plan's, their ratio and the planner's time.
+# bench-plan-quick: the same at the quick bench's toy sizes (a few minutes).
+.PHONY: bench-plan bench-plan-quick
+bench-plan: $(STAMP) $(DDIR)/gpt3_mini/s64
+	$(PY) -m fuseflowc.plan.bench --specs ir_examples/bench --out results/plan \
+	  --bigbird ir_examples/sweeps/bigbird_fusion.toml --jobs $(BENCH_JOBS)
+bench-plan-quick: $(STAMP) $(BQDATA)/gpt3_mini_s16
+	$(PY) -m fuseflowc.plan.bench --specs ir_examples/bench/quick --out results/plan-quick \
+	  --jobs $(BENCH_JOBS)

@@ -31,7 +31,9 @@ COMMANDS: dict[str, str] = {
     "opt": "Run optimization passes on a SAMML graph.",
     "simulate": "Simulate a SAMML graph cycle by cycle; report cycles, FLOPs, bytes.",
     "dot": "Draw a SAMML graph as Graphviz DOT (or SVG/PNG).",
-    "estimate": "Estimate FLOPs and off-chip bytes analytically.",
+    "estimate": "Estimate FLOPs, off-chip bytes and cycles analytically.",
+    "decompose-advisor": "List the best format decompositions of a matrix for a program.",
+    "plan": "Choose fusion regions, orders and schedules by estimated cost.",
     "sweep": "Run a grid of configurations and collect results.",
     "report": "Summarize sweep results as markdown and plots.",
 }

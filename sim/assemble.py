@@ -97,9 +97,11 @@ def assemble(name: str, fmt, shape: tuple[int, ...], block: int | None,
 
 
 def stored_elements(t: FiberTensor) -> dict:
-    """Elements of a tensor's stored arrays: `seg` and `crd` of its compressed levels (a dense
-    level stores neither) and `vals`, every stored value (b x b per block; a dense innermost
-    level stores all its positions, zeros included). Times memory.element_bytes = bytes."""
-    seg = sum(int(lv.seg.shape[0]) for lv in t.levels if lv.kind == "compressed")
-    crd = sum(int(lv.crd.shape[0]) for lv in t.levels if lv.kind == "compressed")
+    """Elements of a tensor's stored arrays: `seg` and `crd` of its sparse levels (a dense
+    level stores neither; singleton and compressed(c) levels no seg, a compressed(c) crd its
+    padding too) and `vals`, every stored value (b x b per block; a dense innermost level
+    stores all its positions, zeros included; padding slots too). Times
+    memory.element_bytes = bytes."""
+    seg = sum(int(lv.seg.shape[0]) for lv in t.levels if lv.seg is not None)
+    crd = sum(int(lv.crd.shape[0]) for lv in t.levels if lv.crd is not None)
     return {"seg": seg, "crd": crd, "vals": int(np.asarray(t.vals).size)}

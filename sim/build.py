@@ -9,16 +9,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fuseflowc.diagnostics import UserError
-from fuseflowc.samml.ir import Permute
+from fuseflowc.samml.ir import STEP_KINDS, Permute
 
 from .arch import Arch
 from .assemble import assemble
 from .channel import Channel, make_port
 from .engine import Engine
 from .engine_fast import Unsupported as _Unsupported
+from .levels import fixed_arrays, nonunique_arrays, singleton_arrays
 from .memory import Memory
 from .ops import block_contracts
-from .permute import run_permute
+from .decompose import run_decompose
+from .permute import array_bytes, run_permute
 from .prims_compute import Alu, Reduce, Spacc1, Spacc2
 from .prims_crd import CrdDrop, CrdHold, Fork, Join
 from .prims_join import Intersect, Union
@@ -40,6 +42,7 @@ class KernelResult:
     activations: int = 0
     engine: str = "python"   # the engine that ran it: python or fast
     cpu: float = 0.0         # process CPU seconds of the engine run (what wall is on a busy machine)
+    hoisted: bool = False    # a decompose step left out of the totals (`simulate --hoist`)
 
     @property
     def flops(self) -> int:
@@ -92,7 +95,12 @@ class Simulator:
     None: "fast" where it can, else "python" with a one-line note in `notes`."""
 
     def __init__(self, module, inputs: dict, sizes: dict | None = None, arch: Arch | None = None,
-                 max_cycles: int | None = None, progress=None, engine: str | None = None):
+                 max_cycles: int | None = None, progress=None, engine: str | None = None,
+                 hoist: bool = False):
+        """`progress`: None, or what to tell where the run is (sim.progress.Progress):
+        `kernel(k, n, name)` as kernel k of n starts, `tick(cycle, flops)` while it runs (on
+        either engine). `hoist`: decompose steps are left out of the totals (a static
+        pattern's split, done once)."""
         if engine is not None and engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES} or None, not {engine!r}")
         self.module = module
@@ -102,28 +110,41 @@ class Simulator:
         self.max_cycles = max_cycles
         self.progress = progress
         self.engine = engine
+        self.hoist = hoist           # decompose steps left out of the totals
         self.notes: list[str] = []   # one line each: why a graph ran on the Python engine
 
     # ---- public --------------------------------------------------------------------------
     def run(self, graphs: list[str] | None = None) -> SimResult:
         """Run the module's graphs in order (or only those named); returns a SimResult."""
         result = SimResult()
-        seq = self.module.sequence()
-        for i, g in enumerate(seq):
+        todo = self.kernels(graphs)
+        for i, g in enumerate(todo):
+            if self.progress is not None:
+                self.progress.kernel(i + 1, len(todo), g.name)
             if isinstance(g, Permute):
-                # a step runs when a graph that is run comes after it (it may feed that graph)
-                if not graphs or any(not isinstance(h, Permute) and h.name in graphs
-                                     for h in seq[i + 1:]):
-                    result.kernels.append(self.run_permute(g))
-                continue
-            if graphs and g.name not in graphs:
-                continue
-            k = self.run_graph(g)
-            result.kernels.append(k)
+                result.kernels.append(self.run_permute(g))
+            elif isinstance(g, STEP_KINDS):
+                result.kernels.append(self.run_decompose(g))
+            else:
+                result.kernels.append(self.run_graph(g))
         for decl in self.module.tensors:
             if decl.role != "input" and decl.name in self.tensors:
                 result.tensors[decl.name] = self.tensors[decl.name]
         return result
+
+    def kernels(self, graphs: list[str] | None = None) -> list:
+        """The graphs and steps (permute, decompose) `run(graphs)` runs, in order: the graphs
+        named (all when None) and every step that comes before one of them (it may feed it)."""
+        seq = self.module.sequence()
+        todo = []
+        for i, g in enumerate(seq):
+            if isinstance(g, STEP_KINDS):
+                if not graphs or any(not isinstance(h, STEP_KINDS) and h.name in graphs
+                                     for h in seq[i + 1:]):
+                    todo.append(g)
+            elif not graphs or g.name in graphs:
+                todo.append(g)
+        return todo
 
     def run_permute(self, step) -> KernelResult:
         """Run a `permute SRC -> DST` step (sim/permute.py): DST becomes available to later
@@ -135,11 +156,23 @@ class Simulator:
         return KernelResult(step.name, cycles, [node], [], written,
                             time.perf_counter() - t0, 0)
 
+    def run_decompose(self, step) -> KernelResult:
+        """Run a `decompose SRC -> P0 >= t0, ..., R` step (sim/decompose.py): the parts become
+        available to later graphs; reported as a kernel named like the step, left out of the
+        totals with `hoist`."""
+        t0 = time.perf_counter()
+        node, cycles, parts = run_decompose(step, self.module, self.tensors, self.arch)
+        self.tensors.update(parts)
+        written = {p: array_bytes(t, self.arch.element_bytes) for p, t in parts.items()}
+        return KernelResult(step.name, cycles, [node], [], written,
+                            time.perf_counter() - t0, 0, hoisted=self.hoist)
+
     def run_graph(self, graph) -> KernelResult:
         """Build and run one graph; the tensors it writes become available to later graphs."""
         nodes, chans, writers, memory = self.build(graph)
         engine_class = self.engine_for(graph, nodes)
-        engine = engine_class(nodes, writers, self.max_cycles, self.progress, memory)
+        tick = None if self.progress is None else self.progress.tick
+        engine = engine_class(nodes, writers, self.max_cycles, tick, memory)
         try:
             try:
                 if engine_class is not Engine:
@@ -149,7 +182,7 @@ class Simulator:
                     raise UserError(f"--engine fast: {e}; use --engine python") from None
                 self._note(f"graph {graph.name}: {e}: running it on the Python engine")
                 engine_class = Engine
-                engine = Engine(nodes, writers, self.max_cycles, self.progress, memory)
+                engine = Engine(nodes, writers, self.max_cycles, tick, memory)
             t0 = time.perf_counter()
             c0 = time.process_time()
             cycles = engine.run()
@@ -288,8 +321,24 @@ class Simulator:
             lvl = self._level(n, name, n.format, "scans")
             if lvl.kind == "dense":
                 return Scan(name, True, lvl.size, ii=ii, lat=lat)
-            return Scan(name, False, lvl.size, lvl.seg.tolist(), lvl.crd.tolist(), ii=ii,
-                        lat=lat + arch.mem_latency, eb=eb, mem=mem)
+            if lvl.kind == "compressed":
+                return Scan(name, False, lvl.size, lvl.seg.tolist(), lvl.crd.tolist(), ii=ii,
+                            lat=lat + arch.mem_latency, eb=eb, mem=mem)
+            if lvl.kind == "nonunique":
+                seg, crd, refs = nonunique_arrays(lvl.seg, lvl.crd)
+                return Scan(name, False, lvl.size, seg.tolist(), crd.tolist(), ii=ii,
+                            lat=lat + arch.mem_latency, eb=eb, mem=mem, refs=refs.tolist())
+            if lvl.kind == "fixed":
+                arrays = fixed_arrays(lvl.crd, lvl.width, eb)
+            else:       # singleton: under the non-unique level above (fuseflowc.formats)
+                t = self._tensor(n.tensor, name)[1]
+                parent = t.levels[t.format.level_of_mode(n.mode) - 1]
+                arrays = singleton_arrays(parent.seg, parent.crd, lvl.crd, eb)
+            crd, refs, lo, hi, look = arrays
+            return Scan(name, False, lvl.size, None, crd.tolist(), ii=ii,
+                        lat=lat + arch.mem_latency, eb=eb, mem=mem, lo=lo.tolist(),
+                        hi=hi.tolist(), look=[int(b) for b in look],
+                        refs=None if refs is None else refs.tolist())
         if k == "repsig":
             return RepSig(name, ii, lat)
         if k == "repeat":

@@ -47,6 +47,18 @@ class Channel:
         self.dst = None  # consumer node
         self.pushed = 0  # tokens moved over this channel (token-hops)
 
+    def full(self) -> bool:
+        """No free slot: a producer cannot push now (back-pressure)."""
+        return self.bounded and not self.free
+
+    def room(self, k: int) -> int:
+        """How many of k tokens fit in the free slots now."""
+        return min(k, len(self.free)) if self.bounded else k
+
+    def arrival(self, i: int = 0) -> int:
+        """The cycle the i-th token in flight becomes visible to the consumer."""
+        return self.times[i]
+
     def feed(self, tokens, time: int = 0) -> None:
         """Preload tokens (tests: hand-written input streams), all visible at `time`."""
         self.toks.extend(tokens)
@@ -68,6 +80,9 @@ class FanOut:
         self.times: deque = deque()
         self.bounded = any(c.bounded for c in chans)
         self.free: deque = deque()
+
+    full = Channel.full
+    room = Channel.room
 
     def prepare(self) -> None:
         """Before the producer runs: slot j is free when it is free in every consumer FIFO
@@ -101,6 +116,12 @@ class NullPort:
         self.free: deque = deque(maxlen=0)
         self.bounded = False
         self.chans: list[Channel] = []
+
+    def full(self) -> bool:
+        return False
+
+    def room(self, k: int) -> int:
+        return k
 
 
 def make_port(chans: list[Channel]):

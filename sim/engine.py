@@ -1,11 +1,13 @@
 """The discrete-event engine: one heap of node activations, no polling of idle nodes.
 
 The heap holds (cycle, sequence, node); the sequence counter makes the order of equal cycles, and
-so the whole run, deterministic. A node is put on the heap only when a token it may use arrives
-(a producer pushed into one of its inputs) or an output slot frees (a consumer popped from a FIFO
-the node was blocked on). An activation runs the node as far ahead as its inputs and output room
-allow. The run ends when every writer has seen D; if the heap empties first, nothing can move any
-more: that is a deadlock, reported with what every unfinished node waits on.
+so the whole run, deterministic. A node is put on the heap (`schedule`) only when a token it may
+use arrives (a producer pushed into one of its inputs) or an output slot frees (a consumer popped
+from a FIFO the node was blocked on): `wake`. An activation (`step`) runs the node as far ahead
+as its inputs and output room allow. `run` steps until every writer has seen D; if the heap
+empties first, nothing can move any more: that is a deadlock, reported with what every unfinished
+node waits on. Every `HOOK_EVERY` activations the hooks run (`add_hook`): the progress report and
+the memory calendar's housekeeping.
 """
 
 from __future__ import annotations
@@ -20,81 +22,104 @@ from .tokens import show_all
 class Engine:
     """Runs a set of wired nodes (see sim.build) to completion."""
 
+    #: Activations between two calls of a hook (the memory calendar's housekeeping).
+    HOOK_EVERY = 1024
+    #: Activations between two progress ticks.
+    PROGRESS_EVERY = 1024
+
     def __init__(self, nodes: list, writers: list | None = None,
                  max_cycles: int | None = None, progress=None, memory=None):
         self.nodes = nodes
         self.writers = writers if writers is not None else [n for n in nodes
                                                              if n.kind.startswith("write")]
         self.max_cycles = max_cycles
-        self.progress = progress  # callable(cycle) or None
-        self.memory = memory      # the nodes' sim.memory.Memory: its past windows are dropped
         self.activations = 0
+        self.heap: list = []
+        self.seq = 0
+        self.remaining = 0        # writers that have not seen D
+        self.hooks: list = []     # (every, callable(engine, node))
+        if progress is not None:  # callable(cycle, flops): where the run is
+            self.add_hook(lambda engine, node: progress(engine.clock(), engine.flops()),
+                          self.PROGRESS_EVERY)
+        if memory is not None:    # the nodes' sim.memory.Memory: its past windows are dropped
+            self.add_hook(lambda engine, node: memory.forget_before(engine.earliest_firing()))
 
+    def add_hook(self, hook, every: int | None = None) -> None:
+        """Call hook(engine, node) every `every` (default HOOK_EVERY) activations (node: the
+        one just run); hooks due at the same activation run in the order they were added."""
+        self.hooks.append((every or self.HOOK_EVERY, hook))
+
+    # ---- the loop -------------------------------------------------------------------------
     def run(self) -> int:
         """Run to completion; returns the total cycle count (largest node finish time)."""
-        heap: list = []
-        seq = 0
         for n in self.nodes:
-            n.queued = True
-            heappush(heap, (0, seq, n))
-            seq += 1
-        writers = self.writers
-        remaining = sum(1 for w in writers if not w.done)
-        max_cycles = self.max_cycles
-        progress = self.progress
-        memory = self.memory
-        acts = 0
+            self.schedule(n, 0)
+        self.remaining = sum(1 for w in self.writers if not w.done)
+        heap = self.heap
         while heap:
             _, _, node = heappop(heap)
             node.queued = False
-            if node.done:
-                continue
-            ins = node.ins
-            outs = node.ochans
-            pre_in = [len(c.toks) for c in ins]
-            pre_out = [len(c.toks) for c in outs]
-            stages = node.stages
-            for p in stages:
-                p.prepare()
-            was_done = node.done
-            node.wants_out = bool(node.run())
-            for p in stages:
-                p.flush()
-            acts += 1
-            if max_cycles is not None and node.t > max_cycles:
-                raise UserError(
-                    f"simulation exceeded the cycle budget (--max-cycles {max_cycles}) at node "
-                    f"{node.name} ({node.kind}), cycle {node.t}")
-            if not acts & 1023:         # every 1024 activations
-                if progress is not None:
-                    progress(node.t)
-                if memory is not None:
-                    memory.forget_before(self.earliest_firing())
-            # Wake consumers that received tokens and producers that got a slot back.
-            for c, before in zip(outs, pre_out):
-                grown = len(c.toks) - before
-                if grown > 0:
-                    c.pushed += grown
-                    d = c.dst
-                    if d is not None and not d.queued and not d.done:
-                        d.queued = True
-                        heappush(heap, (c.times[-1], seq, d))
-                        seq += 1
-            for c, before in zip(ins, pre_in):
-                if len(c.toks) < before:
-                    s = c.src
-                    if s is not None and s.wants_out and not s.queued and not s.done:
-                        s.queued = True
-                        heappush(heap, (node.t, seq, s))
-                        seq += 1
-            if node.done and not was_done and node in writers:
-                remaining -= 1
-                if remaining == 0 and writers:
-                    break
-        self.activations = acts
-        if any(not w.done for w in writers):
+            if not node.done and self.step(node):
+                break
+        if any(not w.done for w in self.writers):
             raise self.deadlock()
         return max((n.finish for n in self.nodes), default=0)
+
+    def schedule(self, node, cycle: int) -> None:
+        """Put node on the heap to run at `cycle` (once: a queued node is not queued again)."""
+        node.queued = True
+        heappush(self.heap, (cycle, self.seq, node))
+        self.seq += 1
+
+    def step(self, node) -> bool:
+        """One activation of node: run it, then wake the nodes it gave tokens or slots to.
+        Returns True when it was the last writer to see D (the run is over)."""
+        pre_in = [len(c.toks) for c in node.ins]
+        pre_out = [len(c.toks) for c in node.ochans]
+        was_done = node.done
+        for p in node.stages:
+            p.prepare()
+        node.wants_out = bool(node.run())
+        for p in node.stages:
+            p.flush()
+        self.activations += 1
+        if self.max_cycles is not None and node.t > self.max_cycles:
+            raise UserError(
+                f"simulation exceeded the cycle budget (--max-cycles {self.max_cycles}) at node "
+                f"{node.name} ({node.kind}), cycle {node.t}")
+        for every, hook in self.hooks:
+            if not self.activations % every:
+                hook(self, node)
+        self.wake(node, pre_in, pre_out)
+        if node.done and not was_done and node in self.writers:
+            self.remaining -= 1
+            return self.remaining == 0
+        return False
+
+    def wake(self, node, pre_in: list, pre_out: list) -> None:
+        """Schedule the consumers that received tokens from node (at the last one's arrival)
+        and the blocked producers that got a slot back (at node's clock)."""
+        for c, before in zip(node.ochans, pre_out):
+            grown = len(c.toks) - before
+            if grown > 0:
+                c.pushed += grown
+                d = c.dst
+                if d is not None and not d.queued and not d.done:
+                    self.schedule(d, c.times[-1])
+        for c, before in zip(node.ins, pre_in):
+            if len(c.toks) < before:
+                s = c.src
+                if s is not None and s.wants_out and not s.queued and not s.done:
+                    self.schedule(s, node.t)
+
+    # ---- reports --------------------------------------------------------------------------
+    def clock(self) -> int:
+        """How far the run has got: the latest firing of any node so far."""
+        return max((n.t for n in self.nodes if n.fires), default=0)
+
+    def flops(self) -> int:
+        """FLOPs done so far."""
+        return sum(n.flops for n in self.nodes)
 
     def earliest_firing(self) -> int:
         """A cycle no node can fire before any more (windows of the memory calendar before it
@@ -112,20 +137,22 @@ class Engine:
                         + ", ".join(waiting)
                         + (" has" if len(waiting) == 1 else " have") + " not seen D")
         for n in self.nodes:
-            if n.done:
-                continue
-            waits = []
-            for c in n.ins:
-                if not c.toks:
-                    waits.append(f"input {c.name} is empty")
-            for c in n.ochans:
-                if c.bounded and len(c.toks) >= (c.depth or 0):
-                    waits.append(f"output {c.name} is full ({len(c.toks)}/{c.depth}: "
-                                 f"{_head(c)})")
-            held = [f"{c.name} holds {_head(c)}" for c in n.ins if c.toks]
-            msg = f"{n.name} ({n.kind}) at cycle {max(n.t, 0)}: " + "; ".join(waits + held)
-            err.note(msg)
+            if not n.done:
+                err.note(_waits(n))
         return err
+
+
+def _waits(n) -> str:
+    """What unfinished node n waits on: its empty inputs, full outputs and held tokens."""
+    waits = []
+    for c in n.ins:
+        if not c.toks:
+            waits.append(f"input {c.name} is empty")
+    for c in n.ochans:
+        if c.bounded and len(c.toks) >= (c.depth or 0):
+            waits.append(f"output {c.name} is full ({len(c.toks)}/{c.depth}: {_head(c)})")
+    held = [f"{c.name} holds {_head(c)}" for c in n.ins if c.toks]
+    return f"{n.name} ({n.kind}) at cycle {max(n.t, 0)}: " + "; ".join(waits + held)
 
 
 def _head(c, k: int = 4) -> str:

@@ -79,7 +79,7 @@ class FastEngine:
             status, cycles, acts, over = g.run(
                 # a budget past 2**62 cycles is no budget (the core's clock is 64-bit)
                 -1 if self.max_cycles is None or self.max_cycles > 2**62 else self.max_cycles,
-                self.progress)
+                self.progress, Engine.PROGRESS_EVERY)   # progress(cycle, flops), as Engine's
         except _fast.SimError as e:
             self._sync(g, chans)
             node, msg, what, toks = e.args

@@ -49,7 +49,7 @@ class Memory:
 
     def spill(self, w: int, n: float) -> int:
         """`n` bytes that do not fit in window `w`: fill it and the windows after it. (The hot
-        loops of scanners and arrays inline `take`'s first test and call this.)"""
+        loop of Node.fire_each inlines `take`'s first test and calls this.)"""
         W, cap, used = self.window, self.cap, self.used
         if n <= cap:                    # fits in one window: the first later one with room
             w += 1

@@ -70,10 +70,18 @@ def run_permute(step, module, tensors: dict, arch):
         raise UserError(f"simulation: {step.name} reads tensor {step.src}, which has no data "
                         "(not an input, and not written by an earlier graph)")
     modes = step.mode_map(len(src.shape))
-    dst = permute_tensor(src, dst_decl.format, modes)
+    if (src.block, src.format.blocked) != (dst_decl.block, dst_decl.format.blocked):
+        # a re-blocking copy (a blocked part's operand or result, docs/samml.md)
+        from fuseflowc.data.decompose import reblock
+        dst = reblock(src, dst_decl.format, dst_decl.block, step.dst)
+    else:
+        dst = permute_tensor(src, dst_decl.format, modes)
     eb = arch.element_bytes
-    rd, wr = array_bytes(src, eb), array_bytes(dst, eb)
     node = PermuteNode(step.name)
+    from fuseflowc.data.decompose import is_relayout
+    if is_relayout(src.format, src.block, dst_decl.format, dst_decl.block):
+        return node, 0, dst   # a dense matrix re-blocked: addresses, not data (no cost)
+    rd, wr = array_bytes(src, eb), array_bytes(dst, eb)
     node.rd_seg, node.rd_crd, node.rd_vals = rd["seg"], rd["crd"], rd["vals"]
     node.wr_seg, node.wr_crd, node.wr_vals = wr["seg"], wr["crd"], wr["vals"]
     entries = max(int(src.vals.shape[0]), int(dst.vals.shape[0]))

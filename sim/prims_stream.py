@@ -1,14 +1,12 @@
 """Primitives that walk tensor storage: root, level scanners, repeat and its signal generator,
-value arrays. Token semantics follow REFERENCE.md (see sim.tokens for the encoding)."""
+value arrays. Token semantics follow REFERENCE.md (see sim.tokens for the encoding); timing is
+sim.node's firing rule."""
 
 from __future__ import annotations
 
-from itertools import islice
-
-from .channel import pop_n
 from .memory import unlimited
-from .node import Node
-from .tokens import EB, MASK, D, N, S0
+from .node import BLOCKED, WAITING, Node
+from .tokens import EB, MASK, D, N, R, S0
 
 
 class Root(Node):
@@ -21,15 +19,14 @@ class Root(Node):
         super().__init__(name, ii, lat)
         self.left = [0, D]
 
-    def run(self) -> bool:
+    def step(self):
+        if not self.left:
+            self.done = True
+            return WAITING
         out = self.outs[0]
-        while self.left:
-            if not self.room(out):
-                return True
-            tok = self.left.pop(0)
-            self.fire(self.t + self.ii, (), ((out, tok),))
-        self.done = True
-        return False
+        if out.full():
+            return BLOCKED
+        self.fire(emits=((out, self.left.pop(0)),))
 
 
 class Scan(Node):
@@ -38,15 +35,21 @@ class Scan(Node):
     For each input ref it emits that fiber's coordinates and positions, then closes the fiber
     with S0; an input stop Sk becomes S(k+1), merged with the closing stop of the fiber before it
     (so the S0 is held back until the next input token is known); N gives N then a stop; D passes.
-    Dense levels enumerate 0..size-1 with refs `ref * size + crd`; compressed ones read seg/crd.
+    Dense levels enumerate 0..size-1 with refs `ref * size + crd`; compressed ones read seg/crd
+    (2 seg entries per lookup and 1 crd entry per coordinate through the memory calendar).
+    The other sparse levels (sim.levels) give instead, per input ref x, the fiber's positions
+    `lo[x]..hi[x]` and the bytes the lookup reads `look[x]` (counted as crd bytes; no seg), and
+    `refs` (when not None) the ref emitted for each position (else the position itself).
     """
 
-    __slots__ = ("dense", "size", "seg", "crd", "pos", "end", "base", "pending", "eb", "mem")
+    __slots__ = ("dense", "size", "seg", "crd", "pos", "end", "base", "pending", "eb",
+                 "lo", "hi", "look", "refs")
     kind_name = "scan"
     BULK = True  # long fiber runs in one go (tests turn it off to compare)
 
     def __init__(self, name: str, dense: bool, size: int = 0, seg=None, crd=None,
-                 ii: int = 1, lat: int = 1, eb: int = 4, mem=None):
+                 ii: int = 1, lat: int = 1, eb: int = 4, mem=None, lo=None, hi=None,
+                 look=None, refs=None):
         super().__init__(name, ii, lat)
         self.eb = eb  # memory.element_bytes: bytes per seg entry and per coordinate
         # the graph's sim.memory.Memory (compressed levels; dense ones read no memory)
@@ -55,188 +58,94 @@ class Scan(Node):
         self.size = size
         self.seg = list(seg) if seg is not None else None
         self.crd = list(crd) if crd is not None else None
-        self.pos = self.end = self.base = 0
+        self.lo = list(lo) if lo is not None else None
+        self.hi = list(hi) if hi is not None else None
+        self.look = list(look) if look is not None else None
+        self.refs = list(refs) if refs is not None else None
+        self.pos = self.end = self.base = 0   # the open fiber: positions pos..end-1 left
         self.pending = False  # a fiber was emitted whose closing stop is not yet out
 
-    def run(self) -> bool:
-        ch = self.ins[0]
-        it, itm, ifr = ch.toks, ch.times, ch.free
+    def step(self):
         oc, orf = self.outs
-        ct, ctm, cf, cb = oc.toks, oc.times, oc.free, oc.bounded
-        rt, rtm, rf, rb = orf.toks, orf.times, orf.free, orf.bounded
-        t, ii, lat = self.t, self.ii, self.lat
-        pos, end, base, pending = self.pos, self.end, self.base, self.pending
-        dense, crd, seg, size = self.dense, self.crd, self.seg, self.size
-        mem = self.mem                  # None when dense: only compressed levels read memory
-        if not dense:                   # Memory.take's fast path, inlined below
-            used, W, cap, spill = mem.used, mem.window, mem.cap, mem.spill
-        eb = self.eb
-        bulk = self.BULK
-        retry = 0                   # a failed bulk attempt is not retried before this firing
-        stall = fires = nseg = ncrd = 0
-        blocked = False
-        while True:
-            if (cb and not cf) or (rb and not rf):
-                blocked = True
-                break
-            f = t + ii
-            if bulk and pos + 8 < end and fires >= retry:  # a run inside a fiber: in bulk
-                k = end - pos
-                if cb and len(cf) < k:
-                    k = len(cf)
-                if rb and len(rf) < k:
-                    k = len(rf)
-                # Free slots are stamped in pop order, so the k-th is the latest; when even it
-                # is free by the first firing, no firing of the run waits for a slot.
-                if k > 8:
-                    f1 = f
-                    if (cb and cf[k - 1] > f) or (rb and rf[k - 1] > f):
-                        # Back-pressure: firing j is max(f_{j-1} + ii, slot j's free cycle).
-                        # Slots freed back to back (a consumer firing every ii cycles, the
-                        # usual steady state) make that max(f, free_0) + j*ii; otherwise
-                        # go token by token.
-                        fr = list(islice(cf if cb else rf, k))
-                        fr0 = fr[0]
-                        if fr != list(range(fr0, fr0 + k * ii, ii)) or \
-                                (cb and rb and fr != list(islice(rf, k))):
-                            k = 0
-                            retry = fires + 32      # not for 32 firings (bounded cost)
-                        elif fr0 > f:
-                            f1 = fr0
-                if k > 8 and not dense and not mem.take_run(f1, k, ii, eb):
-                    k = 0                           # memory is busy: token by token
-                    retry = fires + 32
-                if k > 8:
-                    last = f1 + (k - 1) * ii
-                    stamps = range(f1 + lat, last + lat + 1, ii)
-                    stall += f1 - f                 # only the first firing waits
-                    if dense:
-                        ct.extend(range(pos - base, pos - base + k))
-                    else:
-                        ct.extend(crd[pos:pos + k])
-                        ncrd += k
-                    ctm.extend(stamps)
-                    rt.extend(range(pos, pos + k))
-                    rtm.extend(stamps)
-                    if cb:                      # take k free slots (C speed: ints)
-                        pop_n(cf, k)
-                    if rb:
-                        pop_n(rf, k)
-                    pos += k
-                    t = last
-                    fires += k
-                    continue
-            nb = 0                             # bytes this firing reads (0 when dense)
-            if pos < end:                      # inside a fiber: emit the next element
-                if dense:
-                    c = pos - base
-                else:
-                    c = crd[pos]
-                    ncrd += 1
-                    nb = eb
-                r = pos
-                pos += 1
-            else:
-                if not it:
-                    break
-                x = it[0]
-                rdy = itm[0]
-                if rdy > f:
-                    f = rdy
-                if pending and (x >= 0 or x == D or x == N):
-                    c = r = S0                  # close the previous fiber, keep the input
-                    pending = False
-                else:
-                    it.popleft()
-                    itm.popleft()
-                    if x >= 0:                  # look the fiber up
-                        if dense:
-                            base = x * size
-                            pos, end = base, base + size
-                        else:
-                            pos, end = seg[x], seg[x + 1]
-                            nseg += 2
-                            nb = 2 * eb
-                        pending = True
-                        if pos < end:
-                            if dense:
-                                c = 0
-                            else:
-                                c = crd[pos]
-                                ncrd += 1
-                                nb += eb
-                            r = pos
-                            pos += 1
-                        else:                   # empty fiber: nothing to emit this cycle
-                            if nb:              # nb > 0: a compressed level
-                                f = mem.take(f, nb)
-                            ifr.append(f + 1)
-                            t = f
-                            fires += 1
-                            continue
-                    elif x == N:
-                        c = r = N
-                        pending = True
-                    elif x == D:
-                        c = r = D
-                        self.done = True
-                    elif pending:               # Sk -> S(k+1), merged with the held S0
-                        c = r = -4 - ((-3 - x) & MASK)
-                        pending = False
-                    else:                       # no fiber before it: a bare S(k+1)
-                        c = r = x - 1 - EB
-                    f0 = f
-                    if cb:
-                        s = cf.popleft()
-                        if s > f:
-                            f = s
-                    if rb:
-                        s = rf.popleft()
-                        if s > f:
-                            f = s
-                    stall += f - f0
-                    if nb:
-                        f = mem.take(f, nb)
-                    ifr.append(f + 1)
-                    ct.append(c)
-                    ctm.append(f + lat)
-                    rt.append(r)
-                    rtm.append(f + lat)
-                    t = f
-                    fires += 1
-                    if c == D:
-                        break
-                    continue
-            f0 = f
-            if cb:
-                s = cf.popleft()
-                if s > f:
-                    f = s
-            if rb:
-                s = rf.popleft()
-                if s > f:
-                    f = s
-            stall += f - f0
-            if nb:                              # Memory.take, inlined (the hot path)
-                w = f // W
-                u = used.get(w, 0) + nb
-                if u <= cap:
-                    used[w] = u
-                else:
-                    f = spill(w, nb)
-            ct.append(c)
-            ctm.append(f + lat)
-            rt.append(r)
-            rtm.append(f + lat)
-            t = f
-            fires += 1
-        self.t = t
-        self.pos, self.end, self.base, self.pending = pos, end, base, pending
-        self.stall += stall
-        self.fires += fires
-        self.rd_seg += self.eb * nseg
-        self.rd_crd += self.eb * ncrd
-        return blocked
+        if oc.full() or orf.full():
+            return BLOCKED
+        if self.pos < self.end:                 # inside a fiber: its next elements
+            if self.BULK and self.pos + 8 < self.end and self._emit_run(oc, orf):
+                return None
+            c, r, nb = self._next()
+            self.emit2(oc, c, orf, r, nb)
+            return None
+        inp = self.ins[0]
+        if not inp.toks:
+            return WAITING
+        x = inp.toks[0]
+        if self.pending and (x >= 0 or x == D or x == N):
+            self.pending = False                # close the previous fiber, keep the input
+            self.fire(emits=((oc, S0), (orf, S0)), looks=(inp,))
+            return None
+        if x >= 0:
+            self._lookup(inp, x, oc, orf)
+            return None
+        if x == N:                              # no fiber: N, then its (bare) stop
+            c = N
+            self.pending = True
+        elif x == D:
+            c = D
+            self.done = True
+        elif self.pending:                      # Sk -> S(k+1), merged with the held S0
+            c = -4 - ((-3 - x) & MASK)
+            self.pending = False
+        else:                                   # no fiber before it: a bare S(k+1)
+            c = x - 1 - EB
+        self.fire((inp,), ((oc, c), (orf, c)))
+        return WAITING if c == D else None
+
+    def _next(self):
+        """The open fiber's next (crd, ref) and the bytes reading it costs."""
+        pos = self.pos
+        self.pos = pos + 1
+        if self.dense:
+            return pos - self.base, pos, 0
+        self.rd_crd += self.eb
+        return self.crd[pos], pos if self.refs is None else self.refs[pos], self.eb
+
+    def _lookup(self, inp, x: int, oc, orf) -> None:
+        """Open the fiber of ref x, emitting its first element in the same firing."""
+        if self.dense:
+            self.base = x * self.size
+            self.pos, self.end = self.base, self.base + self.size
+            nb = 0
+        elif self.lo is None:
+            self.pos, self.end = self.seg[x], self.seg[x + 1]
+            nb = 2 * self.eb
+            self.rd_seg += nb
+        else:                                   # a fixed or singleton level (sim.levels)
+            self.pos, self.end = self.lo[x], self.hi[x]
+            nb = self.look[x]
+            self.rd_crd += nb
+        self.pending = True
+        if self.pos == self.end:                # empty fiber: nothing to emit this cycle
+            self.fire((inp,), nbytes=nb)
+            return
+        c, r, b = self._next()
+        self.fire((inp,), ((oc, c), (orf, r)), nbytes=nb + b)
+
+    def _emit_run(self, oc, orf) -> bool:
+        """The rest of the open fiber, as far as the free slots go (more than 8 elements), in
+        one go (Node.fire_run); False when the slots allow fewer."""
+        pos = self.pos
+        k = orf.room(oc.room(self.end - pos))
+        if k <= 8:
+            return False
+        if self.dense:
+            self.fire_run(oc, range(pos - self.base, pos - self.base + k),
+                          orf, range(pos, pos + k))
+        else:
+            refs = range(pos, pos + k) if self.refs is None else self.refs[pos:pos + k]
+            self.fire_run(oc, self.crd[pos:pos + k], orf, refs, self.eb)
+            self.rd_crd += self.eb * k
+        self.pos = pos + k
+        return True
 
 
 class RepSig(Node):
@@ -246,44 +155,14 @@ class RepSig(Node):
     kind_name = "repsig"
 
     def run(self) -> bool:
-        ch = self.ins[0]
-        it, itm, ifr = ch.toks, ch.times, ch.free
-        o = self.outs[0]
-        ot, otm, of, ob = o.toks, o.times, o.free, o.bounded
-        t, ii, lat = self.t, self.ii, self.lat
-        stall = fires = 0
-        blocked = False
-        while it:
-            if ob and not of:
-                blocked = True
-                break
-            x = it.popleft()
-            f = t + ii
-            r = itm.popleft()
-            if r > f:
-                f = r
-            if ob:
-                s = of.popleft()
-                if s > f:
-                    stall += s - f
-                    f = s
-            ifr.append(f + 1)
-            if x >= 0 or x == N:
-                x = 0
-            elif x <= -3:
-                x = S0
-            else:
-                self.done = True
-            ot.append(x)
-            otm.append(f + lat)
-            t = f
-            fires += 1
-            if x == D:
-                break
-        self.t = t
-        self.stall += stall
-        self.fires += fires
-        return blocked
+        return self.fire_each(_signal, self.ins[0], self.outs[0])
+
+
+def _signal(x):
+    """The repeat signal of crd token x (and no bytes)."""
+    if x >= 0 or x == N:
+        return R, 0
+    return (S0 if x <= -3 else D), 0
 
 
 class Repeat(Node):
@@ -292,7 +171,8 @@ class Repeat(Node):
     Inputs: the stream to repeat, the repsig stream. For the current input element it emits one
     copy per R; at S it moves on: if the next input token is a stop Sk it emits S(k+1) (merged),
     else S0. An input stop met with no current element (an empty outer fiber) takes one S and
-    emits S(k+1). D ends both.
+    emits S(k+1). D ends both. The current element is held in a register loaded without a
+    firing of its own (sim/README.md, "Timing").
     """
 
     __slots__ = ("cur", "has", "ready")
@@ -304,134 +184,68 @@ class Repeat(Node):
         self.has = False
         self.ready = 0  # the cycle the held element was taken: its first use is not earlier
 
-    def run(self) -> bool:
+    def step(self):
         a, g = self.ins
-        at, atm, af = a.toks, a.times, a.free
-        gt, gtm, gf = g.toks, g.times, g.free
-        o = self.outs[0]
-        ot, otm, of, ob = o.toks, o.times, o.free, o.bounded
-        t, ii, lat = self.t, self.ii, self.lat
-        cur, has, ready = self.cur, self.has, self.ready
-        stall = fires = 0
-        blocked = False
-        while True:
-            if ob and not of:
-                blocked = True
-                break
-            f = t + ii
-            if not has:
-                if not at:
-                    break
-                x = at[0]
-                if x.__class__ is not int or x >= 0 or x == N:   # a new element
-                    # Taking the element costs no cycle of its own: it moves into the held
-                    # register (its slot frees the next cycle) and the firing that uses it
-                    # first (R: a copy; S: the close) may be in the same cycle (SAM's
-                    # repeater pops the ref and the signal in one cycle).
-                    at.popleft()
-                    r = atm.popleft()
-                    if r > f:
-                        f = r
-                    af.append(f + 1)
-                    cur = x
-                    has = True
-                    ready = f
-                    continue
-                # a stop or D with no current element: needs the matching signal
-                if not gt:
-                    break
-                sig = gt[0]
-                r = atm[0]
-                if r > f:
-                    f = r
-                r = gtm[0]
-                if r > f:
-                    f = r
-                if x == D:
-                    if sig != D:
-                        raise self.mismatch("input and repeat signal (end)", (x, sig))
-                    out = D
-                    self.done = True
-                else:
-                    if sig != S0:
-                        raise self.mismatch("input stop and repeat signal", (x, sig))
-                    out = x - 1 - EB                 # bare: no element, no fiber
-                at.popleft()
-                atm.popleft()
-                gt.popleft()
-                gtm.popleft()
-                f0 = f
-                if ob:
-                    s = of.popleft()
-                    if s > f:
-                        f = s
-                stall += f - f0
-                af.append(f + 1)
-                gf.append(f + 1)
-            else:
-                if not gt:
-                    break
-                if ready > f:
-                    f = ready
-                sig = gt[0]
-                r = gtm[0]
-                if r > f:
-                    f = r
-                if sig == 0:                         # R: one more copy
-                    out = cur
-                    gt.popleft()
-                    gtm.popleft()
-                    f0 = f
-                    if ob:
-                        s = of.popleft()
-                        if s > f:
-                            f = s
-                    stall += f - f0
-                    gf.append(f + 1)
-                elif sig == S0:                      # S: close, merging a following input stop
-                    if not at:
-                        break
-                    x = at[0]
-                    r = atm[0]
-                    if r > f:
-                        f = r
-                    merged = x.__class__ is int and x <= -3
-                    out = -4 - ((-3 - x) & MASK) if merged else S0
-                    gt.popleft()
-                    gtm.popleft()
-                    if merged:
-                        at.popleft()
-                        atm.popleft()
-                    f0 = f
-                    if ob:
-                        s = of.popleft()
-                        if s > f:
-                            f = s
-                    stall += f - f0
-                    gf.append(f + 1)
-                    if merged:
-                        af.append(f + 1)
-                    has = False
-                    cur = None
-                else:
-                    raise self.error(f"repeat signal ended ({'D'}) inside an element")
-            ot.append(out)
-            otm.append(f + lat)
-            t = f
-            fires += 1
-            if out is D:
-                break
-        self.t = t
-        self.cur, self.has, self.ready = cur, has, ready
-        self.stall += stall
-        self.fires += fires
-        return blocked
+        out = self.outs[0]
+        if out.full():                          # (also before a take: the compiled core's order)
+            return BLOCKED
+        if not self.has:
+            if not a.toks:
+                return WAITING
+            x = a.toks[0]
+            if x.__class__ is not int or x >= 0 or x == N:     # a new element
+                self.cur = x
+                self.has = True
+                self.ready = self.take(a)
+                return None
+            return self._no_element(a, g, out, x)
+        if not g.toks:
+            return WAITING
+        sig = g.toks[0]
+        if sig == R:                            # copies, one per R
+            # Out of signals: back to the top, where a full output still makes it BLOCKED
+            # (the engine wakes it when a slot frees, as the compiled core's loop does).
+            r = self.fire_each(self._copy, g, out, self.ready)
+            return None if r is WAITING else r
+        if sig != S0:
+            raise self.error("repeat signal ended (D) inside an element")
+        if not a.toks:                          # S: close, merging a following input stop
+            return WAITING
+        x = a.toks[0]
+        if x.__class__ is int and x <= -3:
+            self.fire((g, a), ((out, -4 - ((-3 - x) & MASK)),), after=self.ready)
+        else:
+            self.fire((g,), ((out, S0),), looks=(a,), after=self.ready)
+        self.has = False
+        self.cur = None
+        return None
+
+    def _copy(self, sig):
+        """A copy of the current element for signal R (None: not an R)."""
+        return (self.cur, 0) if sig == R else None
+
+    def _no_element(self, a, g, out, x):
+        """An input stop or D with no current element: it takes the matching signal."""
+        if not g.toks:
+            return WAITING
+        sig = g.toks[0]
+        if x == D:
+            if sig != D:
+                raise self.mismatch("input and repeat signal (end)", (x, sig))
+            self.fire((a, g), ((out, D),))
+            self.done = True
+            return WAITING
+        if sig != S0:
+            raise self.mismatch("input stop and repeat signal", (x, sig))
+        self.fire((a, g), ((out, x - 1 - EB),))  # bare: no element, no fiber
+        return None
 
 
 class Array(Node):
-    """Value array: ref in, value out; N loads 0 (a zero block); stops and D pass."""
+    """Value array: ref in, value out; N loads 0 (a zero block); stops and D pass. Each value
+    loaded moves `vbytes` through the memory calendar."""
 
-    __slots__ = ("vals", "zero", "vbytes", "mem")
+    __slots__ = ("vals", "zero", "vbytes")
     kind_name = "array"
 
     def __init__(self, name: str, vals: list, zero=0.0, vbytes: int = 4,
@@ -443,53 +257,14 @@ class Array(Node):
         self.mem = mem if mem is not None else unlimited()  # the graph's sim.memory.Memory
 
     def run(self) -> bool:
-        ch = self.ins[0]
-        it, itm, ifr = ch.toks, ch.times, ch.free
-        o = self.outs[0]
-        ot, otm, of, ob = o.toks, o.times, o.free, o.bounded
-        t, ii, lat = self.t, self.ii, self.lat
-        vals, zero = self.vals, self.zero
-        mem = self.mem
-        used, W, cap, spill = mem.used, mem.window, mem.cap, mem.spill
-        vbytes = self.vbytes
-        stall = fires = loads = 0
-        blocked = False
-        while it:
-            if ob and not of:
-                blocked = True
-                break
-            x = it.popleft()
-            f = t + ii
-            r = itm.popleft()
-            if r > f:
-                f = r
-            if ob:
-                s = of.popleft()
-                if s > f:
-                    stall += s - f
-                    f = s
-            if x >= 0:
-                w = f // W                      # Memory.take, inlined (the hot path)
-                u = used.get(w, 0) + vbytes
-                if u <= cap:
-                    used[w] = u
-                else:
-                    f = spill(w, vbytes)
-                x = vals[x]
-                loads += 1
-            elif x == N:
-                x = zero
-            elif x == D:
-                self.done = True
-            ifr.append(f + 1)
-            ot.append(x)
-            otm.append(f + lat)
-            t = f
-            fires += 1
-            if x is D:
-                break
-        self.t = t
-        self.stall += stall
-        self.fires += fires
-        self.rd_vals += loads * vbytes
-        return blocked
+        return self.fire_each(self._load, self.ins[0], self.outs[0])
+
+    def _load(self, x):
+        """The token for ref x and the bytes loading it moves: its value; N loads zero; stops
+        and D pass."""
+        if x >= 0:
+            self.rd_vals += self.vbytes
+            return self.vals[x], self.vbytes
+        if x == N:
+            return self.zero, 0
+        return x, 0

@@ -9,7 +9,7 @@ from .tokens import D, S0
 class Writer(Node):
     """write_level (a crd stream) or write_vals (a val stream): records every token until D."""
 
-    __slots__ = ("tensor", "mode", "fmt", "got", "mem", "bpt")
+    __slots__ = ("tensor", "mode", "fmt", "got", "bpt", "seg")
     kind_name = "write"
 
     def __init__(self, name: str, kind: str, tensor: str, mode: int | None = None,
@@ -22,42 +22,17 @@ class Writer(Node):
         self.mode = mode
         self.fmt = fmt
         self.got: list = []
+        self.seg = kind == "write_level"
 
     def run(self) -> bool:
-        ch = self.ins[0]
-        it, itm, ifr = ch.toks, ch.times, ch.free
-        got = self.got
-        app = got.append
-        t, ii = self.t, self.ii
-        mem = self.mem
-        if mem is not None:     # Memory.take inlined (its fast path; spill when full)
-            used, W, cap, spill = mem.used, mem.window, mem.cap, mem.spill
-        bpt = self.bpt
-        # a compressed level stores a segment entry per fiber: a stop closes one
-        seg = self.kind == "write_level"
-        fires = 0
-        while it:
-            x = it.popleft()
-            f = t + ii
-            r = itm.popleft()
-            if r > f:
-                f = r
-            # bytes: a coordinate, a value (float or block) or a level's stop; D is neither
-            # >= 0 nor <= S0, so it is never charged
-            if mem is not None and (x.__class__ is not int or x >= 0 or (x <= S0 and seg)):
-                w = f // W
-                u = used.get(w, 0) + bpt
-                if u <= cap:
-                    used[w] = u
-                else:
-                    f = spill(w, bpt)
-            ifr.append(f + 1)
-            t = f
-            fires += 1
-            if x.__class__ is int and x == D:
-                self.done = True
-                break
-            app(x)
-        self.t = t
-        self.fires += fires
-        return False
+        return self.fire_each(self._record, self.ins[0], None)
+
+    def _record(self, x):
+        """Record token x (not D); the bytes storing it: a coordinate, a value (float or block)
+        or a compressed level's stop (a segment entry per fiber: a stop closes one)."""
+        if x.__class__ is not int or x >= 0:
+            self.got.append(x)
+            return None, self.bpt if self.mem is not None else 0
+        if x != D:
+            self.got.append(x)
+        return None, self.bpt if x <= S0 and self.seg and self.mem is not None else 0

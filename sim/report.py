@@ -21,8 +21,10 @@ def node_stats(n, cycles: int) -> dict:
 
 
 def kernel_stats(k) -> dict:
-    """One graph's counters, with per-node and per-channel detail."""
-    return {
+    """One graph's counters, with per-node and per-channel detail (`hoisted`: true for a
+    decompose step left out of the totals)."""
+    extra = {"hoisted": True} if getattr(k, "hoisted", False) else {}
+    return {**extra,
         "graph": k.graph, "cycles": k.cycles, "flops": k.flops,
         "bytes_read": _b(k.bytes_read()), "bytes_written": _b(k.bytes_written()),
         "token_hops": k.hops, "wall_seconds": round(k.wall, 6),
@@ -38,11 +40,12 @@ def kernel_stats(k) -> dict:
 def result_stats(result, arch=None) -> dict:
     """The whole run: totals, every kernel, and the architecture used."""
     kernels = [kernel_stats(k) for k in result.kernels]
-    total = {"cycles": sum(k["cycles"] for k in kernels),
-             "flops": sum(k["flops"] for k in kernels),
-             "token_hops": sum(k["token_hops"] for k in kernels)}
+    counted = [k for k in kernels if not k.get("hoisted")]
+    total = {"cycles": sum(k["cycles"] for k in counted),
+             "flops": sum(k["flops"] for k in counted),
+             "token_hops": sum(k["token_hops"] for k in counted)}
     for which in ("bytes_read", "bytes_written"):
-        total[which] = {key: sum(k[which][key] for k in kernels)
+        total[which] = {key: sum(k[which][key] for k in counted)
                         for key in ("seg", "crd", "vals", "total")}
     out = {"total": total, "kernels": kernels}
     if arch is not None:
@@ -116,7 +119,8 @@ def print_tables(stats: dict, console, busiest: int = 5, module=None) -> None:
 
     from rich import box
     headers = [h for h, _ in KERNEL_COLUMNS]
-    rows = [(k["graph"], [f"{fn(k):,}" for _, fn in KERNEL_COLUMNS]) for k in stats["kernels"]]
+    rows = [(k["graph"] + (" (hoisted)" if k.get("hoisted") else ""),
+             [f"{fn(k):,}" for _, fn in KERNEL_COLUMNS]) for k in stats["kernels"]]
     if len(stats["kernels"]) > 1:
         rows.append(("total", [f"{fn(stats['total']):,}" for _, fn in KERNEL_COLUMNS]))
 

@@ -567,14 +567,15 @@ def test_simulate_reads_mixed_text_data_dir(tmp_path):
     np.testing.assert_array_equal(np.load(tmp_path / "out" / "y.npy"), [7.0, 0.0, 6.0])
 
 
-def test_singleton_levels_are_refused(tmp_path):
+def test_singleton_levels_are_stored(tmp_path):
+    """COO (compressed, singleton) is stored and generated (tests/test_levels.py has the rest)."""
     np.save(tmp_path / "A.npy", np.eye(2))
     fmt = Format(("compressed", "singleton"), (0, 1))
-    with pytest.raises(UserError, match="has a singleton level"):
-        load_inputs(tmp_path, [TensorSpec("A", ("I", "J"), fmt)])
+    got, _ = load_inputs(tmp_path, [TensorSpec("A", ("I", "J"), fmt)])
+    assert got["A"].levels[1].kind == "singleton" and (got["A"].to_dense() == np.eye(2)).all()
     from fuseflowc.data.gen import random_tensor
-    with pytest.raises(UserError, match="has a singleton level"):
-        random_tensor(TensorSpec("A", ("I", "J"), fmt), (2, 2), 0.5)
+    t = random_tensor(TensorSpec("A", ("I", "J"), fmt), (2, 2), 0.5)
+    assert t.format == fmt and t.to_coo()[0].shape == (2, 2)
 
 
 def test_docs_dcsc_level_files_example(tmp_path):

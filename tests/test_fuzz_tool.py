@@ -22,7 +22,7 @@ from fuseflowc.fuzz.cases import Case
 from fuseflowc.fuzz.classify import PROJECT, classify, traceback_key
 from fuseflowc.fuzz.datamut import mutate_data, npy_bytes
 from fuseflowc.fuzz.driver import CaseRunner, prepare
-from fuseflowc.fuzz.execute import Limits, Run
+from fuseflowc.fuzz.execute import BACKSTOP, Limits, Run, extension, group_cpu_seconds
 from fuseflowc.fuzz.minimize import Budget, ddmin, minimize
 from fuseflowc.fuzz.sandbox import Changes, Special, Stat, diff, snapshot
 from fuseflowc.fuzz.textmut import TextMutator, tokenize
@@ -37,7 +37,10 @@ def _hooked(path, schedule=(), unfused=False):
     text = Path(path).read_text() if path != "-" else ""
     if "RAISE" in text:
         raise ValueError("hook: deliberate internal error")
-    if "HANG" in text:
+    if "SPIN" in text:  # a hang that burns CPU
+        while True:
+            pass
+    if "HANG" in text:  # a hang that waits (no CPU)
         while True:
             time.sleep(0.01)
     if "SEGV" in text:
@@ -131,11 +134,48 @@ def test_a_sweep_row_with_an_internal_error_counts():
 
 def test_time_limit_fires_and_the_stack_is_kept(sandbox):
     start = time.monotonic()
-    v, run = sandbox.run(_case(SPMV + b"# HANG\n"))
-    assert time.monotonic() - start < 10
+    v, run = sandbox.run(_case(SPMV + b"# SPIN\n"))
+    assert time.monotonic() - start < 2 * BACKSTOP + 5  # its CPU time, or the backstop
     assert run.timed_out and v.outcome == "hang"
     assert v.key == ("hang", "check", "fuseflowc/commands/check.py")
     assert "_hooked" in run.stack
+
+
+def test_a_case_that_waits_forever_stops_at_the_wall_clock_backstop(prepared, tmp_path,
+                                                                      monkeypatch):
+    monkeypatch.setattr(load, "load_program", _hooked)
+    runner = CaseRunner(tmp_path, Limits(seconds=0.5, memory_mb=0))
+    start = time.monotonic()
+    v, run = runner.run(_case(SPMV + b"# HANG\n"))
+    took = time.monotonic() - start
+    assert run.timed_out and v.outcome == "hang" and "_hooked" in run.stack
+    assert 0.5 * BACKSTOP <= took < 0.5 * BACKSTOP + 5
+
+
+def test_a_slow_machine_extends_the_deadline_a_hang_does_not():
+    lim = Limits(seconds=10)
+    assert extension(cpu=2.0, wall=10.0, limits=lim) == 8.0      # busy machine: 8 s of CPU left
+    assert extension(cpu=9.9, wall=12.0, limits=lim) == 0.25     # nearly done: a short wait
+    assert extension(cpu=10.0, wall=10.0, limits=lim) == 0.0     # its CPU time is used up
+    assert extension(cpu=0.0, wall=10 * BACKSTOP, limits=lim) == 0.0   # waits forever
+    assert extension(cpu=0.0, wall=10 * BACKSTOP - 1, limits=lim) == 1.0  # up to the backstop
+
+
+def test_group_cpu_seconds_counts_a_busy_process_group():
+    import subprocess
+    import sys
+    p = subprocess.Popen([sys.executable, "-c", "import time\nt = time.process_time()\n"
+                          "while time.process_time() - t < 0.6: pass\ntime.sleep(30)"],
+                         start_new_session=True)
+    try:
+        deadline = time.monotonic() + 20
+        while group_cpu_seconds(p.pid) < 0.5 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert 0.5 <= group_cpu_seconds(p.pid) < 5
+        assert group_cpu_seconds(p.pid + 10**7) == 0.0  # no such group
+    finally:
+        p.kill()
+        p.wait()
 
 
 def test_a_signal_is_a_crash(sandbox):

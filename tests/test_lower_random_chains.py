@@ -35,6 +35,21 @@ def formats(draw, order: int) -> str:
 
 
 @st.composite
+def input_formats(draw, order: int) -> str:
+    """An input's format: also fixed-length levels (compressed(2): ELL-like, the data keeps
+    each fiber's 2 smallest coordinates) and COO's (compressed, singleton) pairs."""
+    if not draw(st.integers(0, 2)):
+        return draw(formats(order))
+    levels = [draw(st.sampled_from(("dense", "compressed", "compressed(2)")))
+              for _ in range(order)]
+    for k in range(order - 1):
+        if levels[k] == "compressed" and draw(st.booleans()):
+            levels[k + 1] = "singleton"
+    perm = draw(st.permutations(range(order)))
+    return f"({', '.join(levels)}) order ({', '.join(map(str, perm))})"
+
+
+@st.composite
 def chains(draw):
     lines = ["dim I, J, K"]
     tensors: dict[str, tuple[str, ...]] = {}
@@ -43,7 +58,7 @@ def chains(draw):
         name = f"A{n}"
         tensors[name] = idx
         lines.append(f"tensor {name}[{', '.join(DIMS[x] for x in idx)}] : "
-                     f"{draw(formats(len(idx)))}")
+                     f"{draw(input_formats(len(idx)))}")
     inputs = list(tensors)
     stmts = []
     names = []

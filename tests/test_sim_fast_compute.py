@@ -55,8 +55,9 @@ def _binary_pair(draw):
 # the bytecode doing it (its generic float_add / float_mul return the second's). Where such a
 # pair can occur (scalar sums and products of random values) NaNs compare as equal whatever
 # their bits; every other value, and every NaN where one operand is NaN or both are the same
-# NaN (test_alu_every_op_on_special_values), compares bit for bit.
-NAN_PAIRS = ("add", "mul", "addc", "mulc")
+# NaN (test_alu_every_op_on_special_values), compares bit for bit. A scalar `bmm` (a 1 x 1
+# block matmul) is the same product as `mul` (sim.ops.alu_function).
+NAN_PAIRS = ("add", "mul", "bmm", "addc", "mulc")
 
 
 def _nan_pair(x, y) -> bool:
@@ -93,6 +94,17 @@ def test_alu_scalar_random(data):
         feeds = [(x, times_for(draw, len(x)))]
     assert_same(single(lambda: Alu("a", op, None, const, ii=a["ii"], lat=a["lat"]), feeds,
                        ["val"] * len(feeds), 1, a), nan_exact=op not in NAN_PAIRS)
+
+
+def test_unary_alu_takes_nothing_after_d():
+    """A unary ALU is done at D and takes no token after it, on both engines, however the
+    tokens after D arrive (a stream map: fire_each; found by hypothesis on [D, D])."""
+    for times in ([0, 0], [0, 5]):
+        for tail in ([D], [1.5, D], [stop(0), D]):
+            case = single(lambda: Alu("a", "relu"), [([D, *tail], times + [5] * (len(tail) - 1))],
+                          ["val"], 1, DEFAULT)
+            cycles, acts, rows, streams, hops = assert_same(case)
+            assert rows[0][1] == 1 and streams == [[]] and hops[1] == 1   # D out, once
 
 
 @pytest.mark.parametrize("op", ALU_OPS)

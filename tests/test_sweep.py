@@ -377,13 +377,14 @@ def fake_estimator(monkeypatch):
     class Cost:
         def __init__(self, flops, nbytes):
             self.flops, self.bytes = flops, nbytes
+            self.cycles = nbytes / 256
 
     class DataStats:
         @staticmethod
         def from_dir(path, module, element_bytes=4):
             return None
 
-    def estimate_module(module, stats):
+    def estimate_module(module, stats, arch=None):
         variant = Path(module.source).stem.rpartition("_")[2]
         total = Cost(10.0, cost[variant] * 256)
         return types.SimpleNamespace(kernels={"k": total}, total=total)
@@ -420,7 +421,7 @@ def test_prune_estimates_each_configuration_once(tmp_path, monkeypatch):
     calls = []
     estimate = sys.modules["fuseflowc.estimate"].estimate_module
     monkeypatch.setattr(sys.modules["fuseflowc.estimate"], "estimate_module",
-                        lambda m, s: calls.append(Path(m.source).name) or estimate(m, s))
+                        lambda m, s, a=None: calls.append(Path(m.source).name) or estimate(m, s, a))
     gcn = ROOT / "ir_examples" / "models" / "gcn"
     spec = write(tmp_path, f"""
 programs = ["{gcn / 'gcn_unfused.ff'}", "{gcn / 'gcn_full.ff'}"]

@@ -1,4 +1,5 @@
-"""`fuseflowc estimate`: FLOPs and off-chip bytes of a module, analytically (no simulation)."""
+"""`fuseflowc estimate`: FLOPs, off-chip bytes and cycles of a module, analytically (no
+simulation)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from .options import (inline_widened_option, json_out_option, output_option, sch
                       unfused_option)
 
 _COLUMNS = ("flops", "read_seg", "read_crd", "read_vals", "write_seg", "write_crd", "write_vals",
-            "bytes")
+            "bytes", "cycles")
 
 
 def _pairs(values: tuple[str, ...], what: str, conv) -> tuple[dict, object]:
@@ -91,9 +92,12 @@ def _module(path: str, schedule, unfused: bool, order, inline_widened: bool):
                    "(and no table on stderr).")
 @json_out_option
 @click.option("-q", "--quiet", is_flag=True, help="No table on stderr.")
-@click.option("--element-bytes", type=click.IntRange(min=1), default=4, show_default=True,
+@click.option("--element-bytes", type=click.IntRange(min=1), default=None,
               help="Bytes per seg, crd or value element (the simulator's "
-                   "memory.element_bytes).")
+                   "memory.element_bytes; default: the arch's, 4).")
+@click.option("--arch", "arch_file", metavar="FILE",
+              help="Architecture file (TOML) overriding sim/arch.toml: the latencies, ii, "
+                   "bandwidth and block costs the cycles are modelled with (as `simulate`).")
 @schedule_option
 @unfused_option
 @click.option("--order", "order", type=click.IntRange(min=0), default=None, metavar="K",
@@ -101,15 +105,17 @@ def _module(path: str, schedule, unfused: bool, order, inline_widened: bool):
 @inline_widened_option
 @output_option
 def cmd(input_path, data_dir, densities, sizes, region, as_json, json_out, quiet, element_bytes,
-        schedule, unfused, order, inline_widened, output):
-    """Estimate FLOPs and off-chip bytes of INPUT without simulating it.
+        arch_file, schedule, unfused, order, inline_widened, output):
+    """Estimate FLOPs, off-chip bytes and cycles of INPUT without simulating it.
 
     INPUT is a SAMML module (from `lower`/`opt`), or fused IR or a .ff program, compiled here
     (fuse, then lower); - reads stdin. Expected stream lengths are propagated through every
     graph: scanners multiply fibers by their expected length, joiners combine coordinate
     histograms, reductions divide; FLOPs and bytes are counted as the simulator counts them
-    (docs/estimate.md). Sizes, densities and intersection rates come from --data DIR, or else
-    from --size and --density (uniform independent non-zeros).
+    (docs/estimate.md); cycles from the stream lengths with each node kind's latency and ii,
+    the bandwidth, parallel lanes and blocks of sim/arch.toml (or --arch FILE). Sizes,
+    densities and intersection rates come from --data DIR, or else from --size and --density
+    (uniform independent non-zeros).
 
     Stdout (or -o FILE) gets one tab-separated line per kernel and a total line, or JSON with
     --json; --json-out FILE also writes the JSON to FILE. A table of the same numbers goes to
@@ -125,9 +131,13 @@ def cmd(input_path, data_dir, densities, sizes, region, as_json, json_out, quiet
     """
     from ..estimate import DataStats, estimate_module
     from ..outputs import Outputs
-    out = Outputs(input_path, data_dir)
+    from sim.arch import Arch
+    out = Outputs(input_path, data_dir, arch_file)
     dest = out.file(output)
     json_dest = out.file(json_out, "--json-out") if json_out is not None else None
+    arch = Arch.load(arch_file)
+    if element_bytes is None:
+        element_bytes = arch.element_bytes
     module, fixed = _module(input_path, schedule, unfused, order, inline_widened)
     dens, default = _pairs(densities, "--density", float)
     size_map, _ = _pairs(sizes, "--size", int)
@@ -152,7 +162,7 @@ def cmd(input_path, data_dir, densities, sizes, region, as_json, json_out, quiet
             if v < 1:
                 raise UserError(f"--size {k}={v}: a size is at least 1")
         stats = DataStats.from_values(module, size_map, dens, element_bytes, default)
-    est = estimate_module(module, stats)
+    est = estimate_module(module, stats, arch)
     kernels = est.kernels
     if region is not None:
         if region not in kernels:
@@ -208,7 +218,7 @@ def _table(kernels: dict, est, stats) -> None:
     t = Table(title=f"estimate ({stats.origin}, {est.ms:.1f} ms)", title_justify="left",
               box=box.SIMPLE)
     for col in ("kernel", "FLOPs", "read seg", "read crd", "read vals", "write seg",
-                "write crd", "write vals", "bytes"):
+                "write crd", "write vals", "bytes", "cycles"):
         t.add_column(col, justify="left" if col == "kernel" else "right",
                      no_wrap=col == "kernel")
     rows = list(kernels.items())

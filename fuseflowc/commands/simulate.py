@@ -37,12 +37,24 @@ from .options import LegacyJsonCommand, json_option, json_out_option
 @click.option("--graph", "graph_name", metavar="NAME",
               help="Report only graph NAME (graphs before it still run: they may write its "
                    "inputs).")
+@click.option("--hoist", is_flag=True,
+              help="Report the module's decompose steps (the split of a decomposed matrix into "
+                   "its parts) but leave them out of the totals: the pattern is static, so the "
+                   "split is done once, outside the kernel (docs/language.md, \"Format "
+                   "decomposition\").")
 @click.option("--engine", type=click.Choice(["fast", "python"]), default=None,
               help="Simulation engine: fast (compiled, sim/cpp) or python (sim/engine.py); the "
                    "same results either way. Default: fast when it is built, else python (said "
                    "in one line on stderr).")
+@click.option("--progress", "show_progress", is_flag=True,
+              help="Report progress on stderr (plain lines) even when it is not a terminal; a "
+                   "terminal gets a transient progress line without asking. Either way only "
+                   "after the first second.")
+@click.option("-q", "--quiet", is_flag=True,
+              help="No progress, no notes and no tables on stderr (errors and the --check "
+                   "verdict still show).")
 def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_file, sets, depth,
-        max_cycles, graph_name, engine):
+        max_cycles, graph_name, hoist, engine, show_progress, quiet):
     """Simulate the SAMML graphs of GRAPH (a .samml file, or - for stdin) on data.
 
     Every graph of the module runs in order (tensors written by one feed the later ones). A
@@ -52,7 +64,10 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
     before the simulation starts, and all are written (after --check passes), or none. Timing
     comes from sim/arch.toml
     (see --arch, --set, --depth). A deadlock (nothing can move while a writer waits for D) is
-    reported with what every stuck node waits on, exit 1.
+    reported with what every stuck node waits on, exit 1. A run longer than a second tells on
+    stderr where it is (on a terminal, or with --progress): the kernel (k of n), the cycles so
+    far, and the FLOPs done against `fuseflowc estimate`'s estimate of the kernel's FLOPs (the
+    estimator has no cycle model), on either engine. --quiet silences progress, notes and tables.
 
     \b
     Examples:
@@ -87,15 +102,27 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
     if graph_name is not None:
         names = [g.name for g in module.graphs]
         graphs = names[: names.index(graph_name) + 1]
-    with _progress() as progress:
-        sim = Simulator(module, inputs, sizes, arch, max_cycles, progress, engine=engine)
+    if quiet and show_progress:
+        raise click.UsageError("--quiet and --progress contradict each other")
+    progress = None
+    if not quiet and (show_progress or sys.stderr.isatty()):
+        from sim.progress import Progress
+        progress = Progress(sys.stderr, after=PROGRESS_AFTER, interval=PROGRESS_INTERVAL,
+                            estimate=_flops_estimate(module, inputs, sizes, arch))
+    try:
+        sim = Simulator(module, inputs, sizes, arch, max_cycles, progress, engine=engine,
+                        hoist=hoist)
         result = sim.run(graphs)
-    for note in sim.notes:
-        click.echo(f"simulate: note: {note}", err=True)
+    finally:
+        if progress is not None:
+            progress.close()
+    if not quiet:
+        for note in sim.notes:
+            click.echo(f"simulate: note: {note}", err=True)
     if graph_name is not None:
         result.kernels = [k for k in result.kernels if k.graph == graph_name]
     stats = result_stats(result, arch)
-    if not as_json:
+    if not as_json and not quiet:
         from rich.console import Console
         console = Console(file=sys.stderr, width=None if sys.stderr.isatty() else 110)
         print_tables(stats, console, module=module)
@@ -157,22 +184,23 @@ def _expected(module, graph, data_dir, expect_dir, outputs, sizes, out) -> dict:
             (module.tensor(k) is not None and module.tensor(k).role == "output")}
 
 
-class _progress:
-    """A transient rich progress line on stderr for long runs (only when stderr is a TTY)."""
+#: Progress shows only in runs longer than this (seconds), at most once per PROGRESS_INTERVAL.
+PROGRESS_AFTER = 1.0
+PROGRESS_INTERVAL = 1.0
 
-    def __enter__(self):
-        self.p = None
-        if not sys.stderr.isatty():
-            return None
-        from rich.console import Console
-        from rich.progress import Progress, SpinnerColumn, TextColumn
-        self.p = Progress(SpinnerColumn(), TextColumn("simulating: cycle {task.fields[cycle]:,}"),
-                          transient=True, console=Console(file=sys.stderr))
-        self.p.start()
-        self.task = self.p.add_task("sim", total=None, cycle=0)
-        return lambda c: self.p.update(self.task, cycle=c)
 
-    def __exit__(self, *exc):
-        if self.p is not None:
-            self.p.stop()
-        return False
+def _flops_estimate(module, inputs: dict, sizes: dict, arch):
+    """A function giving `fuseflowc estimate`'s FLOPs per kernel for these inputs (None when the
+    estimator cannot model the module), computed when first asked: only runs long enough to
+    show progress pay for it."""
+    def estimate():
+        from fuseflowc.estimate import DataStats, estimate_module
+        from fuseflowc.estimate.stats import stats_of_fiber
+        stats = DataStats(dict(sizes), {n: stats_of_fiber(n, t) for n, t in sorted(inputs.items())},
+                          arch.element_bytes, "simulate inputs", dict(inputs))
+        try:
+            est = estimate_module(module, stats)
+        except UserError:
+            return None     # no estimate: the progress line shows the FLOPs done alone
+        return {name: c.flops for name, c in est.kernels.items()}
+    return estimate

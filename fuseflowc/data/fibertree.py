@@ -8,6 +8,14 @@ compressed positions index its crd array. The root has the single position 0.
 Stored entries are exactly the positions of the last level: a dense level stores every coordinate
 (explicit zeros included), a compressed level only those written. This is the "pattern" the
 sparsity semantics of the language talk about.
+
+The other level formats (fuseflowc.formats): a non-unique compressed level (COO's first) has one
+position per distinct (parent, coordinate, singleton coordinate) beneath it, its crd repeating a
+coordinate; a singleton level has one position per parent position and a crd array, no seg; a
+fixed-length level compressed(c) has c positions per parent, a crd array with PAD in the slots
+after the fiber's coordinates, no seg.
+Padding positions hold value 0 and are not entries: `to_coo` and everything built on it drop
+them.
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..diagnostics import UserError
-from ..formats import Format
+from ..formats import PAD, Format, level_width
 from ..limits import check_memory
 
 # Dense levels store every coordinate: a format that would store more values than this is a
@@ -31,8 +39,11 @@ def stored_positions(fmt: Format, grid: tuple[int, ...], nnz: int) -> int:
     grid is `grid`: dense levels multiply, a compressed level holds at most one position per
     stored entry."""
     npos = most = 1
-    for kind, mode in zip(fmt.levels, fmt.mode_order):
-        npos = npos * grid[mode] if kind == "dense" else min(npos * grid[mode], nnz)
+    for kind, lv, mode in zip(fmt.kinds, fmt.levels, fmt.mode_order):
+        if kind == "fixed":
+            npos = npos * level_width(lv)
+        elif kind != "singleton":
+            npos = npos * grid[mode] if kind == "dense" else min(npos * grid[mode], nnz)
         most = max(most, npos)
     return most
 
@@ -65,21 +76,61 @@ def _storage_sort(scoords: np.ndarray, sshape: tuple[int, ...]) -> np.ndarray | 
     return np.lexsort(scoords.T[::-1])
 
 
+def _fixed_level(pos: np.ndarray, c: np.ndarray, npos: int, width: int, name: str | None,
+                 fmt: Format) -> tuple[np.ndarray, np.ndarray]:
+    """A fixed-length level's crd array (npos * width, PAD after each fiber's coordinates) and
+    the positions of the entries (`pos` their parent positions, sorted; `c` their coordinates).
+    A fiber with more than `width` distinct coordinates is a UserError."""
+    new = np.ones(c.shape[0], dtype=bool)
+    if c.shape[0]:
+        new[1:] = (pos[1:] != pos[:-1]) | (c[1:] != c[:-1])
+    parent, crd_u = pos[new], c[new]
+    counts = np.bincount(parent, minlength=npos) if npos else np.zeros(0, np.int64)
+    if counts.shape[0] and counts.max() > width:
+        worst = int(np.argmax(counts))
+        what = f"tensor {name!r}" if name else "a tensor"
+        raise UserError(f"storing {what} in format {fmt.name()}: fiber {worst} of its "
+                        f"compressed({width}) level has {int(counts[worst])} coordinates, more "
+                        f"than its fixed length {width}; choose c >= {int(counts.max())} (the "
+                        f"longest fiber) or a compressed level")
+    check_memory(8 * npos * width, f"storing a compressed({width}) level of {npos} fibers")
+    start = np.zeros(npos + 1, dtype=np.int64)
+    np.cumsum(counts, out=start[1:])
+    rank = np.arange(crd_u.shape[0], dtype=np.int64) - start[parent]
+    slot = parent * width + rank
+    crd = np.full(npos * width, PAD, dtype=np.int64)
+    crd[slot] = crd_u
+    unique_index = np.cumsum(new) - 1
+    return crd, slot[unique_index] if c.shape[0] else slot
+
+
 @dataclass
 class Level:
-    """One storage level: `kind` dense or compressed, `size` the extent of its mode (in blocks for
-    blocked tensors); compressed levels carry `seg` (len parents+1) and `crd` (int64)."""
+    """One storage level: `kind` one of fuseflowc.formats.KINDS, `size` the extent of its mode
+    (in blocks for blocked tensors); compressed and nonunique levels carry `seg` (len parents+1)
+    and `crd` (int64), singleton and fixed ones only `crd`; `width` is a fixed level's c."""
 
     kind: str
     size: int
     seg: np.ndarray | None = None
     crd: np.ndarray | None = None
+    width: int | None = None
 
     def positions(self, parents: int) -> int:
         """Number of positions of this level given the number of parent positions."""
         if self.kind == "dense":
             return parents * self.size
         return int(self.crd.shape[0])
+
+    def fiber_lengths(self) -> np.ndarray:
+        """Coordinates each fiber of this (non-dense) level stores: for a fixed level, the slots
+        before its first padding one; a singleton fiber holds one."""
+        if self.kind == "fixed":
+            return (self.crd.reshape(-1, self.width) != PAD).sum(axis=1) if self.width else \
+                np.zeros(0, np.int64)
+        if self.kind == "singleton":
+            return np.ones(self.crd.shape[0], dtype=np.int64)
+        return np.diff(self.seg)
 
 
 @dataclass
@@ -100,6 +151,13 @@ class FiberTensor:
     def nnz(self) -> int:
         """Number of stored entries (positions of the last level; blocks count as one)."""
         return int(self.vals.shape[0])
+
+    @property
+    def entries(self) -> int:
+        """Number of stored entries: `nnz` less the padding slots of compressed(c) levels."""
+        if not any(lv.kind == "fixed" for lv in self.levels):
+            return self.nnz
+        return int((self.storage_coords() != PAD).all(axis=1).sum())
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
@@ -132,10 +190,33 @@ class FiberTensor:
         levels: list[Level] = []
         pos = np.zeros(scoords.shape[0], dtype=np.int64)
         npos = 1
-        for k, kind in enumerate(fmt.levels):
+        for k, kind in enumerate(fmt.kinds):
             size = bshape[perm[k]]
             c = scoords[:, k]
-            if kind == "dense":
+            if kind == "nonunique":
+                # one position per distinct (parent, this coordinate, the singleton's below)
+                new = np.ones(c.shape[0], dtype=bool)
+                if c.shape[0]:
+                    below = scoords[:, k + 1]
+                    new[1:] = (pos[1:] != pos[:-1]) | (c[1:] != c[:-1]) | \
+                        (below[1:] != below[:-1])
+                parent = pos[new]
+                counts = np.bincount(parent, minlength=npos) if npos else np.zeros(0, np.int64)
+                seg = np.zeros(npos + 1, dtype=np.int64)
+                np.cumsum(counts, out=seg[1:])
+                levels.append(Level("nonunique", size, seg, c[new].astype(np.int64)))
+                pos = np.cumsum(new) - 1
+                npos = int(new.sum()) if c.shape[0] else 0
+            elif kind == "singleton":      # one coordinate per parent position
+                crd = np.zeros(npos, dtype=np.int64)
+                crd[pos] = c
+                levels.append(Level("singleton", size, None, crd))
+            elif kind == "fixed":
+                width = level_width(fmt.levels[k])
+                crd, pos = _fixed_level(pos, c, npos, width, name, fmt)
+                levels.append(Level("fixed", size, None, crd, width))
+                npos = npos * width
+            elif kind == "dense":
                 pos = pos * size + c
                 npos = npos * size
                 levels.append(Level("dense", size))
@@ -184,13 +265,20 @@ class FiberTensor:
 
     # ---- reading ------------------------------------------------------------------------
     def storage_coords(self) -> np.ndarray:
-        """Coordinates (positions, order) of every stored entry, in storage level order."""
+        """Coordinates (positions, order) of every position of the last level, in storage level
+        order (padding positions of fixed levels have PAD among them)."""
         coords = np.zeros((1, 0), dtype=np.int64)
         for lvl in self.levels:
             npar = coords.shape[0]
             if lvl.kind == "dense":
                 rep = np.repeat(coords, lvl.size, axis=0)
                 c = np.tile(np.arange(lvl.size, dtype=np.int64), npar)
+            elif lvl.kind == "fixed":
+                rep = np.repeat(coords, lvl.width, axis=0)
+                c = lvl.crd
+            elif lvl.kind == "singleton":
+                rep = coords
+                c = lvl.crd
             else:
                 counts = np.diff(lvl.seg)
                 rep = np.repeat(coords, counts, axis=0)
@@ -199,12 +287,17 @@ class FiberTensor:
         return coords
 
     def to_coo(self) -> tuple[np.ndarray, np.ndarray]:
-        """Stored entries: (coords (nnz, order) in logical mode order, values)."""
+        """Stored entries: (coords (nnz, order) in logical mode order, values); padding is not
+        an entry."""
         sc = self.storage_coords()
+        vals = self.vals
+        if any(lv.kind == "fixed" for lv in self.levels):
+            keep = (sc != PAD).all(axis=1)
+            sc, vals = sc[keep], vals[keep]
         coords = np.empty_like(sc)
         for k, mode in enumerate(self.format.mode_order):
             coords[:, mode] = sc[:, k]
-        return coords, self.vals
+        return coords, vals
 
     def element_coo(self) -> tuple[np.ndarray, np.ndarray]:
         """Stored entries at element granularity: like `to_coo`, with every stored b x b block

@@ -6,6 +6,8 @@ Density is the fraction of non-zero entries (of non-zero blocks, for blocked for
 uniformly without replacement: exactly round(density * count) of them.
   - compressed levels store exactly the non-zeros;
   - dense levels store every coordinate beneath them, so the entries not picked are explicit 0s;
+  - a compressed(c) level stores at most c coordinates per fiber: picks beyond a fiber's c
+    smallest coordinates are dropped (so the density can come out lower than asked);
   - without a density, all-dense formats are fully non-zero and other formats use
     DEFAULT_SPARSE_DENSITY.
 Each tensor of `random_inputs` draws from its own stream derived from (seed, tensor name), so
@@ -23,7 +25,6 @@ import numpy as np
 from ..diagnostics import UserError
 from ..limits import check_memory
 from .fibertree import FiberTensor, check_storage, stored_positions
-from .io import check_supported
 from .spec import TensorSpec
 
 DEFAULT_SPARSE_DENSITY = 0.1
@@ -70,7 +71,6 @@ def random_tensor(spec: TensorSpec, shape: tuple[int, ...], density: float | Non
     divisible by it and `density` then counts blocks. `rng` defaults to a Generator seeded 0.
     """
     fmt = spec.format
-    check_supported(spec)
     shape = tuple(int(s) for s in shape)
     if len(shape) != fmt.order:
         raise UserError(f"tensor '{spec.name}' has {fmt.order} dim(s) but a shape of "
@@ -105,7 +105,35 @@ def random_tensor(spec: TensorSpec, shape: tuple[int, ...], density: float | Non
     coords = (np.stack(np.unravel_index(flat, grid), axis=1).astype(np.int64) if grid
               else np.zeros((k, 0), np.int64))
     vals = nonzero_uniform(rng, (k,) if b is None else (k, b, b))
+    if "fixed" in fmt.kinds:
+        coords, vals = _fit_fixed(fmt, coords, vals)
     return FiberTensor.from_coo(shape, coords, vals, fmt, b, spec.name)
+
+
+def _fit_fixed(fmt, coords: np.ndarray, vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The entries among `coords` (unique) whose coordinate at every compressed(c) level is
+    among the c smallest of its fiber (the fiber: the coordinates of the levels above)."""
+    from ..formats import level_width
+
+    sc = coords[:, list(fmt.mode_order)]
+    keep = np.ones(sc.shape[0], dtype=bool)
+    for k, kind in enumerate(fmt.kinds):
+        if kind != "fixed" or not sc.shape[0]:
+            continue
+        # rank of each distinct coordinate at level k within its fiber
+        order = np.lexsort(sc[:, :k + 1].T[::-1])
+        s = sc[order, :k + 1]
+        new_fiber = np.ones(s.shape[0], dtype=bool)
+        new_crd = np.ones(s.shape[0], dtype=bool)
+        if s.shape[0] > 1:
+            new_fiber[1:] = (s[1:, :k] != s[:-1, :k]).any(axis=1) if k else False
+            new_crd[1:] = new_fiber[1:] | (s[1:, k] != s[:-1, k])
+        distinct = np.cumsum(new_crd)
+        fiber_start = np.maximum.accumulate(np.where(new_fiber, distinct, 0))
+        rank = np.empty(s.shape[0], dtype=np.int64)
+        rank[order] = distinct - fiber_start
+        keep &= rank < level_width(fmt.levels[k])
+    return coords[keep], vals[keep]
 
 
 def tensor_rng(seed: int, name: str) -> np.random.Generator:

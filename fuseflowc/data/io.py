@@ -280,18 +280,9 @@ def read_raw(path: Path, name: str) -> RawTensor:
 
 
 # ---- conversion ----------------------------------------------------------------------------------
-def check_supported(spec: TensorSpec) -> None:
-    """Fiber-tree storage knows dense and compressed levels; singleton is parsed, not stored."""
-    bad = sorted({k for k in spec.format.levels if k not in ("dense", "compressed")})
-    if bad:
-        raise UserError(f"tensor '{spec.name}': format {spec.format.name()} has a {bad[0]} "
-                        f"level, which tensor storage does not support yet")
-
-
 def convert(raw: RawTensor, spec: TensorSpec, where: Path | str) -> FiberTensor:
     """Store `raw` in the spec's declared format (and block size); `where` names the file."""
     fmt = spec.format
-    check_supported(spec)
     if len(raw.shape) != fmt.order:
         raise _err(where, f"holds a tensor of order {len(raw.shape)} {_shape_text(raw.shape)}, "
                           f"but '{spec.name}' is declared with {fmt.order} dim(s)")
@@ -301,7 +292,10 @@ def convert(raw: RawTensor, spec: TensorSpec, where: Path | str) -> FiberTensor:
     except UserError as e:
         raise _err(where, e.diagnostics[0].message) from None
     if not fmt.blocked:
-        return FiberTensor.from_coo(raw.shape, raw.coords, raw.values, fmt, name=spec.name)
+        try:    # a fiber longer than a compressed(c) level's c: name the file
+            return FiberTensor.from_coo(raw.shape, raw.coords, raw.values, fmt, name=spec.name)
+        except UserError as e:
+            raise _err(where, e.diagnostics[0].message) from None
     b = spec.block
     if b is None or b < 1:
         raise UserError(f"'{spec.name}' has blocked format {fmt.name()} but no block size")

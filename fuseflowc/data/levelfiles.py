@@ -3,6 +3,10 @@
 For tensor T (k = storage level, 0 outermost):
   tensor_T_mode_shape    sizes of the storage levels' modes, in storage order (element extents)
   tensor_T_mode_<k>_seg  and tensor_T_mode_<k>_crd: level k is compressed (no files: dense)
+  tensor_T_mode_<k>_crd  alone: level k is singleton (one coordinate per parent position); the
+                         compressed level above it is then non-unique (COO)
+  tensor_T_mode_<k>_width  with `_<k>_crd`: level k is compressed(c), c the one number in it;
+                         crd holds c slots per parent, -1 (padding) after the fiber's coordinates
   tensor_T_mode_vals     values of the last level's positions (blocked: b*b each, row-major)
   tensor_T_mode_order    optional: the logical mode of each storage level (default 0, 1, ...)
   tensor_T_mode_block    optional: the block size of a blocked matrix
@@ -17,12 +21,12 @@ from pathlib import Path
 import numpy as np
 
 from ..diagnostics import UserError
-from ..formats import Format
+from ..formats import PAD, Format, fixed_level, format_problem
 from .fibertree import FiberTensor, Level
 
 LEVEL_PREFIX = "tensor_"
 LEVEL_MARK = "_mode_"
-LEVEL_FILE_RE = re.compile(r"^tensor_(.+)_mode_(?:vals|shape|order|block|\d+_(?:seg|crd))$")
+LEVEL_FILE_RE = re.compile(r"^tensor_(.+)_mode_(?:vals|shape|order|block|\d+_(?:seg|crd|width))$")
 
 
 def _err(path: Path | str, msg: str) -> UserError:
@@ -91,7 +95,7 @@ def _level_suffix_ok(rest: str) -> bool:
     if rest in ("vals", "shape", "order", "block"):
         return True
     k, _, kind = rest.partition("_")
-    return k.isdigit() and kind in ("seg", "crd")
+    return k.isdigit() and kind in ("seg", "crd", "width")
 
 
 def read_level_files(directory: Path, name: str) -> FiberTensor:
@@ -148,25 +152,56 @@ def read_level_files(directory: Path, name: str) -> FiberTensor:
     for p in level_files_present(d, name):
         rest = p.name[len(f"{LEVEL_PREFIX}{name}{LEVEL_MARK}"):]
         k, _, kind = rest.partition("_")
-        if kind in ("seg", "crd") and int(k) >= order:
+        if kind in ("seg", "crd", "width") and int(k) >= order:
             raise _err(p, f"level {k} does not exist: {shape_p.name} gives {order} level(s)")
     sizes = [int(s) // (b or 1) for s in sshape]
     levels_kinds = []
-    levels = []
-    npos = 1
     for k in range(order):
         seg_p, crd_p = level_file(d, name, f"{k}_seg"), level_file(d, name, f"{k}_crd")
-        has_seg, has_crd = seg_p.is_file(), crd_p.is_file()
-        if has_seg != has_crd:
-            present, absent = (seg_p, crd_p) if has_seg else (crd_p, seg_p)
-            raise _err(present, f"{absent.name} is missing (a compressed level needs both)")
-        if not has_seg:
-            levels_kinds.append("dense")
+        width_p = level_file(d, name, f"{k}_width")
+        has_seg, has_crd, has_width = seg_p.is_file(), crd_p.is_file(), width_p.is_file()
+        if has_seg and not has_crd:
+            raise _err(seg_p, f"{crd_p.name} is missing (a compressed level needs both)")
+        if has_width and (has_seg or not has_crd):
+            raise _err(width_p, f"a compressed(c) level has {crd_p.name} and no "
+                                f"{seg_p.name}")
+        if has_width:
+            wv = _read_numbers(width_p, integer=True)
+            if wv.shape != (1,) or wv[0] < 1:
+                raise _err(width_p, "must hold one positive fixed length c")
+            levels_kinds.append(fixed_level(int(wv[0])))
+        else:
+            levels_kinds.append("compressed" if has_seg else "singleton" if has_crd
+                                else "dense")
+    problem = format_problem(tuple(levels_kinds), b is not None)
+    if problem:
+        k = levels_kinds.index("singleton") if "singleton" in levels_kinds else 0
+        raise _err(level_file(d, name, f"{k}_crd"), f"{level_file(d, name, f'{k}_seg').name} "
+                   f"is missing (a compressed level needs both); as a singleton level (a crd "
+                   f"file alone) it is not valid: {problem}")
+    fmt = Format(tuple(levels_kinds), mode_order, blocked=b is not None)
+    levels = []
+    npos = 1
+    for k, kind in enumerate(fmt.kinds):
+        seg_p, crd_p = level_file(d, name, f"{k}_seg"), level_file(d, name, f"{k}_crd")
+        if kind == "dense":
             levels.append(Level("dense", sizes[k]))
             npos *= sizes[k]
             continue
-        seg = _read_numbers(seg_p, integer=True)
         crd = _read_numbers(crd_p, integer=True)
+        if kind == "fixed":
+            levels.append(_read_fixed(crd_p, crd, npos, k, sizes[k], fmt))
+            npos = npos * levels[-1].width
+            continue
+        if kind == "singleton":
+            if crd.shape[0] != npos:
+                raise _err(crd_p, f"has {crd.shape[0]} entries; singleton level {k} has {npos} "
+                                  f"parent position(s), one coordinate each")
+            _check_range(crd_p, crd, k, sizes[k])
+            _check_runs(crd_p, levels[k - 1].crd, crd)
+            levels.append(Level("singleton", sizes[k], None, crd))
+            continue
+        seg = _read_numbers(seg_p, integer=True)
         if seg.shape[0] != npos + 1:
             raise _err(seg_p, f"has {seg.shape[0]} entries; level {k} has {npos} parent "
                               f"position(s), so it needs {npos + 1}")
@@ -179,22 +214,20 @@ def read_level_files(directory: Path, name: str) -> FiberTensor:
                               f"({seg[i]})")
         if seg[-1] != crd.shape[0]:
             raise _err(seg_p, f"ends at {seg[-1]} but {crd_p.name} has {crd.shape[0]} entries")
-        bad = (crd < 0) | (crd >= sizes[k])
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise _err(crd_p, f"entry {i} is {crd[i]}, outside level {k}'s size {sizes[k]}")
-        # Within a fiber, coordinates must be strictly increasing (SAM scanners rely on it).
+        _check_range(crd_p, crd, k, sizes[k])
+        # Within a fiber, coordinates must be strictly increasing (SAM scanners rely on it);
+        # a non-unique level's repeat, one per entry beneath (non-decreasing).
         if crd.shape[0] > 1:
-            inc = crd[1:] > crd[:-1]
+            inc = crd[1:] > crd[:-1] if kind == "compressed" else crd[1:] >= crd[:-1]
             starts = np.zeros(crd.shape[0], bool)
             starts[seg[:-1][seg[:-1] < crd.shape[0]]] = True
             ok = inc | starts[1:]
             if not ok.all():
                 i = int(np.argmax(~ok)) + 1
+                how = "strictly increasing" if kind == "compressed" else "non-decreasing"
                 raise _err(crd_p, f"entries {i - 1} and {i} ({crd[i - 1]}, {crd[i]}) are not "
-                                  f"strictly increasing within their fiber")
-        levels_kinds.append("compressed")
-        levels.append(Level("compressed", sizes[k], seg, crd))
+                                  f"{how} within their fiber")
+        levels.append(Level(kind, sizes[k], seg, crd))
         npos = int(crd.shape[0])
     vals = _read_numbers(vals_p, integer=False)
     per = (b or 1) ** 2
@@ -204,11 +237,54 @@ def read_level_files(directory: Path, name: str) -> FiberTensor:
                            f"{extra}, so it needs {npos * per}")
     if b:
         vals = vals.reshape(npos, b, b)
-    fmt = Format(tuple(levels_kinds), mode_order, blocked=b is not None)
     shape = [0] * order
     for k, m in enumerate(mode_order):
         shape[m] = int(sshape[k])
     return FiberTensor(tuple(shape), fmt, levels, vals, b)
+
+
+def _check_range(crd_p: Path, crd: np.ndarray, k: int, size: int) -> None:
+    bad = (crd < 0) | (crd >= size)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise _err(crd_p, f"entry {i} is {crd[i]}, outside level {k}'s size {size}")
+
+
+def _check_runs(crd_p: Path, parent_crd: np.ndarray, crd: np.ndarray) -> None:
+    """Under a run of equal coordinates of the non-unique level above, a singleton level's
+    coordinates must be strictly increasing (entries sorted, no duplicate)."""
+    if crd.shape[0] > 1:
+        same = parent_crd[1:] == parent_crd[:-1]
+        ok = ~same | (crd[1:] > crd[:-1])
+        if not ok.all():
+            i = int(np.argmax(~ok)) + 1
+            raise _err(crd_p, f"entries {i - 1} and {i} ({crd[i - 1]}, {crd[i]}) are not "
+                              f"strictly increasing under the same coordinate of the level "
+                              f"above (COO entries are sorted and unique)")
+
+
+def _read_fixed(crd_p: Path, crd: np.ndarray, npos: int, k: int, size: int,
+                fmt: Format) -> Level:
+    """Check and make a compressed(c) level: c slots per parent, each fiber's coordinates
+    strictly increasing, then only padding (-1)."""
+    width = int(fmt.levels[k][len("compressed("):-1])
+    if crd.shape[0] != npos * width:
+        raise _err(crd_p, f"has {crd.shape[0]} entries; compressed({width}) level {k} has "
+                          f"{npos} parent position(s), {width} slots each: it needs "
+                          f"{npos * width}")
+    pad = crd == PAD
+    _check_range(crd_p, np.where(pad, 0, crd), k, size)
+    if crd.shape[0] > 1:
+        first = np.zeros(crd.shape[0], bool)
+        first[::width] = True
+        prev_pad = np.concatenate([[False], pad[:-1]])
+        ok = first[1:] | np.where(pad[1:], True, ~prev_pad[1:] & (crd[1:] > crd[:-1]))
+        if not ok.all():
+            i = int(np.argmax(~ok)) + 1
+            raise _err(crd_p, f"entries {i - 1} and {i} ({crd[i - 1]}, {crd[i]}): within a "
+                              f"fiber, coordinates must be strictly increasing and padding "
+                              f"(-1) only follow them")
+    return Level("fixed", size, None, crd, width)
 
 
 def write_level_files(directory: Path, name: str, t: FiberTensor) -> list[Path]:
@@ -228,8 +304,11 @@ def write_level_files(directory: Path, name: str, t: FiberTensor) -> list[Path]:
     if t.block is not None:
         put("block", [t.block])
     for k, lvl in enumerate(t.levels):
-        if lvl.kind == "compressed":
+        if lvl.seg is not None:
             put(f"{k}_seg", [int(x) for x in lvl.seg])
+        if lvl.kind == "fixed":
+            put(f"{k}_width", [lvl.width])
+        if lvl.crd is not None:
             put(f"{k}_crd", [int(x) for x in lvl.crd])
     put("vals", [repr(float(x)) for x in np.asarray(t.vals).reshape(-1)])
     return written

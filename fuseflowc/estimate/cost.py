@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
-_FIELDS = ("flops", "read_seg", "read_crd", "read_vals", "write_seg", "write_crd", "write_vals")
+_FIELDS = ("flops", "read_seg", "read_crd", "read_vals", "write_seg", "write_crd", "write_vals",
+           "cycles")
 
 
 @dataclass
@@ -23,6 +24,7 @@ class Cost:
     write_seg: float = 0.0
     write_crd: float = 0.0
     write_vals: float = 0.0
+    cycles: float = 0.0     # modelled cycles (timing.py); a sum over kernels run in sequence
 
     @property
     def bytes_read(self) -> float:
@@ -58,6 +60,9 @@ class Estimate:
 
     kernels: dict[str, Cost] = field(default_factory=dict)
     ms: float = 0.0
+    # The statistics of every tensor after the module ran (inputs and what its graphs wrote):
+    # `fuseflowc plan` costs a region on its own with its inputs' statistics from here.
+    tensors: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def total(self) -> Cost:

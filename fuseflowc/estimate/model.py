@@ -21,6 +21,7 @@ import numpy as np
 from ..diagnostics import UserError
 from sim.ops import alu_flops, labelled_alu_flops, labelled_reduce
 
+from . import timing
 from .cost import Cost, Estimate
 from .stats import DENSE, DataStats, LevelStats, TensorStats, level_shape, shape_of, \
     stats_of_fiber, uniform_stats
@@ -85,6 +86,9 @@ class St:
     w: float = 1.0              # lane weight: the share of the serial stream one parallel lane
     #                             carries (a fork gives every lane the whole stream's shape with
     #                             weight w / lanes; a node's costs count times its weight)
+    tw: float = 1.0             # timing only: this lane's tokens relative to an even share
+    #                             (lanes get the split index's coordinates round-robin, and
+    #                             their fibers differ in length)
     pres: object = None         # val streams out of a union: the relation (group coordinate ->
     #                             coordinate, csr) of the positions holding a value, not N; it
     #                             makes the FLOPs of ALUs over several union outputs exact
@@ -239,8 +243,15 @@ def _reduce_flops(block: int | None, n) -> int:
 class _GraphModel:
     """Propagates St through one graph in topological order and accumulates its Cost."""
 
-    def __init__(self, graph, tensors: dict, eb: int):
+    def __init__(self, graph, tensors: dict, eb: int, arch=None):
         self.graph = graph
+        self.arch = arch           # sim.arch.Arch: the cycle model's timing (None: no cycles)
+        self.span: dict = {}       # stream -> timing.Span (first and last token's arrival)
+        self.finish = 0.0          # the latest node's finish: the graph's cycles
+        self.memory = timing.Calendar()
+        self._group_lanes = 1
+        self._ctx: dict = {}
+        self.node_times: list = [] # (node, firings, finish) per node, for diagnostics
         self.tensors = tensors     # name -> TensorStats (inputs and tensors written so far)
         self.eb = eb
         self.cost = Cost()
@@ -255,7 +266,7 @@ class _GraphModel:
 
     def run(self) -> None:
         from ..opt.contexts import stream_contexts
-        ctx = stream_contexts(self.graph)
+        ctx = self._ctx = stream_contexts(self.graph)
         # stream -> the forks it is split by, outermost first: (index, lanes, lane)
         split: dict = {}
         for n in self.graph.topo_order():
@@ -264,12 +275,18 @@ class _GraphModel:
             # survive the fork) and pays its weight's share of the costs.
             w = min((s.w for s in ins), default=1.0)
             sp = max((split.get(s, ()) for s in n.inputs), key=len, default=())
+            sp_in = sp
             # A per-lane reducer over the split index (parallelize{reduce=lanes}): every lane
             # emits the whole reduced stream's structure (with its own subset's coordinates).
             gone = [e for e in sp if n.KIND in ("reduce", "spacc1", "spacc2")
                     and e[0] == getattr(n, "index", None)
                     and not any(e[0] in ctx.get(o, ()) for o in n.outputs)]
             self._lane = gone[-1][1:] if gone else None
+            # lanes that split the groups an accumulator emits (an index of its output, not
+            # the one it reduces): each lane's node sees only its share of the groups
+            self._group_lanes = math.prod(
+                e[1] for e in sp if e[0] != getattr(n, "index", None)
+                and any(e[0] in ctx.get(o, ()) for o in n.outputs))
             before = replace(self.cost)
             outs = getattr(self, "_" + n.KIND)(n, *ins)
             if w != 1.0:
@@ -277,6 +294,7 @@ class _GraphModel:
                     old = getattr(before, f.name)
                     setattr(self.cost, f.name, old + (getattr(self.cost, f.name) - old) * w)
             if outs is None:
+                self._time(n, ins, [])
                 continue
             if n.KIND == "join":
                 w_out = sum(s.w for s in ins)
@@ -294,6 +312,76 @@ class _GraphModel:
                     split[s] = sp + ((x, int(n.lanes), k),)
                 else:
                     split[s] = sp
+            if sp_in or n.KIND == "join":
+                self._lane_balance(n, ins, sp_in)
+            self._time(n, ins, [self.st[s] for s in n.outputs], self._group_shares(n, ins, sp_in))
+
+    def _lane_balance(self, n, ins: list, sp: tuple) -> None:
+        """St.tw of n's outputs: 1 after a join; at a scanner under a split index, the lane's
+        share of the fibers it looks up (its round-robin coordinates' expected fiber lengths)
+        relative to an even share; else the largest of the inputs'."""
+        tw = 1.0 if n.KIND == "join" else max((s.tw for s in ins), default=1.0)
+        if n.KIND == "scan" and ins and ins[0].h is not None:
+            r = ins[0]
+            hit = [e for e in sp if e[0] is not None and e[0] == r.index]
+            if hit:
+                _, lanes, lane = hit[-1]
+                t = self._tstats(n.tensor)
+                length = t.levels[t.format.level_of_mode(n.mode)].fiber_length()
+                if length.shape == r.h.shape:
+                    work = r.h * length
+                    present = np.flatnonzero(r.h > 0)
+                    total = float(work.sum())
+                    if total > 0 and present.size:
+                        tw = float(work[present[lane::lanes]].sum()) / total * lanes
+        for s in n.outputs:
+            if self.st[s].tw != tw:
+                self.st[s] = replace(self.st[s], tw=tw)
+
+    def _group_shares(self, n, ins: list, sp: tuple):
+        """For a reducer in a lane whose rows (the groups it releases one at a time) are the
+        split index's coordinates: (first row's share, last row's share) of the lane's input,
+        from the rows' expected lengths (the lane gets every lanes-th present row, so its first
+        and last rows may be much longer than its average: BigBird's global rows); None when
+        not known (the model then takes 1 / groups)."""
+        if n.KIND != "reduce" or not ins or len(ins[0].cnt) != 3 or self.arch is None:
+            return None
+        v = ins[0]
+        rel, w = _rels(v)[-1], _hd(v)[-2]
+        if rel is None or w is None:
+            return None
+        hit = [e for e in sp if e[0] is not None and e[0] == self._out_index(n)]
+        if not hit:
+            return None
+        _, lanes, lane = hit[-1]
+        rows = np.full(w.shape, float(v.dims[-1])) if isinstance(rel, str) else \
+            np.asarray(rel.sum(axis=1), dtype=float).reshape(-1)
+        if rows.shape != w.shape:
+            return None
+        present = np.flatnonzero(w > 0)[lane::lanes]
+        work = (w * rows)[present]
+        total = float(work.sum())
+        if not present.size or total <= 0:
+            return None
+        return float(work[0]) / total, float(work[-1]) / total
+
+    def _out_index(self, n):
+        """The innermost index of node n's first output stream (its context), or None."""
+        c = self._ctx.get(n.outputs[0], ()) if n.outputs else ()
+        return c[-1] if c else None
+
+    def _time(self, n, ins: list, outs: list, shares=None) -> None:
+        """The spans of node n's outputs and its finish (fuseflowc/estimate/timing.py)."""
+        if self.arch is None:
+            return
+        spans = [self.span[s] for s in n.inputs]
+        compressed = n.KIND == "scan" and getattr(n, "format", None) != "dense"
+        span, fin, f = timing.fire(n, self.arch, ins, outs, spans, compressed, self.memory,
+                                   self.eb, self._group_lanes, shares)
+        for s in n.outputs:
+            self.span[s] = span
+        self.finish = max(self.finish, fin)
+        self.node_times.append((n, f, fin))
 
     # ---- iteration -----------------------------------------------------------------------
     def _tstats(self, name: str) -> TensorStats:
@@ -323,9 +411,13 @@ class _GraphModel:
             hs = float(ls.hist.sum())
             h = ls.hist * (n_out / hs) if hs > 0 else np.zeros(ls.size)
         rel = FULL if ls.kind == "dense" else ls.pattern
-        if ls.kind == "compressed":
+        if ls.kind in ("compressed", "nonunique"):
             self.cost.read_seg += 2 * r.data * self.eb
             self.cost.read_crd += n_out * self.eb
+        elif ls.kind == "fixed":            # no seg; a short fiber reads one padding slot
+            self.cost.read_crd += (n_out + ls.short * r.data) * self.eb
+        elif ls.kind == "singleton":        # its crd, and the parent's to find each run's end
+            self.cost.read_crd += 2 * n_out * self.eb
         label = DENSE if ls.kind == "dense" else (ls.label, r.index)
         cnt = list(r.cnt) + [n_out + r.nN]
         dims = list(r.dims) + [ls.size]
@@ -696,6 +788,15 @@ def _permuted(step, src: TensorStats, dst_decl, shape, data: DataStats) -> Tenso
     files, else SRC's density spread uniformly (dense formats are exact either way)."""
     modes = step.mode_map(len(shape))
     fiber = data.fibers.get(step.src)
+    reblocks = (src.block or None) != (dst_decl.block or None)
+    if fiber is not None and reblocks:
+        from ..data.decompose import reblock
+        return stats_of_fiber(dst_decl.name,
+                              reblock(fiber, dst_decl.format, dst_decl.block, dst_decl.name))
+    if reblocks:   # element density, spread uniformly (blocks: at least that density)
+        elements = src.nnz * (src.block or 1) ** 2
+        d = elements / math.prod(shape) if math.prod(shape) else 0.0
+        return uniform_stats(dst_decl.name, shape, dst_decl.format, dst_decl.block, d)
     if fiber is not None:
         from ..data.fibertree import FiberTensor
         coords, vals = fiber.to_coo()
@@ -707,16 +808,70 @@ def _permuted(step, src: TensorStats, dst_decl, shape, data: DataStats) -> Tenso
     return uniform_stats(dst_decl.name, shape, dst_decl.format, dst_decl.block, d)
 
 
-def estimate_module(module, stats: DataStats) -> Estimate:
-    """Expected FLOPs and bytes of every graph (and permute step) of `module` on data described
-    by `stats`, without simulating. Kernels are keyed by graph name (permute steps by
-    `permute SRC -> DST`), in execution order."""
-    from ..samml.ir import Permute
+def _decomposed(step, src: TensorStats | None, module, data: DataStats) -> dict:
+    """The parts' statistics after `decompose SRC -> P0 >= t0, ..., R`: exact when SRC was
+    loaded from files (the split itself, fuseflowc.data.decompose), else for SRC's density
+    spread uniformly: a b x b block of what is left (density d) holds x ~ Binomial(b^2, d)
+    entries and goes to the part when x >= t b^2."""
+    if src is None:
+        raise UserError(f"estimate: {step.name}: {step.src} has no statistics")
+    decls = [module.tensor(p) for p in step.parts]
+    fiber = data.fibers.get(step.src)
+    if fiber is not None:
+        from ..data.decompose import split
+        parts = split(fiber, [(d.format, d.block, t) for d, t in zip(decls, step.thresholds)],
+                      step.src)
+        return {d.name: stats_of_fiber(d.name, p) for d, p in zip(decls, parts)}
+    from scipy.stats import binom
+    shape = src.shape
+    area = math.prod(shape)
+    d = src.nnz / area if area else 0.0
+    out = {}
+    for decl, t in zip(decls[:-1], step.thresholds[:-1]):
+        b = decl.block
+        need = math.ceil(t * b * b - 1e-9)
+        p_block = float(binom.sf(need - 1, b * b, d)) if d > 0 else 0.0
+        # entries in the taken blocks: E[x | x >= need] per taken block
+        ks = np.arange(need, b * b + 1)
+        taken = float((ks * binom.pmf(ks, b * b, d)).sum()) if d > 0 else 0.0
+        out[decl.name] = uniform_stats(decl.name, shape, decl.format, b, p_block)
+        d = max(d - taken / (b * b), 0.0)   # what is left, spread over the whole matrix
+    last = decls[-1]
+    out[last.name] = uniform_stats(last.name, shape, last.format, None, d)
+    return out
+
+
+def estimate_module(module, stats: DataStats, arch=None) -> Estimate:
+    """Expected FLOPs, bytes and cycles of every graph (and permute step) of `module` on data
+    described by `stats`, without simulating. Kernels are keyed by graph name (permute steps by
+    `permute SRC -> DST`), in execution order. `arch` (a sim.arch.Arch; None: the defaults of
+    sim/arch.toml) gives the timing the cycles are modelled with (timing.py); the total's
+    cycles are the kernels' sum (they run one after another)."""
+    from ..samml.ir import Decompose, Permute
+    from sim.arch import Arch
     t0 = time.perf_counter()
+    if arch is None:
+        arch = Arch.load(None)
     eb = stats.element_bytes
     tensors = dict(stats.tensors)
     est = Estimate()
     for item in module.sequence():
+        if isinstance(item, Decompose):
+            parts = _decomposed(item, tensors.get(item.src), module, stats)
+            rd = tensors[item.src].stored()
+            wr = {"seg": 0.0, "crd": 0.0, "vals": 0.0}
+            for name, ps in parts.items():
+                for k, v in ps.stored().items():
+                    wr[k] += v
+                tensors[name] = ps
+            # the simulator's model (sim/decompose.py): seg and crd read twice, and two passes
+            # over the source's entries (count the blocks' fill, then route each entry)
+            c = Cost(0.0, 2 * rd["seg"] * eb, 2 * rd["crd"] * eb, rd["vals"] * eb,
+                     wr["seg"] * eb, wr["crd"] * eb, wr["vals"] * eb)
+            c.cycles = timing.permute_cycles(c.bytes_read, c.bytes_written,
+                                             2 * tensors[item.src].nnz, arch)
+            est.kernels[item.name] = c
+            continue
         if isinstance(item, Permute):
             src = tensors.get(item.src)
             dst = module.tensor(item.dst)
@@ -724,12 +879,20 @@ def estimate_module(module, stats: DataStats) -> Estimate:
                 raise UserError(f"estimate: {item.name}: {item.src} has no statistics")
             shape = shape_of(dst, stats.sizes)
             dst_stats = _permuted(item, src, dst, shape, stats)
+            from ..data.decompose import is_relayout
+            if is_relayout(src.format, src.block, dst.format, dst.block):
+                est.kernels[item.name] = Cost()   # as the simulator: no data moves
+                tensors[item.dst] = dst_stats
+                continue
             rd, wr = src.stored(), dst_stats.stored()
-            est.kernels[item.name] = Cost(0.0, rd["seg"] * eb, rd["crd"] * eb, rd["vals"] * eb,
-                                          wr["seg"] * eb, wr["crd"] * eb, wr["vals"] * eb)
+            c = Cost(0.0, rd["seg"] * eb, rd["crd"] * eb, rd["vals"] * eb,
+                     wr["seg"] * eb, wr["crd"] * eb, wr["vals"] * eb)
+            entries = max(src.nnz, dst_stats.nnz)
+            c.cycles = timing.permute_cycles(c.bytes_read, c.bytes_written, entries, arch)
+            est.kernels[item.name] = c
             tensors[item.dst] = dst_stats
             continue
-        gm = _GraphModel(item, tensors, eb)
+        gm = _GraphModel(item, tensors, eb, arch)
         gm.run()
         for name in sorted(gm.writes):
             w = gm.writes[name]
@@ -743,6 +906,8 @@ def estimate_module(module, stats: DataStats) -> Estimate:
             gm.cost.write_crd += st["crd"] * eb
             gm.cost.write_vals += st["vals"] * eb
             tensors[name] = ts
+        gm.cost.cycles = max(gm.finish, timing.bandwidth_bound(gm.cost, arch))
         est.kernels[item.name] = gm.cost
+    est.tensors = tensors
     est.ms = (time.perf_counter() - t0) * 1000.0
     return est

@@ -27,7 +27,11 @@ DENSE = "dense"  # the label of a level that stores every coordinate
 class LevelStats:
     """One storage level.
 
-    kind: dense | compressed; size: extent of its mode (blocks for blocked tensors);
+    kind: one of fuseflowc.formats.KINDS; size: extent of its mode (blocks for blocked tensors);
+    the other fields describe the coordinates its scanner emits, which for fixed, non-unique
+    and singleton levels are those of the classic equivalent format (formats.classic_equivalent:
+    padding dropped, a COO row once per run); width: c of a fixed level, short: the fraction of
+    its fibers shorter than c (their scan reads one padding slot);
     positions: stored positions of this level; hist[c]: positions with coordinate c (len size);
     parent[a]: positions whose parent position has coordinate a; fibers[a]: parent positions
     with coordinate a (both of len = the parent level's size, or 1 for the top level);
@@ -44,6 +48,8 @@ class LevelStats:
     label: object = DENSE
     pattern: object = None   # scipy csr (parent size x size) when a parent coordinate has at
     #                          most one fiber: which coordinates each parent's fiber holds
+    width: int | None = None
+    short: float = 0.0
 
     def fiber_length(self) -> np.ndarray:
         """Expected length of a fiber of this level, per parent coordinate."""
@@ -73,12 +79,18 @@ class TensorStats:
         (parents + 1) and crd of compressed levels, and vals (b*b per block)."""
         seg = crd = 0.0
         parents = 1.0
-        for lv in self.levels:
-            if lv.kind == "compressed":
+        for k, lv in enumerate(self.levels):
+            positions = lv.positions
+            if lv.kind in ("compressed", "nonunique"):
                 seg += parents + 1
-                crd += lv.positions
-            parents = lv.positions
-        vals = self.nnz * (self.block * self.block if self.block else 1)
+            if lv.kind == "nonunique":      # one coordinate per entry beneath
+                positions = self.levels[k + 1].positions
+            elif lv.kind == "fixed":        # c slots per parent, padding included
+                positions = parents * lv.width
+            if lv.kind != "dense":
+                crd += positions
+            parents = positions
+        vals = parents * (self.block * self.block if self.block else 1)
         return {"seg": seg, "crd": crd, "vals": vals}
 
 
@@ -88,8 +100,27 @@ def level_shape(shape: tuple[int, ...], fmt, block: int | None) -> list[int]:
     return [int(bshape[m]) for m in fmt.mode_order]
 
 
+def _relabel(stats: TensorStats, fmt, widths: list, shorts: list) -> TensorStats:
+    """Statistics measured on the classic equivalent of `fmt` (formats.classic_equivalent),
+    given back `fmt`'s level kinds, fixed lengths and short-fiber fractions."""
+    for k, lv in enumerate(stats.levels):
+        lv.kind, lv.width, lv.short = fmt.kind(k), widths[k], shorts[k]
+    stats.format = fmt
+    return stats
+
+
 def stats_of_fiber(name: str, t) -> TensorStats:
     """Measure a FiberTensor: one pass over its levels' seg and crd arrays."""
+    if not t.format.classic:
+        from ..data.fibertree import FiberTensor
+        from ..formats import classic_equivalent
+        coords, vals = t.to_coo()
+        same = FiberTensor.from_coo(t.shape, coords, vals, classic_equivalent(t.format),
+                                    t.block)
+        shorts = [float((lv.fiber_lengths() < lv.width).mean()) if lv.kind == "fixed" and
+                  lv.crd.shape[0] else 0.0 for lv in t.levels]
+        return _relabel(stats_of_fiber(name, same), t.format, [lv.width for lv in t.levels],
+                        shorts)
     levels: list[LevelStats] = []
     pc = np.zeros(1, dtype=np.int64)  # the coordinate of every position of the level above
     psize = 1
@@ -123,7 +154,15 @@ def uniform_stats(name: str, shape: tuple[int, ...], fmt, block: int | None,
                   density: float) -> TensorStats:
     """Statistics of a tensor whose stored entries (blocks) are placed uniformly at random with
     probability `density` each: a compressed level k stores a prefix when its subtree of B_k
-    entries holds one, with probability 1 - (1 - density)^B_k; dense levels store all."""
+    entries holds one, with probability 1 - (1 - density)^B_k; dense levels store all. A
+    fixed level's fibers count as short (shorter than c) when their mean length is."""
+    if not fmt.classic:
+        from ..formats import classic_equivalent, level_width
+        out = uniform_stats(name, shape, classic_equivalent(fmt), block, density)
+        widths = [level_width(lv) for lv in fmt.levels]
+        shorts = [0.0 if w is None or float(lv.fiber_length().mean() if lv.fibers.size else 0)
+                  >= w else 1.0 for w, lv in zip(widths, out.levels)]
+        return _relabel(out, fmt, widths, shorts)
     sizes = level_shape(shape, fmt, block)
     levels: list[LevelStats] = []
     d = min(max(float(density), 0.0), 1.0)

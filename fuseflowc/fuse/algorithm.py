@@ -17,9 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..diagnostics import Loc, UserError
-from ..formats import Format
+from ..formats import Format, copy_levels
 from ..lang import ast
 from . import ir
+from ..lang.decompose import Rewrite
+from ..lang.decompose import rewrite as decompose_rewrite
 from .free_order import copy_name, permute_discordant, rename_access
 from .pog import POG, find_cycle
 from .verify import check_inlining
@@ -60,6 +62,49 @@ def fuse_program(program: ast.Program, source_path: str | None = None,
     graph, in execution order). Raises UserError on unbreakable ordering cycles, on regions
     that depend on each other, and on an out-of-range order or unknown region in `orders`."""
     options = options or FuseOptions()
+    if not program.decompositions():
+        return _fuse(program, source_path, options, Rewrite())
+    # A decomposed statement's sum computes the residual's share itself, unless its chosen
+    # order puts a summed index first (lowering cannot join that sum with the parts' results):
+    # then the residual gets a statement of its own (fuseflowc.lang.decompose.rewrite).
+    rewritten, decomposed = decompose_rewrite(program)
+    fused = _fuse(rewritten, source_path, options, decomposed)
+    unfold = frozenset(_reduction_first(fused, rewritten, decomposed))
+    if not unfold:
+        return fused
+    rewritten, decomposed = decompose_rewrite(program, unfold)
+    return _fuse(rewritten, source_path, options, decomposed)
+
+
+def _reduction_first(fused: ir.FusedProgram, program: ast.Program, decomposed) -> list[str]:
+    """The decomposed statements whose sum (the statement itself, with the residual's share)
+    has a summed index before all of its left side's in its region's order (the case lowering
+    refuses: the outer output level of a reduction joined with another operand)."""
+    def reads(s: ast.Assignment) -> set[str]:
+        return {x.tensor for x in (s.expr or s.rhs).walk() if isinstance(x, ast.Access)}
+
+    # a sum reads the blocked parts' unblocked copies and the residual part itself
+    sums = {s.name for s in program.statements
+            if any(decomposed.part_of(t) for t in reads(s)) and reads(s) & set(decomposed.copies)}
+    out = []
+    for r in fused.regions:
+        pos = {x: k for k, x in enumerate(r.order)}
+        for e in r.exprs:
+            if e.statement not in sums:
+                continue
+            glob = dict(e.index_map)
+            lhs = {glob.get(i, i) for i in program.statement(e.statement).lhs.indices}
+            reduced = set(glob.values()) - lhs
+            first = min((pos[y] for y in lhs if y in pos), default=-1)
+            if any(pos[x] < first for x in reduced if x in pos):
+                out.append(e.statement)
+    return out
+
+
+def _fuse(program: ast.Program, source_path: str | None, options: FuseOptions,
+          decomposed: Rewrite) -> ir.FusedProgram:
+    """fuse_program on a program whose decompositions are rewritten (`decomposed`: what the
+    rewrite introduced)."""
     index = {s.name: n for n, s in enumerate(program.statements)}
     groups: list[tuple[str | None, list[str], Loc | None]] = []
     for f in program.regions():
@@ -77,6 +122,10 @@ def fuse_program(program: ast.Program, source_path: str | None = None,
         regions.extend(_fuse_group(program, name, rname, stmts, loc, options.inline_widened,
                                    options.share,
                                    options.free_input_order))
+    for r in regions:  # the copies a decomposition reads are made by permute steps
+        for v in r.views:
+            if v.tensor in decomposed.copies:
+                v.kind, v.copy_of = "permuted", decomposed.copies[v.tensor]
     regions = _execution_order(program, regions)
     names = {n for r in regions for n in (r.name, r.group) if n is not None}
     for name in sorted(n for n in options.orders if n is not None):
@@ -88,7 +137,7 @@ def fuse_program(program: ast.Program, source_path: str | None = None,
         if options.free_input_order:
             permute_discordant(r, {t.name: t.format for t in program.tensors},
                                {t.name for t in program.tensors})
-    tensors = _tensors(program, regions)
+    tensors = _tensors(program, regions, decomposed)
     dims = [(d.name, d.size) for d in program.dims]
     fused = ir.FusedProgram(source_path, dims, tensors, regions)
     check_inlining(fused, {s.name: s.loc for s in program.statements})  # what lowering can take
@@ -617,14 +666,25 @@ def _execution_order(program: ast.Program, regions: list[ir.Region]) -> list[ir.
     return done
 
 
-def _tensors(program: ast.Program, regions: list[ir.Region]) -> list[ir.TensorInfo]:
+def _tensors(program: ast.Program, regions: list[ir.Region],
+             decomposed: Rewrite | None = None) -> list[ir.TensorInfo]:
+    decomposed = decomposed or Rewrite()
     inputs, outputs = set(program.inputs), set(program.outputs)
+    copied = set(decomposed.copies.values())
     out = []
     for t in program.tensors:
         role = "input" if t.name in inputs else "output" if t.name in outputs else "intermediate"
+        copy_of, threshold = None, None
+        if t.name in decomposed.copies:
+            role, copy_of = "permuted", decomposed.copies[t.name]
+        elif decomposed.part_of(t.name) is not None:
+            role = "part"
+            copy_of, threshold = decomposed.part_of(t.name)
+        elif t.name in copied and t.name not in inputs:
+            role = "intermediate"  # a blocked part's result, read through its unblocked copy
         out.append(ir.TensorInfo(t.name, t.dims, t.format, role, program.block_size(t.name),
-                                 loc=t.loc))
-    seen = set()
+                                 copy_of, loc=t.loc, threshold=threshold))
+    seen = {t.name for t in program.tensors}
     for r in regions:
         for v in r.views:
             if v.kind == "permuted" and v.tensor not in seen:
@@ -632,6 +692,7 @@ def _tensors(program: ast.Program, regions: list[ir.Region]) -> list[ir.TensorIn
                 base = program.tensor(v.copy_of)
                 modes = tuple(v.indices.index(g) for g in v.mode_order)
                 out.append(ir.TensorInfo(v.tensor, base.dims,
-                                         Format(base.format.levels, modes, base.format.blocked),
+                                         Format(copy_levels(base.format), modes,
+                                                base.format.blocked),
                                          "permuted", program.block_size(base.name), base.name))
     return out

@@ -22,7 +22,7 @@ from ..diagnostics import Loc
 from ..formats import Format
 from ..lang import ast
 
-TENSOR_ROLES = ("input", "output", "intermediate", "permuted")
+TENSOR_ROLES = ("input", "output", "intermediate", "permuted", "part")
 VIEW_KINDS = ("input", "inline", "materialized", "permuted")
 EDGE_KINDS = ("format", "order", "output")
 
@@ -31,7 +31,10 @@ EDGE_KINDS = ("format", "order", "output")
 class TensorInfo:
     """A tensor of the compiled program. `role`: input (read from data), output (a program
     output), intermediate (computed, read by a later statement), permuted (a copy of `copy_of`
-    stored in another mode order, made by lowering/simulation before the region that reads it)."""
+    stored in another mode order or blocking, made by lowering/simulation before the region that
+    reads it), part (a part of the decomposed input `copy_of`: its blocks whose fill reaches
+    `threshold`, or the residual when `threshold` is None; docs/language.md, "Format
+    decomposition")."""
 
     name: str
     dims: tuple[str | int, ...]
@@ -40,6 +43,7 @@ class TensorInfo:
     block: int | None = None
     copy_of: str | None = None
     loc: Loc | None = field(default=None, compare=False, repr=False)
+    threshold: float | None = None
 
 
 @dataclass

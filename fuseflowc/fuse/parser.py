@@ -11,7 +11,8 @@ from lark import Token, Transformer, v_args
 from lark.exceptions import UnexpectedInput, VisitError
 
 from ..diagnostics import Loc, Source, UserError
-from ..formats import LEVEL_KINDS, Format, shorthand
+from ..formats import (MAX_WIDTH, Format, format_problem, level_problem, level_text, shorthand,
+                       shorthand_problem)
 from ..ir_kind import wrong_kind
 from ..lang import ast
 from ..lang.grammar import parser, paused_gc
@@ -48,8 +49,11 @@ def parse_fused(source: Source, verify: bool = True) -> ir.FusedProgram:
             prog.regions.append(item)
     for t in prog.tensors:
         if isinstance(t.format, tuple):  # a shorthand: resolved once the order is known
-            name, loc = t.format
-            fmt = shorthand(name, len(t.dims))
+            name, loc, arg = t.format
+            problem = shorthand_problem(name, arg)
+            if problem:
+                raise UserError(problem, loc)
+            fmt = shorthand(name, len(t.dims), arg)
             if fmt is None:
                 raise UserError(f"format {name!r} does not fit a tensor of {len(t.dims)} "
                                 f"dimension(s)", loc)
@@ -99,10 +103,18 @@ class _Build(Transformer):
     def role_permuted(self, meta, items):
         return "permuted", str(items[0])
 
+    def role_part(self, meta, items):
+        name, threshold = items
+        t = None if threshold is None else finite_number(str(threshold), self._tok(threshold))
+        return "part", (str(name), t)
+
     def tensor_decl(self, meta, items):
         name, *rest = items
         block = rest[-1]
         role, copy_of = rest[-2]
+        threshold = None
+        if role == "part":
+            copy_of, threshold = copy_of
         fmt = rest[-3]
         dims = tuple(d for d in rest[:-3] if d is not None)
         if len(dims) > MAX_TENSOR_ORDER:
@@ -110,22 +122,31 @@ class _Build(Transformer):
                             f"are supported", self._tok(name))
         return ir.TensorInfo(str(name), dims, fmt, role,
                              None if block is None else self._int(block, "a block size", 1),
-                             copy_of, self._tok(name))
+                             copy_of, self._tok(name), threshold)
+
+    def fmt_arg(self, meta, items):
+        (tok,) = items
+        return self._int(tok, "a fixed length", 1, MAX_WIDTH)
 
     def fmt_short(self, meta, items):
-        (tok,) = items
-        return (str(tok), self._tok(tok))
+        tok, arg = items[0], (items[1] if len(items) > 1 else None)
+        return (str(tok), self._tok(tok), arg)
+
+    def level(self, meta, items):
+        tok, arg = items[0], (items[1] if len(items) > 1 else None)
+        problem = level_problem(str(tok), arg)
+        if problem:
+            raise UserError(problem, self._tok(tok))
+        return level_text(str(tok), arg)
 
     def fmt_general(self, meta, items):
-        levels = [str(t) for t in items if isinstance(t, Token) and t.type == "NAME"]
+        levels = [t for t in items if isinstance(t, str) and not isinstance(t, Token)]
         order = next((x for x in items if isinstance(x, tuple)), None)
         blocked = any(isinstance(t, Token) and t.type == "BLOCKED" for t in items)
         loc = self._loc(meta)
-        for t in levels:
-            if t not in LEVEL_KINDS:
-                raise UserError(f"unknown level format {t!r}", loc)
-            if t == "singleton":
-                raise UserError("singleton levels are not supported yet (use compressed)", loc)
+        problem = format_problem(tuple(levels), blocked)
+        if problem:
+            raise UserError(problem, loc)
         mode_order = order if order is not None else tuple(range(len(levels)))
         if sorted(mode_order) != list(range(len(levels))):
             raise UserError(f"mode order {mode_order} is not a permutation of the "

@@ -19,8 +19,10 @@ def _dim(d) -> str:
 
 def tensor_str(t: ir.TensorInfo) -> str:
     text = f"tensor {t.name}[{', '.join(map(str, t.dims))}] : {t.format.name()} {t.role}"
-    if t.role == "permuted":
+    if t.role in ("permuted", "part"):
         text += f" of {t.copy_of}"
+    if t.threshold is not None:
+        text += f" >= {t.threshold!r}"
     if t.block is not None:
         text += f" block {t.block}"
     return text

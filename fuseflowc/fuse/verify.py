@@ -8,6 +8,7 @@ nesting limit). Errors are located at the offending line of the IR text and repo
 from __future__ import annotations
 
 from ..diagnostics import DiagnosticSink
+from ..formats import copy_levels
 from ..lang import ast
 from ..lang.checker import call_problem, reduce_problems
 from ..limits import MAX_NESTING
@@ -41,6 +42,9 @@ def verify_fused(f: ir.FusedProgram) -> None:
         elif t.block is not None and not t.format.blocked:
             sink.error(f"tensor '{t.name}' has a block size but its format {t.format.name()} "
                        f"is not blocked", t.loc)
+        if t.role in ("output", "intermediate") and not t.format.classic:
+            sink.error(f"tensor '{t.name}' is computed, but its format {t.format.name()} has a "
+                       f"singleton or fixed-length level (input formats only)", t.loc)
     for t in f.tensors:
         if t.role == "permuted":
             base = tensors.get(t.copy_of)
@@ -50,10 +54,31 @@ def verify_fused(f: ir.FusedProgram) -> None:
             elif base.role == "permuted":
                 sink.error(f"permuted tensor '{t.name}' is a copy of '{t.copy_of}', itself a "
                            f"copy: copy the original", t.loc)
-            elif base.dims != t.dims or base.format.levels != t.format.levels \
-                    or base.block != t.block:
+            elif base.block != t.block and (base.dims != t.dims
+                                            or base.format.levels != t.format.levels
+                                            or base.format.mode_order != t.format.mode_order):
+                sink.error(f"permuted tensor '{t.name}' has another block size than "
+                           f"'{t.copy_of}' (a re-blocked copy): it must have the dims, level "
+                           f"formats and mode order of '{t.copy_of}'", t.loc)
+            elif base.block == t.block and (base.dims != t.dims
+                                            or copy_levels(base.format) != t.format.levels):
                 sink.error(f"permuted tensor '{t.name}' must have the dims, level formats and "
-                           f"block size of '{t.copy_of}', only its mode order may differ", t.loc)
+                           f"block size of '{t.copy_of}' (compressed for its compressed(c) "
+                           f"levels), only its mode order may differ", t.loc)
+        elif t.role == "part":
+            base = tensors.get(t.copy_of)
+            if base is None or base.role != "input":
+                sink.error(f"part '{t.name}' is a part of '{t.copy_of}', which is not a declared "
+                           f"input", t.loc)
+            elif base.dims != t.dims or len(t.dims) != 2:
+                sink.error(f"part '{t.name}' must be a matrix with the dims of "
+                           f"'{t.copy_of}'", t.loc)
+            elif (t.threshold is None) == t.format.blocked:
+                sink.error(f"part '{t.name}': a blocked part has a fill threshold in (0, 1] "
+                           f"(`part of A >= 0.5`), the residual none", t.loc)
+            elif t.threshold is not None and not 0 < t.threshold <= 1:
+                sink.error(f"part '{t.name}': threshold {t.threshold!r} is not in (0, 1]",
+                           t.loc)
     writers: dict[str, str] = {}
     names = set()
     for r in f.regions:
@@ -193,7 +218,7 @@ def _region(r: ir.Region, tensors, dims, sink: DiagnosticSink, writers: dict[str
                 sink.error(f"view '{v.id}' reads {v.tensor}[{','.join(v.indices)}] but "
                            f"'{v.producer}' computes {p.statement}[{','.join(p.lhs)}]", v.loc)
             continue
-        want = {"input": ("input",), "materialized": ("intermediate", "output"),
+        want = {"input": ("input", "part"), "materialized": ("intermediate", "output"),
                 "permuted": ("permuted",)}[v.kind]
         if t.role not in want:
             sink.error(f"view '{v.id}' is {v.kind} but '{v.tensor}' is declared {t.role}",

@@ -333,7 +333,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1, help="random seed (case K of seed S is "
                                                         "always the same case)")
     ap.add_argument("--out", type=Path, default=Path("out/fuzz"), help="output directory")
-    ap.add_argument("--time-limit", type=float, default=10.0, help="seconds per case")
+    ap.add_argument("--time-limit", type=float, default=10.0,
+                    help="CPU seconds per case (wall-clock backstop: 10x)")
     ap.add_argument("--memory-mb", type=int, default=3072, help="address space per case")
     ap.add_argument("--jobs", "-j", type=int, default=1, help="cases run at once")
     ap.add_argument("--minimize-seconds", type=float, default=60.0,

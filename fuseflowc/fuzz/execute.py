@@ -40,7 +40,9 @@ ESCAPED_MARK = "fuzz: exception escaped fuseflowc.cli.main:"
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-case limits: wall-clock seconds, address space (MiB, 0 = none), written file size."""
+    """Per-case limits: seconds of CPU time (the case's process group), address space (MiB,
+    0 = none), written file size. A case also stops at BACKSTOP x `seconds` of wall-clock time,
+    CPU used or not (a case that sleeps or waits forever)."""
 
     seconds: float = 10.0
     memory_mb: int = 3072
@@ -132,6 +134,42 @@ def _read(path: Path) -> str:
         return ""
 
 
+#: A case's wall-clock limit, as a multiple of its CPU-time limit.
+BACKSTOP = 10.0
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def group_cpu_seconds(pgid: int) -> float:
+    """CPU seconds used by the live processes of group `pgid` and the children they reaped
+    (from /proc; 0 where /proc is not there)."""
+    total = 0
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return 0.0
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rpartition(b")")[2].split()
+        except OSError:
+            continue  # it ended meanwhile
+        if len(fields) > 14 and int(fields[2]) == pgid:
+            total += sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+    return total / _TICK
+
+
+def extension(cpu: float, wall: float, limits: Limits) -> float:
+    """Seconds to wait past a deadline for a case that has used `cpu` seconds of CPU in
+    `wall` seconds: none once it has had its CPU time or the wall-clock backstop, else at
+    least the CPU time it has left (a busy machine slows a case; it does not hang it)."""
+    backstop = limits.seconds * BACKSTOP
+    if cpu >= limits.seconds or wall >= backstop:
+        return 0.0
+    return min(max(limits.seconds - cpu, 0.25), backstop - wall)
+
+
 def _group_alive(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)
@@ -188,7 +226,12 @@ class Child:
         done, status = os.waitpid(self.pid, os.WNOHANG)
         if done:
             return self._finish(status, timed_out=False)
-        if time.monotonic() < self.deadline:
+        now = time.monotonic()
+        if now < self.deadline:
+            return None
+        more = extension(group_cpu_seconds(self.pid), now - self.start, self.limits)
+        if more > 0:
+            self.deadline = now + more
             return None
         try:
             os.kill(self.pid, signal.SIGUSR1)  # faulthandler: the stack where it hangs

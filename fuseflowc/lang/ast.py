@@ -161,7 +161,36 @@ class Output:
     item_locs: tuple[Loc, ...] = field(default=(), compare=False, repr=False)
 
 
-Directive = Fuse | Order | Parallelize | Block | Output
+@dataclass(frozen=True)
+class DecomposePart:
+    """One part of a format decomposition: `bcsr(16) >= 0.5` (format, block size, fill
+    threshold) or the residual `csr` (no block, no threshold)."""
+
+    format: Format
+    block: int | None
+    threshold: float | None
+    loc: Loc | None = _loc()
+
+    def text(self) -> str:
+        out = self.format.name() + (f"({self.block})" if self.block is not None else "")
+        return out + (f" >= {self.threshold!r}" if self.threshold is not None else "")
+
+
+@dataclass(frozen=True)
+class Decompose:
+    """`decompose A: bcsr(16) >= 0.5, csr`: A is split into parts (docs/language.md, "Format
+    decomposition"): the b x b blocks whose fill reaches a blocked part's threshold go to that
+    part (parts in order), every other entry to the residual, the last part."""
+
+    tensor: str
+    parts: tuple[DecomposePart, ...]
+    loc: Loc | None = _loc()
+
+    def text(self) -> str:
+        return f"decompose {self.tensor}: " + ", ".join(p.text() for p in self.parts)
+
+
+Directive = Fuse | Order | Parallelize | Block | Output | Decompose
 
 
 @dataclass
@@ -216,6 +245,9 @@ class Program:
     def block_size(self, tensor: str) -> int | None:
         return next((d.size for d in self.directives
                      if isinstance(d, Block) and d.tensor == tensor), None)
+
+    def decompositions(self) -> list[Decompose]:
+        return [d for d in self.directives if isinstance(d, Decompose)]
 
     def parallelizations(self, statement: str) -> list[Parallelize]:
         return [d for d in self.directives

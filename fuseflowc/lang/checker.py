@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from ..diagnostics import DiagnosticSink, Loc
 from . import ast
+from .decompose import problems as decompose_problems
 
 
 def _suggest(name: str, known) -> str:
@@ -191,6 +192,7 @@ class _Checker:
         orders: dict[str, ast.Order] = {}
         pars: dict[tuple[str, str], ast.Parallelize] = {}
         blocks: dict[str, ast.Block] = {}
+        decomposed: set[str] = set()
         for d in self.p.directives:
             if isinstance(d, ast.Fuse):
                 if d.name in regions:
@@ -223,6 +225,13 @@ class _Checker:
                 pars.setdefault((d.statement, d.index), d)
             elif isinstance(d, ast.Block):
                 self.block(d, blocks)
+            elif isinstance(d, ast.Decompose):
+                if d.tensor in decomposed:
+                    self.err(f"tensor {d.tensor} is decomposed twice", d.loc)
+                    continue
+                decomposed.add(d.tensor)
+                for msg, loc in decompose_problems(self.p, statements, d):
+                    self.err(msg, loc)
             elif isinstance(d, ast.Output):
                 for name, loc in zip(d.tensors, d.item_locs):
                     if name not in self.tensors:
@@ -232,6 +241,12 @@ class _Checker:
                         self.err(f"{name} is an input (no statement assigns it); only computed "
                                  f"tensors can be outputs", loc)
         for t in self.tensors.values():
+            if t.name in stmts and not t.format.classic:
+                # level writers build seg/crd levels; COO and ELL are read-only input formats
+                self.err(f"tensor {t.name} is computed, but its format {t.format.name()} has "
+                         f"a singleton or fixed-length level, which fuseflowc reads but does "
+                         f"not write; store it as dense or compressed levels (e.g. csr)",
+                         t.format_loc or t.loc)
             if t.format.blocked and t.name not in blocks:
                 self.err(f"tensor {t.name} has a blocked format but no block size; add "
                          f"`block {t.name}: <size>`", t.format_loc or t.loc)

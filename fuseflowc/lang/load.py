@@ -15,9 +15,9 @@ def apply_overrides(program: ast.Program, overrides: list[ast.Directive]) -> ast
     """Replace the program's directives by command-line ones of the same kind and target.
 
     `order S`, `parallelize S: i`, `block T` replace the program's directive for the same
-    statement (and index) or tensor; any `fuse` override replaces all of the program's fusion
-    regions (regions partition statements, so mixing the two sets would be ambiguous); `output`
-    adds outputs.
+    statement (and index) or tensor, `decompose A` the program's decomposition of A; any `fuse`
+    override replaces all of the program's fusion regions (regions partition statements, so
+    mixing the two sets would be ambiguous); `output` adds outputs.
     """
     if not overrides:
         return program
@@ -31,6 +31,8 @@ def apply_overrides(program: ast.Program, overrides: list[ast.Directive]) -> ast
             return ("block", d.tensor)
         if isinstance(d, ast.Fuse):
             return ("fuse",)
+        if isinstance(d, ast.Decompose):
+            return ("decompose", d.tensor)
         return ("output", id(d))
 
     replaced = {key(d) for d in overrides}

@@ -6,7 +6,8 @@ from lark import Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedInput, VisitError
 
 from ..diagnostics import Loc, Source, UserError
-from ..formats import LEVEL_KINDS, SHORTHAND_NAMES, Format, shorthand, shorthand_orders
+from ..formats import (MAX_WIDTH, PARAM_SHORTHANDS, SHORTHAND_NAMES, Format, format_problem,
+                       level_problem, level_text, shorthand, shorthand_orders, shorthand_problem)
 from ..ir_kind import wrong_kind
 from ..limits import (MAX_INT, MAX_LANES, MAX_TENSOR_ORDER, check_nesting, finite_number,
                       whole_number)
@@ -144,17 +145,30 @@ class _Build(Transformer):
                               tuple(l for _, l in dims), fmt_loc)
 
     @v_args(meta=True)
-    def fmt_short(self, meta, items):
+    def fmt_arg(self, meta, items):
         (tok,) = items
+        return ("arg", self._int(tok, "a fixed length", 1, MAX_WIDTH), self._tok(tok))
+
+    @v_args(meta=True)
+    def level(self, meta, items):
+        tok, arg = items[0], (items[1] if len(items) > 1 else None)
+        problem = level_problem(str(tok), None if arg is None else arg[1])
+        if problem:
+            raise UserError(problem, self._tok(tok))
+        return ("level", level_text(str(tok), None if arg is None else arg[1]), self._tok(tok))
+
+    @v_args(meta=True)
+    def fmt_short(self, meta, items):
+        tok, arg = items[0], (items[1] if len(items) > 1 else None)
         loc = self._tok(tok)
         name = str(tok)
+        width = None if arg is None else arg[1]
 
         def resolve(order: int) -> Format:
-            if name not in SHORTHAND_NAMES:
-                raise UserError(f"unknown format {name!r}; known formats: "
-                                f"{', '.join(SHORTHAND_NAMES)}, or the general form "
-                                f"(dense, compressed, ...) order (...)", loc)
-            f = shorthand(name, order)
+            problem = shorthand_problem(name, width)
+            if problem:
+                raise UserError(problem, loc)
+            f = shorthand(name, order, width)
             if f is None:
                 raise UserError(f"format {name} is for tensors of {shorthand_orders(name)}, "
                                 f"but this tensor has {order} dimension(s)", loc)
@@ -164,17 +178,13 @@ class _Build(Transformer):
 
     @v_args(meta=True)
     def fmt_general(self, meta, items):
-        levels = [t for t in items if isinstance(t, Token) and t.type == "NAME"]
-        order_spec = next((x for x in items if isinstance(x, tuple)), None)
+        levels = [t[1] for t in items if isinstance(t, tuple) and t[0] == "level"]
+        order_spec = next((x for x in items if isinstance(x, tuple) and x[0] != "level"), None)
         blocked = any(isinstance(t, Token) and t.type == "BLOCKED" for t in items)
         loc = self._meta(meta)
-        for t in levels:
-            if str(t) not in LEVEL_KINDS:
-                raise UserError(f"unknown level format {str(t)!r}; level formats are "
-                                f"{', '.join(LEVEL_KINDS)}", self._tok(t))
-            if str(t) == "singleton":
-                raise UserError("singleton levels are not supported yet (use compressed)",
-                                self._tok(t))
+        problem = format_problem(tuple(levels), blocked)
+        if problem:
+            raise UserError(problem, loc)
 
         def resolve(order: int) -> Format:
             if len(levels) != order:
@@ -188,7 +198,7 @@ class _Build(Transformer):
                                     f"permutation of 0..{order - 1}", oloc)
             if blocked and order != 2:
                 raise UserError("blocked formats are supported for matrices only", loc)
-            return Format(tuple(str(t) for t in levels), mode_order, blocked)
+            return Format(tuple(levels), mode_order, blocked)
 
         return None, loc, resolve
 
@@ -278,6 +288,28 @@ class _Build(Transformer):
     def block(self, meta, items):
         tensor, size = items
         return ast.Block(str(tensor), self._int(size, "a block size", 1), self._tok(tensor))
+
+    @v_args(meta=True)
+    def dpart(self, meta, items):
+        name, size, threshold = items
+        loc = self._tok(name)
+        if str(name) in PARAM_SHORTHANDS:
+            raise UserError(f"format {name}(c) cannot be a part of a decomposition: the number of "
+                            f"a part is its block size (parts: bcsr(b), bdcsr(b), bdense(b); the "
+                            f"residual: an unblocked matrix format such as csr)", loc)
+        fmt = shorthand(str(name), 2)
+        if fmt is None:
+            known = ", ".join(n for n in SHORTHAND_NAMES if shorthand(n, 2) is not None)
+            raise UserError(f"unknown matrix format {str(name)!r} in a decomposition; known: "
+                            f"{known}", loc)
+        block = self._int(size, "a block size", 1) if size is not None else None
+        t = finite_number(str(threshold), self._tok(threshold)) if threshold is not None else None
+        return ast.DecomposePart(fmt, block, t, loc)
+
+    @v_args(meta=True)
+    def decompose(self, meta, items):
+        tensor, *parts = items
+        return ast.Decompose(str(tensor), tuple(parts), self._tok(tensor))
 
     @v_args(meta=True)
     def output(self, meta, items):

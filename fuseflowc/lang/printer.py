@@ -45,6 +45,8 @@ def directive_str(d: ast.Directive) -> str:
         return f"block {d.tensor}: {d.size}"
     if isinstance(d, ast.Output):
         return f"output {', '.join(d.tensors)}"
+    if isinstance(d, ast.Decompose):
+        return d.text()
     raise TypeError(d)
 
 

@@ -20,7 +20,7 @@ from . import expr as X
 from .build import empty_below, full_at
 from .widen import _path_safe, widens
 
-_ROLES = {"input": "input", "output": "output", "intermediate": "temp"}
+_ROLES = {"input": "input", "output": "output", "intermediate": "temp", "part": "temp"}
 
 
 def regions_from_fused(fp: F.FusedProgram) -> tuple[list[X.Region], dict[str, X.TensorInfo]]:
@@ -38,6 +38,7 @@ def regions_from_fused(fp: F.FusedProgram) -> tuple[list[X.Region], dict[str, X.
         tensors[copy] = X.TensorInfo(t.name, tuple(t.dims), t.format, "temp", t.block, t.loc)
     regions: list[X.Region] = []
     written: set[str] = {copy for copy, _ in copies}
+    written |= {t.name for t in fp.tensors if t.role == "part"}  # made by a decompose step
     read: set[str] = set()
     for r in fp.regions:
         views = {(v.tensor, tuple(v.indices)): v for v in r.views}

@@ -131,7 +131,7 @@ class Codegen:
             t = self.tensors[v.tensor]
             mode = v.indices.index(x)
             level = t.format.mode_order.index(mode)
-            return self.add(ir.Scan(tensor=v.tensor, mode=mode, format=t.format.levels[level],
+            return self.add(ir.Scan(tensor=v.tensor, mode=mode, format=t.format.kind(level),
                                     index=x), self.ref_in(v, x))
         return self._memo(("scan", v, x), make)
 

@@ -26,6 +26,7 @@ def lower_fused(fp, source: str | None = None) -> tuple[ir.Module, list[tuple[st
     regions, tensors = regions_from_fused(fp)
     module, analyses = lower_regions(regions, tensors,
                                      source if source is not None else fp.source)
+    add_decompose_steps(module, fp)
     add_permute_steps(module, [(src, copy) for copy, src in permuted_copies(fp)])
     add_schedules(module, regions, [(p.statement, p.local, p.index, p.factor)
                                     for r in fp.regions for p in r.parallel])
@@ -48,6 +49,19 @@ def add_schedules(module: ir.Module, regions: list[X.Region],
                 seen.add((g.name, index))
                 module.schedules.append(ir.Schedule("parallelize", graph=g.name, index=index,
                                                     factor=factor, statement=stmt, local=local))
+
+
+def add_decompose_steps(module: ir.Module, fp) -> None:
+    """Add a step `decompose A -> A__d0 >= t, ..., R` per decomposed input A (its parts in
+    declaration order), before the first graph: the split of A into the parts the graphs read
+    (docs/language.md, "Format decomposition")."""
+    parts: dict[str, list] = {}
+    for t in fp.tensors:
+        if t.role == "part":
+            parts.setdefault(t.copy_of, []).append(t)
+    for src, ps in parts.items():
+        module.steps.append(ir.Decompose(src, tuple(p.name for p in ps),
+                                         tuple(p.threshold for p in ps), 0))
 
 
 def add_permute_steps(module: ir.Module, pairs: list[tuple[str, str]]) -> None:

@@ -39,7 +39,7 @@ def dead_code(g: Graph) -> int:
 def unused_temps(m: Module) -> list[str]:
     """Names of temp tensors no node and no permute step of `m` names."""
     named = {getattr(n, "tensor", None) for g in m.graphs for n in g.nodes}
-    named |= {s.src for s in m.steps} | {s.dst for s in m.steps}
+    named |= {s.src for s in m.steps} | {x for s in m.steps for x in s.made}
     return [t.name for t in m.tensors if t.role == "temp" and t.name not in named]
 
 

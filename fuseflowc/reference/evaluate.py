@@ -26,6 +26,7 @@ from ..data.fibertree import FiberTensor
 from ..diagnostics import UserError
 from ..lang import ast
 from . import ops
+from .decompose import reads, split_parts
 from .values import SVal, unique_keys
 
 
@@ -145,16 +146,31 @@ def materialize(value: SVal, lhs: ast.Access, decl: ast.TensorDecl, shape: tuple
     return FiberTensor.from_coo(shape, bcoords, blocks, fmt, b, decl.name)
 
 
+def _evaluate(expr: ast.Expr, tensors: dict[str, FiberTensor],
+              parts: dict[str, list[FiberTensor]]) -> SVal:
+    """A right side's value; one that reads a decomposed matrix A is the sum of its values with
+    A replaced by each of A's parts (fuseflowc.reference.decompose)."""
+    a = next((a for a in parts if reads(expr, a)), None)
+    if a is None:
+        return _Statement(tensors).eval(expr)
+    total = None
+    for part in parts[a]:
+        v = _Statement({**tensors, a: part}).eval(expr)
+        total = v if total is None else ops.binary("+", total, v)
+    return total
+
+
 def evaluate_statements(program: ast.Program, inputs: dict[str, FiberTensor]
                         ) -> Iterator[StatementResult]:
     """Evaluate the checked `program` on `inputs` (name -> tensor in its declared format),
     yielding each statement's materialized result in statement order."""
     sizes = bind_dims(program, inputs)
     tensors = {n: inputs[n] for n in program.inputs}
+    parts = {d.tensor: split_parts(tensors[d.tensor], d) for d in program.decompositions()}
     for s in program.statements:
         t0 = time.perf_counter()
         expr = s.expr if s.expr is not None else s.rhs
-        value = _Statement(tensors).eval(expr)
+        value = _evaluate(expr, tensors, parts)
         decl = program.tensor(s.name)
         idx_size = dict(zip(value.indices, value.sizes))
         shape = tuple(d if isinstance(d, int) else sizes.get(d, idx_size.get(i))

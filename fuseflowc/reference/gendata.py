@@ -223,7 +223,7 @@ def summary(p: ast.Program, tensors: dict[str, FiberTensor], sources: dict[str, 
     rows = []
     for name in p.inputs:
         t = tensors[name]
-        stored = t.nnz * (t.block ** 2 if t.block else 1)
+        stored = t.entries * (t.block ** 2 if t.block else 1)
         rows.append((name, " x ".join(map(str, t.shape)), t.format.name(),
                      f"{stored}/{math.prod(t.shape)}", sources[name]))
     widths = [max(len(r[k]) for r in [head, *rows]) for k in range(len(head))]

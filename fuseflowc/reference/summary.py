@@ -25,7 +25,7 @@ class TensorRow:
 
 def tensor_row(name: str, t: FiberTensor, role: str, seconds: float | None) -> TensorRow:
     """The summary row of tensor `t`."""
-    stored = t.nnz * (t.block ** 2 if t.block else 1)
+    stored = t.entries * (t.block ** 2 if t.block else 1)
     space = math.prod(t.shape)
     fmt = t.format.name() + (f" (block {t.block})" if t.block else "")
     return TensorRow(name, role, tuple(t.shape), fmt, stored, stored / space if space else 0.0,

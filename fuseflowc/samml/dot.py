@@ -104,10 +104,11 @@ def module_dot(m: Module, graph: str | None = None) -> str:
     else:
         k = 0
         for item in m.sequence():
-            if isinstance(item, Permute):
+            if not isinstance(item, Graph):
                 # a step between graphs: one plain box (it is not a dataflow graph)
                 lines = [item.name]
-                if item.modes is not None and tuple(item.modes) != tuple(range(len(item.modes))):
+                if (isinstance(item, Permute) and item.modes is not None
+                        and tuple(item.modes) != tuple(range(len(item.modes)))):
                     lines.append("modes (" + ", ".join(map(str, item.modes)) + ")")
                 label = "\\n".join(_escape_label(x) for x in lines)
                 out.append(f'  p{k} [label="{label}", shape=box, style=filled, '

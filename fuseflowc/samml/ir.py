@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Iterator
 from .. import limits
 from ..data.spec import TensorSpec
 from ..diagnostics import Loc
-from ..formats import Format
+from ..formats import KINDS, Format
 
 # ---- streams ----------------------------------------------------------------------------------
 
@@ -204,7 +204,10 @@ class Root(Node):
 @dataclass(eq=False)
 class Scan(Node):
     """A level scanner (fiber lookup) of storage level holding logical `mode` of `tensor`.
-    (ref) -> (crd, ref). A dense level's size is the tensor's extent at `mode`."""
+    (ref) -> (crd, ref). A dense level's size is the tensor's extent at `mode`. `format` is the
+    level's kind (fuseflowc.formats.KINDS): `fixed` scans a compressed(c) level (no seg, padding
+    dropped), `nonunique` COO's first level (one coordinate per run of equal ones, its ref the
+    run's first position), `singleton` the level below it (the run's coordinates)."""
 
     KIND: ClassVar[str] = "scan"
     REGION: ClassVar[str] = "iteration"
@@ -212,7 +215,7 @@ class Scan(Node):
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"), _p("ref", "ref"))
     tensor: str = attr("ident", doc="scanned tensor")
     mode: int = attr("nat", doc="logical mode (dimension) of the tensor this level stores")
-    format: str = attr("enum", choices=("dense", "compressed"), doc="level format")
+    format: str = attr("enum", choices=KINDS, doc="level format")
     index: str = attr("ident", doc="index variable the coordinates belong to")
 
 
@@ -664,9 +667,45 @@ class Permute:
         """How the step is named in reports: `permute A -> A__T`."""
         return f"permute {self.src} -> {self.dst}"
 
+    @property
+    def made(self) -> tuple[str, ...]:
+        """The tensors the step makes."""
+        return (self.dst,)
+
     def mode_map(self, order: int) -> tuple[int, ...]:
         """`modes`, or the identity permutation of `order` modes when none is given."""
         return tuple(self.modes) if self.modes is not None else tuple(range(order))
+
+
+@dataclass(eq=False)
+class Decompose:
+    """A module-level step `decompose SRC -> P0 >= t0, P1 >= t1, ..., R` run between graphs
+    (docs/samml.md, "Decompose steps"): the input matrix SRC is split into temps, each in its
+    declared format: the b x b blocks (b = Pk's block size) of SRC's entries not yet taken whose
+    fill (stored entries / b^2) reaches tk go to Pk, parts in order; every other entry goes to
+    the residual R (unblocked, no threshold). `thresholds[k]` is None for the residual."""
+
+    src: str
+    parts: tuple[str, ...]
+    thresholds: tuple[float | None, ...]
+    position: int = 0
+    loc: Loc | None = field(default=None, repr=False, compare=False)
+    src_loc: Loc | None = field(default=None, repr=False, compare=False)
+    part_locs: tuple[Loc | None, ...] = field(default=(), repr=False, compare=False)
+
+    @property
+    def name(self) -> str:
+        """How the step is named in reports: `decompose A -> A__d0, A__d1`."""
+        return f"decompose {self.src} -> {', '.join(self.parts)}"
+
+    @property
+    def made(self) -> tuple[str, ...]:
+        """The tensors the step makes."""
+        return self.parts
+
+
+#: The module-level step kinds (run between graphs, not dataflow graphs).
+STEP_KINDS = (Permute, Decompose)
 
 
 #: Kinds of module-level schedule directives.
@@ -712,7 +751,7 @@ class Module:
     graphs: list[Graph] = field(default_factory=list)
     source: str | None = None
     loc: Loc | None = field(default=None, repr=False)
-    steps: list[Permute] = field(default_factory=list)
+    steps: list["Permute | Decompose"] = field(default_factory=list)
     #: Schedule directives (printed after the declarations), see `Schedule`.
     schedules: list[Schedule] = field(default_factory=list)
 

@@ -21,11 +21,13 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from ..diagnostics import DiagnosticSink, Loc, Source, UserError
-from ..formats import LEVEL_KINDS, SHORTHAND_NAMES, Format, shorthand, shorthand_orders
+from ..formats import (MAX_WIDTH, Format, format_problem, level_problem, level_text, shorthand,
+                       shorthand_orders, shorthand_problem)
 from ..ir_kind import wrong_kind
 from ..lang.grammar import paused_gc
 from ..limits import MAX_INT, MAX_TENSOR_ORDER, check_nesting, whole_number
-from .ir import KINDS, ROLES, Graph, Module, Node, Permute, Schedule, Stream, TensorDecl
+from .ir import (KINDS, ROLES, Decompose, Graph, Module, Node, Permute, Schedule, Stream,
+                 TensorDecl)
 
 
 @functools.cache
@@ -138,6 +140,8 @@ class _Builder:
                         m.tensors.append(decl)
             elif item.data == "permute":
                 m.steps.append(self.permute(item, len(m.graphs)))
+            elif item.data == "decompose":
+                m.steps.append(self.decompose(item, len(m.graphs)))
             elif item.data == "schedule":
                 m.schedules.append(self.schedule(item))
             elif item.data == "names":
@@ -225,12 +229,14 @@ class _Builder:
     def format(self, t: Tree, order: int, tensor: str) -> Format | None:
         if t.data == "fmt_short":
             tok = t.children[0]
-            if str(tok) not in SHORTHAND_NAMES:
-                self.sink.error(f"unknown format '{tok}'; expected one of "
-                                f"{', '.join(SHORTHAND_NAMES)} or (level, ...) order (...)",
-                                self.loc(tok))
+            arg = self.fmt_arg(t.children[1] if len(t.children) > 1 else None)
+            if arg is False:
                 return None
-            f = shorthand(str(tok), order)
+            problem = shorthand_problem(str(tok), arg)
+            if problem:
+                self.sink.error(problem, self.loc(tok))
+                return None
+            f = shorthand(str(tok), order, arg)
             if f is None:
                 self.sink.error(f"format {tok} is for {shorthand_orders(str(tok))}, but tensor "
                                 f"{tensor} has {order} dimension{'s' * (order != 1)}",
@@ -240,16 +246,24 @@ class _Builder:
         order_tree = None
         blocked = False
         for c in t.children:
-            if isinstance(c, Tree):
+            if isinstance(c, Tree) and c.data == "level":
+                tok = c.children[0]
+                arg = self.fmt_arg(c.children[1] if len(c.children) > 1 else None)
+                if arg is False:
+                    return None
+                problem = level_problem(str(tok), arg)
+                if problem:
+                    self.sink.error(problem, self.loc(tok))
+                    return None
+                levels.append(level_text(str(tok), arg))
+            elif isinstance(c, Tree):
                 order_tree = c
             elif c is not None and c.type == "BLOCKED":
                 blocked = True
-            elif c is not None:
-                if str(c) not in LEVEL_KINDS:
-                    self.sink.error(f"unknown level format '{c}'; expected "
-                                    f"{', '.join(LEVEL_KINDS)}", self.loc(c))
-                    return None
-                levels.append(str(c))
+        problem = format_problem(tuple(levels), blocked)
+        if problem:
+            self.sink.error(problem, self.loc(t))
+            return None
         if len(levels) != order:
             self.sink.error(f"format has {len(levels)} level{'s' * (len(levels) != 1)} but "
                             f"tensor {tensor} has {order} dimension{'s' * (order != 1)}",
@@ -267,6 +281,20 @@ class _Builder:
             return None
         return Format(tuple(levels), mode_order, blocked)
 
+    def fmt_arg(self, t: Tree | None) -> int | None | bool:
+        """The fixed length of `compressed(c)` / `ell(c)` (None: no argument; False: a bad one,
+        reported)."""
+        if t is None:
+            return None
+        tok = t.children[0]
+        n = self.int(tok, "a fixed length")
+        if n is None or not 1 <= n <= MAX_WIDTH:
+            if n is not None:
+                self.sink.error(f"the fixed length must be between 1 and {MAX_WIDTH}, not {n}",
+                                self.loc(tok))
+            return False
+        return n
+
     # -- permute steps -----------------------------------------------------------------------
     def permute(self, t: Tree, position: int) -> Permute:
         """`permute SRC -> DST [modes (...)]`, placed after the `position` graphs before it
@@ -278,6 +306,29 @@ class _Builder:
             step.modes = tuple(self.int(x, "a mode number") for x in modes_tree.children)
             step.modes_loc = self.loc(modes_tree)
         step.loc = Loc(self.source, step.loc.line, step.loc.col, len("permute"))
+        return step
+
+    def decompose(self, t: Tree, position: int) -> Decompose:
+        """`decompose SRC -> P0 >= t0, ..., R`, placed after the `position` graphs before it
+        (its checks are the verifier's)."""
+        src_tok, *parts = t.children
+        names, thresholds, locs = [], [], []
+        for p in parts:
+            name_tok, thr = p.children
+            names.append(str(name_tok))
+            locs.append(self.loc(name_tok))
+            if thr is None:
+                thresholds.append(None)
+                continue
+            value = float(str(thr))
+            if not math.isfinite(value):
+                self.sink.error(f"threshold {thr} of part {name_tok} is not a finite number",
+                                self.loc(thr))
+                value = 1.0
+            thresholds.append(value)
+        step = Decompose(str(src_tok), tuple(names), tuple(thresholds), position, self.loc(t),
+                         self.loc(src_tok), tuple(locs))
+        step.loc = Loc(self.source, step.loc.line, step.loc.col, len("decompose"))
         return step
 
     # -- schedule directives -----------------------------------------------------------------

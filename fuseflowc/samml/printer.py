@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .ir import Graph, Module, Node, Permute, Schedule, Stream, TensorDecl
+from .ir import Decompose, Graph, Module, Node, Permute, Schedule, Stream, TensorDecl
 
 
 def print_module(m: Module) -> str:
@@ -26,7 +26,8 @@ def print_module(m: Module) -> str:
     for item in m.sequence():
         if out:
             out.append("")
-        out.append(print_graph(item) if isinstance(item, Graph) else print_permute(item))
+        out.append(print_graph(item) if isinstance(item, Graph) else
+                   print_permute(item) if isinstance(item, Permute) else print_decompose(item))
     return "\n".join(out) + "\n"
 
 
@@ -43,6 +44,12 @@ def print_permute(p: Permute) -> str:
     if p.modes is not None and tuple(p.modes) != tuple(range(len(p.modes))):
         text += " modes (" + ", ".join(str(x) for x in p.modes) + ")"
     return text
+
+
+def print_decompose(d: Decompose) -> str:
+    """`decompose A -> A__d0 >= 0.5, A__d1`."""
+    parts = [p if t is None else f"{p} >= {t!r}" for p, t in zip(d.parts, d.thresholds)]
+    return f"decompose {d.src} -> " + ", ".join(parts)
 
 
 def print_schedule(d: Schedule) -> str:

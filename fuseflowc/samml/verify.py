@@ -35,7 +35,7 @@ Tensors (per graph, and across the graphs of a module, which run in order)
 
 Permute steps (`permute SRC -> DST [modes (...)]`, between graphs)
   - SRC and DST declared and distinct, DST a temp of SRC's order, `modes` a permutation of
-    SRC's modes, DST's dims SRC's dims permuted, the same block size, dense/compressed levels;
+    SRC's modes, DST's dims SRC's dims permuted, the same block size, no compressed(c) level in DST;
   - SRC is an input or written by an earlier graph or step; DST is made by this step alone
     (no graph writes it, no other step makes it).
 """
@@ -47,6 +47,7 @@ import re
 from typing import Any
 
 from ..diagnostics import DiagnosticSink, Loc, UserError
+from .ir import Decompose
 from .ir import (ALU_BINARY, ALU_SCALAR, MAX_LANES, SAME, SCHEDULE_KINDS, Alu, Array, Fork, Graph,
                  Intersect, Join, Locate, Module, Node, Permute, Reduce, Repeat, Root, Scan,
                  Spacc1, Spacc2, Stream, Union, WriteLevel, WriteVals)
@@ -119,6 +120,9 @@ class _Verifier:
         for g in self.m.sequence():
             if isinstance(g, Permute):
                 self.permute(g, written_by, made_by)
+                continue
+            if isinstance(g, Decompose):
+                self.decompose(g, made_by)
                 continue
             if g.name in seen:
                 self.error(f"graph {g.name} is defined twice", g.loc, g)
@@ -215,10 +219,11 @@ class _Verifier:
                 "of a permute is made by the step alone", p.dst_loc)
         made_by.setdefault(p.dst, p)
         for t in (src, dst):
-            odd = [lv for lv in t.format.levels if lv not in ("dense", "compressed")]
-            if odd:
-                err(f"permute of tensor {t.name}: its {odd[0]} levels are not supported",
-                    p.src_loc if t is src else p.dst_loc)
+            odd = [lv for lv in t.format.kinds if lv not in ("dense", "compressed")]
+            if odd and t is dst and "fixed" in odd:
+                # a permuted fiber can be longer than c: the copy stores compressed levels
+                err(f"permute into tensor {t.name}: its compressed(c) levels could not hold "
+                    f"the permuted fibers; declare them compressed", p.dst_loc)
                 return
         if src.order != dst.order:
             err(f"permute from {p.src} ({_plural(src.order, 'mode')}) to {p.dst} "
@@ -236,8 +241,63 @@ class _Verifier:
                 f"[{', '.join(map(str, src.dims))}] permuted by modes "
                 f"({', '.join(map(str, modes))}) has dims [{show}]", p.dst_loc)
         if (src.block, src.format.blocked) != (dst.block, dst.format.blocked):
-            err(f"permute from {p.src} (block {src.block or 'none'}) to {p.dst} "
-                f"(block {dst.block or 'none'}): the block sizes must match", p.dst_loc)
+            blocked = dst if src.block is None else src
+            if src.block is not None and dst.block is not None:
+                err(f"permute from {p.src} (block {src.block or 'none'}) to {p.dst} "
+                    f"(block {dst.block or 'none'}): the block sizes must match", p.dst_loc)
+            elif (tuple(modes) != tuple(range(src.order))
+                  or blocked.format.mode_order != tuple(range(src.order))):
+                err(f"permute from {p.src} (block {src.block or 'none'}) to {p.dst} "
+                    f"(block {dst.block or 'none'}): a permute that blocks or unblocks a "
+                    f"tensor keeps the modes, and the blocked side is stored row-major",
+                    p.dst_loc)
+            elif any(isinstance(x, int) and x % blocked.block for x in blocked.dims):
+                err(f"permute from {p.src} to {p.dst}: block size {blocked.block} does not "
+                    f"divide the dims of {blocked.name}", p.dst_loc)
+
+    # -- decompose steps ---------------------------------------------------------------------
+    def decompose(self, d: Decompose, made_by: dict) -> None:
+        """A `decompose SRC -> P0 >= t0, ..., R` step: SRC a declared unblocked input matrix,
+        every part a declared temp matrix of SRC's dims made by this step alone; blocked parts
+        (in front) with a threshold in (0, 1], the residual last, unblocked, without one."""
+        def err(msg: str, loc: Loc | None) -> None:
+            self.sink.error(msg, loc or d.loc)
+        src = self.tensors.get(d.src)
+        if src is None:
+            err(f"decompose reads tensor {d.src}, which is not declared", d.src_loc)
+            return
+        if src.role != "input" or src.order != 2 or src.format.blocked:
+            err(f"decompose reads {d.src}, which is not an unblocked input matrix", d.src_loc)
+        if len(d.parts) < 2:
+            err("decompose makes at least two parts (blocked ones, then the residual)", d.loc)
+        locs = d.part_locs or (None,) * len(d.parts)
+        for k, (name, thr, loc) in enumerate(zip(d.parts, d.thresholds, locs)):
+            t = self.tensors.get(name)
+            if t is None:
+                err(f"decompose makes tensor {name}, which is not declared", loc)
+                continue
+            if t.role != "temp":
+                err(f"decompose makes tensor {name}, which is an {t.role}: a part must be a "
+                    "temp", loc)
+            if name in made_by:
+                err(f"tensor {name} is made twice, by `{made_by[name].name}` and again here",
+                    loc)
+            made_by.setdefault(name, d)
+            if tuple(t.dims) != tuple(src.dims):
+                err(f"part {name}[{', '.join(map(str, t.dims))}] must have the dims of "
+                    f"{d.src}[{', '.join(map(str, src.dims))}]", loc)
+            last = k == len(d.parts) - 1
+            if last and (thr is not None or t.format.blocked):
+                err(f"the last part {name} is the residual: unblocked, without a threshold",
+                    loc)
+            elif not last and (thr is None or not t.format.blocked):
+                err(f"part {name} must be blocked, with a threshold (`{name} >= 0.5`); only "
+                    "the last part, the residual, is not", loc)
+            elif thr is not None and not 0 < thr <= 1:
+                err(f"threshold {thr!r} of part {name} is not in (0, 1]", loc)
+            odd = [lv for lv in t.format.levels if lv not in ("dense", "compressed")]
+            if odd:
+                err(f"part {name}: its {odd[0]} levels are not supported", loc)
 
     # -- per graph structure -----------------------------------------------------------------
     def structure(self, g: Graph) -> set[Node]:
@@ -447,6 +507,11 @@ class _Verifier:
                     self.write_level(g, n, decl, level_writers)
         for tname, (node, loc) in sorted(writes.items()):
             decl = self.tensors[tname]
+            if not decl.format.classic:
+                self.error(f"graph {g.name} writes tensor {tname}, whose format "
+                           f"{decl.format.name()} has a singleton or fixed-length level; SAMML "
+                           f"graphs write dense and compressed levels only", loc, g, node)
+                continue
             missing = []
             if tname not in vals_writers:
                 missing.append("its values (write_vals)")
@@ -469,10 +534,10 @@ class _Verifier:
 
     def _level_format(self, g: Graph, n: Node, decl) -> bool:
         level = decl.format.level_of_mode(n.mode)
-        declared = decl.format.levels[level]
-        if declared not in ("dense", "compressed"):
+        declared = decl.format.kind(level)
+        if declared not in ("dense", "compressed") and n.KIND != "scan":
             self.error(f"tensor {decl.name} stores mode {n.mode} as a {declared} level, which "
-                       "SAMML graphs do not support", decl.loc or n.loc, g, n)
+                       f"SAMML graphs read but do not write", decl.loc or n.loc, g, n)
             return False
         if n.format != declared:
             self.error(f"{n.KIND} of tensor {decl.name} mode {n.mode} says {n.format}, but "
@@ -517,10 +582,10 @@ class _Verifier:
         if not self._mode_ok(g, n, decl):
             return
         level = decl.format.level_of_mode(n.mode)
-        if decl.format.levels[level] != "dense":
+        if decl.format.kind(level) != "dense":
             self.error(f"locate into tensor {decl.name} mode {n.mode}, but {decl.name} "
                        f"({decl.format.name()}) stores mode {n.mode} in a "
-                       f"{decl.format.levels[level]} level (locate needs a dense one)",
+                       f"{decl.format.kind(level)} level (locate needs a dense one)",
                        self.attr_loc(n, "mode"), g, n)
             return
         p = origin.get(n.inputs[2])

@@ -75,7 +75,8 @@ def _estimator_rows(est: dict) -> list[list[str]]:
     rows = []
     for name, e in [*((e["model"], e) for e in est["per_model"]), ("all", est["overall"])]:
         rows.append([name, str(e["rows"]), _pct(e["flops_mean"]), _pct(e["flops_max"]),
-                     _pct(e["bytes_mean"]), _pct(e["bytes_max"])])
+                     _pct(e["bytes_mean"]), _pct(e["bytes_max"]),
+                     _pct(e.get("cycles_median")), _pct(e.get("cycles_max"))])
     return rows
 
 
@@ -138,7 +139,8 @@ def render(s: dict, source: str, images: dict[str, str] | None = None) -> str:
     est = s["estimator"]
     out += _section(
         "Estimator error", "|estimate - simulated| / simulated, over the configurations run.",
-        ["model", "rows", "FLOPs mean", "FLOPs max", "bytes mean", "bytes max"],
+        ["model", "rows", "FLOPs mean", "FLOPs max", "bytes mean", "bytes max",
+         "cycles median", "cycles max"],
         _estimator_rows(est) if est["overall"] else [], None, None,
         "No estimates in the results (the estimator was not available).")
     if s["failed"]:

@@ -12,7 +12,8 @@ Choices (documented in docs/sweep.md):
   unblocked row of that model and data set;
 - orders: configurations equal but for the order index; best, worst and median cycles,
   normalized to the worst (the paper's Figure 17);
-- estimator: mean and max of |estimate - simulated| / simulated for FLOPs and bytes.
+- estimator: mean and max of |estimate - simulated| / simulated for FLOPs and bytes; median
+  and max for cycles (the cycle model, est_cycles).
 """
 
 from __future__ import annotations
@@ -174,11 +175,14 @@ def estimator_table(rows: list[dict]) -> dict:
     def stats(rs):
         fe = [e for e in (_err(r["est_flops"], r["flops"]) for r in rs) if e is not None]
         be = [e for e in (_err(r["est_bytes"], r["bytes"]) for r in rs) if e is not None]
+        ce = [e for e in (_err(r.get("est_cycles"), r["cycles"]) for r in rs) if e is not None]
         return {"rows": len(rs),
                 "flops_mean": statistics.fmean(fe) if fe else None,
                 "flops_max": max(fe) if fe else None,
                 "bytes_mean": statistics.fmean(be) if be else None,
-                "bytes_max": max(be) if be else None}
+                "bytes_max": max(be) if be else None,
+                "cycles_median": statistics.median(ce) if ce else None,
+                "cycles_max": max(ce) if ce else None}
     with_est = [r for r in rows if r["est_flops"] is not None or r["est_bytes"] is not None]
     groups = _group(with_est, lambda r: r["model"])
     return {"per_model": [{"model": m, **stats(groups[m])} for m in sorted(groups)],

@@ -189,25 +189,22 @@ def data_dir_for(config: dict, program, ctx: dict) -> Path:
 ESTIMATE_KEYS = ("est_flops", "est_bytes", "est_cycles")
 
 
-def estimate_cost(module, data_dir: Path, arch, flops_per_cycle: float
+def estimate_cost(module, data_dir: Path, arch, flops_per_cycle: float = 1.0
                   ) -> tuple[float, float, float] | None:
     """(FLOPs, bytes, cycles) estimated without simulating, or None without the estimator.
 
-    cycles is a roofline per kernel, summed over the kernels (they run one after another):
-    max(bytes / memory.bandwidth, FLOPs / flops_per_cycle), the time a kernel's off-chip
-    traffic needs at the arch's bandwidth or its arithmetic at the spec's `flops_per_cycle`,
-    whichever is longer. It knows no pipeline stalls or latencies: a lower bound, used only to
-    rank configurations for --prune."""
+    cycles are the estimator's cycle model (fuseflowc/estimate/timing.py: per kernel, the
+    pipeline's busiest node and latencies, at least bytes / memory.bandwidth; kernels add) for
+    the configuration's arch. `flops_per_cycle` (the spec key) is no longer used: the
+    simulator's ALUs fire once per cycle whatever their FLOPs, and so does the model; it stays
+    accepted so that older specs still load."""
     try:
         from fuseflowc.estimate import DataStats, estimate_module
     except ImportError:
         return None
     stats = DataStats.from_dir(data_dir, module, arch.element_bytes)
-    est = estimate_module(module, stats)
-    kernels = list(est.kernels.values()) or [est.total]
-    cycles = sum(max(float(k.bytes) / arch.bandwidth, float(k.flops) / flops_per_cycle)
-                 for k in kernels)
-    return float(est.total.flops), float(est.total.bytes), cycles
+    est = estimate_module(module, stats, arch)
+    return float(est.total.flops), float(est.total.bytes), float(est.total.cycles)
 
 
 def run_config(config: dict, ctx: dict) -> dict:

@@ -110,33 +110,32 @@ class TokenBlocks {
     uint32_t fill;     // tokens written
     uint32_t end;      // tokens it holds when full
     bool narrow;       // 32-bit tokens
-    alignas(8) unsigned char data[BYTES];   // tokens, then their 16-bit offsets
-    FASTSIM_INLINE uint16_t* offs() {
-      return reinterpret_cast<uint16_t*>(data + (narrow ? 4 * NARROW : 8 * WIDE));
-    }
-    FASTSIM_INLINE const uint16_t* offs() const {
-      return reinterpret_cast<const uint16_t*>(data + (narrow ? 4 * NARROW : 8 * WIDE));
-    }
+    // tokens, then their 16-bit offsets, typed (a store through a char array could alias
+    // anything and force the hot loops to reload their state after every push)
+    union {
+      struct {
+        int32_t tok[NARROW];
+        uint16_t off[NARROW];
+      } n;
+      struct {
+        u64 tok[WIDE];
+        uint16_t off[WIDE];
+      } w;
+    };
+    FASTSIM_INLINE uint16_t* offs() { return narrow ? n.off : w.off; }
+    FASTSIM_INLINE const uint16_t* offs() const { return narrow ? n.off : w.off; }
     FASTSIM_INLINE Token tok(uint32_t i) const {
-      if (narrow) {
-        int32_t v;
-        std::memcpy(&v, data + 4 * size_t(i), 4);
-        return Token::of_int(v);
-      }
-      u64 b;
-      std::memcpy(&b, data + 8 * size_t(i), 8);
-      return Token::from_bits(b);
+      return narrow ? Token::of_int(n.tok[i]) : Token::from_bits(w.tok[i]);
     }
     FASTSIM_INLINE i64 time(uint32_t i) const { return base + i64(offs()[i]); }
     FASTSIM_INLINE void put(Token x, uint16_t off) {
       if (narrow) {
-        int32_t v = int32_t(x.as_int());
-        std::memcpy(data + 4 * size_t(fill), &v, 4);
+        n.tok[fill] = int32_t(x.as_int());
+        n.off[fill] = off;
       } else {
-        u64 b = x.bits();
-        std::memcpy(data + 8 * size_t(fill), &b, 8);
+        w.tok[fill] = x.bits();
+        w.off[fill] = off;
       }
-      offs()[fill] = off;
       ++fill;
     }
   };
@@ -231,6 +230,12 @@ class Fifo {
     for (size_t k = 0; k < n_; ++k) f(tok(k), time(k));
   }
 
+  /// An entry of a bounded ring: a token and its visible cycle, or a free slot.
+  struct Entry {
+    u64 a;   // a token's bits, or a free slot's free cycle
+    i64 b;   // the token's visible cycle
+  };
+
   // ---- the producer's side ------------------------------------------------------------------
   /// True when a token can be pushed now (a free slot, or unbounded).
   FASTSIM_INLINE bool room() const { return !bounded_ || n_ < lim_; }
@@ -263,7 +268,7 @@ class Fifo {
 
   // ---- staging (FanOut) ---------------------------------------------------------------------
   /// Empty a staging FIFO and give it `k` free slots whose free cycles `fill(ctx, m)` writes
-  /// (set_free) when the first m are needed: a fan-out computes them lazily, as its producer
+  /// (merge_free) when the first m are needed: a fan-out computes them lazily, as its producer
   /// takes them, instead of all STAGE of them every activation.
   using Fill = void (*)(void* ctx, size_t m);
   void reset_lazy(size_t k, Fill fill, void* ctx) {
@@ -275,8 +280,22 @@ class Fifo {
     fill_ = fill;
     fill_ctx_ = ctx;
   }
-  /// The free cycle of staging slot j (filling it lazily).
-  FASTSIM_INLINE void set_free(size_t j, i64 cycle) { e_[j].a = u64(cycle); }
+  /// Staging slots [from, to) take consumer `c`'s free slots' cycles where later than theirs
+  /// (`first`: in any case); an unbounded consumer's slots are free at 0.
+  void merge_free(const Fifo& c, size_t from, size_t to, bool first) {
+    size_t i = c.bounded_ ? c.wrap(c.head_ + c.n_ + from) : 0;
+    for (size_t j = from; j < to; ++j) {
+      i64 s = 0;
+      if (c.bounded_) {
+        s = i64(c.e_[i].a);
+        i = i + 1 == c.cap_ ? 0 : i + 1;
+      }
+      if (first || s > i64(e_[j].a)) e_[j].a = u64(s);
+    }
+  }
+  /// A staging FIFO's tokens, all in its ring's first size() entries (it is emptied to the
+  /// ring's start before each activation); bounded only.
+  const Entry* staged() const { return e_; }
   FASTSIM_INLINE size_t filled() const { return filled_; }
   FASTSIM_INLINE void set_filled(size_t m) { filled_ = m; }
   /// Empty a staging FIFO (reset() gives it its free slots before the next activation).
@@ -289,10 +308,6 @@ class Fifo {
  private:
   friend class Appender;
   friend class Reader;
-  struct Entry {
-    u64 a;   // a token's bits, or a free slot's free cycle
-    i64 b;   // the token's visible cycle
-  };
   FASTSIM_INLINE size_t wrap(size_t i) const { return i >= cap_ ? i - cap_ : i; }
   [[noreturn, gnu::noinline]] static void full() {
     throw std::logic_error("push into a full bounded channel (primitive bug)");
@@ -310,6 +325,42 @@ class Fifo {
 
 class Port;
 class Channel;
+
+/// Consecutive free slots of a bounded ring (Appender::slots): the pushes of a hot loop
+/// without the Appender's per-token checks (wrap, limit, lazy free cycles); Appender::pushed(k)
+/// then commits the k tokens pushed. Firing::slot and Firing::emit take it in place of the
+/// port.
+class Slots {
+ public:
+  FASTSIM_INLINE explicit Slots(Fifo::Entry* p) : p_(p) {}
+  FASTSIM_INLINE bool bounded() const { return true; }
+  /// The cycle the slot the next push fills became free.
+  FASTSIM_INLINE i64 free_time() const { return i64(p_->a); }
+  FASTSIM_INLINE void push(Token x, i64 at) { *p_++ = Fifo::Entry{x.bits(), at}; }
+
+ private:
+  Fifo::Entry* p_;
+};
+
+/// Consecutive tokens of a bounded ring (Reader::tokens): the pops of a hot loop without the
+/// Reader's per-token checks; Reader::popped(k) then commits the k tokens popped. Firing::after
+/// and Firing::pop take it in place of the channel.
+class Tokens {
+ public:
+  FASTSIM_INLINE explicit Tokens(Fifo::Entry* p) : p_(p) {}
+  FASTSIM_INLINE Token head() const { return Token::from_bits(p_->a); }
+  FASTSIM_INLINE i64 head_time() const { return p_->b; }
+  /// Pop the head in a firing at cycle f: its slot frees at f + 1.
+  FASTSIM_INLINE Token pop(i64 f) {
+    Token x = Token::from_bits(p_->a);
+    p_->a = u64(f + 1);
+    ++p_;
+    return x;
+  }
+
+ private:
+  Fifo::Entry* p_;
+};
 
 /// A run of pushes into a FIFO with its write position in registers (the FIFO's own fields
 /// could be aliased by the entries it writes, forcing a memory round trip per token). While
@@ -338,10 +389,31 @@ class Appender {
     ++pushed_;
   }
 
+  /// How many of the next pushes fill consecutive entries of a bounded ring whose free cycles
+  /// are known (no wrap, no refill between them); 0 when unbounded.
+  FASTSIM_INLINE size_t run() const {
+    if (!bounded_) return 0;
+    size_t k = std::min(left_, cap_ - pos_);
+    if (filled_ == ~size_t(0)) return k;
+    return filled_ > pushed_ ? std::min(k, filled_ - pushed_) : 0;   // (a staging port)
+  }
+  /// A cursor at the next slot (for up to run() pushes); pushed(k) commits the k it pushed.
+  FASTSIM_INLINE Slots slots() const { return Slots(e_ + pos_); }
+  FASTSIM_INLINE void pushed(size_t k) {
+    pos_ += k;
+    if (pos_ == cap_) pos_ = 0;
+    left_ -= k;
+    pushed_ += k;
+  }
+
  private:
-  [[gnu::noinline]] void refill() {   // a fan-out's staging slots, lazily (Fifo::reset_lazy)
-    q_.fill_(q_.fill_ctx_, q_.n_ + pushed_ + 1);
-    filled_ = q_.filled_ - q_.n_;
+  FASTSIM_INLINE void refill() { filled_ = refill(q_, pushed_); }
+  // A fan-out's staging slots, lazily (Fifo::reset_lazy); returns how many slots from the
+  // Appender's start have a known free cycle. Static: the Appender's address never escapes
+  // into a call, so its fields can stay in registers.
+  [[gnu::noinline]] static size_t refill(Fifo& q, size_t pushed) {
+    q.fill_(q.fill_ctx_, q.n_ + pushed + 1);
+    return q.filled_ - q.n_;
   }
   Fifo& q_;
   Fifo::Entry* e_;
@@ -375,6 +447,15 @@ class Reader {
     head_ = head_ + 1 == cap_ ? 0 : head_ + 1;
     --n_;
     return x;
+  }
+  /// How many tokens from the head lie consecutively in a bounded ring (0 when unbounded).
+  FASTSIM_INLINE size_t run() const { return bounded_ ? std::min(n_, cap_ - head_) : 0; }
+  /// A cursor at the head (for up to run() pops); popped(k) commits the k it popped.
+  FASTSIM_INLINE Tokens tokens() const { return Tokens(e_ + head_); }
+  FASTSIM_INLINE void popped(size_t k) {
+    head_ += k;
+    if (head_ == cap_) head_ = 0;
+    n_ -= k;
   }
 
  private:
@@ -490,26 +571,37 @@ class FanOut : public Port {
     auto* f = static_cast<FanOut*>(self);
     size_t from = f->q.filled();
     size_t to = std::min(std::max(m, from + 32), f->q.free_count() + f->q.size());
-    for (size_t j = from; j < to; ++j) {
-      i64 v = 0;
-      bool first = true;
-      for (Channel* c : f->chans) {
-        i64 s = c->bounded ? c->q.free_time(j) : 0;
-        if (first || s > v) v = s;
-        first = false;
-      }
-      f->q.set_free(j, v);
+    bool first = true;
+    for (Channel* c : f->chans) {
+      f->q.merge_free(c->q, from, to, first);
+      first = false;
     }
     f->q.set_filled(to);
   }
   /// After the producer ran: copy the staged tokens into every consumer FIFO (each takes one
-  /// of its free slots per token: the ones prepare() counted).
+  /// of its free slots per token: the ones prepare() counted), a run of consecutive slots at a
+  /// time where the staging port is bounded.
   void flush() {
     size_t m = q.size();
     if (!m) return;
     for (Channel* c : chans) {
       Appender into(*c);
-      q.for_each([&into](Token x, i64 at) { into.push(x, at); });
+      if (!q.bounded()) {
+        q.for_each([&into](Token x, i64 at) { into.push(x, at); });
+        continue;
+      }
+      const Fifo::Entry* e = q.staged();
+      for (size_t k = 0; k < m;) {
+        size_t r = std::min(into.run(), m - k);
+        if (r > 1) {
+          Slots s = into.slots();
+          for (size_t end = k + r; k < end; ++k) s.push(Token::from_bits(e[k].a), e[k].b);
+          into.pushed(r);
+        } else {
+          into.push(Token::from_bits(e[k].a), e[k].b);
+          ++k;
+        }
+      }
     }
     q.clear();
   }

@@ -16,6 +16,7 @@ Engine::Status Engine::run() {
   size_t remaining = 0;
   for (Node* w : writers_) remaining += !w->done;
   std::vector<size_t> pre_in, pre_out;
+  i64 to_tick = progress_every;   // activations until the next progress call
   while (!heap_.empty()) {
     std::pop_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
     Node* node = heap_.back().node;
@@ -34,11 +35,14 @@ Engine::Status Engine::run() {
       over_budget = node;
       return Status::Budget;
     }
-    if (!(activations & 1023)) {   // every 1024 activations
-      if (interrupt) interrupt();
-      if (progress) progress(node->t);
-      if (memory_) memory_->forget_before(earliest_firing());
+    // the Python engine's hooks: progress, then the memory calendar's housekeeping
+    bool housekeeping = !(activations & 1023);   // every 1024 activations
+    if (housekeeping && interrupt) interrupt();
+    if (progress && --to_tick == 0) {
+      to_tick = progress_every;
+      progress(clock(), flops());
     }
+    if (housekeeping && memory_) memory_->forget_before(earliest_firing());
     wake_after(node, pre_in, pre_out);
     if (blocks_ && blocks_->due()) collect_blocks();
     if (node->done && node->is_writer) {
@@ -85,6 +89,19 @@ i64 Engine::earliest_firing() const {
     any = true;
   }
   return best;
+}
+
+i64 Engine::clock() const {
+  i64 best = 0;
+  for (Node* n : nodes_)
+    if (n->fires && n->t > best) best = n->t;
+  return best;
+}
+
+i64 Engine::flops() const {
+  i64 sum = 0;
+  for (Node* n : nodes_) sum += n->flops;
+  return sum;
 }
 
 void Engine::collect_blocks() {

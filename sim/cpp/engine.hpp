@@ -28,7 +28,8 @@ class Engine {
         blocks_(blocks), channels_(std::move(channels)) {}
 
   i64 max_cycles = -1;                      // -1: no budget
-  std::function<void(i64)> progress;        // called every 1024 activations with a cycle
+  std::function<void(i64, i64)> progress;   // every progress_every activations: (clock(), flops())
+  i64 progress_every = 1024;                // sim/engine.py Engine.PROGRESS_EVERY
   std::function<void()> interrupt;          // also: may throw to stop the run (Ctrl-C)
   i64 activations = 0;
   i64 cycles = 0;                           // the total (largest finish) when Done
@@ -38,6 +39,10 @@ class Engine {
   Status run();
   /// A cycle no node can fire before any more (see sim/engine.py earliest_firing).
   i64 earliest_firing() const;
+  /// How far the run has got: the latest firing of any node so far (sim/engine.py clock).
+  i64 clock() const;
+  /// FLOPs done so far (sim/engine.py flops).
+  i64 flops() const;
 
  private:
   void wake_after(Node* node, const std::vector<size_t>& pre_in,

@@ -82,15 +82,16 @@ void Graph::set_writers(const std::vector<int>& writers) {
   }
 }
 
-py::tuple Graph::run(i64 max_cycles, py::object progress) {
+py::tuple Graph::run(i64 max_cycles, py::object progress, i64 progress_every) {
   std::vector<Node*> nodes;
   for (auto& n : nodes_) nodes.push_back(n.get());
   std::vector<Channel*> chans;
   for (auto& c : channels_) chans.push_back(c.get());
   Engine engine(nodes, writers_, memory_.get(), &blocks_, chans);
   engine.max_cycles = max_cycles;
+  engine.progress_every = progress_every < 1 ? 1 : progress_every;
   if (!progress.is_none())
-    engine.progress = [progress](i64 cycle) { progress(cycle); };
+    engine.progress = [progress](i64 cycle, i64 flops) { progress(cycle, flops); };
   engine.interrupt = [] {   // Ctrl-C (KeyboardInterrupt) stops a long run
     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
   };

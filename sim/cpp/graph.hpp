@@ -36,8 +36,9 @@ class Graph {
   /// Wire node `n`: input channel indices, and per output the consumer channel indices.
   void wire(int n, const std::vector<int>& ins, const std::vector<std::vector<int>>& outs);
   void set_writers(const std::vector<int>& writers);
-  /// Run; returns (status, cycles, activations, node past the budget or -1).
-  py::tuple run(i64 max_cycles, py::object progress);
+  /// Run; returns (status, cycles, activations, node past the budget or -1). `progress`
+  /// (None or a callable(cycle, flops)) is called every `progress_every` activations.
+  py::tuple run(i64 max_cycles, py::object progress, i64 progress_every = 1024);
 
   Memory* memory_for(py::handle pymem);
   BlockTable& blocks() { return blocks_; }

@@ -53,9 +53,9 @@ PYBIND11_MODULE(_fast, m) {
       .def("wire", &Graph::wire)
       .def("set_writers", &Graph::set_writers)
       .def("run",
-           [](Graph& g, i64 max_cycles, py::object progress) {
+           [](Graph& g, i64 max_cycles, py::object progress, i64 progress_every) {
              try {
-               return g.run(max_cycles, progress);
+               return g.run(max_cycles, progress, progress_every);
              } catch (const SimError& e) {
                // SimError(node index, message, what, tokens): sim/engine_fast.py raises the
                // Python node's error(message) or mismatch(what, tokens) from it.
@@ -64,7 +64,8 @@ PYBIND11_MODULE(_fast, m) {
                PyErr_SetObject(sim_error.ptr(), err.ptr());
                throw py::error_already_set();
              }
-           })
+           },
+           py::arg("max_cycles"), py::arg("progress"), py::arg("progress_every") = 1024)
       .def("counters",
            [](Graph& g) {
              py::list out;

@@ -132,43 +132,27 @@ class Firing {
   /// The firing's cycle so far.
   FASTSIM_INLINE i64 at() const { return f_; }
   /// Wait for the head of input `c` to arrive.
-  FASTSIM_INLINE Firing& after(const Channel& c) {
-    i64 h = c.head_time();
-    if (h > f_) f_ = h;
-    return *this;
-  }
-  FASTSIM_INLINE Firing& after(const Reader& c) {
-    i64 h = c.head_time();
-    if (h > f_) f_ = h;
-    return *this;
-  }
+  FASTSIM_INLINE Firing& after(const Channel& c) { return after_cycle(c.head_time()); }
+  FASTSIM_INLINE Firing& after(const Reader& c) { return after_cycle(c.head_time()); }
+  FASTSIM_INLINE Firing& after(const Tokens& c) { return after_cycle(c.head_time()); }
   /// Wait until cycle `c`.
   FASTSIM_INLINE Firing& after_cycle(i64 c) {
     if (c > f_) f_ = c;
     return *this;
   }
+  /// Wait for an output slot that became free at cycle `s` (the wait counts as stall).
+  FASTSIM_INLINE Firing& slot_free(i64 s) {
+    if (s > f_) {
+      stall_ += s - f_;
+      f_ = s;
+    }
+    return *this;
+  }
   /// Wait for the free slot of output `p` the next emit on `p` fills (a bounded port must have
   /// one: check Port::room first). One emit per output per firing.
-  FASTSIM_INLINE Firing& slot(Port& p) {
-    if (p.bounded) {
-      i64 s = p.q.free_time(0);
-      if (s > f_) {
-        stall_ += s - f_;
-        f_ = s;
-      }
-    }
-    return *this;
-  }
-  FASTSIM_INLINE Firing& slot(Appender& p) {
-    if (p.bounded()) {
-      i64 s = p.free_time();
-      if (s > f_) {
-        stall_ += s - f_;
-        f_ = s;
-      }
-    }
-    return *this;
-  }
+  FASTSIM_INLINE Firing& slot(Port& p) { return p.bounded ? slot_free(p.q.free_time(0)) : *this; }
+  FASTSIM_INLINE Firing& slot(Appender& p) { return p.bounded() ? slot_free(p.free_time()) : *this; }
+  FASTSIM_INLINE Firing& slot(Slots& p) { return slot_free(p.free_time()); }
   /// Wait for `bytes` of off-chip traffic in the bandwidth calendar.
   FASTSIM_INLINE Firing& memory(Memory& m, double bytes) {
     f_ = m.take(f_, bytes);
@@ -177,9 +161,11 @@ class Firing {
   /// Pop the head of input `c` (its slot frees at f + 1).
   FASTSIM_INLINE Token pop(Channel& c) { return c.pop(f_); }
   FASTSIM_INLINE Token pop(Reader& c) { return c.pop(f_); }
+  FASTSIM_INLINE Token pop(Tokens& c) { return c.pop(f_); }
   /// Emit `x` on output `p` (visible at f + lat).
   FASTSIM_INLINE void emit(Port& p, Token x) { p.push(x, f_ + lat_); }
   FASTSIM_INLINE void emit(Appender& p, Token x) { p.push(x, f_ + lat_); }
+  FASTSIM_INLINE void emit(Slots& p, Token x) { p.push(x, f_ + lat_); }
   /// The firing happened: the node's clock moves to it.
   FASTSIM_INLINE void commit() {
     t_ = f_;

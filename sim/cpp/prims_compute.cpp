@@ -167,20 +167,21 @@ class ValueFn {
       : fn_(std::move(fn)), op_(op), c_(c), blocks_(&blocks) {}
 
   bool is_none() const { return !fn_ || fn_.is_none(); }
-  Token operator()(const Node& n, Token x) const {
+  // (the float paths inline in the hot loops, the Python calls out of line)
+  FASTSIM_INLINE Token operator()(const Node& n, Token x) const {
     if (op_ != Scalar::NONE && x.is_float())
       return Token::of_float(scalar1(op_, x.as_float(), c_));
-    return back(n, fn_(py(x)));
+    return call(n, x);
   }
-  Token operator()(const Node& n, Token x, Token y) const {
+  FASTSIM_INLINE Token operator()(const Node& n, Token x, Token y) const {
     if (op_ != Scalar::NONE && x.is_float() && y.is_float())
       return Token::of_float(scalar2(op_, x.as_float(), y.as_float()));
-    return back(n, fn_(py(x), py(y)));
+    return call(n, x, y);
   }
   /// Python's `x * y` on two values (Alu's inlined mul: floats or plain blocks).
-  Token mul(const Node& n, Token x, Token y) const {
+  FASTSIM_INLINE Token mul(const Node& n, Token x, Token y) const {
     if (x.is_float() && y.is_float()) return Token::of_float(compute::mul(x.as_float(), y.as_float()));
-    return back(n, py(x) * py(y));
+    return mul_py(n, x, y);
   }
   /// Python's `-y`.
   Token neg(const Node& n, Token y) const {
@@ -194,6 +195,13 @@ class ValueFn {
   }
 
  private:
+  [[gnu::noinline]] Token call(const Node& n, Token x) const { return back(n, fn_(py(x))); }
+  [[gnu::noinline]] Token call(const Node& n, Token x, Token y) const {
+    return back(n, fn_(py(x), py(y)));
+  }
+  [[gnu::noinline]] Token mul_py(const Node& n, Token x, Token y) const {
+    return back(n, py(x) * py(y));
+  }
   py::object py(Token x) const { return blocks_->to_python(x); }
   // A Python float is a float token; anything else (a block, or a numpy float64, a 0-d value
   // that numpy made: it is kept as the object, since numpy computes on it, say divides it by
@@ -251,8 +259,29 @@ class Alu : public Node {
     Reader in(*ins[0]);
     Appender out(*outs[0]);
     Clock clock(*this);
-    while (!in.empty()) {
+    for (;;) {
+      // consecutive tokens in and free slots out: through cursors (the hot loop)
+      size_t k = std::min(in.run(), out.run());
+      if (k > 1) {
+        Tokens x = in.tokens();
+        Slots o = out.slots();
+        size_t n = fire1(clock, x, o, k);
+        in.popped(n);
+        out.pushed(n);
+        if (done) return false;
+        continue;
+      }
+      if (in.empty()) return false;
       if (!out.room()) return true;
+      fire1(clock, in, out, 1);
+      if (done) return false;
+    }
+  }
+  // Up to k firings of the one-operand ALU (the input holds k tokens, the output has room for
+  // k); the number fired: D ends the stream, and nothing after it is taken (fire_each).
+  template <class In, class Out>
+  FASTSIM_INLINE size_t fire1(Clock& clock, In& in, Out& out, size_t k) {
+    for (size_t j = 0; j < k; ++j) {
       Firing fire(clock);
       fire.after(in).slot(out);
       Token x = fire.pop(in);
@@ -264,8 +293,9 @@ class Alu : public Node {
       }
       fire.emit(out, x);
       fire.commit();
+      if (done) return j + 1;
     }
-    return false;
+    return k;
   }
 
   bool run2() {
@@ -273,8 +303,27 @@ class Alu : public Node {
     Reader b(*ins[1]);
     Appender out(*outs[0]);
     Clock clock(*this);
-    while (!a.empty() && !b.empty()) {
+    for (;;) {
+      // consecutive tokens in and free slots out: through cursors (the hot loop)
+      size_t k = std::min({a.run(), b.run(), out.run()});
+      if (k > 1) {
+        Tokens x = a.tokens(), y = b.tokens();
+        Slots o = out.slots();
+        fire2(clock, x, y, o, k);
+        a.popped(k);
+        b.popped(k);
+        out.pushed(k);
+        continue;
+      }
+      if (a.empty() || b.empty()) return false;
       if (!out.room()) return true;
+      fire2(clock, a, b, out, 1);
+    }
+  }
+  // k firings of the two-operand ALU (both inputs hold k tokens, the output has room for k).
+  template <class In, class Out>
+  FASTSIM_INLINE void fire2(Clock& clock, In& a, In& b, Out& out, size_t k) {
+    for (size_t j = 0; j < k; ++j) {
       Firing fire(clock);
       fire.after(a).after(b).slot(out);
       Token x = fire.pop(a);
@@ -310,7 +359,6 @@ class Alu : public Node {
       fire.emit(out, z);
       fire.commit();
     }
-    return false;
   }
 
   // `N op y` where N acts as the operation's identity (Python: _n_left, or the labelled nl).
@@ -587,25 +635,23 @@ class Spacc1 : public Node {
         }
         continue;
       }
+      // a run of points (the hot loop): through cursors where both rings run consecutively
+      size_t k = std::min(cin.run(), vin.run());
+      if (k > 1) {
+        Tokens c = cin.tokens(), v = vin.tokens();
+        k = accumulate(clock, c, v, k);
+        cin.popped(k);
+        vin.popped(k);
+        if (k) continue;
+      }
       if (cin.empty() || vin.empty()) break;
-      Firing fire(clock);
+      if (accumulate(clock, cin, vin, 1)) continue;
+      Firing fire(clock);                   // a stop or D
       fire.after(cin).after(vin);
       Token ct = fire.pop(cin);
       Token v = fire.pop(vin);
       fire.commit();
       i64 c = ct.as_int();
-      if (c >= 0) {
-        if (v.is_value()) {
-          if (!pre_.is_none()) v = pre_(*this, v);
-          if (Token* old = acc_.find(c))
-            *old = fn_(*this, *old, v);
-          else
-            acc_.insert(c, v);
-          flops += fl_;
-        }
-        continue;
-      }
-      if (c == N) continue;
       if (!same_stop(ct, v)) mismatch("crd and val streams", {ct, v});
       if (c == D) {
         pend_ = ct;
@@ -627,6 +673,31 @@ class Spacc1 : public Node {
   }
 
  private:
+  // Up to k firings that each take a point (a coordinate and its value) or an N pair into
+  // the accumulator (both inputs hold k tokens); stops before a stop or D. Returns the firings.
+  template <class In>
+  FASTSIM_INLINE size_t accumulate(Clock& clock, In& cin, In& vin, size_t k) {
+    size_t j = 0;
+    for (; j < k; ++j) {
+      i64 c = cin.head().as_int();
+      if (c < 0 && c != N) break;
+      Firing fire(clock);
+      fire.after(cin).after(vin);
+      fire.pop(cin);
+      Token v = fire.pop(vin);
+      fire.commit();
+      if (c >= 0 && v.is_value()) {
+        if (!pre_.is_none()) v = pre_(*this, v);
+        if (Token* old = acc_.find(c))
+          *old = fn_(*this, *old, v);
+        else
+          acc_.insert(c, v);
+        flops += fl_;
+      }
+    }
+    return j;
+  }
+
   ValueFn fn_, pre_;
   i64 fl_;
   Accumulator acc_;                             // coordinate -> accumulated value

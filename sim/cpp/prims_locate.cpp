@@ -5,6 +5,7 @@
 // scanner: the dense side is simulated from the parent stream (a parent ref opens a full fiber,
 // N an empty one, a stop is a bare stop, a fiber's closing stop merges with a following parent
 // stop). One firing per crd token; the parent tokens it needs (at most two) are taken in it.
+#include <algorithm>
 #include <limits>
 #include <memory>
 
@@ -20,15 +21,33 @@ class Locate : public Node {
       : Node(b.name(), b.kind(), b.ii(), b.lat()), size_(b.attr<i64>("size")) {}
 
   bool run() override {
-    Channel& c = *ins[0];
-    Channel& r = *ins[1];
+    Reader c(*ins[0]);
+    Reader r(*ins[1]);
     Channel& p = *ins[2];
-    Port& oc = *outs[0];
-    Port& o0 = *outs[1];
-    Port& o1 = *outs[2];
-    while (!c.empty() && !r.empty()) {
+    Appender oc(*outs[0]);
+    Appender o0(*outs[1]);
+    Appender o1(*outs[2]);
+    Clock clock(*this);
+    for (;;) {
+      if (infib_ && base_ >= 0) {
+        // inside a dense fiber: a run of coordinates (the hot loop), through cursors where
+        // every ring runs consecutively
+        size_t k = std::min({c.run(), r.run(), oc.run(), o0.run(), o1.run()});
+        if (k > 1) {
+          Tokens cs = c.tokens(), rs = r.tokens();
+          Slots sc = oc.slots(), s0 = o0.slots(), s1 = o1.slots();
+          k = in_fiber(clock, cs, rs, sc, s0, s1, k);
+          c.popped(k);
+          r.popped(k);
+          oc.pushed(k);
+          o0.pushed(k);
+          o1.pushed(k);
+          if (k) continue;
+        }
+      }
+      if (c.empty() || r.empty()) break;
       i64 a = c.head().as_int();
-      Firing fire(*this);
+      Firing fire(clock);
       fire.after(c).after(r);
       // The dense side's head (peeked: nothing is taken before the firing is certain).
       size_t npar = 0;
@@ -115,6 +134,29 @@ class Locate : public Node {
   }
 
  private:
+  // Up to k firings that each locate a coordinate inside the open dense fiber (each input
+  // holds k tokens, each output has room for k); stops before a coordinate outside it, N, a
+  // stop or D. Returns the firings.
+  template <class In, class Out>
+  FASTSIM_INLINE size_t in_fiber(Clock& clock, In& c, In& r, Out& oc, Out& o0, Out& o1,
+                                 size_t k) {
+    size_t j = 0;
+    for (; j < k; ++j) {
+      i64 a = c.head().as_int();
+      if (a < 0 || a >= size_) break;
+      Firing fire(clock);
+      fire.after(c).after(r);
+      fire.slot(oc).slot(o0).slot(o1);
+      fire.emit(oc, Token::of_int(a));
+      fire.emit(o0, r.head());
+      fire.emit(o1, Token::of_int(base_ + a));
+      fire.pop(c);
+      fire.pop(r);
+      fire.commit();
+    }
+    return j;
+  }
+
   static constexpr i64 FIBER = std::numeric_limits<i64>::min();   // the dense side is in a fiber
   i64 size_;
   i64 base_ = -1;           // parent ref * size of the open dense fiber (-1: an N fiber)

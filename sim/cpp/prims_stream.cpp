@@ -1,5 +1,6 @@
 // Primitives that walk tensor storage: root, level scanners, repeat and its signal generator,
 // value arrays (the C++ twins of sim/prims_stream.py; the semantics are documented there).
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -36,13 +37,24 @@ class Root : public Node {
 /// merged with the closing stop of the fiber before it (so the S0 is held back until the next
 /// input token is known); N gives N then a stop; D passes. Dense levels enumerate 0..size-1
 /// with refs `ref * size + crd`; compressed ones read seg and crd through the memory calendar.
+/// The other sparse levels (sim/levels.py) come as per-ref fiber bounds `lo`/`hi`, lookup bytes
+/// `look` (counted as crd bytes) and optionally the ref of each position `refs`.
 class Scan : public Node {
  public:
   Scan(Build& b)
       : Node(b.name(), b.kind(), b.ii(), b.lat()), dense_(b.attr<bool>("dense")),
         size_(b.attr<i64>("size")), eb_(b.attr<i64>("eb")) {
     if (!dense_) {
-      seg_ = b.ints("seg");
+      bounds_ = !b.is_none("lo");
+      if (bounds_) {
+        lo_ = b.ints("lo");
+        hi_ = b.ints("hi");
+        look_ = b.ints("look");
+      } else {
+        seg_ = b.ints("seg");
+      }
+      has_refs_ = !b.is_none("refs");
+      if (has_refs_) refs_ = b.ints("refs");
       crd_ = b.ints("crd");
       mem_ = b.memory("mem");
     }
@@ -102,19 +114,32 @@ class Scan : public Node {
 
  private:
   // The rest of the open fiber, one element per firing, while both outputs have room (the hot
-  // loop); false when it stopped for lack of room.
-  bool emit_fiber(Clock& clock, Appender& oc, Appender& orf) {
-    i64 pos = pos_, end = end_, base = base_;
+  // loop); false when it stopped for lack of room. Where both outputs have a run of
+  // consecutive free slots (Appender::run), the elements go into them through Slots cursors,
+  // without the per-token checks of an Appender: the same firings.
+  FASTSIM_INLINE bool emit_fiber(Clock& clock, Appender& oc, Appender& orf) {
+    while (pos_ < end_) {
+      size_t k = std::min({oc.run(), orf.run(), size_t(end_ - pos_)});
+      if (k > 1) {
+        Slots c = oc.slots(), r = orf.slots();
+        emit_elements(clock, c, r, k);
+        oc.pushed(k);
+        orf.pushed(k);
+        continue;
+      }
+      if (!oc.room() || !orf.room()) return false;
+      emit_elements(clock, oc, orf, 1);
+    }
+    return true;
+  }
+  // The next k elements of the open fiber, one per firing (the outputs have room for them).
+  template <class Out>
+  FASTSIM_INLINE void emit_elements(Clock& clock, Out& oc, Out& orf, size_t k) {
+    i64 pos = pos_, base = base_;
     const i64* crd = crd_.data();
     Memory* mem = mem_;
-    double eb = double(eb_);
-    i64 n = 0;
-    bool room = true;
-    for (; pos < end; ++pos, ++n) {
-      if (!oc.room() || !orf.room()) {
-        room = false;
-        break;
-      }
+    const double eb = double(eb_);
+    for (const i64 end = pos + i64(k); pos < end; ++pos) {
       Firing fire(clock);
       fire.slot(oc).slot(orf);
       Token c;
@@ -125,12 +150,11 @@ class Scan : public Node {
         fire.memory(*mem, eb);
       }
       fire.emit(oc, c);
-      fire.emit(orf, Token::of_int(pos));
+      fire.emit(orf, Token::of_int(has_refs_ ? refs_[size_t(pos)] : pos));
       fire.commit();
     }
     pos_ = pos;
-    if (!dense_) rd_crd += eb_ * n;
-    return room;
+    if (!dense_) rd_crd += eb_ * i64(k);
   }
   // Open the fiber of ref x; returns the seg bytes read.
   double lookup(i64 x) {
@@ -141,6 +165,12 @@ class Scan : public Node {
       end_ = base_ + size_;
       return 0;
     }
+    if (bounds_) {
+      pos_ = lo_.at(size_t(x));
+      end_ = hi_.at(size_t(x));
+      rd_crd += look_[size_t(x)];
+      return double(look_[size_t(x)]);
+    }
     pos_ = seg_.at(size_t(x));
     end_ = seg_.at(size_t(x) + 1);
     rd_seg += 2 * eb_;
@@ -148,7 +178,7 @@ class Scan : public Node {
   }
   // The next element of the open fiber as (crd, ref); returns the crd bytes read.
   double element(Token& c, Token& r) {
-    r = Token::of_int(pos_);
+    r = Token::of_int(has_refs_ ? refs_[size_t(pos_)] : pos_);
     if (dense_) {
       c = Token::of_int(pos_ - base_);
       ++pos_;
@@ -163,6 +193,8 @@ class Scan : public Node {
   bool dense_;
   i64 size_, eb_;
   std::vector<i64> seg_, crd_;
+  bool bounds_ = false, has_refs_ = false;   // a fixed, non-unique or singleton level
+  std::vector<i64> lo_, hi_, look_, refs_;
   Memory* mem_ = nullptr;
   i64 pos_ = 0, end_ = 0, base_ = 0;
   bool pending_ = false;   // a fiber was emitted whose closing stop is not yet out
@@ -176,8 +208,31 @@ class RepSig : public Node {
     Reader in(*ins[0]);
     Appender out(*outs[0]);
     Clock clock(*this);
-    while (!in.empty()) {
+    for (;;) {
+      // consecutive tokens in and free slots out: through cursors (the hot loop)
+      size_t k = std::min(in.run(), out.run());
+      if (k > 1) {
+        Tokens x = in.tokens();
+        Slots o = out.slots();
+        bool more = signal(clock, x, o, k);
+        in.popped(k);
+        out.pushed(k);
+        if (!more) return false;
+        continue;
+      }
+      if (in.empty()) return false;
       if (!out.room()) return true;
+      k = 1;
+      if (!signal(clock, in, out, k)) return false;
+    }
+  }
+
+ private:
+  // Up to k firings (the input holds k tokens, the output has room for them); k becomes the
+  // firings done. False when it stopped after D.
+  template <class In, class Out>
+  FASTSIM_INLINE bool signal(Clock& clock, In& in, Out& out, size_t& k) {
+    for (size_t j = 0; j < k; ++j) {
       Firing fire(clock);
       fire.after(in).slot(out);
       i64 x = fire.pop(in).as_int();
@@ -192,9 +247,12 @@ class RepSig : public Node {
       }
       fire.emit(out, Token::of_int(y));
       fire.commit();
-      if (y == D) break;
+      if (y == D) {
+        k = j + 1;
+        return false;
+      }
     }
-    return false;
+    return true;
   }
 };
 
@@ -243,6 +301,16 @@ class Repeat : public Node {
         fire.pop(a);
         fire.pop(g);
       } else {
+        // a run of R signals (the hot loop): through cursors where the rings run consecutively
+        size_t k = std::min(g.run(), out.run());
+        if (k > 1) {
+          Tokens gs = g.tokens();
+          Slots o = out.slots();
+          k = copies(clock, gs, o, k);
+          g.popped(k);
+          out.pushed(k);
+          if (k) continue;
+        }
         if (g.empty()) return false;
         i64 sig = g.head().as_int();
         fire.after_cycle(ready_).after(g);
@@ -275,6 +343,22 @@ class Repeat : public Node {
   }
 
  private:
+  // Up to k firings that each emit a copy of the held element for an R signal (the signal
+  // input holds k tokens, the output has room for k); stops before any other signal.
+  // Returns the firings.
+  template <class In, class Out>
+  FASTSIM_INLINE size_t copies(Clock& clock, In& g, Out& out, size_t k) {
+    size_t j = 0;
+    for (; j < k && g.head().is(R); ++j) {
+      Firing fire(clock);
+      fire.after_cycle(ready_).after(g).slot(out);
+      fire.pop(g);
+      fire.emit(out, cur_);
+      fire.commit();
+    }
+    return j;
+  }
+
   Token cur_;
   bool has_ = false;
   i64 ready_ = 0;   // the cycle the held element was taken: its first use is not earlier
@@ -292,17 +376,38 @@ class Array : public Node {
     Reader in(*ins[0]);
     Appender out(*outs[0]);
     Clock clock(*this);
-    const Token* vals = vals_.data();
-    size_t nvals = vals_.size();
-    Memory& mem = *mem_;
-    double vbytes = double(vbytes_);
-    i64 loads = 0;
-    bool blocked = false;
-    while (!in.empty()) {
-      if (!out.room()) {
-        blocked = true;
-        break;
+    for (;;) {
+      // consecutive tokens in and free slots out: through cursors (the hot loop)
+      size_t k = std::min(in.run(), out.run());
+      if (k > 1) {
+        Tokens i = in.tokens();
+        Slots o = out.slots();
+        bool more = load(clock, i, o, k);
+        in.popped(k);
+        out.pushed(k);
+        if (!more) return false;
+        continue;
       }
+      if (in.empty()) return false;
+      if (!out.room()) return true;
+      k = 1;
+      if (!load(clock, in, out, k)) return false;
+    }
+  }
+
+ private:
+  // Up to k firings, one ref in and its value out each (the input holds k tokens, the output
+  // has room for them); k becomes the firings done. False when it stopped after a D.
+  template <class In, class Out>
+  FASTSIM_INLINE bool load(Clock& clock, In& in, Out& out, size_t& k) {
+    const Token* vals = vals_.data();
+    const size_t nvals = vals_.size();
+    Memory& mem = *mem_;
+    const double vbytes = double(vbytes_);
+    i64 loads = 0;
+    bool more = true;
+    size_t j = 0;
+    while (more && j < k) {
       Firing fire(clock);
       fire.after(in).slot(out);
       Token x = in.head();
@@ -320,10 +425,12 @@ class Array : public Node {
       fire.pop(in);
       fire.emit(out, x);
       fire.commit();
-      if (x.is(D)) break;
+      ++j;
+      more = !x.is(D);
     }
     rd_vals += loads * vbytes_;
-    return blocked;
+    k = j;
+    return more;
   }
 
  private:

@@ -1,0 +1,147 @@
+"""`fuseflowc plan`: choose fusion regions, orders and schedules by estimated cost (docs/plan.md)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from ..diagnostics import UserError
+from .options import free_input_order_option, inline_widened_option, json_option, output_option
+
+
+@click.command("plan")
+@click.argument("program", metavar="PROG", required=False)
+@click.option("--data", "data_dir", metavar="DIR",
+              help="Measure sizes and densities from the input tensors in DIR.")
+@click.option("--size", "sizes", multiple=True, metavar="DIM=N",
+              help="Without --data: the size of a dim (repeatable).")
+@click.option("--density", "densities", multiple=True, metavar="[T=]D",
+              help="Without --data: fraction of stored entries of input T, or of every input "
+                   "without its own (repeatable).")
+@click.option("--objective", type=click.Choice(["cycles", "bytes", "flops"]),
+              default="cycles", show_default=True, help="What the plan minimizes.")
+@click.option("--lanes", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Lane budget: parallel factors (powers of two) up to N per region.")
+@click.option("--top", "top", type=click.IntRange(1, 1000), default=5, show_default=True,
+              help="Rows of the ranked table of plans.")
+@click.option("--max-points", type=click.IntRange(0, 20), default=12, show_default=True,
+              help="Partitions with more interesting points get the bounded search.")
+@click.option("--max-orders", type=click.IntRange(1, 10000), default=24, show_default=True,
+              help="Regions with more valid orders get this many, sampled evenly.")
+@click.option("--warehouse", "warehouse", metavar="DIR",
+              help="A directory of schedule patterns (TOML); the shipped one: "
+                   "--warehouse builtin.")
+@click.option("--no-search", is_flag=True,
+              help="Keep the program's fusion regions; schedules from the warehouse only.")
+@click.option("--learn", "learn", metavar="RESULTS",
+              help="Instead of planning: write the best configuration of a sweep's results "
+                   "file as a new pattern into the warehouse -o DIR.")
+@click.option("--name", "name", metavar="NAME", help="With --learn: the pattern's name.")
+@click.option("--share", is_flag=True,
+              help="Fuse with --share (a multi-consumer intermediate fused into several "
+                   "statements of a region is stored once).")
+@inline_widened_option
+@free_input_order_option
+@click.option("--element-bytes", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Bytes per element (the simulator's memory.element_bytes).")
+@json_option
+@click.option("-q", "--quiet", is_flag=True, help="No table on stderr.")
+@output_option
+def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, max_orders,
+        warehouse, no_search, learn, name, share, inline_widened, free_input_order,
+        element_bytes, as_json, quiet, output):
+    """Choose fusion regions, dataflow orders, parallel factors and block sizes for PROG by
+    estimated cost, and write PROG with the chosen directives.
+
+    The search follows SystemML's fusion-plan optimizer: interesting points (fusable
+    producer -> consumer edges) per independent partition, enumerated with cost-based
+    skipping (MPSkipEnum); per region the orders of its partial order graph, then parallel
+    factors up to --lanes and block sizes. Costs come from `fuseflowc estimate`'s model
+    (--data DIR, or --size/--density). The program goes to stdout (or -o FILE), each planned
+    directive with a comment giving its region's estimated cycles, FLOPs and bytes; a ranked
+    table of the best --top plans and the search's statistics go to stderr. --json writes a
+    JSON document instead of the program. See docs/plan.md.
+
+    \b
+    Examples:
+      fuseflowc plan ir_examples/models/gcn/gcn.ff --data out/demo/data
+      fuseflowc plan ir_examples/kernels/spmm.ff --size I=1000 --size K=1000 --size J=16 \\
+          --density A=0.01 --lanes 8
+      fuseflowc plan m.ff --data d/ --warehouse builtin --no-search
+      fuseflowc plan --learn results.csv -o my-warehouse/ --name spmm_fast
+    """
+    from ..outputs import Outputs
+    if learn is not None:
+        from ..plan.patterns import learn_pattern
+        if program is not None:
+            raise UserError("--learn RESULTS takes no PROG (it reads the programs the "
+                            "results name)")
+        if output is None:
+            raise UserError("--learn RESULTS needs -o DIR, the warehouse to write into")
+        target = learn_pattern(learn, output, name)
+        click.echo(f"plan: wrote pattern {target}", err=True)
+        return
+    if program is None:
+        raise UserError("missing PROG (a .ff program; - reads stdin)")
+    from ..commands.estimate import _pairs
+    from ..lang.load import load_program
+    from ..plan.cost import CostOptions
+    from ..plan.emit import program_text, table, to_json
+    from ..plan.search import Planner, PlanOptions
+    from sim.arch import Arch
+
+    out = Outputs(program, data_dir)
+    dest = out.file(output)
+    p = load_program(program)
+    dens, default = _pairs(densities, "--density", float)
+    size_map, _ = _pairs(sizes, "--size", int)
+    if data_dir and (densities or sizes):
+        raise UserError("--size and --density apply without --data (with --data, sizes and "
+                        "densities are measured from the files)")
+    for d in p.dims:
+        if d.size is not None and size_map.setdefault(d.name, d.size) != d.size:
+            raise UserError(f"--size {d.name}={size_map[d.name]}: the program fixes "
+                            f"{d.name} = {d.size}")
+    for k, v in size_map.items():
+        if v < 1:
+            raise UserError(f"--size {k}={v}: a size is at least 1")
+    if not data_dir:
+        missing = sorted({x for t in p.tensors for x in t.dims
+                          if isinstance(x, str)} - set(size_map))
+        if missing:
+            raise UserError("the size of dim " + ", ".join(missing) + " is not known: give "
+                            "--data DIR or --size DIM=N for each")
+    wh = None
+    if warehouse is not None:
+        from ..plan.patterns import Warehouse
+        wh = Warehouse.load(warehouse)
+    elif no_search:
+        raise UserError("--no-search applies a warehouse's schedules: give --warehouse DIR")
+    arch = Arch.load(None, ())
+    cost = CostOptions(data_dir, size_map, dens, default, element_bytes, arch.bandwidth,
+                       inline_widened, free_input_order, share)
+    planner = Planner(p, cost, PlanOptions(objective, lanes, top, max_points, max_orders,
+                                           warehouse=wh, search=not no_search))
+    result = planner.run()
+    source = "data " + data_dir if data_dir else "--size/--density"
+    flags = " ".join(f for f, on in (("--free-input-order", free_input_order),
+                                     ("--share", share), ("--inline-widened", inline_widened))
+                     if on)
+    passes = "locate,schedule" if result.locate else "schedule"
+    header = [
+        f"planned by `fuseflowc plan` for {objective} ({result.total.model}), {source}",
+        f"compile: fuseflowc fuse PROG{' ' + flags if flags else ''} | fuseflowc lower | "
+        f"fuseflowc opt -p {passes}",
+        f"total: {result.total.cycles:,.0f} est. cycles, {result.total.flops:,.0f} FLOPs, "
+        f"{result.total.bytes:,.0f} bytes; {result.stats.costed} plans costed, "
+        f"{result.stats.skipped} skipped",
+    ]
+    text = (json.dumps(to_json(p, result), indent=1) + "\n") if as_json \
+        else program_text(p, result, header)
+    if not quiet and not as_json:
+        from rich.console import Console
+        table(result, Console(file=sys.stderr, width=None if sys.stderr.isatty() else 110))
+    with out:
+        dest.write(text)

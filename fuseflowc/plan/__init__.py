@@ -1,0 +1,1 @@
+"""The planner: fusion regions, orders and schedules chosen by estimated cost (docs/plan.md)."""

@@ -1,0 +1,266 @@
+"""The planner's cost model: what one fusion region costs under one schedule, by the estimator.
+
+A region (a set of statements fused into one `fuse` region, or one statement alone) is costed
+in isolation, as SystemML costs a fused operator: the program is cut down to the region's
+statements, whatever they read from other statements becoming inputs with the statistics the
+unfused program's writers give them (one estimate of the whole program, unfused, made first),
+the region's statements get the schedule's directives, and the module is fused, lowered, run
+through the opt pipeline and estimated (`estimate_module`); the region's cost is the sum over
+its kernels (its dataflow graphs and the permute steps that feed them). A plan's cost is the sum over its regions. Region costs
+are memoized by (statements, schedule, locate).
+
+Objectives: `cycles` (default), `bytes`, `flops`. Cycles are the estimator's `Cost.cycles`
+when it has them (the cycle model, issue 14 item 1); until then a roofline proxy per kernel:
+max(bytes / memory.bandwidth, FLOPs / lanes), lanes being the product of the region's parallel
+factors (one FLOP per cycle per lane, the bandwidth of the default arch). `Metrics.model` says
+which one was used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from ..diagnostics import UserError
+from ..lang import ast
+
+OBJECTIVES = ("cycles", "bytes", "flops")
+
+#: The name the region under evaluation gets in the cut-down program (no statement has it).
+REGION = "planned"
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A region's schedule as program directives: `orders` (statement, local order),
+    `parallel` (statement, index, factor), `blocks` (tensor, size); `locate`: run the opt
+    pass `locate` (module-wide: it is one flag of the plan, see search.py)."""
+
+    orders: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    parallel: tuple[tuple[str, str, int], ...] = ()
+    blocks: tuple[tuple[str, int], ...] = ()
+
+    def directives(self) -> list[ast.Directive]:
+        out: list[ast.Directive] = [ast.Order(s, o) for s, o in self.orders]
+        out += [ast.Parallelize(s, i, f) for s, i, f in self.parallel]
+        out += [ast.Block(t, b) for t, b in self.blocks]
+        return out
+
+    @property
+    def lanes(self) -> int:
+        n = 1
+        for _, _, f in self.parallel:
+            n *= f
+        return n
+
+
+@dataclass
+class Metrics:
+    """Estimated FLOPs, bytes and cycles (`model`: 'estimator' or 'roofline proxy')."""
+
+    flops: float = 0.0
+    bytes: float = 0.0
+    cycles: float = 0.0
+    model: str = ""  # "estimator" or "roofline proxy" (empty: no kernel yet)
+    kernels: list[str] = field(default_factory=list)
+    written: float = 0.0   # bytes written (the lower bound's materialization cost)
+    graphs: int = 0        # dataflow graphs (a fused region fuse had to split has several)
+
+    def value(self, objective: str) -> float:
+        return float(getattr(self, objective))
+
+    def __add__(self, other: "Metrics") -> "Metrics":
+        return Metrics(self.flops + other.flops, self.bytes + other.bytes,
+                       self.cycles + other.cycles,
+                       (self.model or other.model) if not (self.model and other.model)
+                       or self.model == other.model else "mixed",
+                       self.kernels + other.kernels, self.written + other.written,
+                       self.graphs + other.graphs)
+
+    def to_json(self) -> dict:
+        return {"cycles": round(self.cycles, 1), "flops": round(self.flops, 1),
+                "bytes": round(self.bytes, 1), "cycle_model": self.model}
+
+
+@dataclass
+class CostOptions:
+    """How plans are compiled and measured: the fuse flags, `data_dir` or the --size/--density
+    values, the element size and the arch's bandwidth (for the proxy)."""
+
+    data_dir: str | None = None
+    sizes: dict = field(default_factory=dict)
+    densities: dict = field(default_factory=dict)
+    default_density: float | None = None
+    element_bytes: int = 4
+    bandwidth: float = 256.0
+    inline_widened: bool = False
+    free_input_order: bool = False
+    share: bool = False
+
+
+def kernel_cycles(cost, bandwidth: float, lanes: int) -> tuple[float, str]:
+    """The cycles of one kernel's Cost: the estimator's when it has a cycle model, else the
+    roofline proxy (see the module docstring)."""
+    cyc = getattr(cost, "cycles", None)
+    if cyc is not None:
+        return float(cyc), "estimator"
+    return max(float(cost.bytes) / bandwidth, float(cost.flops) / max(lanes, 1)), \
+        "roofline proxy"
+
+
+class Evaluator:
+    """Compiles and estimates regions of one checked program (see the module docstring)."""
+
+    def __init__(self, program: ast.Program, options: CostOptions):
+        self.program = program
+        self.opt = options
+        self.memo: dict[tuple, Metrics | UserError] = {}
+        self.compiled = 0  # modules compiled and estimated (for the statistics)
+        self._base = None
+        from sim.arch import Arch
+        self.arch = Arch.load(None, ())  # loaded once: the estimator's timing defaults
+        self._fused: dict[tuple, object] = {}
+        stmts = program.statements
+        self.reads = {s.name: {a.tensor for a in s.rhs.walk() if isinstance(a, ast.Access)}
+                      for s in stmts}
+        assigned = set(program.assigned)
+        self.producers = {s: {t for t in r if t in assigned} for s, r in self.reads.items()}
+        self.consumers: dict[str, list[str]] = {s.name: [] for s in stmts}
+        for s in stmts:
+            for p in sorted(self.producers[s.name]):
+                self.consumers[p].append(s.name)
+
+    # -- the cut-down program ---------------------------------------------------------------
+    def subprogram(self, region: frozenset[str], sched: Schedule) -> ast.Program:
+        """The region's statements alone, fused (if more than one), with `sched`'s directives;
+        what they read from other statements becomes an input (its statistics: base_stats),
+        their results that other statements read are kept as outputs."""
+        p = self.program
+        statements = [s for s in p.statements if s.name in region]
+        used: set[str] = set()
+        for s in statements:
+            used.add(s.name)
+            used |= self.reads[s.name]
+        tensors = [t for t in p.tensors if t.name in used]
+        dimnames = {d for t in tensors for d in t.dims if isinstance(d, str)}
+        dims = [d for d in p.dims if d.name in dimnames]
+        outs = sorted(s for s in region
+                      if s in p.outputs or any(c not in region for c in self.consumers[s]))
+        directives: list[ast.Directive] = []
+        if len(region) > 1:
+            directives.append(ast.Fuse(REGION, tuple(s.name for s in statements)))
+        blocks = dict(sched.blocks)
+        directives += [d for d in p.directives if isinstance(d, ast.Block)
+                       and d.tensor in used and d.tensor not in blocks]
+        directives += sched.directives()
+        if outs:
+            directives.append(ast.Output(tuple(outs)))
+        return replace(p, dims=dims, tensors=tensors, statements=statements,
+                       directives=directives)
+
+    def fuse(self, program: ast.Program):
+        """The fused IR of a cut-down program, with the plan's fuse flags."""
+        from ..fuse.algorithm import FuseOptions, fuse_program
+        o = self.opt
+        return fuse_program(program, None, FuseOptions({}, o.inline_widened,
+                                                       o.free_input_order, o.share))
+
+    def fuse_region(self, region: frozenset[str], sched: Schedule):
+        """The fused IR of the region's cut-down program under `sched` (memoized: listing a
+        region's orders and costing its first schedule fuse the same program)."""
+        key = (region, sched)
+        got = self._fused.get(key)
+        if isinstance(got, UserError):
+            raise got
+        if got is None:
+            try:
+                got = self.fuse(self.subprogram(region, sched))
+            except UserError as e:
+                self._fused[key] = e
+                raise
+            self._fused[key] = got
+        return got
+
+    def compile(self, program: ast.Program, locate: bool, fused=None):
+        """(fused program, module after the opt pipeline) of a cut-down program (`fused`: its
+        fused IR, if already made). Not verified: lowering's output verifies (tested), and
+        the planned program is verified when the user compiles it."""
+        from ..lower.driver import lower_fused
+        from ..opt.pipeline import parse_pipeline, run_pipeline
+        fused = fused if fused is not None else self.fuse(program)
+        module, _ = lower_fused(fused, None)
+        passes = [p for p, on in (("locate", locate),
+                                  ("schedule", any(r.parallel for r in fused.regions))) if on]
+        if passes:
+            run_pipeline(module, parse_pipeline(",".join(passes)), verify_each=False)
+        return fused, module
+
+    def base_stats(self):
+        """Statistics of every input and of every intermediate as the unfused program writes
+        it (one estimate of the whole program, unfused), from --data or --size/--density."""
+        if self._base is not None:
+            return self._base
+        from ..estimate import DataStats, estimate_module
+        o = self.opt
+        p = self.program
+        whole = replace(p, directives=[d for d in p.directives
+                                       if isinstance(d, (ast.Block, ast.Output))])
+        _, module = self.compile(whole, False)
+        if o.data_dir is not None:
+            stats = DataStats.from_dir(o.data_dir, module, o.element_bytes)
+        else:
+            names = {t.name for t in module.tensors if t.role == "input"}
+            dens = {k: v for k, v in o.densities.items() if k in names}
+            stats = DataStats.from_values(module, o.sizes, dens, o.element_bytes,
+                                          o.default_density)
+        est = estimate_module(module, stats, arch=self.arch)
+        self._base = DataStats(dict(stats.sizes), dict(est.tensors), stats.element_bytes,
+                               stats.origin, stats.fibers)
+        return self._base
+
+    def region_graphs(self, fused, region: frozenset[str]) -> list:
+        """The fused IR regions (dataflow graphs) that compute `region`."""
+        if len(region) > 1:
+            return [r for r in fused.regions if r.group == REGION]
+        (s,) = region
+        return [r for r in fused.regions if r.group is None and r.statements == (s,)]
+
+    def measure(self, region: frozenset[str], sched: Schedule, locate: bool) -> Metrics:
+        """The region's metrics under `sched` (memoized). Raises UserError when the region
+        does not compile with this schedule (the error is memoized too)."""
+        key = (region, sched, locate)
+        got = self.memo.get(key)
+        if isinstance(got, UserError):
+            raise got
+        if got is not None:
+            return got
+        try:
+            m = self._measure(region, sched, locate)
+        except UserError as e:
+            self.memo[key] = e
+            raise
+        self.memo[key] = m
+        return m
+
+    def _measure(self, region, sched, locate) -> Metrics:
+        from ..estimate import estimate_module
+        base = self.base_stats()
+        fused, module = self.compile(None, locate, self.fuse_region(region, sched))
+        self.compiled += 1
+        est = estimate_module(module, base, arch=self.arch)
+        graphs = self.region_graphs(fused, region)
+        m = Metrics()
+        models = set()
+        # the cut-down module is the region's alone: every kernel is its own (graphs, and the
+        # permute steps feeding them)
+        for name, c in est.kernels.items():
+            cyc, model = kernel_cycles(c, self.opt.bandwidth,
+                                       1 if name.startswith("permute ") else sched.lanes)
+            models.add(model)
+            m.flops += float(c.flops)
+            m.bytes += float(c.bytes)
+            m.cycles += cyc
+            m.written += float(c.bytes_written)
+            m.kernels.append(name)
+        m.graphs = len(graphs)
+        m.model = models.pop() if len(models) == 1 else ("mixed" if models else "")
+        return m

@@ -1,0 +1,559 @@
+"""The planner's search (docs/plan.md): fusion regions by SystemML's MPSkipEnum over interesting
+points, then per region its dataflow order, parallel factor, block sizes, and the plan's
+`locate` pass, all by the estimator's cost (cost.py).
+
+1. The statement DAG: an edge per producer -> consumer. An edge is *fusable* when the pair
+   fused alone compiles into one dataflow graph (fuse does not have to materialize the
+   producer: a widened intermediate, conflicting orders). Fusable edges are the interesting
+   points: each is fused or materialized. A multi-consumer intermediate has one point per
+   consumer (SystemML's materialization-point consumers): fused into all of them it is
+   recomputed per consumer (or, with --share, stored once inside the region); materialized for
+   all of them it is computed once and read back; mixed, it is fused into some and written for
+   the others.
+2. Partitions: connected components of the statements under fusable edges; each is searched on
+   its own (a plan's cost is the sum of its regions' costs).
+3. Per partition with at most `max_points` points: MPSkipEnum (enumerate.py) over the 2^m
+   assignments; the regions of an assignment are the components of its fused points; the cost
+   is the sum of each region's best-order cost. The lower bound: every intermediate the plan
+   must write (materialized ones, outputs, what other partitions read) is written at least once.
+   Larger partitions: a bounded search, stated in the result: a dynamic program over contiguous
+   runs of at most `segment` statements (in program order), plus the program's own regions,
+   fuse-all and fuse-none as seeds.
+4. Per region of the chosen plan: orders were chosen with the fusion (exact enumeration of the
+   POG's linear extensions up to `max_orders`, else that many sampled evenly over the
+   enumeration, stated); then the parallel factor (powers of two up to `lanes`, on each index
+   of the region's written statement); block sizes of blocked inputs (with --size only: data
+   files fix them); last, `opt -p locate` for the whole plan or not.
+Deterministic: every choice is a minimum over candidates in a fixed order, ties to the first.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from ..diagnostics import UserError
+from ..lang import ast
+from .cost import OBJECTIVES, CostOptions, Evaluator, Metrics, Schedule
+from .enumerate import EnumStats, skip_enum
+
+
+@dataclass
+class PlanOptions:
+    """Search settings (see the module docstring); `warehouse`: a Warehouse or None;
+    `search`: False applies the program's regions with the warehouse's schedules only."""
+
+    objective: str = "cycles"
+    lanes: int = 1
+    top: int = 5
+    max_points: int = 12
+    max_orders: int = 24
+    segment: int = 6
+    warehouse: object = None
+    search: bool = True
+
+
+@dataclass
+class RegionPlan:
+    """One region of a plan: its statements (program order), schedule, metrics, the pattern
+    the warehouse matched (if any) and how its orders were searched."""
+
+    statements: tuple[str, ...]
+    schedule: Schedule
+    metrics: Metrics
+    pattern: str | None = None
+    orders: str = ""
+    name: str = ""
+
+
+@dataclass
+class PlanResult:
+    regions: list[RegionPlan]
+    locate: bool
+    total: Metrics
+    top: list[tuple[Metrics, tuple[tuple[str, ...], ...]]]
+    stats: EnumStats
+    partitions: list[dict]
+    points: int
+    seconds: float = 0.0
+    objective: str = "cycles"
+
+
+@dataclass
+class _Choice:
+    schedule: Schedule
+    metrics: Metrics
+    pattern: str | None
+    orders: str
+
+
+class Planner:
+    """Plans one checked program (see the module docstring)."""
+
+    def __init__(self, program: ast.Program, cost: CostOptions, options: PlanOptions):
+        if options.objective not in OBJECTIVES:
+            raise UserError(f"--objective {options.objective}: expected one of "
+                            + ", ".join(OBJECTIVES))
+        self.p = program
+        self.o = options
+        self.ev = Evaluator(program, cost)
+        self.index = {s.name: n for n, s in enumerate(program.statements)}
+        self._best: dict[frozenset, _Choice | None] = {}
+        self._errors: dict[frozenset, UserError] = {}  # why a region compiles in no schedule
+        self._written: dict[str, float] = {}
+
+    # -- regions ------------------------------------------------------------------------------
+    def value(self, m: Metrics) -> tuple[float, float, float]:
+        """The objective, then the other two figures as tie-breakers (a fusion that saves
+        bytes at equal cycles is preferred)."""
+        obj = self.o.objective
+        rest = [k for k in ("cycles", "bytes", "flops") if k != obj]
+        return (m.value(obj), m.value(rest[0]), m.value(rest[1]))
+
+    def ordered(self, region) -> tuple[str, ...]:
+        return tuple(sorted(region, key=self.index.__getitem__))
+
+    def order_candidates(self, region: frozenset[str]) -> tuple[list[tuple[Schedule, str | None]],
+                                                                 str]:
+        """Schedules (orders only) to try for a region, the warehouse's first; and how the
+        orders were chosen ('exact 3', 'sampled 24 of 5040')."""
+        from ..fuse.orders import region_pog
+        out: list[tuple[Schedule, str | None]] = []
+        wh = self.o.warehouse
+        if wh is not None:
+            got = wh.match(self.p, self.ordered(region))
+            if got is not None:
+                out.append((Schedule(orders=got[1].orders), got[0]))
+        fused = self.ev.fuse_region(region, Schedule())
+        graphs = self.ev.region_graphs(fused, region)
+        per_graph: list[list[tuple[str, ...]]] = []
+        how = []
+        for g in graphs:
+            pog = region_pog(g)
+            try:
+                count = pog.count()
+            except UserError:
+                count = None
+            names = g.index_names()
+            if count is not None and count <= self.o.max_orders:
+                orders = list(pog.orders(count))
+                how.append(f"exact {count}")
+            else:
+                n = self.o.max_orders
+                ks = sorted({k * count // n for k in range(n)}) if count else [0]
+                orders = [pog.unrank(k) for k in ks]
+                how.append(f"sampled {len(ks)} of {count if count else 'too many to count'}")
+            per_graph.append([tuple(names[v] for v in o) for o in orders])
+        # the cross product over the graphs of a split region, capped
+        combos: list[list[tuple[str, ...]]] = [[]]
+        for opts in per_graph:
+            combos = [c + [o] for c in combos for o in opts][: self.o.max_orders]
+        if len(combos) == 1:  # one valid order: nothing to say
+            return out + [(Schedule(), None)], ", ".join(how)
+        seen = {s for s, _ in out}
+        for combo in combos:
+            orders: dict[str, tuple[str, ...]] = {}
+            for g, order in zip(graphs, combo):
+                pos = {x: k for k, x in enumerate(order)}
+                for inst in g.exprs:
+                    if inst.statement in orders:
+                        continue
+                    locals_ = [a for a, _ in inst.index_map]
+                    if len(set(locals_)) != len(locals_):
+                        continue  # a name reduced twice: no order directive can say it
+                    orders[inst.statement] = tuple(a for a, _ in sorted(
+                        inst.index_map, key=lambda p: pos[p[1]]))
+            s = Schedule(orders=tuple(sorted(orders.items(), key=lambda i: self.index[i[0]])))
+            if s not in seen:
+                seen.add(s)
+                out.append((s, None))
+        return out, ", ".join(how)
+
+    def explicit_orders(self, region: frozenset[str], sched: Schedule) -> Schedule:
+        """`sched` with every statement's order spelled out as the region compiles with it
+        (a region with one valid order gets no order directives; a pattern names it)."""
+        fused = self.ev.fuse_region(region, sched)
+        orders: dict[str, tuple[str, ...]] = {}
+        for g in self.ev.region_graphs(fused, region):
+            pos = {x: k for k, x in enumerate(g.order)}
+            for inst in g.exprs:
+                if inst.statement not in orders:
+                    orders[inst.statement] = tuple(a for a, _ in sorted(
+                        inst.index_map, key=lambda p: pos[p[1]]))
+        return Schedule(tuple(sorted(orders.items(), key=lambda i: self.index[i[0]])),
+                        sched.parallel, sched.blocks)
+
+    def best(self, region: frozenset[str]) -> _Choice | None:
+        """The region's cheapest order schedule, or None when it does not compile."""
+        if region in self._best:
+            return self._best[region]
+        choice = None
+        try:
+            cands, how = self.order_candidates(region)
+        except UserError as e:
+            cands, how = [], ""
+            self._errors[region] = e
+        if not self.o.search:  # the warehouse's schedule, else fuse's default order
+            cands = [c for c in cands if c[1] is not None][:1] + [(Schedule(), None)]
+            how = "warehouse" if cands[0][1] is not None else "default order 0"
+        for sched, pattern in cands:
+            try:
+                m = self.ev.measure(region, sched, False)
+            except UserError as e:
+                self._errors.setdefault(region, e)
+                continue
+            if choice is None or self.value(m) < self.value(choice.metrics):
+                choice = _Choice(sched, m, pattern, how)
+        self._best[region] = choice
+        return choice
+
+    def written(self, t: str) -> float:
+        """The objective's cost of writing intermediate t once (the lower bound's unit)."""
+        if t not in self._written:
+            c = self.best(frozenset({t}))
+            w = 0.0 if c is None else c.metrics.written
+            obj = self.o.objective
+            self._written[t] = (w / self.ev.opt.bandwidth if obj == "cycles"
+                                else w if obj == "bytes" else 0.0)
+        return self._written[t]
+
+    # -- fusion -------------------------------------------------------------------------------
+    def fusable_edges(self) -> list[tuple[str, str]]:
+        edges = []
+        for s in self.p.statements:
+            for prod in sorted(self.ev.producers[s.name], key=self.index.__getitem__):
+                c = self.best(frozenset({prod, s.name}))
+                if c is not None and c.metrics.graphs == 1:
+                    edges.append((prod, s.name))
+        return edges
+
+    def components(self, stmts, fused_edges) -> list[frozenset[str]]:
+        parent = {s: s for s in stmts}
+
+        def find(x):
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+        for a, b in fused_edges:
+            ra, rb = find(a), find(b)
+            if ra != rb:
+                parent[max(ra, rb, key=self.index.__getitem__)] = min(
+                    ra, rb, key=self.index.__getitem__)
+        groups: dict[str, set[str]] = {}
+        for s in stmts:
+            groups.setdefault(find(s), set()).add(s)
+        return sorted((frozenset(g) for g in groups.values()),
+                      key=lambda g: min(self.index[s] for s in g))
+
+    def acyclic(self, regions: list[frozenset[str]]) -> bool:
+        """Whether regions (the other statements alone) depend on each other without a cycle."""
+        of = {s.name: s.name for s in self.p.statements}
+        for k, r in enumerate(regions):
+            for s in r:
+                of[s] = f"#{k}"
+        succ: dict[str, set[str]] = {}
+        for s in self.p.statements:
+            for prod in self.ev.producers[s.name]:
+                a, b = of[prod], of[s.name]
+                if a != b:
+                    succ.setdefault(a, set()).add(b)
+        state: dict[str, int] = {}
+        for start in sorted(set(of.values())):
+            if start in state:
+                continue
+            stack = [(start, iter(sorted(succ.get(start, ()))))]
+            state[start] = 1
+            while stack:
+                node, it = stack[-1]
+                nxt = next(it, None)
+                if nxt is None:
+                    state[node] = 2
+                    stack.pop()
+                elif state.get(nxt) == 1:
+                    return False
+                elif nxt not in state:
+                    state[nxt] = 1
+                    stack.append((nxt, iter(sorted(succ.get(nxt, ())))))
+        return True
+
+    def plan_cost(self, regions: list[frozenset[str]]) -> tuple | None:
+        total = Metrics()
+        for r in regions:
+            c = self.best(r)
+            if c is None:
+                return None
+            total = total + c.metrics
+        return self.value(total)
+
+    def search_partition(self, stmts: list[str], points: list[tuple[str, str]],
+                         seeds: list[list[frozenset[str]]]):
+        """(best regions, statistics, mode, costed plans [(cost, regions)])."""
+        must = {s for s in stmts if s in self.p.outputs
+                or any(c not in stmts for c in self.ev.consumers[s])
+                or any((s, c) not in points for c in self.ev.consumers[s])}
+        costed: list[tuple[float, list[frozenset[str]]]] = []
+
+        def regions_of(q):
+            regs = self.components(stmts, [pt for pt, mat in zip(points, q) if not mat])
+            where = {s: k for k, r in enumerate(regs) for s in r}
+            if any(mat and where[a] == where[b] for (a, b), mat in zip(points, q)):
+                return None  # a materialized edge whose ends another path fuses
+            return regs if self.acyclic(regs) else None
+
+        best_seen: list = []
+
+        def cost(q):
+            regs = regions_of(q)
+            if regs is None:
+                return None
+            # partial costing (SystemML): regions already costed first; stop before compiling
+            # a new one once the sum exceeds the best plan's cost (the plan cannot win)
+            known = [r for r in regs if r in self._best]
+            total = Metrics()
+            for r in known + [r for r in regs if r not in self._best]:
+                if best_seen and self.value(total)[0] > best_seen[0][0]:
+                    return self.value(total)
+                c = self.best(r)
+                if c is None:
+                    return None
+                total = total + c.metrics
+            v = self.value(total)
+            costed.append((v, regs))
+            if not best_seen or v < best_seen[0]:
+                best_seen[:] = [v]
+            return v
+
+        def lower_bound(q):
+            targets = set(must) | {a for (a, _), mat in zip(points, q) if mat}
+            return (sum(self.written(t) for t in sorted(targets)), 0.0, 0.0)
+
+        m = len(points)
+        if m <= self.o.max_points:
+            best_q, _, stats = skip_enum(m, cost, lower_bound)
+            if best_q is None:
+                raise self.no_plan(stmts)
+            return regions_of(best_q), stats, f"exhaustive (2^{m})", costed
+        # bounded: contiguous runs in program order, plus the seeds
+        stats = EnumStats(space=1 << m)
+        n = len(stmts)
+        best: list[tuple[Metrics, list[frozenset[str]]] | None] = [None] * (n + 1)
+        best[0] = (Metrics(), [])
+        for i in range(1, n + 1):
+            for j in range(max(0, i - self.o.segment), i):
+                if best[j] is None:
+                    continue
+                run = set(stmts[j:i])
+                regs = self.components(sorted(run, key=self.index.__getitem__),
+                                       [pt for pt in points if pt[0] in run and pt[1] in run])
+                if any(self.best(r) is None for r in regs):
+                    continue
+                m_run = Metrics()
+                for r in regs:
+                    m_run = m_run + self.best(r).metrics
+                cand = (best[j][0] + m_run, best[j][1] + regs)
+                if best[i] is None or self.value(cand[0]) < self.value(best[i][0]):
+                    best[i] = cand
+        cands = []
+        if best[n] is not None and self.acyclic(best[n][1]):
+            cands.append((self.value(best[n][0]), best[n][1]))
+        for seed in seeds:
+            c = self.plan_cost(seed) if self.acyclic(seed) else None
+            if c is not None:
+                cands.append((c, seed))
+        for c, regs in cands:
+            costed.append((c, regs))
+        stats.costed = len(costed)
+        if not cands:
+            raise self.no_plan(stmts)
+        c, regs = min(cands, key=lambda x: x[0])
+        return regs, stats, (f"bounded: {m} points > --max-points {self.o.max_points}; runs of "
+                             f"at most {self.o.segment} statements and {len(seeds)} seeds"), costed
+
+    def no_plan(self, stmts: list[str]) -> UserError:
+        """The error for a partition no plan of which compiles: a statement that compiles in
+        no schedule, alone, with its own (located) error, else a plain message."""
+        for st in stmts:
+            e = self._errors.get(frozenset({st}))
+            if e is not None:
+                e.note(f"plan: statement {st} compiles neither alone nor fused in any plan "
+                       f"tried, so no plan of {', '.join(stmts)} exists",
+                       self.p.statement(st).loc)
+                return e
+        return UserError("no plan of statements " + ", ".join(stmts) + " compiles (every "
+                         "assignment of their interesting points fails to fuse or lower)",
+                         self.p.statement(stmts[0]).loc)
+
+    # -- the whole plan -----------------------------------------------------------------------
+    def user_regions(self) -> list[frozenset[str]]:
+        """The program's own regions (statements in no region alone)."""
+        regs = [frozenset(f.statements) for f in self.p.regions()]
+        inside = {s for r in regs for s in r}
+        regs += [frozenset({s.name}) for s in self.p.statements if s.name not in inside]
+        return sorted(regs, key=lambda g: min(self.index[s] for s in g))
+
+    def run(self) -> PlanResult:
+        t0 = time.perf_counter()
+        stmts = [s.name for s in self.p.statements]
+        if not stmts:
+            raise UserError("the program has no statements: nothing to plan")
+        if not self.o.search:
+            regions = self.user_regions()
+            for r in regions:
+                if self.best(r) is None:
+                    e = self._errors.get(r) or UserError("region " + ", ".join(
+                        self.ordered(r)) + " does not compile")
+                    raise e
+            plan = self.finish(regions)
+            total = plan[2]
+            return PlanResult(plan[0], plan[1], total, [(total, tuple(
+                self.ordered(r) for r in regions))], EnumStats(), [], 0,
+                time.perf_counter() - t0, self.o.objective)
+        points = self.fusable_edges()
+        parts = self.components(stmts, points)
+        user = self.user_regions()
+        chosen: list[frozenset[str]] = []
+        stats = EnumStats()
+        info = []
+        per_part = []
+        for part in parts:
+            ps = [pt for pt in points if pt[0] in part]
+            ss = list(self.ordered(part))
+            seeds = [[r & part for r in user if r & part],
+                     [part], [frozenset({s}) for s in ss]]
+            seeds = [self.components_of_seed(sd, ps) for sd in seeds]
+            regs, st, mode, costed = self.search_partition(ss, ps, seeds)
+            chosen += regs
+            stats = stats + st
+            info.append({"statements": ss, "points": len(ps), "mode": mode, **st.to_json()})
+            per_part.append((regs, costed))
+        chosen.sort(key=lambda g: min(self.index[s] for s in g))
+        regions, locate, total = self.finish(chosen)
+        top = self.ranking(per_part)
+        return PlanResult(regions, locate, total, top, stats, info, len(points),
+                          time.perf_counter() - t0, self.o.objective)
+
+    def components_of_seed(self, seed: list[frozenset[str]], points) -> list[frozenset[str]]:
+        """A seed's regions split into what fusable edges connect (a region of the program
+        may join statements no fusable edge joins)."""
+        out = []
+        for r in seed:
+            out += self.components(self.ordered(r), [pt for pt in points
+                                                      if pt[0] in r and pt[1] in r])
+        return out
+
+    def ranking(self, per_part) -> list[tuple[Metrics, tuple[tuple[str, ...], ...]]]:
+        """The best K plans: each partition's alternatives with the others at their best."""
+        alts = []
+        bests = [regs for regs, _ in per_part]
+        for k, (_, costed) in enumerate(per_part):
+            for _, regs in costed:
+                plan = [r for j, b in enumerate(bests) for r in (regs if j == k else b)]
+                alts.append(plan)
+        seen, out = set(), []
+        for plan in alts:
+            key = tuple(sorted(self.ordered(r) for r in plan))
+            if key in seen:
+                continue
+            seen.add(key)
+            m = Metrics()
+            for r in plan:
+                m = m + self.best(r).metrics
+            out.append((m, tuple(sorted((self.ordered(r) for r in plan),
+                                        key=lambda t: self.index[t[0]]))))
+        out.sort(key=lambda x: (self.value(x[0]), x[1]))
+        return out[: self.o.top]
+
+    def finish(self, regions: list[frozenset[str]]) -> tuple[list[RegionPlan], bool, Metrics]:
+        """Per region: parallel factor and block sizes on top of the chosen order; then the
+        plan's locate flag."""
+        plans = []
+        for r in regions:
+            c = self.best(r)
+            sched, m = c.schedule, c.metrics
+            sched, m = self.parallelize(r, sched, m)
+            sched, m = self.block(r, sched, m)
+            plans.append(RegionPlan(self.ordered(r), sched, m, c.pattern, c.orders))
+        locate = False
+        with_locate = []
+        try:
+            for rp in plans:
+                with_locate.append(self.ev.measure(frozenset(rp.statements), rp.schedule, True))
+        except UserError:
+            with_locate = []
+        if with_locate:
+            a, b = Metrics(), Metrics()
+            for rp, m in zip(plans, with_locate):
+                a, b = a + rp.metrics, b + m
+            if self.value(b) < self.value(a):
+                locate = True
+                for rp, m in zip(plans, with_locate):
+                    rp.metrics = m
+        total = Metrics()
+        for rp in plans:
+            total = total + rp.metrics
+        return plans, locate, total
+
+    def _written_root(self, region: frozenset[str]) -> str:
+        inside = [s for s in self.ordered(region)
+                  if s in self.p.outputs
+                  or any(c not in region for c in self.ev.consumers[s])]
+        return (inside or list(self.ordered(region)))[-1]
+
+    def parallelize(self, region, sched: Schedule, m: Metrics) -> tuple[Schedule, Metrics]:
+        wh = self.o.warehouse
+        cands: list[Schedule] = []
+        if wh is not None:
+            got = wh.match(self.p, self.ordered(region))
+            if got is not None and got[1].parallel:
+                par = tuple((s, i, min(f, self.o.lanes)) for s, i, f in got[1].parallel)
+                cands.append(Schedule(sched.orders, par, sched.blocks))
+        root = self._written_root(region)
+        f = 2 if self.o.search else self.o.lanes + 1
+        while f <= self.o.lanes:
+            for i in self.p.statement(root).lhs.indices:
+                cands.append(Schedule(sched.orders, ((root, i, f),), sched.blocks))
+            f *= 2
+        best = (sched, m)
+        for s in cands:
+            try:
+                got = self.ev.measure(region, s, False)
+            except UserError:
+                continue
+            if self.value(got) < self.value(best[1]):
+                best = (s, got)
+        return best
+
+    def block(self, region, sched: Schedule, m: Metrics) -> tuple[Schedule, Metrics]:
+        """Block sizes of blocked input tensors only this region reads (with --size: from
+        --data the files fix the block size)."""
+        if self.ev.opt.data_dir is not None:
+            return sched, m
+        best = (sched, m)
+        for t in self.p.tensors:
+            if not t.format.blocked or t.name in self.p.assigned:
+                continue
+            readers = {s for s, reads in self.ev.reads.items() if t.name in reads}
+            if not readers or not readers <= region:
+                continue
+            sizes = []
+            for d in t.dims:
+                sz = d if isinstance(d, int) else self.ev.opt.sizes.get(d)
+                if sz is None:
+                    d0 = next((x for x in self.p.dims if x.name == d), None)
+                    sz = d0.size if d0 is not None else None
+                sizes.append(sz)
+            if any(s is None for s in sizes):
+                continue
+            for b in (2, 4, 8, 16, 32, 64):
+                if any(s % b for s in sizes):
+                    continue
+                s = Schedule(best[0].orders, best[0].parallel,
+                             tuple(sorted(dict(best[0].blocks, **{t.name: b}).items())))
+                try:
+                    got = self.ev.measure(region, s, False)
+                except UserError:
+                    continue
+                if self.value(got) < self.value(best[1]):
+                    best = (s, got)
+        return best

@@ -1,0 +1,219 @@
+"""Format decomposition benchmark (docs/bench.md, "Format decomposition"): SpMM C = A B on real
+matrices, GCN's aggregation Â X on real graphs and SpMM with BigBird attention masks, each as
+CSR, as pure BCSR(b) and decomposed (the advisor's best candidates), simulated and checked
+against the reference evaluator of the CSR program.
+
+Data (never copied into the repository): ../shared/data (SOURCES.md there): the matrices of
+jazz, 1138_bus, crack, ca-GrQc (SpMM; values from the file, 1 for pattern matrices), the
+graphs of Cora and Citeseer (GCN's aggregation: Â = D^-1/2 (A + I) D^-1/2), and BigBird masks
+made by fuseflowc.data.bigbird. Every matrix is padded with empty rows and columns to a multiple
+of 16; B (or X) is N x K dense, seeded uniform, K = 16 (GCN's hidden width).
+
+Every graph goes through `opt -p locate,cleanup` (dense operands located, not scanned). The
+decomposed program is simulated twice: with the split (the `decompose` step counted) and with
+--hoist (left out). Prints a markdown table and writes every figure as JSON.
+
+Run: python -m sim.bench_decompose [--data ../shared/data] [--only NAME ...] [--out FILE]
+(or `make bench-decompose`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.io
+import scipy.sparse as sp
+
+ROOT = Path(__file__).resolve().parent.parent
+K = 16
+PAD = 16
+BLOCKS = (4, 8, 16)
+
+SPMM = """dim I, J, K
+tensor A[I, J] : {fa}
+tensor B[J, K] : {fb}
+tensor C[I, K] : {fb}
+C[i,k] = A[i,j] * B[j,k]
+"""
+
+SETS = [("jazz", "spmm", "jazz.mtx"), ("1138_bus", "spmm", "1138_bus.mtx"),
+        ("crack", "spmm", "crack.mtx"), ("ca-GrQc", "spmm", "ca-GrQc.mtx"),
+        ("cora", "gcn", "cora.npz"), ("citeseer", "gcn", "citeseer.npz"),
+        ("bigbird-512-b16", "bigbird", (512, 16, 3)), ("bigbird-512-b8", "bigbird", (512, 8, 3)),
+        ("bigbird-512-b16+1%", "bigbird", (512, 16, 3, 0.01))]
+
+
+def _pad(a: sp.csr_matrix) -> sp.csr_matrix:
+    m = -(-a.shape[0] // PAD) * PAD
+    n = -(-a.shape[1] // PAD) * PAD
+    a = sp.csr_matrix(a)
+    a.resize((m, n))
+    return a
+
+
+def load(kind: str, source, data: Path) -> sp.csr_matrix:
+    """The matrix A of one data set (padded)."""
+    if kind == "spmm":
+        a = sp.csr_matrix(scipy.io.mmread(str(data / source)), dtype=np.float64)
+        a.sum_duplicates()
+        return _pad(a)
+    if kind == "gcn":
+        z = np.load(data / source)
+        n = int(z["adj_shape"][0])
+        adj = sp.csr_matrix((np.ones(z["adj_indices"].shape[0]), z["adj_indices"],
+                             z["adj_indptr"]), shape=(n, n))
+        a = adj + sp.identity(n, format="csr")
+        d = np.asarray(a.sum(axis=1)).reshape(-1) ** -0.5
+        return _pad(sp.csr_matrix(sp.diags(d) @ a @ sp.diags(d)))
+    from fuseflowc.data.bigbird import bigbird_mask
+    seq, block, n_random, *noise = source
+    m = sp.csr_matrix(bigbird_mask(seq, block, n_random, seed=0), dtype=np.float64)
+    if noise:   # plus token-level random attention: a uniform fraction of single entries
+        extra = sp.random(seq, seq, density=noise[0], format="csr",
+                          random_state=np.random.default_rng(7))
+        extra.data[:] = 1.0
+        m = sp.csr_matrix(((m + extra) > 0).astype(np.float64))
+    m.data[:] = np.random.default_rng(3).uniform(-1, 1, m.nnz)   # attention probabilities
+    return _pad(m)
+
+
+def _program(text: str):
+    from fuseflowc.diagnostics import Source
+    from fuseflowc.lang.checker import check
+    from fuseflowc.lang.parser import parse_program
+    return check(parse_program(Source("<bench>", text)))
+
+
+ARCH_SETS: list[str] = []   # --set KEY=VALUE overrides of sim/arch.toml
+
+
+def simulate(text: str, a: sp.csr_matrix, b: np.ndarray, expected, hoist: bool = False) -> dict:
+    """Compile (fuse, lower, opt locate,cleanup), simulate and check one program."""
+    from fuseflowc.data.io import tensor_from_array, tensor_from_scipy
+    from fuseflowc.fuse.algorithm import fuse_program
+    from fuseflowc.lower.driver import lower_fused
+    from fuseflowc.opt.pipeline import parse_pipeline, run_pipeline
+    from sim.arch import Arch
+    from sim.build import Simulator
+    from sim.compare import compare
+    from sim.report import result_stats
+    prog = _program(text)
+    specs = {s.name: s for s in prog.specs()}
+    inputs = {"A": tensor_from_scipy(a, specs["A"]), "B": tensor_from_array(b, specs["B"])}
+    module, _ = lower_fused(fuse_program(prog))
+    run_pipeline(module, parse_pipeline("locate,cleanup"))
+    sizes = {"I": a.shape[0], "J": a.shape[1], "K": b.shape[1]}
+    t0 = time.perf_counter()
+    result = Simulator(module, inputs, sizes, Arch.load(None, ARCH_SETS), hoist=hoist).run()
+    wall = time.perf_counter() - t0
+    problems = compare({"C": result.tensors["C"]}, {"C": expected})
+    if problems:
+        raise SystemExit("check failed:\n" + "\n".join(problems))
+    stats = result_stats(result)
+    split = [k for k in stats["kernels"] if k["graph"].startswith("decompose ")]
+    total = stats["total"]
+    return {"cycles": total["cycles"],
+            "bytes": total["bytes_read"]["total"] + total["bytes_written"]["total"],
+            "flops": total["flops"],
+            "split_cycles": sum(k["cycles"] for k in split),
+            "split_bytes": sum(k["bytes_read"]["total"] + k["bytes_written"]["total"]
+                               for k in split),
+            "kernels": len(stats["kernels"]), "wall": round(wall, 2)}
+
+
+def advise(a: sp.csr_matrix, top: int) -> list[str]:
+    """The advisor's best `top` decompositions of A for SpMM (split hoisted, as deployed)."""
+    from fuseflowc.data.io import tensor_from_scipy
+    from fuseflowc.estimate.advisor import advise as rank
+    from sim.arch import Arch
+    prog = _program(SPMM.format(fa="csr", fb="dense"))
+    spec = next(s for s in prog.specs() if s.name == "A")
+    ranked = rank(prog, "A", tensor_from_scipy(a, spec), {"K": K}, Arch.load(None, ARCH_SETS),
+                  BLOCKS,
+                  hoist=True)
+    return [c.directive("A") for c in ranked if c.parts][:top]
+
+
+def bench(name: str, kind: str, source, data: Path, top: int) -> dict:
+    """Every variant of one data set."""
+    from fuseflowc.data.io import tensor_from_scipy
+    from fuseflowc.reference.evaluate import evaluate
+    a = load(kind, source, data)
+    b = np.random.default_rng(1).uniform(-1, 1, (a.shape[1], K))
+    csr_text = SPMM.format(fa="csr", fb="dense")
+    prog = _program(csr_text)
+    specs = {s.name: s for s in prog.specs()}
+    from fuseflowc.data.io import tensor_from_array
+    expected = evaluate(prog, {"A": tensor_from_scipy(a, specs["A"]),
+                               "B": tensor_from_array(b, specs["B"])})["C"]
+    row = {"name": name, "kind": kind, "n": a.shape[0], "nnz": int(a.nnz)}
+    row["csr"] = simulate(csr_text, a, b, expected)
+    row["bcsr"] = {}
+    for blk in BLOCKS:
+        text = SPMM.format(fa="bcsr", fb="bdense") + f"block A: {blk}\nblock B: {blk}\n" \
+            f"block C: {blk}\n"
+        row["bcsr"][blk] = simulate(text, a, b, expected)
+    row["decomposed"] = []
+    for directive in advise(a, top):
+        text = csr_text + directive + "\n"
+        r = simulate(text, a, b, expected)
+        r["hoisted"] = simulate(text, a, b, expected, hoist=True)["cycles"]
+        r["directive"] = directive
+        row["decomposed"].append(r)
+    return row
+
+
+def table(rows: list[dict]) -> str:
+    """The markdown table of docs/bench.md."""
+    out = ["| data | N | nnz | CSR cycles | CSR bytes | best BCSR(b) cycles | its bytes "
+           "| best decomposition | cycles (split) | split | cycles (hoisted) | bytes | wins |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        bb = min(r["bcsr"], key=lambda k: r["bcsr"][k]["cycles"])
+        bc = r["bcsr"][bb]
+        d = min(r["decomposed"], key=lambda x: x["hoisted"]) if r["decomposed"] else None
+        cands = {"CSR": r["csr"]["cycles"], f"BCSR({bb})": bc["cycles"]}
+        if d:
+            cands["decomposed (hoisted)"] = d["hoisted"]
+        win = min(cands, key=cands.get)
+        dec = (f"`{d['directive'].split(': ', 1)[1]}` | {d['cycles']:,} | {d['split_cycles']:,} "
+               f"| {d['hoisted']:,} | {d['bytes']:,}") if d else "- | - | - | - | -"
+        out.append(f"| {r['name']} | {r['n']} | {r['nnz']:,} | {r['csr']['cycles']:,} | "
+                   f"{r['csr']['bytes']:,} | {bc['cycles']:,} (b={bb}) | {bc['bytes']:,} | "
+                   f"{dec} | {win} |")
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=str(next(
+        (p for p in (ROOT.parent / "shared" / "data", ROOT.parent.parent / "shared" / "data")
+         if p.is_dir()), ROOT.parent / "shared" / "data")),
+        help="the shared data directory (default ../shared/data)")
+    ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--top", type=int, default=2, help="decompositions simulated per data set")
+    ap.add_argument("--out", default=None, help="JSON file for every figure")
+    ap.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                    help="override an architecture value (as simulate --set)")
+    args = ap.parse_args(argv)
+    ARCH_SETS[:] = args.sets
+    rows = []
+    for name, kind, source in SETS:
+        if args.only and name not in args.only:
+            continue
+        t0 = time.perf_counter()
+        rows.append(bench(name, kind, source, Path(args.data), args.top))
+        print(f"{name}: {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+    print(table(rows))
+    if args.out:
+        Path(args.out).write_text(json.dumps(rows, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
