@@ -335,3 +335,20 @@ def contractions(draw):
 @given(case=contractions())
 def test_contractions_match_dense_oracle(case):
     test_evaluate_matches_dense_oracle.hypothesis.inner_test(case)
+
+
+# ---- unique_keys: the evaluator's ranking of coordinate keys ------------------------------------
+@settings(max_examples=300, deadline=None)
+@given(keys=st.lists(st.integers(0, 2**40), max_size=60), small=st.booleans(),
+       ordered=st.booleans())
+def test_unique_keys_is_np_unique(keys, small, ordered):
+    """Sorted keys, keys in a small range (ranked by counting) and keys spread over a large
+    range (ranked by sorting) all give np.unique's distinct keys, first occurrences and ranks."""
+    from fuseflowc.reference.values import unique_keys
+    k = np.array([x % 50 for x in keys] if small else keys, np.int64)
+    if ordered:
+        k = np.sort(k)
+    got = unique_keys(k)
+    want = np.unique(k, return_index=True, return_inverse=True)
+    for g, w in zip(got, want):
+        assert np.array_equal(g, w.reshape(-1))

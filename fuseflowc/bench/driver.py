@@ -10,7 +10,9 @@ Parts, in order (each one's wall time goes to OUT/timings.json):
   variants (Table 3), into OUT/orders.json;
 - `compile`: `python -m fuseflowc.lower.bench_compile --runs N` (compile times), its lines in
   OUT/compile.txt;
-- the summary: OUT/SUMMARY.md (fuseflowc.bench.summary), also printed.
+- the summary: OUT/SUMMARY.md (fuseflowc.bench.summary), also printed; with `--scale paper`
+  (`make bench-paper`: ir_examples/bench/paper/, Figure 12 at the paper's sizes) only the
+  specs run, and the page is OUT/PAPER.md (fuseflowc.bench.paper) instead.
 
 A sweep resumes from the rows already in its results file, so an interrupted run continues
 where it stopped; a part that fails is recorded in the timings and the summary, and the other
@@ -112,8 +114,27 @@ def run_compile(out: Path, runs: int) -> dict:
     return {"part": "compile", "seconds": round(secs, 1), "status": status}
 
 
+def _commit_line(root: Path) -> str:
+    """'Commit abc1234 (date UTC).' of the checkout the driver runs from, when it is a git
+    checkout (the page says what produced it)."""
+    try:
+        proc = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%h %cd",
+                               "--date=format:%Y-%m-%d"], capture_output=True, text=True,
+                              timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    if proc.returncode != 0 or not proc.stdout.strip():
+        return ""
+    commit, date = proc.stdout.split()
+    dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.strip()
+    return f"Commit {commit}{' (with uncommitted changes)' if dirty else ''} of {date}; run " \
+           f"ended {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point (see the module docstring)."""
+    from .paper import write_paper
     from .summary import write_summary
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -121,7 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="results", help="results directory")
     ap.add_argument("--jobs", "-j", type=int, default=2)
     ap.add_argument("--compile-runs", type=int, default=3)
-    ap.add_argument("--scale", default="full", help="a label for the summary (full, quick)")
+    ap.add_argument("--scale", default="full",
+                    help="a label for the summary (full, quick); `paper` runs only the specs "
+                         "and writes OUT/PAPER.md (Figure 12 against the paper) instead")
     ap.add_argument("--only", action="append", default=[],
                     help="run only these parts (spec names, orders, compile); repeatable")
     ap.add_argument("--summary-only", action="store_true")
@@ -146,14 +169,20 @@ def main(argv: list[str] | None = None) -> int:
         if want(spec.stem):
             timings[spec.stem] = run_spec(spec, out, a.jobs)
             tfile.write_text(json.dumps(timings, indent=1, sort_keys=True) + "\n")
-    if want("orders"):
+    # the paper scale is Figure 12 alone: order counts and compile times do not depend on the
+    # data's size (`make bench` has them)
+    paper = a.scale == "paper"
+    if want("orders") and not paper:
         timings["orders"] = run_orders(out, root)
-    if want("compile"):
+    if want("compile") and not paper:
         timings["compile"] = run_compile(out, a.compile_runs)
     if not a.summary_only:
         timings["total"] = {"part": "total", "seconds": round(time.perf_counter() - start, 1),
                             "status": "ok" if not wanted else "partial (--only)"}
     tfile.write_text(json.dumps(timings, indent=1, sort_keys=True) + "\n")
-    text = write_summary(out, [s.stem for s in specs], a.scale, a.jobs)
+    if paper:
+        text = write_paper(out, [s.stem for s in specs], a.jobs, _commit_line(root), specs)
+    else:
+        text = write_summary(out, [s.stem for s in specs], a.scale, a.jobs)
     print(text)
     return 0

@@ -122,6 +122,12 @@ def _lookup(big: SVal, small: SVal) -> tuple[np.ndarray, np.ndarray]:
     (small's indices are a subset of big's) and whether there is one."""
     idx = small.indices
     kbig, ksmall = keys([big.coords[:, _cols(big, idx)], small.coords], small.sizes)
+    if small.is_full() and small.nnz:
+        # every coordinate is stored, so the keys are a permutation of 0..nnz-1: invert it
+        # (a bias vector added to an N x H activation: no sort, no search)
+        at = np.empty(small.nnz, np.int64)
+        at[ksmall] = np.arange(small.nnz, dtype=np.int64)
+        return at[kbig], np.ones(big.nnz, bool)
     order = np.argsort(ksmall, kind="stable")
     ks = ksmall[order]
     pos = np.searchsorted(ks, kbig)
@@ -292,10 +298,17 @@ def _dense_einsum(a: SVal, b: SVal, done: set[str]) -> SVal:
                 np.asarray(vals, np.float64).reshape(-1))
 
 
-def _compact(coords: np.ndarray, sizes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+def _compact(coords: np.ndarray, sizes: tuple[int, ...], full: bool = False
+             ) -> tuple[np.ndarray, np.ndarray]:
     """Dense ids 0..m-1 of the distinct rows of `coords` (in key order) and, for each id, the
-    position of one row holding it."""
+    position of one row holding it. `full`: the coordinates are a full operand's projection,
+    so every key of the space is present and each key is its own rank (no ranking pass over
+    the millions of entries of a dense weight matrix)."""
     (k,) = keys([coords], sizes)
+    if full and k.shape[0]:
+        first = np.empty(int(k.max()) + 1, np.int64)
+        first[k] = np.arange(k.shape[0], dtype=np.int64)   # any row of the key will do
+        return k.astype(np.int64), first
     _, first, inv = unique_keys(k)
     return inv.reshape(-1).astype(np.int64), first.astype(np.int64)
 
@@ -313,11 +326,17 @@ def _matmul(a: SVal, b: SVal, shared: list[str], done: set[str]) -> SVal:
     a_only = [i for i in a.indices if i not in shared] + batch
     b_only = [i for i in b.indices if i not in shared]
     ssizes = tuple(a.size_of(i) for i in shared)
-    ra, rfirst = _compact(a.coords[:, _cols(a, a_only)], tuple(a.size_of(i) for i in a_only))
-    cb, cfirst = _compact(b.coords[:, _cols(b, b_only)], tuple(b.size_of(i) for i in b_only))
+    ra, rfirst = _compact(a.coords[:, _cols(a, a_only)], tuple(a.size_of(i) for i in a_only),
+                          a.is_full())
+    cb, cfirst = _compact(b.coords[:, _cols(b, b_only)], tuple(b.size_of(i) for i in b_only),
+                          b.is_full())
     ka, kb = keys([a.coords[:, _cols(a, shared)], b.coords[:, _cols(b, shared)]], ssizes)
-    _, _, inv = unique_keys(np.concatenate([ka, kb]))
-    inv = inv.reshape(-1).astype(np.int64)
+    if a.is_full() or b.is_full():
+        # a full operand holds every inner key, so the union's ranks are the keys themselves
+        inv = np.concatenate([ka, kb]).astype(np.int64)
+    else:
+        _, _, inv = unique_keys(np.concatenate([ka, kb]))
+        inv = inv.reshape(-1).astype(np.int64)
     ja, jb = inv[:a.nnz], inv[a.nnz:]
     m, p = rfirst.shape[0], cfirst.shape[0]
     n = int(inv.max()) + 1 if inv.shape[0] else 0

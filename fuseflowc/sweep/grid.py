@@ -24,7 +24,7 @@ CONFIG_FIELDS = ("model", "variant", "program", "inline_widened", "free_input_or
 
 #: Fields added after results files existed: they count in the id only when set, so the ids
 #: of configurations without them (and resumed results files) stay what they were.
-LATER_FIELDS = ("share",)
+LATER_FIELDS = ("share", "estimate_only")
 
 
 def config_id(config: dict) -> str:
@@ -96,7 +96,7 @@ def expand(spec: SweepSpec) -> list[dict]:
                     "model": prog.model, "variant": prog.variant, "program": prog.path,
                     "inline_widened": prog.inline_widened,
                     "free_input_order": prog.free_input_order, "share": prog.share,
-                    "order": order,
+                    "estimate_only": prog.estimate_only, "order": order,
                     "order_region": prog.order_region, "params": point,
                     "schedule": schedule, "pipeline": pipeline, "data": data.name,
                     "data_source": data.describe(), "arch": list(arch),

@@ -34,7 +34,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 )
 NAMES = tuple(n for n, _ in COLUMNS)
 TYPES = dict(COLUMNS)
-STATUSES = ("ok", "error", "timeout", "pruned")
+STATUSES = ("ok", "error", "timeout", "pruned", "estimated")
 #: Columns `report` needs filled with text in every row: what it groups and names rows by.
 REPORT_COLUMNS = ("id", "model", "variant", "data", "status")
 #: What each JSON column holds; an empty cell reads as an empty one.

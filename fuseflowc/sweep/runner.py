@@ -40,8 +40,8 @@ class SweepSummary:
 
     def text(self, results: str) -> str:
         """The closing lines on stderr (no wall times: the same sweep prints the same)."""
-        parts = [f"{self.counts.get(s, 0)} {s}" for s in ("ok", "error", "timeout", "pruned")
-                 if self.counts.get(s)]
+        parts = [f"{self.counts.get(s, 0)} {s}"
+                 for s in ("ok", "error", "timeout", "pruned", "estimated") if self.counts.get(s)]
         lines = [f"{describe(r)}: {r['status']}: {r['error']}" for r in self.failed]
         if self.unapplied:
             lines.append(f"note: {self.unapplied} configuration(s) parallelize in their schedule "

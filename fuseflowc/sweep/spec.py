@@ -7,6 +7,8 @@
     inline_widened = true              # fuse --inline-widened (default false)
     share = true                       # fuse --share (default false)
     free_input_order = false           # fuse --free-input-order (default false)
+    estimate_only = "why"              # estimate, do not simulate (status estimated, the
+                                       # reason in the row's error column)
 
     orders = [0, 1]                    # dataflow order indices, or "all" (up to max_orders)
     schedule = ["parallelize Y: i by {factor}"]   # --schedule directive templates
@@ -39,7 +41,7 @@ from ..limits import number_too_long
 TOP_KEYS = ("programs", "orders", "max_orders", "order_region", "schedule", "params",
             "pipelines", "data", "arch", "check", "timeout", "max_cycles", "flops_per_cycle")
 PROGRAM_KEYS = ("path", "model", "variant", "inline_widened", "free_input_order", "share", "orders",
-                "order_region", "schedule", "params")
+                "order_region", "schedule", "params", "estimate_only")
 DATA_KEYS = ("name", "dir", "graph", "normalize", "sizes", "density", "seed",
              "graph_tensor", "feature_tensor")
 NORMALIZATIONS = ("gcn", "mean", "none")
@@ -66,6 +68,8 @@ class ProgramEntry:
     order_region: str | None = None
     schedule: list[str] = field(default_factory=list)
     params: dict[str, list] = field(default_factory=dict)
+    # why this program is estimated instead of simulated (None: simulated)
+    estimate_only: str | None = None
 
 
 @dataclass
@@ -268,6 +272,10 @@ def _program(keys: _Keys, k: int, v, base: Path, defaults: dict) -> ProgramEntry
     for key in ("inline_widened", "free_input_order", "share"):
         if key in v and not isinstance(v[key], bool):
             raise keys.error(f"{where}.{key}", "expected true or false")
+    if "estimate_only" in v and (not isinstance(v["estimate_only"], str)
+                                 or not v["estimate_only"].strip()):
+        raise keys.error(f"{where}.estimate_only", "expected the reason it is not simulated "
+                                                   "(a non-empty string)")
     params = _params(keys, f"{where}.params", v["params"]) if "params" in v \
         else defaults["params"]
     schedule = _str_list(keys, f"{where}.schedule", v["schedule"]) if "schedule" in v \
@@ -288,7 +296,7 @@ def _program(keys: _Keys, k: int, v, base: Path, defaults: dict) -> ProgramEntry
         orders=_orders(keys, f"{where}.orders", v["orders"]) if "orders" in v
         else defaults["orders"],
         order_region=v.get("order_region", defaults["order_region"]),
-        schedule=schedule, params=params)
+        schedule=schedule, params=params, estimate_only=v.get("estimate_only"))
 
 
 def _density(keys: _Keys, key: str, v):

@@ -23,7 +23,7 @@ import math
 import statistics
 
 VARIANT_RANK = {"unfused": 0, "partial": 1, "full": 2}
-_STATUS_RANK = {"ok": 0, "error": 1, "timeout": 2, "pruned": 3}
+_STATUS_RANK = {"ok": 0, "error": 1, "timeout": 2, "pruned": 3, "estimated": 4}
 
 
 def _variant_key(v: str) -> tuple:

@@ -265,6 +265,15 @@ def _run(config: dict, ctx: dict, row: dict, stage: list) -> None:
     if ctx.get("estimate_only"):
         row["status"] = "estimated"
         return
+    if config.get("estimate_only"):
+        # the spec says it is beyond simulation (too large for the machine or the budget):
+        # the estimate is its result, and the reason is recorded with it
+        if not all(row.get(k) is not None for k in ESTIMATE_KEYS[:2]):
+            raise UserError("estimate_only: the estimator (fuseflowc.estimate) is not "
+                            "installed, so there is nothing to record")
+        row["status"] = "estimated"
+        row["error"] = f"estimated, not simulated: {config['estimate_only']}"
+        return
     stage[0] = "simulate"
     _simulate(module, program, data_dir, arch, ctx, row, stage)
 
