@@ -1,13 +1,18 @@
-"""Format decomposition benchmark (docs/bench.md, "Format decomposition"): SpMM C = A B on real
-matrices, GCN's aggregation Â X on real graphs and SpMM with BigBird attention masks, each as
-CSR, as pure BCSR(b) and decomposed (the advisor's best candidates), simulated and checked
-against the reference evaluator of the CSR program.
+"""Format decomposition benchmark (docs/bench.md, "Format decomposition"): two kernels, SpMM
+C = A B and GCN's aggregation T = Â X, on every real graph, and SpMM with BigBird attention
+masks, each with A as CSR, as pure BCSR(b) (every b of BLOCKS), as ELL (ell(c), c the longest
+row) and decomposed (the advisor's best candidates), simulated and checked against the
+reference evaluator of the CSR program.
 
-Data (never copied into the repository): ../shared/data (SOURCES.md there): the matrices of
-jazz, 1138_bus, crack, ca-GrQc (SpMM; values from the file, 1 for pattern matrices), the
-graphs of Cora and Citeseer (GCN's aggregation: Â = D^-1/2 (A + I) D^-1/2), and BigBird masks
-made by fuseflowc.data.bigbird. Every matrix is padded with empty rows and columns to a multiple
-of 16; B (or X) is N x K dense, seeded uniform, K = 16 (GCN's hidden width).
+Data (never copied into the repository): ../shared/data (SOURCES.md there): jazz, 1138_bus,
+crack, ca-GrQc (Matrix Market) and Cora, Citeseer (npz adjacency). SpMM reads A as stored
+(the file's values, 1 for pattern matrices and for the npz adjacencies); GCN's aggregation
+reads Â = D^-1/2 (P + I) D^-1/2, P the graph's off-diagonal pattern made symmetric (the GCN
+normalization, self loops added). Both are the same einsum (`C[i,k] = A[i,j] * B[j,k]`); they
+differ in the matrix: Â has a full diagonal (one more entry a row, denser diagonal blocks) and
+non-unit values. BigBird masks are made by fuseflowc.data.bigbird. Every matrix is padded with
+empty rows and columns to a multiple of 16; B (or X) is N x K dense, seeded uniform, K = 16
+(GCN's hidden width).
 
 Every graph goes through `opt -p locate,cleanup` (dense operands located, not scanned). The
 decomposed program is simulated twice: with the split (the `decompose` step counted) and with
@@ -41,11 +46,13 @@ tensor C[I, K] : {fb}
 C[i,k] = A[i,j] * B[j,k]
 """
 
-SETS = [("jazz", "spmm", "jazz.mtx"), ("1138_bus", "spmm", "1138_bus.mtx"),
-        ("crack", "spmm", "crack.mtx"), ("ca-GrQc", "spmm", "ca-GrQc.mtx"),
-        ("cora", "gcn", "cora.npz"), ("citeseer", "gcn", "citeseer.npz"),
-        ("bigbird-512-b16", "bigbird", (512, 16, 3)), ("bigbird-512-b8", "bigbird", (512, 8, 3)),
-        ("bigbird-512-b16+1%", "bigbird", (512, 16, 3, 0.01))]
+GRAPHS = [("jazz", "jazz.mtx"), ("1138_bus", "1138_bus.mtx"), ("crack", "crack.mtx"),
+          ("ca-GrQc", "ca-GrQc.mtx"), ("cora", "cora.npz"), ("citeseer", "citeseer.npz")]
+#: (name, kernel, source): SpMM then GCN's aggregation on every graph, then the BigBird masks.
+SETS = ([(name, "spmm", src) for name, src in GRAPHS]
+        + [(name, "gcn", src) for name, src in GRAPHS]
+        + [("bigbird-512-b16", "bigbird", (512, 16, 3)), ("bigbird-512-b8", "bigbird", (512, 8, 3)),
+           ("bigbird-512-b16+1%", "bigbird", (512, 16, 3, 0.01))])
 
 
 def _pad(a: sp.csr_matrix) -> sp.csr_matrix:
@@ -56,20 +63,39 @@ def _pad(a: sp.csr_matrix) -> sp.csr_matrix:
     return a
 
 
+def _graph(source: str, data: Path) -> sp.csr_matrix:
+    """The matrix of one graph file as stored (npz adjacency: its ones)."""
+    if source.endswith(".npz"):
+        z = np.load(data / source)
+        n = int(z["adj_shape"][0])
+        return sp.csr_matrix((np.ones(z["adj_indices"].shape[0]), z["adj_indices"],
+                              z["adj_indptr"]), shape=(n, n))
+    a = sp.csr_matrix(scipy.io.mmread(str(data / source)), dtype=np.float64)
+    a.sum_duplicates()
+    return a
+
+
+def normalized_adjacency(a: sp.spmatrix) -> sp.csr_matrix:
+    """GCN's Â = D^-1/2 (P + I) D^-1/2, P the off-diagonal pattern of `a` made symmetric and
+    D the row sums of P + I (every degree at least 1: no division by zero)."""
+    p = sp.csr_matrix(a, dtype=np.float64)
+    p.data[:] = 1.0
+    p = ((p + p.T) > 0).astype(np.float64)
+    p.setdiag(0)
+    p.eliminate_zeros()
+    p = sp.csr_matrix(p + sp.identity(a.shape[0], format="csr"))
+    d = np.asarray(p.sum(axis=1)).reshape(-1) ** -0.5
+    out = sp.csr_matrix(sp.diags(d) @ p @ sp.diags(d))
+    out.sort_indices()
+    return out
+
+
 def load(kind: str, source, data: Path) -> sp.csr_matrix:
     """The matrix A of one data set (padded)."""
     if kind == "spmm":
-        a = sp.csr_matrix(scipy.io.mmread(str(data / source)), dtype=np.float64)
-        a.sum_duplicates()
-        return _pad(a)
+        return _pad(_graph(source, data))
     if kind == "gcn":
-        z = np.load(data / source)
-        n = int(z["adj_shape"][0])
-        adj = sp.csr_matrix((np.ones(z["adj_indices"].shape[0]), z["adj_indices"],
-                             z["adj_indptr"]), shape=(n, n))
-        a = adj + sp.identity(n, format="csr")
-        d = np.asarray(a.sum(axis=1)).reshape(-1) ** -0.5
-        return _pad(sp.csr_matrix(sp.diags(d) @ a @ sp.diags(d)))
+        return _pad(normalized_adjacency(_graph(source, data)))
     from fuseflowc.data.bigbird import bigbird_mask
     seq, block, n_random, *noise = source
     m = sp.csr_matrix(bigbird_mask(seq, block, n_random, seed=0), dtype=np.float64)
@@ -126,7 +152,7 @@ def simulate(text: str, a: sp.csr_matrix, b: np.ndarray, expected, hoist: bool =
             "kernels": len(stats["kernels"]), "wall": round(wall, 2)}
 
 
-def advise(a: sp.csr_matrix, top: int) -> list[str]:
+def advise(a: sp.csr_matrix, top: int, blocks=BLOCKS) -> list[str]:
     """The advisor's best `top` decompositions of A for SpMM (split hoisted, as deployed)."""
     from fuseflowc.data.io import tensor_from_scipy
     from fuseflowc.estimate.advisor import advise as rank
@@ -134,16 +160,27 @@ def advise(a: sp.csr_matrix, top: int) -> list[str]:
     prog = _program(SPMM.format(fa="csr", fb="dense"))
     spec = next(s for s in prog.specs() if s.name == "A")
     ranked = rank(prog, "A", tensor_from_scipy(a, spec), {"K": K}, Arch.load(None, ARCH_SETS),
-                  BLOCKS,
-                  hoist=True)
+                  blocks, hoist=True)
     return [c.directive("A") for c in ranked if c.parts][:top]
+
+
+def ell_width(a: sp.csr_matrix) -> int:
+    """c of ell(c) for A: its longest row (ELL refuses a row longer than c); at least 1."""
+    return max(1, int(np.diff(a.indptr).max())) if a.shape[0] else 1
 
 
 def bench(name: str, kind: str, source, data: Path, top: int) -> dict:
     """Every variant of one data set."""
+    return bench_matrix(name, kind, load(kind, source, data), top)
+
+
+def bench_matrix(name: str, kind: str, a: sp.csr_matrix, top: int,
+                 blocks=BLOCKS) -> dict:
+    """Every variant (CSR, BCSR(b) for each b of `blocks`, ELL, the advisor's `top` best
+    decompositions) of SpMM with one matrix A (rows and columns a multiple of every b),
+    each simulated and checked against the reference evaluator of the CSR program."""
     from fuseflowc.data.io import tensor_from_scipy
     from fuseflowc.reference.evaluate import evaluate
-    a = load(kind, source, data)
     b = np.random.default_rng(1).uniform(-1, 1, (a.shape[1], K))
     csr_text = SPMM.format(fa="csr", fb="dense")
     prog = _program(csr_text)
@@ -153,13 +190,15 @@ def bench(name: str, kind: str, source, data: Path, top: int) -> dict:
                                "B": tensor_from_array(b, specs["B"])})["C"]
     row = {"name": name, "kind": kind, "n": a.shape[0], "nnz": int(a.nnz)}
     row["csr"] = simulate(csr_text, a, b, expected)
+    row["ell"] = simulate(SPMM.format(fa=f"ell({ell_width(a)})", fb="dense"), a, b, expected)
+    row["ell"]["width"] = ell_width(a)
     row["bcsr"] = {}
-    for blk in BLOCKS:
+    for blk in blocks:
         text = SPMM.format(fa="bcsr", fb="bdense") + f"block A: {blk}\nblock B: {blk}\n" \
             f"block C: {blk}\n"
         row["bcsr"][blk] = simulate(text, a, b, expected)
     row["decomposed"] = []
-    for directive in advise(a, top):
+    for directive in advise(a, top, blocks):
         text = csr_text + directive + "\n"
         r = simulate(text, a, b, expected)
         r["hoisted"] = simulate(text, a, b, expected, hoist=True)["cycles"]
@@ -168,24 +207,39 @@ def bench(name: str, kind: str, source, data: Path, top: int) -> dict:
     return row
 
 
+KERNELS = {"spmm": "SpMM", "gcn": "GCN agg", "bigbird": "SpMM"}
+
+
+def winner(row: dict) -> str:
+    """The fastest of CSR, the best BCSR(b), ELL and the best hoisted decomposition (the first
+    listed on a tie)."""
+    bb = min(row["bcsr"], key=lambda k: row["bcsr"][k]["cycles"])
+    cands = {"CSR": row["csr"]["cycles"], f"BCSR({bb})": row["bcsr"][bb]["cycles"]}
+    if "ell" in row:
+        cands[f"ELL({row['ell']['width']})"] = row["ell"]["cycles"]
+    if row["decomposed"]:
+        cands["decomposed"] = min(d["hoisted"] for d in row["decomposed"])
+    return min(cands, key=cands.get)
+
+
 def table(rows: list[dict]) -> str:
     """The markdown table of docs/bench.md."""
-    out = ["| data | N | nnz | CSR cycles | CSR bytes | best BCSR(b) cycles | its bytes "
-           "| best decomposition | cycles (split) | split | cycles (hoisted) | bytes | wins |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    out = ["| data | kernel | N | nnz | CSR cycles | CSR bytes | best BCSR(b) cycles | its bytes "
+           "| ELL(c) cycles | its bytes | best decomposition | cycles (split) | split "
+           "| cycles (hoisted) | bytes | wins |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         bb = min(r["bcsr"], key=lambda k: r["bcsr"][k]["cycles"])
         bc = r["bcsr"][bb]
         d = min(r["decomposed"], key=lambda x: x["hoisted"]) if r["decomposed"] else None
-        cands = {"CSR": r["csr"]["cycles"], f"BCSR({bb})": bc["cycles"]}
-        if d:
-            cands["decomposed (hoisted)"] = d["hoisted"]
-        win = min(cands, key=cands.get)
         dec = (f"`{d['directive'].split(': ', 1)[1]}` | {d['cycles']:,} | {d['split_cycles']:,} "
                f"| {d['hoisted']:,} | {d['bytes']:,}") if d else "- | - | - | - | -"
-        out.append(f"| {r['name']} | {r['n']} | {r['nnz']:,} | {r['csr']['cycles']:,} | "
+        ell = (f"{r['ell']['cycles']:,} (c={r['ell']['width']}) | {r['ell']['bytes']:,}"
+               if "ell" in r else "- | -")
+        out.append(f"| {r['name']} | {KERNELS.get(r['kind'], r['kind'])} | {r['n']} | "
+                   f"{r['nnz']:,} | {r['csr']['cycles']:,} | "
                    f"{r['csr']['bytes']:,} | {bc['cycles']:,} (b={bb}) | {bc['bytes']:,} | "
-                   f"{dec} | {win} |")
+                   f"{ell} | {dec} | {winner(r)} |")
     return "\n".join(out)
 
 
@@ -195,7 +249,10 @@ def main(argv=None) -> int:
         (p for p in (ROOT.parent / "shared" / "data", ROOT.parent.parent / "shared" / "data")
          if p.is_dir()), ROOT.parent / "shared" / "data")),
         help="the shared data directory (default ../shared/data)")
-    ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--only", nargs="*", default=None,
+                    help="data set names (jazz, cora, bigbird-512-b16, ...): both kernels of a graph")
+    ap.add_argument("--kernel", choices=("spmm", "gcn"), default=None,
+                    help="only this kernel on the graphs (BigBird masks count as SpMM)")
     ap.add_argument("--top", type=int, default=2, help="decompositions simulated per data set")
     ap.add_argument("--out", default=None, help="JSON file for every figure")
     ap.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
@@ -205,6 +262,8 @@ def main(argv=None) -> int:
     rows = []
     for name, kind, source in SETS:
         if args.only and name not in args.only:
+            continue
+        if args.kernel and (kind if kind != "bigbird" else "spmm") != args.kernel:
             continue
         t0 = time.perf_counter()
         rows.append(bench(name, kind, source, Path(args.data), args.top))
