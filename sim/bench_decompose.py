@@ -204,6 +204,7 @@ def bench_matrix(name: str, kind: str, a: sp.csr_matrix, top: int,
         r["hoisted"] = simulate(text, a, b, expected, hoist=True)["cycles"]
         r["directive"] = directive
         row["decomposed"].append(r)
+    row["checked"] = 2 + len(blocks) + 2 * len(row["decomposed"])   # every one: check match
     return row
 
 
@@ -267,7 +268,8 @@ def main(argv=None) -> int:
             continue
         t0 = time.perf_counter()
         rows.append(bench(name, kind, source, Path(args.data), args.top))
-        print(f"{name}: {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+        print(f"{name} ({kind}): {rows[-1]['checked']} runs, check match, "
+              f"{time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
     print(table(rows))
     if args.out:
         Path(args.out).write_text(json.dumps(rows, indent=1) + "\n")

@@ -24,6 +24,7 @@ def test_row_has_every_variant_and_table_names_the_fastest():
     assert row["ell"]["width"] == 4 == bd.ell_width(a)
     assert set(row["bcsr"]) == {4}
     assert len(row["decomposed"]) == 1
+    assert row["checked"] == 5     # CSR, ELL, BCSR(4), the decomposition split and hoisted
     for r in (row["csr"], row["ell"], row["bcsr"][4], *row["decomposed"]):
         assert r["cycles"] > 0 and r["bytes"] > 0
     cycles = {"CSR": row["csr"]["cycles"], "BCSR(4)": row["bcsr"][4]["cycles"],
