@@ -18,8 +18,12 @@ Every graph goes through `opt -p locate,cleanup` (dense operands located, not sc
 decomposed program is simulated twice: with the split (the `decompose` step counted) and with
 --hoist (left out). Prints a markdown table and writes every figure as JSON.
 
-Run: python -m sim.bench_decompose [--data ../shared/data] [--only NAME ...] [--out FILE]
-(or `make bench-decompose`).
+With --rank it instead simulates every candidate the advisor costs (split hoisted) and compares
+the top picks of the advisor's cycle proxy and of the estimator's Cost.cycles with the simulated
+fastest.
+
+Run: python -m sim.bench_decompose [--data ../shared/data] [--only NAME ...] [--kernel K]
+[--top N] [--rank] [--set KEY=VALUE] [--out FILE] (or `make bench-decompose`).
 """
 
 from __future__ import annotations
@@ -244,6 +248,59 @@ def table(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+def rank_check(name: str, kind: str, a: sp.csr_matrix, blocks=BLOCKS) -> dict:
+    """Every candidate the advisor costs for A (no decomposition included), simulated with the
+    split hoisted and checked: the simulated fastest, the top pick of the advisor's cycle proxy
+    and that of the estimator's cycle model (Cost.cycles), and each ranking's Spearman
+    correlation with the simulated cycles."""
+    from scipy.stats import spearmanr
+    from fuseflowc.data.io import tensor_from_array, tensor_from_scipy
+    from fuseflowc.estimate.advisor import advise as rank
+    from fuseflowc.reference.evaluate import evaluate
+    from sim.arch import Arch
+    b = np.random.default_rng(1).uniform(-1, 1, (a.shape[1], K))
+    csr_text = SPMM.format(fa="csr", fb="dense")
+    prog = _program(csr_text)
+    specs = {s.name: s for s in prog.specs()}
+    expected = evaluate(prog, {"A": tensor_from_scipy(a, specs["A"]),
+                               "B": tensor_from_array(b, specs["B"])})["C"]
+    ranked = rank(prog, "A", tensor_from_scipy(a, specs["A"]), {"K": K},
+                  Arch.load(None, ARCH_SETS), blocks, hoist=True)
+    cands = []
+    for c in ranked:
+        text = csr_text + (c.directive("A") + "\n" if c.parts else "")
+        cands.append({"directive": c.directive("A"), "proxy": c.proxy, "model": c.cost.cycles,
+                      "simulated": simulate(text, a, b, expected, hoist=True)["cycles"]})
+    sim_ = [c["simulated"] for c in cands]
+
+    def top(key: str) -> dict:
+        return min(cands, key=lambda c: c[key])   # first on a tie: the advisor's order
+
+    def rho(key: str) -> float:
+        r = spearmanr([c[key] for c in cands], sim_)[0] if len(cands) > 1 else 1.0
+        return 1.0 if r != r else round(float(r), 2)   # NaN (constant ranks): no signal lost
+    return {"name": name, "kind": kind, "candidates": cands, "best": top("simulated"),
+            "proxy": top("proxy"), "model": top("model"),
+            "rho_proxy": rho("proxy"), "rho_model": rho("model")}
+
+
+def rank_table(rows: list[dict]) -> str:
+    """The markdown table of rank_check rows: each ranking's top pick against the simulator."""
+    def short(d: str) -> str:
+        return d.split(": ", 1)[1] if ": " in d else d
+    out = ["| data | kernel | candidates | simulated best | cycles | proxy's pick | cycles | "
+           "Cost.cycles's pick | cycles | rank corr. proxy | rank corr. Cost.cycles |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        cells = []
+        for key in ("best", "proxy", "model"):
+            cells += [f"`{short(r[key]['directive'])}`", f"{r[key]['simulated']:,}"]
+        out.append(f"| {r['name']} | {KERNELS.get(r['kind'], r['kind'])} | "
+                   f"{len(r['candidates'])} | " + " | ".join(cells)
+                   + f" | {r['rho_proxy']} | {r['rho_model']} |")
+    return "\n".join(out)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(next(
@@ -256,6 +313,9 @@ def main(argv=None) -> int:
                     help="only this kernel on the graphs (BigBird masks count as SpMM)")
     ap.add_argument("--top", type=int, default=2, help="decompositions simulated per data set")
     ap.add_argument("--out", default=None, help="JSON file for every figure")
+    ap.add_argument("--rank", action="store_true",
+                    help="instead: simulate every candidate the advisor costs and compare the "
+                         "top picks of its proxy and of Cost.cycles with the simulated best")
     ap.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                     help="override an architecture value (as simulate --set)")
     args = ap.parse_args(argv)
@@ -267,10 +327,15 @@ def main(argv=None) -> int:
         if args.kernel and (kind if kind != "bigbird" else "spmm") != args.kernel:
             continue
         t0 = time.perf_counter()
+        if args.rank:
+            rows.append(rank_check(name, kind, load(kind, source, Path(args.data))))
+            print(f"{name} ({kind}): {len(rows[-1]['candidates'])} runs, check match, "
+                  f"{time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+            continue
         rows.append(bench(name, kind, source, Path(args.data), args.top))
         print(f"{name} ({kind}): {rows[-1]['checked']} runs, check match, "
               f"{time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
-    print(table(rows))
+    print(rank_table(rows) if args.rank else table(rows))
     if args.out:
         Path(args.out).write_text(json.dumps(rows, indent=1) + "\n")
     return 0

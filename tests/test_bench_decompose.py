@@ -55,3 +55,16 @@ def test_normalized_adjacency_matches_the_gcn_formula():
     d = p.sum(axis=1) ** -0.5
     np.testing.assert_allclose(got, d[:, None] * p * d[None, :])
     np.testing.assert_allclose(got, got.T)
+
+
+def test_rank_check_compares_both_rankings_with_the_simulator():
+    row = bd.rank_check("tiny", "spmm", _blocky(), blocks=(4,))
+    sims = [c["simulated"] for c in row["candidates"]]
+    assert len(sims) == 7       # none, and bcsr(4) at thresholds 1/16, 1/8, 1/4, 1/2, 3/4, 1
+    assert "(no decomposition)" in {c["directive"] for c in row["candidates"]}
+    assert row["best"]["simulated"] == min(sims)
+    assert row["proxy"]["proxy"] == min(c["proxy"] for c in row["candidates"])
+    assert row["model"]["model"] == min(c["model"] for c in row["candidates"])
+    assert -1.0 <= row["rho_proxy"] <= 1.0 and -1.0 <= row["rho_model"] <= 1.0
+    lines = bd.rank_table([row]).splitlines()
+    assert len(lines) == 3 and lines[0].count("|") == lines[2].count("|")
