@@ -147,10 +147,11 @@ run-data: data
 bench-block: $(STAMP)
 	$(PY) -m sim.bench_block --seq 256
 
-# Format decomposition: SpMM on real matrices, GCN aggregation on Cora/Citeseer, BigBird masks,
-# as CSR, pure BCSR(b) and the advisor's best decompositions (docs/bench.md); needs ../shared/data.
+# Format decomposition: SpMM and GCN aggregation on the real graphs, SpMM on BigBird masks, as
+# CSR, pure BCSR(b), ELL and the advisor's 3 best decompositions (docs/bench.md); needs
+# ../shared/data.
 bench-decompose: $(STAMP)
-	$(PY) -m sim.bench_decompose --out out/bench_decompose.json
+	$(PY) -m sim.bench_decompose --top 3 --out out/bench_decompose.json
 
 # Simulated cycles per model x fusion variant: one JSON per configuration under out/cycles/, one
 # summary line each. GCN, GraphSAGE and SAE are fused with `fuse --inline-widened` (intermediates

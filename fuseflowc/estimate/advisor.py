@@ -116,7 +116,7 @@ def advise(program: ast.Program, tensor: str, matrix, sizes: dict[str, int], arc
         stats = DataStats.from_values(module, sizes, {}, element_bytes)
         stats.tensors[tensor] = stats_of_fiber(tensor, matrix)
         stats.fibers[tensor] = matrix
-        est = estimate_module(module, stats)
+        est = estimate_module(module, stats, arch)   # Cost.cycles at the arch ranked for
         proxy, split, cost, share = 0.0, 0.0, Cost(), 0.0
         for item in module.sequence():
             c = est.kernels.get(item.name)
