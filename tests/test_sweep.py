@@ -135,6 +135,19 @@ def test_bad_specs_are_located(tmp_path, text, where, message):
     assert f"spec.toml{where}" in first and message in first, msg
 
 
+@pytest.mark.parametrize("key", ["programs", "dir", "graph"])
+def test_spec_paths_too_long_to_look_up_are_located(tmp_path, key):
+    """Found by fuzzing (make fuzz N=10000, case 523): a data dir whose name is too long for
+    the system made Path.is_dir raise, an internal error."""
+    long = "a" * 300 + "/x"
+    spmv = KERNELS / "spmv.ff"
+    text = {"programs": f'programs = ["{long}.ff"]\n[[data]]\nseed = 1\n',
+            "dir": f'programs = ["{spmv}"]\n[[data]]\ndir = "{long}"\n',
+            "graph": f'programs = ["{spmv}"]\n[[data]]\ngraph = "{long}.npz"\n'}[key]
+    first = spec_error(tmp_path, text).split("\n")[0]
+    assert "spec.toml:" in first and "error:" in first and "name too long" in first, first
+
+
 @pytest.mark.parametrize("line, message", [
     ("timeout = nan", "timeout: expected a positive finite number"),
     ("timeout = inf", "timeout: expected a positive finite number"),

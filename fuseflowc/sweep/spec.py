@@ -286,7 +286,7 @@ def _program(keys: _Keys, k: int, v, base: Path, defaults: dict) -> ProgramEntry
     used = {f for t in schedule for f in template_fields(t)}
     params = {k: vals for k, vals in params.items() if k in used}
     file = base / v["path"]
-    if not file.is_file():
+    if not _probe(keys, f"{where}.path", v["path"], file, Path.is_file):
         raise keys.error(f"{where}.path", f"{v['path']}: no such file (relative to the spec "
                                           f"file's directory {base})")
     return ProgramEntry(
@@ -317,6 +317,17 @@ def _graph_name(source: str) -> str:
     return Path(split_options(source)[0]).stem
 
 
+
+def _probe(keys, where: str, shown: str, path: Path, test) -> bool:
+    """`test(path)` (Path.is_file, is_dir, exists) for a path a spec names; a path the system
+    cannot look up (a name too long, a loop of links: pathlib raises for those) is the spec's
+    error at `where`, with the system's reason (found by fuzzing)."""
+    try:
+        return test(path)
+    except OSError as e:
+        raise keys.error(where, f"{shown}: {e.strerror or e}") from None
+
+
 def _data(keys: _Keys, k: int, v, base: Path) -> DataEntry:
     where = f"data[{k}]"
     if not isinstance(v, dict):
@@ -331,7 +342,7 @@ def _data(keys: _Keys, k: int, v, base: Path) -> DataEntry:
             raise keys.error(f"{where}.{extra[0]}", "a data set is either a directory (dir) or "
                                                    "generated (graph, sizes, ...), not both")
         d = base / v["dir"]
-        if not d.is_dir():
+        if not _probe(keys, f"{where}.dir", v["dir"], d, Path.is_dir):
             raise keys.error(f"{where}.dir", f"{v['dir']}: no such directory (relative to the "
                                              f"spec file's directory {base})")
         return DataEntry(v.get("name", Path(v["dir"]).name), {"dir": v["dir"]})
@@ -342,7 +353,8 @@ def _data(keys: _Keys, k: int, v, base: Path) -> DataEntry:
                                                "directory, PATH.npz, PATH.npy or PATH.mtx")
         g = gen["graph"] = v["graph"]
         from ..data.graphs import is_named_source, split_options
-        if not is_named_source(g) and not (base / split_options(g)[0]).exists():
+        if not is_named_source(g) and not _probe(keys, f"{where}.graph", g,
+                                                 base / split_options(g)[0], Path.exists):
             raise keys.error(f"{where}.graph", f"{g}: no such file or directory (relative to "
                                                f"the spec file's directory {base})")
     if "normalize" in v:
