@@ -56,13 +56,22 @@ def recorded_path(recorded: str, holder: str) -> Path | None:
     """
     path = Path(recorded)
     if path.is_absolute():
-        return path if path.exists() else None
+        return path if _exists(path) else None
     bases = [Path(holder).parent] if holder != "-" else []
     bases.append(Path("."))
     for base in bases:
-        if (base / path).exists():
+        if _exists(base / path):
             return base / path
     return None
+
+
+def _exists(path: Path) -> bool:
+    """Path.exists, False for a path the system cannot look up (a name too long, a loop of
+    links: pathlib raises for those; found by fuzzing a recorded `source` path)."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 def missing_recorded(what: str, recorded: str, holder: str) -> UserError:

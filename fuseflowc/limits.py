@@ -41,8 +41,13 @@ MAX_TEXT_BYTES = 64 << 20
 #: 1 GB, and 64 x 64 nested splits take 30 s just to build.
 MAX_LANES = 64
 
-#: The Lark rules of expressions in the program and fused-IR grammars.
-EXPRESSION_RULES = frozenset({"add", "sub", "mul", "div", "neg", "call", "reduce"})
+#: The Lark rules of expressions in the program and fused-IR grammars (list index
+#: expressions, `x[2 * (t - 1); i]`, included).
+EXPRESSION_RULES = frozenset({"add", "sub", "mul", "div", "neg", "call", "reduce", "fallback",
+                              "ladd", "lsub", "lscale", "lrev", "lind"})
+#: Deepest parse tree of any kind (loops in loops, ...): the parsers' tree walks recurse once
+#: per level, and Python's stack holds about 1,000 frames.
+MAX_TREE_DEPTH = 3 * MAX_NESTING
 
 
 def shown(text: str) -> str:
@@ -90,20 +95,27 @@ def check_nesting(tree, source: Source, rules=EXPRESSION_RULES,
                   what: str = "an expression (operators, calls, reductions)",
                   hint: str = "; split it into several statements") -> None:
     """Raise a located UserError when `tree` (a Lark parse tree) nests `rules` more than
-    MAX_NESTING deep. Iterative: it runs before any recursive walk of the tree."""
+    MAX_NESTING deep, or any rules more than MAX_TREE_DEPTH deep (found by fuzzing: list index
+    expressions and loops in loops). Iterative: it runs before any recursive walk of the
+    tree."""
     from lark import Tree
-    stack = [(tree, 0)]
+
+    def where(t):
+        meta = t.meta
+        return Loc(source, meta.line, meta.column) if not getattr(meta, "empty", True) else None
+    stack = [(tree, 0, 0)]
     while stack:
-        t, depth = stack.pop()
+        t, depth, levels = stack.pop()
         if t.data in rules:
             depth += 1
             if depth > MAX_NESTING:
-                meta = t.meta
-                loc = (Loc(source, meta.line, meta.column) if not getattr(meta, "empty", True)
-                       else None)
                 raise UserError(f"{what} is nested more than {MAX_NESTING} levels deep{hint}",
-                                loc)
-        stack.extend((c, depth) for c in t.children if isinstance(c, Tree))
+                                where(t))
+        levels += 1
+        if levels > MAX_TREE_DEPTH:
+            raise UserError(f"the input is nested more than {MAX_TREE_DEPTH} levels deep (loops "
+                            f"in loops, brackets in brackets); flatten it", where(t))
+        stack.extend((c, depth, levels) for c in t.children if isinstance(c, Tree))
 
 
 def available_memory() -> int | None:

@@ -347,3 +347,31 @@ def test_max_cycles_past_64_bits_is_a_usage_error(tmp_path):
                                   "--max-cycles", "99999999999999999999"])
     assert r.exit_code == 2, r.output
     assert "max-cycles" in r.output
+
+
+@pytest.mark.parametrize("name, text, message", [
+    ("index", "dim I, L = 4\ntensor x[L; I] : dense\ntensor y[I] : dense\n"
+              "y[i] = x[" + "2 * " * 3000 + "0; i]\n",
+     "an expression (operators, calls, reductions) is nested more than 100 levels deep"),
+    ("sum-of-indices", "dim I, L = 4\ntensor x[L; I] : dense\ntensor y[I] : dense\n"
+                       "y[i] = x[" + "0 + " * 3000 + "0; i]\n", "nested more than 100 levels"),
+    ("loops", "dim I, L = 2\ntensor x[I] : dense\ntensor y[I] : dense\n"
+              + "".join(f"map l{k} in L {{\n" for k in range(400)) + "y[i] = x[i]\n"
+              + "}\n" * 400, "nested more than 300 levels deep (loops in loops"),
+])
+def test_deep_list_indices_and_loops_are_located_errors(tmp_path, name, text, message):
+    """Found by make fuzz N=10000 (case 4489): `i + i + ... + i` 3,000 deep in a list index
+    (rules the nesting check did not know) was a RecursionError, an internal error."""
+    p = tmp_path / f"{name}.ff"
+    p.write_text(text)
+    r = run_cli(["check", str(p)])
+    assert r.exit_code == 1 and message in r.stderr and f"{name}.ff:" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_a_recorded_path_too_long_to_look_up_is_not_found():
+    """Found by make fuzz N=10000 (case 4249): a fused IR's `source` path of 200,000 bytes made
+    Path.exists raise (ENAMETOOLONG) while `lower` looked for it."""
+    from fuseflowc.files import recorded_path
+    assert recorded_path("a" * 200_000, "g.fused") is None
+    assert recorded_path("/" + "a" * 300, "-") is None

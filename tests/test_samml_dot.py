@@ -87,3 +87,37 @@ def test_render_failure_is_a_user_error(tmp_path, monkeypatch):
     r = run_cli(["dot", SPMV, "-o", str(out)])
     assert r.exit_code == 1 and "Graphviz dot failed" in r.stderr and "syntax error" in r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bin"]
+
+
+def _chain_module(graphs: int, nodes: int) -> str:
+    """SAMML text: `graphs` graphs, each a root, a dense scan and a chain of `nodes` - 3 unary
+    ALUs into a writer."""
+    out = ["tensor x[N]: dense input"] + [f"tensor y{g}[N]: dense output" for g in range(graphs)]
+    for g in range(graphs):
+        body = ["  %r = root {tensor = x}",
+                "  %c, %f = scan %r {tensor = x, mode = 0, format = dense, index = i}",
+                "  %v0 = array %f {tensor = x}"]
+        for k in range(1, nodes - 3):
+            body.append(f"  %v{k} = alu %v{k - 1} {{op = neg}}")
+        body.append(f"  write_vals %v{nodes - 4} {{tensor = y{g}}}")
+        out += [f"graph g{g} {{", *body, "}"]
+    return "\n".join(out) + "\n"
+
+
+def test_a_picture_too_large_to_read_is_refused_at_once(tmp_path, monkeypatch):
+    """Found by fuzzing: `dot -o out.png` of a 12-layer model (5,000 nodes) ran for minutes;
+    a stacked RNN (8,000) hit Graphviz's 2-minute timeout. Refused before Graphviz runs (a
+    fake `dot` that fails would show), with the way to draw less; DOT text is still written."""
+    from fuseflowc.samml import dot as dot_module
+    monkeypatch.setattr(dot_module, "MAX_DRAWN_NODES", 40)
+    monkeypatch.setattr(dot_module.shutil, "which", lambda name: "/nonexistent/dot")
+    g = tmp_path / "big.samml"
+    g.write_text(_chain_module(graphs=3, nodes=20))
+    r = run_cli(["dot", str(g), "-o", str(tmp_path / "big.png")])
+    assert r.exit_code == 1, r.stderr
+    assert "its 3 graphs have 60 nodes (the largest, g0, 20), more than the 40" in r.stderr
+    assert "--graph NAME" in r.stderr and not (tmp_path / "big.png").exists()
+    r = run_cli(["dot", str(g), "--graph", "g1", "-o", str(tmp_path / "g1.dot")])
+    assert r.exit_code == 0 and (tmp_path / "g1.dot").exists()
+    r = run_cli(["dot", str(g), "-o", str(tmp_path / "all.dot")])   # DOT text: no limit
+    assert r.exit_code == 0, r.stderr

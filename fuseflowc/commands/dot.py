@@ -8,7 +8,7 @@ import click
 
 from ..files import read_source
 from ..outputs import Outputs
-from ..samml.dot import module_dot, render
+from ..samml.dot import check_drawable, module_dot, render
 from ..samml.parser import parse_module
 from ..samml.verify import verify
 
@@ -36,6 +36,7 @@ def cmd(graph: str, output: str | None, graph_name: str | None) -> None:
       fuseflowc dot spmv.samml -o spmv.svg
       fuseflowc fuse gcn.ff | fuseflowc lower | fuseflowc dot --graph layer1 > gcn.dot
 
+    A picture holds at most 2,000 nodes (draw one graph with --graph, or write DOT text).
     SVG and PNG need Graphviz: `apt-get install graphviz` (Debian/Ubuntu) or
     `brew install graphviz` (macOS).
     """
@@ -48,6 +49,8 @@ def cmd(graph: str, output: str | None, graph_name: str | None) -> None:
     module = parse_module(read_source(graph))
     verify(module)
     text = module_dot(module, graph_name)
+    if suffix in _RENDERED:
+        check_drawable(module, graph_name, output)
     with out:
         if suffix in _RENDERED:  # Graphviz writes a file itself (a device: in place)
             render(text, dest.target if dest.direct else dest.staged_path(), _RENDERED[suffix],
