@@ -30,12 +30,16 @@ def deadline(seconds: float | None):
     """Raise ConfigTimeout in this thread after `seconds` of wall time: by SIGALRM in the main
     thread (the local worker processes), else (a Dask worker's task thread) by an exception a
     timer thread posts to this one. Both interrupt Python code, as a Ctrl-C would; a call into
-    C that does not return to Python is interrupted when it returns."""
+    C that does not return to Python is interrupted when it returns. A block that ends after
+    its deadline raises ConfigTimeout even where the exception was swallowed on the way."""
     if not seconds:
         yield
         return
     if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
+        fired = []
+
         def fire(signum, frame):
+            fired.append(signum)
             raise ConfigTimeout()
         old = signal.signal(signal.SIGALRM, fire)
         signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -44,6 +48,8 @@ def deadline(seconds: float | None):
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old)
+        if fired:  # it went off where exceptions are ignored (a GC callback, a __del__)
+            raise ConfigTimeout()
         return
     with _thread_deadline(seconds):
         yield
@@ -90,6 +96,11 @@ def _thread_deadline(seconds: float):
                 break
             except ConfigTimeout:  # it went off here, before the lock: close again
                 continue
+    if state["fired"]:
+        # the deadline passed, but the exception was swallowed where exceptions are ignored (a
+        # GC callback: seen on CI with a 0.1 ms timeout) and the block ended before a repost:
+        # it still ran past its deadline
+        raise ConfigTimeout()
 
 
 #: How often the timeout exception is posted (every 50 ms) before the deadline gives up.
