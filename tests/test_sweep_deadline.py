@@ -66,3 +66,33 @@ def _run_within() -> bool:
     with deadline(5.0):
         pass
     return True
+
+
+def _swallowed_then_error(seconds: float) -> None:
+    with deadline(seconds):
+        obj = _SlowDel()
+        del obj
+        raise ValueError("an error after the deadline")
+
+
+def test_an_error_after_a_swallowed_deadline_is_a_timeout():
+    """Seen in the Dask test: the swallowed timeout let a configuration run on into an input
+    error, an 'error' row where its neighbours were 'timeout' rows."""
+    with pytest.raises(ConfigTimeout):
+        _swallowed_then_error(0.001)
+    got = []
+
+    def task():
+        try:
+            _swallowed_then_error(0.001)
+        except ConfigTimeout:
+            got.append("timeout")
+        except ValueError:
+            got.append("error")
+    t = threading.Thread(target=task)
+    t.start()
+    t.join(10)
+    assert got == ["timeout"]
+    with pytest.raises(ValueError):   # an error before the deadline stays the error
+        with deadline(5.0):
+            raise ValueError("early")

@@ -31,7 +31,8 @@ def deadline(seconds: float | None):
     thread (the local worker processes), else (a Dask worker's task thread) by an exception a
     timer thread posts to this one. Both interrupt Python code, as a Ctrl-C would; a call into
     C that does not return to Python is interrupted when it returns. A block that ends after
-    its deadline raises ConfigTimeout even where the exception was swallowed on the way."""
+    its deadline (normally or by an error) raises ConfigTimeout even where the exception was
+    swallowed on the way, so the outcome does not depend on where the deadline went off."""
     if not seconds:
         yield
         return
@@ -45,6 +46,10 @@ def deadline(seconds: float | None):
         signal.setitimer(signal.ITIMER_REAL, seconds)
         try:
             yield
+        except Exception as e:  # an error after the deadline went off (and was swallowed)
+            if fired:
+                raise ConfigTimeout() from e
+            raise
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old)
@@ -83,6 +88,10 @@ def _thread_deadline(seconds: float):
     try:
         timer.start()   # (inside the try: with a tiny timeout the exception may come here)
         yield
+    except Exception as e:  # an error after the deadline went off (and was swallowed)
+        if state["fired"]:
+            raise ConfigTimeout() from e
+        raise
     finally:
         while True:
             try:
