@@ -164,10 +164,13 @@ def test_a_numerator_meeting_a_zero_divisor(text, inline_widened):
                        density={"A": 0.2, "B": 0.3, "D": 0.5}, inline_widened=inline_widened)
 
 
-# Found (open) by random chains with full-range vectors added, while checking widening (issue
-# 18): plain `fuse` too. With T0 empty (A0 has no entry) T2 should be sum_k T1 = 3 per
-# coordinate; the graphs give 6, as if T1 * T0 were T1 where T0 is absent (the product's
-# operands meet at i, j; T1 alone runs on at k).
+# Found by random chains with full-range vectors added, while checking widening (issue 18):
+# plain `fuse` too. With T0 empty (A0 has no entry) T2 should be sum_k T1 = 3 per coordinate;
+# the graphs gave 6, as if T1 * T0 were T1 where T0 is absent. The product's operands meet at
+# i, j; T1 alone runs on at k, where it reads neg(0) + 1 = 1 from the absent side's N refs,
+# and T0's value, repeated over k, is the union's N: an ALU's identity, so 1 * N = 1. The
+# product was taken for zero-preserving (T0 is), so it was not made a value leaf; only an
+# operand iterated at the innermost index can make a product zero-preserving now.
 PRODUCT_WITH_AN_EMPTY_OUTER_REDUCTION_IN_A_UNION = """
 dim I, J, K
 tensor A0[I, J, K] : (dense, dense, compressed)
@@ -182,10 +185,21 @@ fuse all: T0, T1, T2
 """
 
 
-@pytest.mark.xfail(strict=True, reason="open: an absent outer operand of a product inside a "
-                                       "union does not make the product absent at inner levels")
 @pytest.mark.parametrize("inline_widened", [False, True])
 def test_product_with_an_empty_outer_reduction_in_a_union(inline_widened):
     program = load_text(PRODUCT_WITH_AN_EMPTY_OUTER_REDUCTION_IN_A_UNION)
     assert_matches(program, {"I": 3, "J": 4, "K": 3}, seed=0, patterns=True,
                    density={"A0": 0.0, "A2": 0.0}, inline_widened=inline_widened)
+
+
+@pytest.mark.parametrize("op", ["*", "/"])
+@pytest.mark.parametrize("inline_widened", [False, True])
+def test_outer_reduction_in_a_union_partly_empty(op, inline_widened):
+    """The same with some k fibers of A0 empty, and with T0 as an outer numerator."""
+    text = PRODUCT_WITH_AN_EMPTY_OUTER_REDUCTION_IN_A_UNION
+    if op == "/":
+        text = text.replace("T1[i,j,k] * T0[i,j] +", "T0[i,j] / T1[i,j,k] +")
+    program = load_text(text)
+    for seed in range(3):
+        assert_matches(program, {"I": 3, "J": 4, "K": 3}, seed=seed, patterns=True,
+                       density={"A0": 0.3, "A2": 0.5}, inline_widened=inline_widened)

@@ -41,6 +41,14 @@ def zero_preserving(e: X.Node) -> bool:
         return False
     if e.op in ("+", "-"):
         return a and b
+    if e.op in ("*", "/") and e.free and not isinstance(e.lhs, X.Const) \
+            and not isinstance(e.rhs, X.Const):
+        # Only an operand iterated at the innermost index reads 0 where the product is absent:
+        # an outer one (fewer indices, its value repeated) may come out of a joiner as N, an
+        # ALU's identity, so N * f(0) is f(0), not 0 (T1[i,j,k] * T0[i,j] with T0 absent).
+        inner = e.free[-1]
+        a = a and inner in e.lhs.free
+        b = b and inner in e.rhs.free
     if e.op == "*":
         return a or b
     if e.op in ("/", "mask"):
