@@ -96,10 +96,15 @@ def test_timeouts_on_the_workers(tmp_path, cluster):
                  "0.0001", "--strict"])
     assert r.exit_code == 1
     rows = read_rows(str(out))
-    # spmv on the graph archive is an input error (no adjacency tensor to put the graph in)
-    # that may be reached before the 0.1 ms alarm fires on a fast worker: an error row then
-    timed = [x for x in rows if "--graph-tensor" not in x["error"]]
-    assert len(timed) >= len(rows) - 1, [x["error"] for x in rows]
+    # three configurations are input errors (spmv on the graph archive: no adjacency tensor to
+    # put the graph in; GCN on generated data: no size for N; GCN on spmv's data directory: A's
+    # shape, found by the estimate): a worker's timer thread posts the timeout only once it
+    # gets the GIL (the task thread holds it up to 5 ms at a time), so an error found that fast
+    # may come first: an error row then
+    inputs = [x for x in rows if x["error"].startswith(("data: ", "estimate: "))
+              and "internal error" not in x["error"]]
+    timed = [x for x in rows if x not in inputs]
+    assert len(inputs) <= 3, [x["error"] for x in rows]
     assert {x["status"] for x in timed} == {"timeout"}, [x["error"] for x in rows]
     assert all(x["error"].startswith("timeout after 0.0001 s (during ") for x in timed)
     assert "6 configuration(s) of the grid failed" in r.stderr
