@@ -450,3 +450,17 @@ def test_an_intermediate_of_the_same_region_is_an_error(tmp_path):
     r = run_cli(["check", str(path)])
     assert r.exit_code == 1
     assert "H is computed in the same fusion region as T2" in r.stderr
+
+
+@pytest.mark.parametrize("decls, missing", [
+    ("tensor index[J, K] : dense\ntensor C[I, K] : dense\n", "undefined tensor B"),
+    ("tensor B[J, K] : dense\ntensor C2[I, K] : dense\n", "undefined tensor C"),
+])
+def test_a_decomposed_statement_with_an_undeclared_tensor_is_reported(tmp_path, decls, missing):
+    """Found by make fuzz N=10000 (case 8837: B renamed in its declaration only): the
+    decomposition's checks looked the undeclared tensor up and raised KeyError."""
+    p = tmp_path / "p.ff"
+    p.write_text("dim I = 32, J = 32, K = 16\ntensor A[I, J] : csr\n" + decls
+                 + "C[i,k] = A[i,j] * B[j,k]\ndecompose A: bcsr(8) >= 0.5, bcsr(4) >= 0.25, csr\n")
+    r = run_cli(["check", str(p)])
+    assert r.exit_code == 1 and missing in r.stderr and "Traceback" not in r.stderr, r.stderr

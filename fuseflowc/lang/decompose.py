@@ -115,7 +115,9 @@ def problems(program: ast.Program, statements: list[ast.Assignment],
                         f"{d.tensor}: {why}; only a statement where {d.tensor} is a factor of "
                         f"a sum of products can be computed part by part", d.loc))
             continue
-        y = tensors[s.name]
+        y = tensors.get(s.name)
+        if y is None:   # undeclared: the checker reports it (found by fuzzing)
+            continue
         if blocks and not y.format.is_dense:
             out.append((f"decompose {d.tensor}: statement {s.name} stores {s.name} as "
                         f"{y.format.name()}, but a blocked part stores whole blocks (zeros "
@@ -195,7 +197,9 @@ def _blocking_problem(program, statements, s, a, b, tensors) -> str | None:
     for x in [x for x in expr.walk() if isinstance(x, ast.Access)] + [s.lhs]:
         if x.tensor == a or not split & set(x.indices):
             continue
-        t = tensors[x.tensor]
+        t = tensors.get(x.tensor)
+        if t is None:   # undeclared: the checker reports it (found by fuzzing)
+            continue
         if t.order != 2:
             return (f"{x.tensor} has {t.order} dim(s) over a blocked index, but blocked formats "
                     f"are matrices")
