@@ -514,7 +514,11 @@ class Planner:
             for i in self.p.statement(root).lhs.indices:
                 cands.append(Schedule(sched.orders, ((root, i, f),), sched.blocks))
             f *= 2
-        best = (sched, m)
+        return self._better(region, (sched, m), cands)
+
+    def _better(self, region, best: tuple[Schedule, Metrics],
+                cands) -> tuple[Schedule, Metrics]:
+        """The cheapest of `best` and the candidate schedules that compile."""
         for s in cands:
             try:
                 got = self.ev.measure(region, s, False)
@@ -545,15 +549,9 @@ class Planner:
                 sizes.append(sz)
             if any(s is None for s in sizes):
                 continue
-            for b in (2, 4, 8, 16, 32, 64):
-                if any(s % b for s in sizes):
-                    continue
-                s = Schedule(best[0].orders, best[0].parallel,
-                             tuple(sorted(dict(best[0].blocks, **{t.name: b}).items())))
-                try:
-                    got = self.ev.measure(region, s, False)
-                except UserError:
-                    continue
-                if self.value(got) < self.value(best[1]):
-                    best = (s, got)
+            base = best[0]
+            best = self._better(region, best, (
+                Schedule(base.orders, base.parallel,
+                         tuple(sorted(dict(base.blocks, **{t.name: b}).items())))
+                for b in (2, 4, 8, 16, 32, 64) if not any(sz % b for sz in sizes)))
         return best
