@@ -15,7 +15,7 @@ DATA   ?= ../shared/data
 
 venv: $(STAMP)
 
-# The compiled simulation engine (sim/cpp, built by setup.py into sim._fast) is part of the
+# The compiled simulation engine (sim/cpp, built by setup.py into fuseflowc.sim._fast) is part of the
 # editable install: changing its sources reinstalls (about a minute). Here a failing compile is
 # an error (a plain `pip install` skips the extension instead); FUSEFLOWC_NO_EXT=1 make ...
 # builds without it (the Python engine only).

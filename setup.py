@@ -1,7 +1,7 @@
 """Build script for the optional compiled simulation engine (everything else is in
 pyproject.toml).
 
-`sim._fast` (sources in sim/cpp/, one translation unit: sim/cpp/all.cpp) is a C++17 pybind11
+`fuseflowc.sim._fast` (sources in sim/cpp/, one translation unit: sim/cpp/all.cpp) is a C++17 pybind11
 extension. It is optional: when it cannot be built (no C++ compiler, a failing compile, or
 FUSEFLOWC_NO_EXT=1 in the environment) fuseflowc installs without it and `fuseflowc simulate`
 runs the Python engine, saying so in one line. FUSEFLOWC_REQUIRE_EXT=1 (set by the Makefile:
@@ -15,7 +15,7 @@ from setuptools import setup
 
 ext_modules = []
 if os.environ.get("FUSEFLOWC_NO_EXT", "") not in ("", "0"):
-    print("FUSEFLOWC_NO_EXT is set: not building the compiled simulation engine (sim._fast)")
+    print("FUSEFLOWC_NO_EXT is set: not building the compiled simulation engine (fuseflowc.sim._fast)")
 else:
     try:
         from pybind11.setup_helpers import Pybind11Extension
@@ -24,7 +24,7 @@ else:
     else:
         here = Path(__file__).parent
         ext_modules.append(Pybind11Extension(
-            "sim._fast",
+            "fuseflowc.sim._fast",
             ["sim/cpp/all.cpp"],
             depends=sorted(str(p.relative_to(here)) for p in (here / "sim" / "cpp").glob("*.?pp")),
             cxx_std=17,

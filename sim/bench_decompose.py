@@ -128,10 +128,10 @@ def simulate(text: str, a: sp.csr_matrix, b: np.ndarray, expected, hoist: bool =
     from fuseflowc.fuse.algorithm import fuse_program
     from fuseflowc.lower.driver import lower_fused
     from fuseflowc.opt.pipeline import parse_pipeline, run_pipeline
-    from sim.arch import Arch
-    from sim.build import Simulator
-    from sim.compare import compare
-    from sim.report import result_stats
+    from fuseflowc.sim.arch import Arch
+    from fuseflowc.sim.build import Simulator
+    from fuseflowc.sim.compare import compare
+    from fuseflowc.sim.report import result_stats
     prog = _program(text)
     specs = {s.name: s for s in prog.specs()}
     inputs = {"A": tensor_from_scipy(a, specs["A"]), "B": tensor_from_array(b, specs["B"])}
@@ -160,7 +160,7 @@ def advise(a: sp.csr_matrix, top: int, blocks=BLOCKS) -> list[str]:
     """The advisor's best `top` decompositions of A for SpMM (split hoisted, as deployed)."""
     from fuseflowc.data.io import tensor_from_scipy
     from fuseflowc.estimate.advisor import advise as rank
-    from sim.arch import Arch
+    from fuseflowc.sim.arch import Arch
     prog = _program(SPMM.format(fa="csr", fb="dense"))
     spec = next(s for s in prog.specs() if s.name == "A")
     ranked = rank(prog, "A", tensor_from_scipy(a, spec), {"K": K}, Arch.load(None, ARCH_SETS),
@@ -257,7 +257,7 @@ def rank_check(name: str, kind: str, a: sp.csr_matrix, blocks=BLOCKS) -> dict:
     from fuseflowc.data.io import tensor_from_array, tensor_from_scipy
     from fuseflowc.estimate.advisor import advise as rank
     from fuseflowc.reference.evaluate import evaluate
-    from sim.arch import Arch
+    from fuseflowc.sim.arch import Arch
     b = np.random.default_rng(1).uniform(-1, 1, (a.shape[1], K))
     csr_text = SPMM.format(fa="csr", fb="dense")
     prog = _program(csr_text)

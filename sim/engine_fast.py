@@ -1,4 +1,4 @@
-"""The compiled engine (sim/cpp, built as the extension `sim._fast`): runs a graph the Python
+"""The compiled engine (sim/cpp, built as the extension `fuseflowc.sim._fast`): runs a graph the Python
 builder made (sim/build.py) and gives the same results as sim.engine.Engine, bit for bit.
 
 The Python nodes and channels stay the graph's description: `FastEngine` makes the compiled

@@ -20,12 +20,12 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from fuseflowc.diagnostics import UserError
-from sim import engine_fast
-from sim.channel import Channel, make_port
-from sim.differential import error_text
-from sim.engine import Engine
-from sim.prims_write import Writer
-from sim.tokens import D, N, S0, stop
+from fuseflowc.sim import engine_fast
+from fuseflowc.sim.channel import Channel, make_port
+from fuseflowc.sim.differential import error_text
+from fuseflowc.sim.engine import Engine
+from fuseflowc.sim.prims_write import Writer
+from fuseflowc.sim.tokens import D, N, S0, stop
 
 #: hypothesis examples per random test (SIM_FAST_EXAMPLES=1000 for a longer hunt)
 SETTINGS = settings(max_examples=int(os.environ.get("SIM_FAST_EXAMPLES", "60")), deadline=None,

@@ -15,7 +15,7 @@ from fuseflowc.reference.evaluate import evaluate
 from fuseflowc.samml.parser import parse_module
 from fuseflowc.samml.printer import print_module
 from fuseflowc.samml.verify import verify
-from sim.build import Simulator
+from fuseflowc.sim.build import Simulator
 
 
 def load_text(text: str, schedule: tuple[str, ...] = (), name: str = "<test>"):

@@ -72,8 +72,8 @@ DEPTHS = (None, "2", "inf")
 def figures(module, inputs, sizes, depth=None, engine="python") -> list[dict]:
     """Per kernel: name, cycles, flops, hops, bytes read and written (and the SimResult). The
     pins are the Python engine's; tests/test_sim_fast.py holds the compiled engine to them."""
-    from sim.arch import Arch
-    from sim.build import Simulator
+    from fuseflowc.sim.arch import Arch
+    from fuseflowc.sim.build import Simulator
     res = Simulator(module, inputs, sizes, Arch.load(depth=depth), engine=engine).run()
     return kernel_figures(res), res
 
@@ -116,8 +116,8 @@ def python_outcomes() -> dict:
     """name -> (module, inputs, sizes, depth, Outcome on the Python engine) of every pinned
     case, computed once per process: test_sim_pinned compares them with the pins and
     test_sim_fast the compiled engine with them."""
-    from sim.arch import Arch
-    from sim.differential import run
+    from fuseflowc.sim.arch import Arch
+    from fuseflowc.sim.differential import run
     return {name: (m, inputs, sizes, d, run(m, inputs, sizes, Arch.load(depth=d), "python"))
             for name, m, inputs, sizes, d in cases()}
 

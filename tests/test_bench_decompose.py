@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from sim import bench_decompose as bd
+from fuseflowc.sim import bench_decompose as bd
 
 
 def _blocky() -> sp.csr_matrix:

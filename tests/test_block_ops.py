@@ -12,8 +12,8 @@ from fuseflowc.diagnostics import Source
 from fuseflowc.samml.parser import parse_module
 from fuseflowc.samml.printer import print_module
 from fuseflowc.samml.verify import verify
-from sim.arch import Arch
-from sim.ops import (block_contracts, labelled_alu, labelled_alu_flops, labelled_reduce)
+from fuseflowc.sim.arch import Arch
+from fuseflowc.sim.ops import (block_contracts, labelled_alu, labelled_alu_flops, labelled_reduce)
 
 LABELS = ["i", "j", "k"]
 label_lists = st.lists(st.sampled_from(LABELS), unique=True, max_size=3)
@@ -134,7 +134,7 @@ def test_labels_round_trip_and_bmm_timing():
     assert "in0 = [i, k], in1 = [k, j], out = [i, j]" in print_module(m)
     from fuseflowc.data.fibertree import FiberTensor
     from fuseflowc.formats import shorthand
-    from sim.build import Simulator
+    from fuseflowc.sim.build import Simulator
     rng = np.random.default_rng(0)
     a = rng.uniform(-1, 1, (8, 8))
     a[:4, 4:] = 0.0

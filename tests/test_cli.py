@@ -67,18 +67,19 @@ def test_every_package_and_data_file_is_installed():
     """pyproject.toml lists its packages one by one: a new package directory must be listed,
     and every file read at run time (grammars, sim/*.toml) must be package data."""
     conf = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    dirs = {p.parent for p in (ROOT / "fuseflowc").rglob("__init__.py")} | {ROOT / "sim"}
+    dirs = {p.parent for p in (ROOT / "fuseflowc").rglob("__init__.py")}
     want = {".".join(d.relative_to(ROOT).parts) for d in dirs if "__pycache__" not in d.parts}
-    assert want | {"fuseflowc.grammars"} == set(conf["packages"])
-    assert conf["package-dir"]["fuseflowc.grammars"] == "grammars"
+    assert want | {"fuseflowc.grammars", "fuseflowc.sim"} == set(conf["packages"])
+    # the two top-level directories installed under fuseflowc (no top-level `sim` package)
+    assert conf["package-dir"] == {"fuseflowc.grammars": "grammars", "fuseflowc.sim": "sim"}
     data = conf["package-data"]
     for pattern, files in (("*.lark", (ROOT / "grammars").glob("*")),
                            ("*.toml", (ROOT / "sim").glob("*"))):
         for f in files:
-            # (.so/.pyd: the compiled engine sim._fast, an extension module setup.py builds)
+            # (.so/.pyd: the compiled engine fuseflowc.sim._fast, an extension module setup.py builds)
             if f.suffix not in (".md", ".py", ".so", ".pyd") and f.is_file():
                 assert f.match(pattern), f"{f} is read at run time but is not package data"
-    assert data["fuseflowc.grammars"] == ["*.lark"] and "*.toml" in data["sim"]
+    assert data["fuseflowc.grammars"] == ["*.lark"] and "*.toml" in data["fuseflowc.sim"]
 
 
 # ---- one --json convention (item 6) -----------------------------------------------------------

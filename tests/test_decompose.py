@@ -24,7 +24,7 @@ from fuseflowc.lang.parser import parse_program
 from fuseflowc.lower.driver import lower_fused
 from fuseflowc.reference.decompose import split_parts
 from fuseflowc.reference.evaluate import evaluate
-from sim.build import Simulator
+from fuseflowc.sim.build import Simulator
 
 SPMM = """
 dim I, J, K

@@ -26,8 +26,8 @@ MODELS = ROOT / "ir_examples" / "models"
 
 def simulate(module, ddir) -> dict:
     """Per kernel: (flops, bytes read + written) as the simulator counts them."""
-    from sim.arch import Arch
-    from sim.build import Simulator
+    from fuseflowc.sim.arch import Arch
+    from fuseflowc.sim.build import Simulator
     specs = [t.spec() for t in module.tensors if t.role == "input"]
     inputs, sizes = load_inputs(str(ddir), specs)
     res = Simulator(module, inputs, sizes, Arch.load()).run()
@@ -232,7 +232,7 @@ def test_blocked_attention_flops_match_the_simulator(tmp_path, b):
     from fuseflowc.data.io import load_inputs
     from fuseflowc.lang.load import load_program
     from lower_harness import fused_module
-    from sim.build import Simulator
+    from fuseflowc.sim.build import Simulator
     src = Path("ir_examples/models/bigbird_attention/attention-b16.ff").read_text()
     prog = tmp_path / "att.ff"
     prog.write_text(src.replace(": 16\n", f": {b}\n").replace("DH = 64", f"DH = {2 * b}"))

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from fuseflowc.data.io import load_inputs
 from fuseflowc.estimate import DataStats, estimate_module
 from golden import run_cli
-from sim.arch import Arch
-from sim.build import Simulator
+from fuseflowc.sim.arch import Arch
+from fuseflowc.sim.build import Simulator
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNELS = ROOT / "ir_examples" / "kernels"

@@ -22,10 +22,10 @@ from fuseflowc.lang.parser import parse_program
 from fuseflowc.lang.printer import program_str
 from fuseflowc.reference.evaluate import evaluate
 from lower_harness import fused_module, load_text
-from sim import engine_fast
-from sim.arch import Arch
-from sim.build import Simulator
-from sim.differential import first_difference, run
+from fuseflowc.sim import engine_fast
+from fuseflowc.sim.arch import Arch
+from fuseflowc.sim.build import Simulator
+from fuseflowc.sim.differential import first_difference, run
 
 COO = shorthand("coo", 2)
 
@@ -345,7 +345,7 @@ def test_padding_and_format_never_change_a_result(a, slack):
 def test_long_fibers_take_the_bulk_path_on_both_engines():
     """Fibers and COO runs longer than the scanner's bulk threshold (8): the Python engine's
     bulk run of refs from a refs array equals the token-by-token run and the compiled one."""
-    from sim.prims_stream import Scan
+    from fuseflowc.sim.prims_stream import Scan
     rng = np.random.default_rng(5)
     a = rng.uniform(-1, 1, (6, 40)) * (rng.random((6, 40)) < 0.7)
     a[2] = 0

@@ -210,8 +210,8 @@ def test_schedule_stats_model():
     reuse; a wave costs its slowest graph."""
     from types import SimpleNamespace as NS
 
-    from sim.arch import Arch
-    from sim.report import schedule_stats
+    from fuseflowc.sim.arch import Arch
+    from fuseflowc.sim.report import schedule_stats
     g0 = NS(iteration=("l", 0), name="a", template=None, binds={}, wave=None, nodes=[1] * 10)
     g1 = NS(iteration=("l", 1), name="b", template="a", binds={"x": "y", "u": "v"}, wave=None, nodes=[1] * 10)
     w0 = NS(iteration=None, name="c", template=None, binds={}, wave=0, nodes=[1] * 3)

@@ -26,7 +26,7 @@ from fuseflowc.diagnostics import UserError
 from fuseflowc.opt import parse_pipeline, run_pipeline
 from fuseflowc.reference.evaluate import evaluate
 from lower_harness import assert_matches, fused_module, load_text
-from sim.build import Simulator
+from fuseflowc.sim.build import Simulator
 
 SIZES = {"I": 4, "J": 5, "K": 3}
 

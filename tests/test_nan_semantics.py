@@ -15,12 +15,12 @@ from fuseflowc.data.fibertree import FiberTensor
 from fuseflowc.formats import shorthand
 from golden import run_pipeline
 from lower_harness import load_text, run_both
-from sim.compare import compare
-from sim.harness import run_node
-from sim.ops import (BINARY_BLOCK, BINARY_SCALAR, REDUCE_BLOCK, REDUCE_SCALAR, SCALAR_CONST,
+from fuseflowc.sim.compare import compare
+from fuseflowc.sim.harness import run_node
+from fuseflowc.sim.ops import (BINARY_BLOCK, BINARY_SCALAR, REDUCE_BLOCK, REDUCE_SCALAR, SCALAR_CONST,
                      SCALAR_CONST_BLOCK, UNARY_BLOCK, UNARY_SCALAR, labelled_reduce)
-from sim.prims_compute import Reduce, Spacc1
-from sim.tokens import D, show_all, stop
+from fuseflowc.sim.prims_compute import Reduce, Spacc1
+from fuseflowc.sim.tokens import D, show_all, stop
 
 NAN, INF = math.nan, math.inf
 SPECIAL = [NAN, INF, -INF, -2.5, -0.0, 0.0, 0.5, 3.0]
@@ -221,7 +221,7 @@ def test_estimator_counts_what_the_simulator_counts_when_values_turn_nan(tmp_pat
     from fuseflowc.diagnostics import Source
     from fuseflowc.estimate import DataStats, estimate_module
     from fuseflowc.samml.parser import parse_module
-    from sim.build import Simulator
+    from fuseflowc.sim.build import Simulator
     prog = tmp_path / "p.ff"
     prog.write_text("dim I = 6\ntensor x[I] : dense\ntensor y[I] : dense\n"
                     "y[i] = relu(sqrt(x[i])) + max(sqrt(x[i]), 0)\n")

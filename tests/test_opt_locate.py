@@ -20,11 +20,11 @@ from fuseflowc.samml.printer import print_module
 from fuseflowc.samml.verify import verify
 from golden import run_cli
 from lower_harness import load_text
-from sim.harness import run_node
-from sim.prims_join import Intersect
-from sim.prims_locate import Locate
-from sim.prims_stream import Scan
-from sim.tokens import D, N, parse, show_empt
+from fuseflowc.sim.harness import run_node
+from fuseflowc.sim.prims_join import Intersect
+from fuseflowc.sim.prims_locate import Locate
+from fuseflowc.sim.prims_stream import Scan
+from fuseflowc.sim.tokens import D, N, parse, show_empt
 
 
 # ---- the primitive ------------------------------------------------------------------------
@@ -111,8 +111,8 @@ def test_locate_equals_intersect_with_a_dense_scan(case):
 
 def test_locate_respects_back_pressure():
     # The same streams through depth-1 output FIFOs give the same tokens.
-    from sim.channel import Channel
-    from sim.engine import Engine
+    from fuseflowc.sim.channel import Channel
+    from fuseflowc.sim.engine import Engine
     crd, ref = parse("1 3 S0 S0 0 S1 D"), parse("0 1 S0 S0 2 S1 D")
     parent = parse("2 0 1 S0 D")
     ins = []

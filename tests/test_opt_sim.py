@@ -16,7 +16,7 @@ from fuseflowc.samml.load import load_module
 from fuseflowc.samml.parser import parse_text
 from fuseflowc.samml.printer import print_module
 from lower_harness import fused_module
-from sim.build import Simulator
+from fuseflowc.sim.build import Simulator
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "ir_examples" / "samml").glob("*.samml"))

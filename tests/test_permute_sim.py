@@ -16,9 +16,9 @@ from fuseflowc.formats import Format, shorthand
 from fuseflowc.samml.ir import Module, Permute, TensorDecl
 from fuseflowc.samml.parser import parse_text
 from fuseflowc.samml.verify import verify
-from sim.arch import Arch
-from sim.build import Simulator
-from sim.permute import array_bytes, permute_tensor
+from fuseflowc.sim.arch import Arch
+from fuseflowc.sim.build import Simulator
+from fuseflowc.sim.permute import array_bytes, permute_tensor
 
 
 def formats(order: int) -> list[Format]:

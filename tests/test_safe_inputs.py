@@ -191,7 +191,7 @@ def test_arch_values_are_finite_and_in_range(tmp_path, opt, msg):
 
 
 def test_arch_ranges_keep_the_defaults_and_whole_floats():
-    from sim.arch import Arch
+    from fuseflowc.sim.arch import Arch
     a = Arch.load(sets=("memory.latency=100.0", "channel.depth=inf", "memory.bandwidth=1e6"))
     assert a.mem_latency == 100 and isinstance(a.table["memory"]["latency"], int)
     assert a.depth is None and a.bandwidth == 1e6

@@ -9,9 +9,9 @@ from collections import deque
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.channel import Channel
-from sim.prims_join import Intersect, _Joiner, _run_length
-from sim.tokens import D, S0, stop
+from fuseflowc.sim.channel import Channel
+from fuseflowc.sim.prims_join import Intersect, _Joiner, _run_length
+from fuseflowc.sim.tokens import D, S0, stop
 
 
 def _naive(d, lim):
@@ -111,7 +111,7 @@ def scan_case(draw):
 
 
 def _scan(size, parent, depth, frees, ii):
-    from sim.prims_stream import Scan
+    from fuseflowc.sim.prims_stream import Scan
     src = Channel("p", "ref", None)
     src.feed(parent)
     outs = [Channel(f"o{i}", "crd", depth) for i in range(2)]
@@ -135,7 +135,7 @@ def _scan(size, parent, depth, frees, ii):
 @settings(max_examples=200, deadline=None)
 @given(scan_case())
 def test_scanner_bulk_under_back_pressure_matches_the_per_token_path(case):
-    from sim.prims_stream import Scan
+    from fuseflowc.sim.prims_stream import Scan
     fast = _scan(*case)
     try:
         Scan.BULK = False

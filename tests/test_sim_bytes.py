@@ -17,8 +17,8 @@ from fuseflowc.data.fibertree import FiberTensor
 from fuseflowc.lower.driver import lower_program
 from fuseflowc.reference.evaluate import evaluate
 from lower_harness import load_text
-from sim.arch import Arch
-from sim.build import Simulator
+from fuseflowc.sim.arch import Arch
+from fuseflowc.sim.build import Simulator
 
 SPMM = """
 dim I, K, J

@@ -16,14 +16,14 @@ from fuseflowc.formats import Format, shorthand
 from fuseflowc.samml.ir import (Alu, Array, Graph, Module, Root, Scan, TensorDecl, WriteLevel,
                                 WriteVals)
 from golden import run_cli
-from sim.arch import Arch
-from sim.build import Simulator
-from sim.channel import Channel
-from sim.engine import Engine
-from sim.prims_compute import Alu as SimAlu
-from sim.prims_stream import Array as SimArray
-from sim.prims_write import Writer
-from sim.tokens import D, stop
+from fuseflowc.sim.arch import Arch
+from fuseflowc.sim.build import Simulator
+from fuseflowc.sim.channel import Channel
+from fuseflowc.sim.engine import Engine
+from fuseflowc.sim.prims_compute import Alu as SimAlu
+from fuseflowc.sim.prims_stream import Array as SimArray
+from fuseflowc.sim.prims_write import Writer
+from fuseflowc.sim.tokens import D, stop
 from test_sim_examples import EXAMPLES, _sparse, simulate
 
 
@@ -370,8 +370,8 @@ def test_memory_bandwidth_throttles():
        st.sampled_from(["inf", 3, 1024]))
 def test_bulk_paths_are_exact(seed, name, depth):
     """Scanners and intersections process runs in bulk; turning that off changes nothing."""
-    from sim.prims_join import _Joiner
-    from sim.prims_stream import Scan
+    from fuseflowc.sim.prims_join import _Joiner
+    from fuseflowc.sim.prims_stream import Scan
     from test_sim_examples import cases
     rng = np.random.default_rng(seed)
     inputs, _ = cases(rng, _sparse(rng, 12, 40, 0.15), _sparse(rng, 40, 30, 0.2)

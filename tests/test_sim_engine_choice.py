@@ -12,8 +12,8 @@ from fuseflowc.data.fibertree import FiberTensor
 from fuseflowc.diagnostics import Source, UserError
 from fuseflowc.samml.parser import parse_module
 from golden import run_cli
-from sim import engine_fast
-from sim.build import Simulator
+from fuseflowc.sim import engine_fast
+from fuseflowc.sim.build import Simulator
 
 COPY = """
 tensor A[N]: sparse input

@@ -13,8 +13,8 @@ import scipy.sparse as sp
 from fuseflowc.data.fibertree import FiberTensor
 from fuseflowc.samml.load import load_module
 from golden import run_cli
-from sim.arch import Arch
-from sim.build import Simulator
+from fuseflowc.sim.arch import Arch
+from fuseflowc.sim.build import Simulator
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "ir_examples" / "samml"

@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 import sim_pins
 import test_block_lower as tb
 from test_lower_random_chains import chains
-from sim import engine_fast
-from sim.arch import Arch
-from sim.differential import first_difference, run
+from fuseflowc.sim import engine_fast
+from fuseflowc.sim.arch import Arch
+from fuseflowc.sim.differential import first_difference, run
 
 PINNED = sorted(json.loads(sim_pins.PINS.read_text()))
 

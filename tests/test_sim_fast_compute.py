@@ -15,14 +15,14 @@ from hypothesis import strategies as st
 from fast_prims import (DEFAULT, SETTINGS, SPECIAL, Case, arches, assert_same, at0, bits,
                         blockify, crd_streams, key, mutate, outcome, outer, single, sink_ports,
                         times_for, tokens, trees, values)
-from sim import engine_fast
-from sim.channel import Channel
-from sim.ops import ALU_OPS, SCALAR_CONST, arity
-from sim.prims_compute import Alu, Reduce, Spacc1, Spacc2
-from sim.prims_crd import Fork, Join
-from sim.tokens import D, N, parse, stop
+from fuseflowc.sim import engine_fast
+from fuseflowc.sim.channel import Channel
+from fuseflowc.sim.ops import ALU_OPS, SCALAR_CONST, arity
+from fuseflowc.sim.prims_compute import Alu, Reduce, Spacc1, Spacc2
+from fuseflowc.sim.prims_crd import Fork, Join
+from fuseflowc.sim.tokens import D, N, parse, stop
 
-pytestmark = pytest.mark.skipif(not engine_fast.available(), reason="sim._fast is not built")
+pytestmark = pytest.mark.skipif(not engine_fast.available(), reason="fuseflowc.sim._fast is not built")
 
 
 UNARY = [op for op in ALU_OPS if arity(op) == 1]

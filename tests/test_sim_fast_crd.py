@@ -9,13 +9,13 @@ from hypothesis import strategies as st
 
 from fast_prims import (DEFAULT, SETTINGS, Case, arches, assert_same, at0, blockify, crd_streams,
                         key, mutate, outer, single, sink_ports, times_for, tokens, trees)
-from sim import engine_fast
-from sim.channel import Channel
-from sim.engine import Engine
-from sim.prims_crd import CrdDrop, CrdHold, Fork, Join
-from sim.tokens import D, N, parse
+from fuseflowc.sim import engine_fast
+from fuseflowc.sim.channel import Channel
+from fuseflowc.sim.engine import Engine
+from fuseflowc.sim.prims_crd import CrdDrop, CrdHold, Fork, Join
+from fuseflowc.sim.tokens import D, N, parse
 
-pytestmark = pytest.mark.skipif(not engine_fast.available(), reason="sim._fast is not built")
+pytestmark = pytest.mark.skipif(not engine_fast.available(), reason="fuseflowc.sim._fast is not built")
 
 
 def _outer_inner(draw):

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from sim import engine_fast
-from sim.arch import Arch
-from sim.differential import error_text, first_difference, run
+from fuseflowc.sim import engine_fast
+from fuseflowc.sim.arch import Arch
+from fuseflowc.sim.differential import error_text, first_difference, run
 from test_opt_parallel import ROOT, inputs_for, lowered
 from test_opt_sim import optimized
 
-pytestmark = pytest.mark.skipif(not engine_fast.available(), reason="sim._fast is not built")
+pytestmark = pytest.mark.skipif(not engine_fast.available(), reason="fuseflowc.sim._fast is not built")
 
 GRAPHS = [
     ("spmv", "locate"), ("spmm", "locate,cleanup"), ("sddmm", "locate"),

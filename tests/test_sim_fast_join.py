@@ -9,11 +9,11 @@ from hypothesis import strategies as st
 
 from fast_prims import (DEFAULT, SETTINGS, arches, assert_same, at0, crd_streams, key, mutate,
                         single, times_for, values)
-from sim import engine_fast
-from sim.prims_join import Intersect, Union
-from sim.tokens import D, S0, parse, stop
+from fuseflowc.sim import engine_fast
+from fuseflowc.sim.prims_join import Intersect, Union
+from fuseflowc.sim.tokens import D, S0, parse, stop
 
-pytestmark = pytest.mark.skipif(not engine_fast.available(), reason="sim._fast is not built")
+pytestmark = pytest.mark.skipif(not engine_fast.available(), reason="fuseflowc.sim._fast is not built")
 
 
 def _refs(draw, crd, as_val):

@@ -9,11 +9,11 @@ from hypothesis import strategies as st
 
 from fast_prims import (DEFAULT, SETTINGS, arches, assert_same, at0, key, mutate, outer, single,
                         times_for, tokens, trees)
-from sim import engine_fast
-from sim.prims_locate import Locate
-from sim.tokens import D, N, parse
+from fuseflowc.sim import engine_fast
+from fuseflowc.sim.prims_locate import Locate
+from fuseflowc.sim.tokens import D, N, parse
 
-pytestmark = pytest.mark.skipif(not engine_fast.available(), reason="sim._fast is not built")
+pytestmark = pytest.mark.skipif(not engine_fast.available(), reason="fuseflowc.sim._fast is not built")
 
 
 @SETTINGS

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from golden import run_cli
-from sim.arch import Arch
+from fuseflowc.sim.arch import Arch
 from test_sim_examples import _blocky, check
 
 TWO = """
@@ -136,7 +136,7 @@ def test_dcsr_add_goes_through_n_refs(shape):
     from fuseflowc.data.fibertree import FiberTensor
     from fuseflowc.samml.parser import parse_module
     from fuseflowc.diagnostics import Source
-    from sim.build import Simulator
+    from fuseflowc.sim.build import Simulator
     from test_sim_examples import EXAMPLES
     text = (EXAMPLES / "add.samml").read_text().replace(": csr ", ": dcsr ") \
         .replace("mode = 0, format = dense", "mode = 0, format = compressed")

@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.memory import Memory
+from fuseflowc.sim.memory import Memory
 
 
 def test_alone_a_stream_gets_the_whole_bandwidth():
@@ -101,8 +101,8 @@ def test_a_long_run_keeps_a_small_calendar():
 
     from fuseflowc.data.fibertree import FiberTensor
     from fuseflowc.samml.parser import parse_text
-    from sim.arch import Arch
-    from sim.build import Simulator
+    from fuseflowc.sim.arch import Arch
+    from fuseflowc.sim.build import Simulator
 
     text = (Path(__file__).resolve().parent.parent / "ir_examples" / "samml"
             / "spmv_row.samml").read_text()
@@ -136,9 +136,9 @@ def test_compressed_scan_bulk_path_under_a_busy_calendar(fibers, bw, ii, busy):
     """A compressed scanner's bulk runs (whole runs reserved by `take_run`, else token by
     token) give the same tokens, cycles and calendar as the per-token path, with the memory
     narrow and partly taken by other requests."""
-    from sim.channel import Channel
-    from sim.prims_stream import Scan
-    from sim.tokens import D, stop
+    from fuseflowc.sim.channel import Channel
+    from fuseflowc.sim.prims_stream import Scan
+    from fuseflowc.sim.tokens import D, stop
 
     seg, crd = [0], []
     for fib in fibers:

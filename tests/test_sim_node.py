@@ -8,10 +8,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.channel import Channel, NullPort
-from sim.memory import Memory
-from sim.node import BLOCKED, WAITING, Node
-from sim.tokens import D, S0
+from fuseflowc.sim.channel import Channel, NullPort
+from fuseflowc.sim.memory import Memory
+from fuseflowc.sim.node import BLOCKED, WAITING, Node
+from fuseflowc.sim.tokens import D, S0
 
 
 @st.composite

@@ -9,14 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fuseflowc.diagnostics import UserError
-from sim.channel import Channel
-from sim.engine import Engine
-from sim.harness import run_node
-from sim.prims_compute import Alu, Reduce, Spacc1, Spacc2
-from sim.prims_crd import CrdDrop, CrdHold, Fork, Join
-from sim.prims_join import Intersect, Union
-from sim.prims_stream import Array, Repeat, RepSig, Root, Scan
-from sim.tokens import D, N, S0, parse, show_all, show_empt, stop
+from fuseflowc.sim.channel import Channel
+from fuseflowc.sim.engine import Engine
+from fuseflowc.sim.harness import run_node
+from fuseflowc.sim.prims_compute import Alu, Reduce, Spacc1, Spacc2
+from fuseflowc.sim.prims_crd import CrdDrop, CrdHold, Fork, Join
+from fuseflowc.sim.prims_join import Intersect, Union
+from fuseflowc.sim.prims_stream import Array, Repeat, RepSig, Root, Scan
+from fuseflowc.sim.tokens import D, N, S0, parse, show_all, show_empt, stop
 
 
 def out_text(node, inputs, n_out, kinds=None, kind="crd"):
@@ -505,8 +505,8 @@ def test_fork_join_round_trip(lanes, outer):
 
 def test_writers_assemble_csr_and_dcsr():
     from fuseflowc.formats import shorthand
-    from sim.assemble import assemble
-    from sim.prims_write import Writer
+    from fuseflowc.sim.assemble import assemble
+    from fuseflowc.sim.prims_write import Writer
     # REFERENCE.md's matrix written back in CSR: the dense i level may have no writer
     w = Writer("w", "write_level", "T", 1, "compressed")
     wv = Writer("v", "write_vals", "T")

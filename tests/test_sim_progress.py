@@ -14,11 +14,11 @@ import pytest
 import fuseflowc.commands.simulate as simulate_cmd
 import sim_pins
 from golden import run_cli, run_pipeline
-from sim import engine_fast
-from sim.arch import Arch
-from sim.build import Simulator
-from sim.engine import Engine
-from sim.progress import Progress
+from fuseflowc.sim import engine_fast
+from fuseflowc.sim.arch import Arch
+from fuseflowc.sim.build import Simulator
+from fuseflowc.sim.engine import Engine
+from fuseflowc.sim.progress import Progress
 
 PROGRAM = """dim I = 40, J = 30
 tensor A[I, J] : csr
@@ -30,7 +30,7 @@ z[i] = relu(y[i])
 """
 #: Both engines (the compiled one where it is built).
 ENGINES = ["python", pytest.param("fast", marks=pytest.mark.skipif(
-    not engine_fast.available(), reason="sim._fast is not built"))]
+    not engine_fast.available(), reason="fuseflowc.sim._fast is not built"))]
 LINE = re.compile(r"^simulate: kernel (\d) of 2 \((\w)\): cycle ([\d,]+); (\d+) of ~(\d+) FLOPs "
                   r"\(estimate\), (\d+)%$")
 
@@ -114,7 +114,7 @@ class _Ticks:
         self.seen.append((cycle, flops))
 
 
-@pytest.mark.skipif(not engine_fast.available(), reason="sim._fast is not built")
+@pytest.mark.skipif(not engine_fast.available(), reason="fuseflowc.sim._fast is not built")
 @pytest.mark.parametrize("every", [1, 5, 1024])
 def test_both_engines_tick_alike(monkeypatch, every):
     """The same ticks (cycle, FLOPs) at the same activations on both engines: a fused SpMM-like

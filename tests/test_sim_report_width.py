@@ -8,7 +8,7 @@ import io
 import pytest
 from rich.console import Console
 
-from sim.report import print_tables
+from fuseflowc.sim.report import print_tables
 
 
 def _kernel(name, base, nodes):

@@ -350,8 +350,8 @@ seed = 1
 
 
 def test_a_mismatch_is_an_error_row(tmp_path, monkeypatch):
-    import sim.compare
-    monkeypatch.setattr(sim.compare, "compare", lambda a, e: ["D: values differ at (0, 0)"])
+    import fuseflowc.sim.compare
+    monkeypatch.setattr(fuseflowc.sim.compare, "compare", lambda a, e: ["D: values differ at (0, 0)"])
     spec = write(tmp_path, SMALL)
     out = tmp_path / "r.csv"
     r = run_cli(["sweep", spec, "-o", str(out)])     # -j 1: in this process (sees the patch)

@@ -57,10 +57,10 @@ def measure(model: str, schedule: str, layers: int | None = None) -> dict:
     from fuseflowc.data.gen import random_inputs
     from fuseflowc.lower.driver import lower_program
     from fuseflowc.reference import evaluate
-    from sim.arch import Arch
-    from sim.build import Simulator
-    from sim.compare import compare
-    from sim.report import result_stats, schedule_stats
+    from fuseflowc.sim.arch import Arch
+    from fuseflowc.sim.build import Simulator
+    from fuseflowc.sim.compare import compare
+    from fuseflowc.sim.report import result_stats, schedule_stats
     p = program(model, schedule, layers)
     sizes = {**{d.name: d.size for d in p.dims if d.size is not None}, **CASES[model][3]}
     inputs = random_inputs([s for s in p.specs() if s.name in set(p.inputs)], sizes, 1)

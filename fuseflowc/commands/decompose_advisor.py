@@ -66,7 +66,7 @@ def cmd(matrix, program_path, tensor, sizes, blocks, thresholds, pad, top, hoist
     """
     from pathlib import Path
 
-    from sim.arch import Arch
+    from fuseflowc.sim.arch import Arch
 
     from ..data.io import load_tensor
     from ..estimate.advisor import DEFAULT_BLOCKS, DEFAULT_THRESHOLDS, advise

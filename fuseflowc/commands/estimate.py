@@ -131,7 +131,7 @@ def cmd(input_path, data_dir, densities, sizes, region, as_json, json_out, quiet
     """
     from ..estimate import DataStats, estimate_module
     from ..outputs import Outputs
-    from sim.arch import Arch
+    from fuseflowc.sim.arch import Arch
     out = Outputs(input_path, data_dir, arch_file)
     dest = out.file(output)
     json_dest = out.file(json_out, "--json-out") if json_out is not None else None

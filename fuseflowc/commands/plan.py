@@ -90,7 +90,7 @@ def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, 
     from ..plan.cost import CostOptions
     from ..plan.emit import program_text, table, to_json
     from ..plan.search import Planner, PlanOptions
-    from sim.arch import Arch
+    from fuseflowc.sim.arch import Arch
 
     out = Outputs(program, data_dir)
     dest = out.file(output)

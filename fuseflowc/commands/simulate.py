@@ -78,10 +78,10 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
     """
     from fuseflowc.data.io import load_inputs, save_tensors
     from fuseflowc.samml.load import load_module
-    from sim.arch import Arch
-    from sim.build import Simulator
-    from sim.compare import compare
-    from sim.report import print_schedule_stats, print_tables, result_stats, schedule_stats
+    from fuseflowc.sim.arch import Arch
+    from fuseflowc.sim.build import Simulator
+    from fuseflowc.sim.compare import compare
+    from fuseflowc.sim.report import print_schedule_stats, print_tables, result_stats, schedule_stats
 
     from ..outputs import Outputs
 
@@ -106,7 +106,7 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
         raise click.UsageError("--quiet and --progress contradict each other")
     progress = None
     if not quiet and (show_progress or sys.stderr.isatty()):
-        from sim.progress import Progress
+        from fuseflowc.sim.progress import Progress
         progress = Progress(sys.stderr, after=PROGRESS_AFTER, interval=PROGRESS_INTERVAL,
                             estimate=_flops_estimate(module, inputs, sizes, arch))
     try:

@@ -94,8 +94,8 @@ def run_config(cfg, data: str, work: str) -> dict:
         uni = estimate_module(module, DataStats.from_values(module, stats.sizes, dens))
         row.update(est_flops=est.total.flops, est_bytes=est.total.bytes, est_ms=est.ms,
                    uni_flops=uni.total.flops, uni_bytes=uni.total.bytes)
-        from sim.arch import Arch
-        from sim.build import Simulator
+        from fuseflowc.sim.arch import Arch
+        from fuseflowc.sim.build import Simulator
         t0 = time.perf_counter()
         # the inputs DataStats.from_dir loaded (Simulator copies the dicts)
         res = Simulator(module, stats.fibers, stats.sizes, Arch.load()).run()

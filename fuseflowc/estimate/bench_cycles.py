@@ -33,7 +33,7 @@ def _build(config: dict, base: str):
     from ..lang.load import load_program
     from ..lower.driver import lower_fused
     from ..opt.pipeline import parse_pipeline, run_pipeline
-    from sim.arch import Arch
+    from fuseflowc.sim.arch import Arch
 
     path = os.path.normpath(os.path.join(base, config["program"]))
     program = load_program(path, tuple(config["schedule"]))
@@ -51,7 +51,7 @@ def run_config(config: dict, base: str, cache: str, simulate: bool = True) -> di
     from ..data.io import load_inputs
     from ..sweep.worker import data_dir_for
     from . import DataStats, estimate_module
-    from sim.build import Simulator
+    from fuseflowc.sim.build import Simulator
 
     program, module, arch = _build(config, base)
     data_dir = data_dir_for(config, program, {"base": base, "data_cache": cache})

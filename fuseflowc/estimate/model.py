@@ -19,7 +19,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from ..diagnostics import UserError
-from sim.ops import alu_flops, labelled_alu_flops, labelled_reduce
+from fuseflowc.sim.ops import alu_flops, labelled_alu_flops, labelled_reduce
 
 from . import timing
 from .cost import Cost, Estimate
@@ -848,7 +848,7 @@ def estimate_module(module, stats: DataStats, arch=None) -> Estimate:
     sim/arch.toml) gives the timing the cycles are modelled with (timing.py); the total's
     cycles are the kernels' sum (they run one after another)."""
     from ..samml.ir import Decompose, Permute
-    from sim.arch import Arch
+    from fuseflowc.sim.arch import Arch
     t0 = time.perf_counter()
     if arch is None:
         arch = Arch.load(None)

@@ -91,7 +91,7 @@ def run_order(program, source: str | None, inputs: dict, sizes: dict, ks: dict[s
     if reference is None:
         from ..reference.evaluate import evaluate
         reference = evaluate(program, inputs)
-    from sim.compare import compare
+    from fuseflowc.sim.compare import compare
     outs = {t.name: result.tensors[t.name] for t in module.tensors
             if t.role == "output" and t.name in result.tensors}
     problems = compare(outs, {k: reference[k] for k in outs} if outs else reference)
@@ -102,8 +102,8 @@ def run_order(program, source: str | None, inputs: dict, sizes: dict, ks: dict[s
 
 def _simulate(module, inputs: dict, sizes: dict, arch):
     """Simulate `module` on `inputs` stored as the module declares them."""
-    from sim.arch import Arch
-    from sim.build import Simulator
+    from fuseflowc.sim.arch import Arch
+    from fuseflowc.sim.build import Simulator
 
     from ..data.io import RawTensor, convert
     data = dict(inputs)

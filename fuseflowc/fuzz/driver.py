@@ -290,7 +290,7 @@ def prepare() -> None:
     for name in COMMANDS:
         importlib.import_module(_module_name(name))
     for mod in ("fuseflowc.lang.load", "fuseflowc.fuse.algorithm", "fuseflowc.lower.driver",
-                "fuseflowc.reference.evaluate", "fuseflowc.estimate", "sim.build",
+                "fuseflowc.reference.evaluate", "fuseflowc.estimate", "fuseflowc.sim.build",
                 "scipy.sparse", "scipy.io"):
         importlib.import_module(mod)
     parser("program.lark", "start")  # the keys fuseflowc.lang.parser uses

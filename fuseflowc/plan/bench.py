@@ -38,7 +38,7 @@ def plan_row(spec, rows: list[dict], out: Path, cache: str) -> dict:
     from .emit import program_text
     from .search import Planner, PlanOptions
     from dataclasses import replace
-    from sim.arch import Arch
+    from fuseflowc.sim.arch import Arch
 
     ok = [r for r in rows if r.get("status") == "ok" and r.get("cycles") is not None]
     best = min(ok, key=lambda r: (r["cycles"], r["id"])) if ok else None

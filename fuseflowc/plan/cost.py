@@ -116,7 +116,7 @@ class Evaluator:
         self.memo: dict[tuple, Metrics | UserError] = {}
         self.compiled = 0  # modules compiled and estimated (for the statistics)
         self._base = None
-        from sim.arch import Arch
+        from fuseflowc.sim.arch import Arch
         self.arch = Arch.load(None, ())  # loaded once: the estimator's timing defaults
         self._fused: dict[tuple, object] = {}
         stmts = program.statements

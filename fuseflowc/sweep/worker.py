@@ -131,13 +131,13 @@ def import_stages() -> None:
     import fuseflowc.opt.pipeline  # noqa: F401
     import fuseflowc.reference.gendata  # noqa: F401
     import fuseflowc.samml.verify  # noqa: F401
-    import sim.arch  # noqa: F401
-    import sim.compare  # noqa: F401
-    import sim.report  # noqa: F401
+    import fuseflowc.sim.arch  # noqa: F401
+    import fuseflowc.sim.compare  # noqa: F401
+    import fuseflowc.sim.report  # noqa: F401
     import fuseflowc.lang.load  # noqa: F401
     import fuseflowc.lower.driver  # noqa: F401
     import fuseflowc.reference.evaluate  # noqa: F401
-    import sim.build  # noqa: F401
+    import fuseflowc.sim.build  # noqa: F401
     with contextlib.suppress(ImportError):  # optional: without it rows have no estimate
         import fuseflowc.estimate  # noqa: F401
 
@@ -256,7 +256,7 @@ def _run(config: dict, ctx: dict, row: dict, stage: list) -> None:
     from ..lower.driver import lower_fused
     from ..opt.pipeline import PipelineError, parse_pipeline, run_pipeline
     from ..samml.verify import verify
-    from sim.arch import Arch
+    from fuseflowc.sim.arch import Arch
 
     path = os.path.normpath(os.path.join(ctx["base"], config["program"]))
     program = load_program(path, tuple(config["schedule"]))
@@ -300,9 +300,9 @@ def _run(config: dict, ctx: dict, row: dict, stage: list) -> None:
 
 def _simulate(module, program, data_dir: Path, arch, ctx: dict, row: dict, stage: list) -> None:
     from ..data.io import load_inputs
-    from sim.build import Simulator
-    from sim.compare import compare
-    from sim.report import result_stats
+    from fuseflowc.sim.build import Simulator
+    from fuseflowc.sim.compare import compare
+    from fuseflowc.sim.report import result_stats
 
     specs = [t.spec() for t in module.tensors if t.role == "input"]
     inputs, sizes = load_inputs(data_dir, specs)

@@ -1,4 +1,4 @@
-// The Python binding: sim._fast (used by sim/engine_fast.py only).
+// The Python binding: fuseflowc.sim._fast (used by sim/engine_fast.py only).
 #include <pybind11/functional.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -39,7 +39,7 @@ PYBIND11_MODULE(_fast, m) {
   m.doc() = "The compiled core of the SAMML simulator (sim/cpp; see sim/README.md).";
   py::register_exception<Unsupported>(m, "Unsupported");
   static py::object sim_error = py::reinterpret_borrow<py::object>(
-      PyErr_NewException("sim._fast.SimError", PyExc_RuntimeError, nullptr));
+      PyErr_NewException("fuseflowc.sim._fast.SimError", PyExc_RuntimeError, nullptr));
   m.attr("SimError") = sim_error;
 
   m.def("kinds", [] { return registry().names(); },

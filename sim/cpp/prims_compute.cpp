@@ -126,7 +126,7 @@ inline Scalar scalar_alu(py::handle fn, const std::string& op, double& c) {
       {"addc", Scalar::ADDC}, {"subc", Scalar::SUBC}, {"mulc", Scalar::MULC},
       {"divc", Scalar::DIVC}, {"rsubc", Scalar::RSUBC}, {"rdivc", Scalar::RDIVC},
       {"maxc", Scalar::MAXC}, {"minc", Scalar::MINC}};
-  py::module_ ops = py::module_::import("sim.ops");
+  py::module_ ops = py::module_::import("fuseflowc.sim.ops");
   py::dict binary = ops.attr("BINARY_SCALAR"), unary = ops.attr("UNARY_SCALAR"),
            consts = ops.attr("SCALAR_CONST");
   py::str key(op);
@@ -152,7 +152,7 @@ inline Scalar scalar_alu(py::handle fn, const std::string& op, double& c) {
 
 /// Which sim/ops.py scalar reduction `fn` is (REDUCE_SCALAR: sum, max); NONE for others.
 inline Scalar scalar_reduce(py::handle fn) {
-  py::dict red = py::module_::import("sim.ops").attr("REDUCE_SCALAR");
+  py::dict red = py::module_::import("fuseflowc.sim.ops").attr("REDUCE_SCALAR");
   if (fn.is(red["sum"])) return Scalar::ADD;
   if (fn.is(red["max"])) return Scalar::MAX;
   return Scalar::NONE;
