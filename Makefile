@@ -59,18 +59,18 @@ clean:
 # ratio over the Python engine). ENGINE=fast or ENGINE=python runs one engine only.
 ENGINE ?= both
 bench-sim: $(STAMP)
-	$(PY) -m sim.bench --data $(DATA) --engine $(ENGINE)
+	$(PY) -m fuseflowc.bench.sim_speed --data $(DATA) --engine $(ENGINE)
 
 # Every example program and fusion variant, up to 3 orders per region, through the pipeline
 # fuse | lower | simulate --check (separate processes); ends with `examples: N passed, M failed`.
 examples: $(STAMP)
-	$(PY) -m fuseflowc.lower.examples --jobs 2
+	$(PY) -m fuseflowc.bench.examples --jobs 2
 
 # Compile time of each model variant: `fuse | lower` as separate processes, Python start-up
 # included, median of RUNS runs (budget: 750 ms); one line `compile-ms <model>: N` per model.
 RUNS ?= 5
 bench-compile: $(STAMP)
-	$(PY) -m fuseflowc.lower.bench_compile --runs $(RUNS)
+	$(PY) -m fuseflowc.bench.compile_time --runs $(RUNS)
 
 # ---- data: the four models' full-size inputs (docs/data.md, "Model data sets") --------------
 # Generated under out/data/ (git-ignored) from the shared data sets in $(DATA), never copied
@@ -145,13 +145,13 @@ run-data: data
 # Sparsity blocking: BigBird attention (one head, S = 256) at b = 16, 32, 64 against the
 # element-sparse program on the same mask; ends with a table of cycles and speed-ups.
 bench-block: $(STAMP)
-	$(PY) -m sim.bench_block --seq 256
+	$(PY) -m fuseflowc.bench.block --seq 256
 
 # Format decomposition: SpMM and GCN aggregation on the real graphs, SpMM on BigBird masks, as
 # CSR, pure BCSR(b), ELL and the advisor's 3 best decompositions (docs/bench.md); needs
 # ../shared/data.
 bench-decompose: $(STAMP)
-	$(PY) -m sim.bench_decompose --top 3 --out out/bench_decompose.json
+	$(PY) -m fuseflowc.bench.decompose --top 3 --out out/bench_decompose.json
 
 # Simulated cycles per model x fusion variant: one JSON per configuration under out/cycles/, one
 # summary line each. GCN, GraphSAGE and SAE are fused with `fuse --inline-widened` (intermediates
@@ -187,13 +187,13 @@ bench-orders: $(STAMP)
 	@mkdir -p out/bench-orders
 	@$(FFC) gen-data $(SWEEP) --graph karate --graph-tensor A --feature-tensor B --size L=16 \
 	  -o out/bench-orders/data --seed 1 > /dev/null
-	$(PY) -m fuseflowc.fuse.order_sweep $(SWEEP) --data out/bench-orders/data
+	$(PY) -m fuseflowc.bench.orders $(SWEEP) --data out/bench-orders/data
 
 # The estimator's accuracy: FLOPs and bytes estimated (from the data, and from nnz only) against
 # the simulator's counts for GCN and GraphSAGE (KarateClub, Cora; every fusion variant), BigBird
 # attention, GPT-3 and SAE at small sizes; ends with the average errors (paper Table 2).
 bench-estimate: $(STAMP)
-	$(PY) -m fuseflowc.estimate.bench --data $(DATA) -j 2
+	$(PY) -m fuseflowc.bench.estimate_accuracy --data $(DATA) -j 2
 
 # ---- bench: the FuseFlow paper's Section 8 as one benchmark (docs/bench.md) ------------------
 # `make bench`: Figures 12, 14-17, Tables 2-3 and compile times at a scale meant for ~30 min on
@@ -263,7 +263,7 @@ CYCLES_SPECS ?= $(sort $(wildcard ir_examples/bench/*.toml)) \
                 $(sort $(wildcard ir_examples/sweeps/*.toml))
 bench-cycles: $(STAMP) $(DDIR)/gpt3_mini/s64 $(BDATA)/bigbird_s64 $(BDATA)/bigbird_s128 \
               $(BQDATA)/gpt3_mini_s16 $(BQDATA)/bigbird_s16 $(BQDATA)/bigbird_s64
-	$(PY) -m fuseflowc.estimate.bench_cycles $(CYCLES_SPECS)
+	$(PY) -m fuseflowc.bench.estimate_cycles $(CYCLES_SPECS)
 
 # One head of BigBird attention (DH 64, mask block 64, 3 random blocks, seed 1): the fusion
 # variants (unfused, partial = fuse --share, full) of the element-sparse and the b16/b32/b64
@@ -275,7 +275,7 @@ bench-cycles: $(STAMP) $(DDIR)/gpt3_mini/s64 $(BDATA)/bigbird_s64 $(BDATA)/bigbi
 # unbounded channels: ~12 min and ~11 GB on the Python engine, ~15 s and 1.7 GB compiled).
 BIGBIRD_ARGS ?=
 bench-bigbird: $(STAMP)
-	$(PY) -m fuseflowc.opt.bench_bigbird --jobs $(BENCH_JOBS) $(BIGBIRD_ARGS)
+	$(PY) -m fuseflowc.bench.bigbird --jobs $(BENCH_JOBS) $(BIGBIRD_ARGS)
 
 # ---- fuzz: the project's own fuzzer (docs/fuzz.md) --------------------------------------------
 # N seeded cases of mutated programs, fused IR, SAMML graphs, data directories, sweep specs,
@@ -299,8 +299,8 @@ fuzz: $(STAMP)
 # bench-plan-quick: the same at the quick bench's toy sizes (a few minutes).
 .PHONY: bench-plan bench-plan-quick
 bench-plan: $(STAMP) $(DDIR)/gpt3_mini/s64
-	$(PY) -m fuseflowc.plan.bench --specs ir_examples/bench --out results/plan \
+	$(PY) -m fuseflowc.bench.plan --specs ir_examples/bench --out results/plan \
 	  --bigbird ir_examples/sweeps/bigbird_fusion.toml --jobs $(BENCH_JOBS)
 bench-plan-quick: $(STAMP) $(BQDATA)/gpt3_mini_s16
-	$(PY) -m fuseflowc.plan.bench --specs ir_examples/bench/quick --out results/plan-quick \
+	$(PY) -m fuseflowc.bench.plan --specs ir_examples/bench/quick --out results/plan-quick \
 	  --jobs $(BENCH_JOBS)

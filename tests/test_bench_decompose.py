@@ -1,4 +1,4 @@
-"""sim/bench_decompose.py on tiny matrices (no shared data): every variant is simulated and
+"""fuseflowc/bench/decompose.py on tiny matrices (no shared data): every variant is simulated and
 checked, the table names the fastest, and GCN's normalized adjacency is the one GCN uses."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from fuseflowc.sim import bench_decompose as bd
+from fuseflowc.bench import decompose as bd
 
 
 def _blocky() -> sp.csr_matrix:

@@ -163,7 +163,7 @@ def test_uniform_model_is_loose_but_close_on_random_data(tmp_path):
 
 
 def test_bigbird_attention_small(tmp_path):
-    from fuseflowc.estimate.bench import MODELS
+    from fuseflowc.bench.estimate_accuracy import MODELS
     base = MODELS / "bigbird_attention" / "multihead"
     gen(base / "bigbird_attn.ff", tmp_path / "d", "--size", "S=16", "--size", "NH=2",
         "--size", "DH=4", "--density", "M=0.3")

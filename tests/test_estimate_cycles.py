@@ -32,7 +32,7 @@ def gen(program, ddir, *args, seed=1) -> None:
 
 def compile_(program, order=None, pipeline: str = "", free_input_order=False):
     """The module of `program` as `fuseflowc sweep` compiles a configuration."""
-    from fuseflowc.estimate.bench_cycles import _build
+    from fuseflowc.bench.estimate_cycles import _build
     config = {"program": str(program), "schedule": [], "order": order or 0,
               "order_region": None, "inline_widened": True,
               "free_input_order": free_input_order, "share": False, "pipeline": pipeline,

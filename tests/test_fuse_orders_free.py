@@ -12,7 +12,7 @@ import pytest
 from fuseflowc.data.gen import random_inputs
 from fuseflowc.diagnostics import Source
 from fuseflowc.fuse.algorithm import FuseOptions, fuse_program
-from fuseflowc.fuse.order_sweep import OrderRun, run_order, summary_lines, sweep
+from fuseflowc.bench.orders import OrderRun, run_order, summary_lines, sweep
 from fuseflowc.fuse.orders import region_pog
 from fuseflowc.fuse.parser import parse_fused
 from fuseflowc.fuse.printer import fused_str
@@ -163,7 +163,7 @@ def test_permute_steps_are_charged():
     assert r.permute_cycles > 0 and r.cycles > r.permute_cycles
     # the module has the steps and the simulation reports them as kernels with bytes
     from fuseflowc.lower.driver import lower_fused
-    from fuseflowc.fuse.order_sweep import _simulate
+    from fuseflowc.bench.orders import _simulate
     fp = fuse_program(p, None, FuseOptions(free_input_order=True))
     module = lower_fused(fp)[0]
     assert sorted(s.name for s in module.steps) == ["permute B -> B__T", "permute C -> C__T"]

@@ -53,7 +53,7 @@ def test_random_programs_any_free_order(case, pick):
     region, count = counts[k % len(counts)]
     kk = pick % count
     from fuseflowc.data.gen import random_inputs
-    from fuseflowc.fuse.order_sweep import _simulate
+    from fuseflowc.bench.orders import _simulate
     from fuseflowc.fuse.parser import parse_fused
     from fuseflowc.fuse.printer import fused_str
     from fuseflowc.lower.driver import lower_fused

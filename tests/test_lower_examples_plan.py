@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fuseflowc.lower.examples import _exe, plan_cases
+from fuseflowc.bench.exe import fuseflowc_command
+from fuseflowc.bench.examples import plan_cases
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_plan_varies_each_region_and_inline_widened():
     prog = ROOT / "ir_examples" / "models" / "graphsage" / "graphsage_full.ff"
-    cases = plan_cases(_exe(), prog, Path("d"), 3)
+    cases = plan_cases(fuseflowc_command(), prog, Path("d"), 3)
     extra = [c for c in cases if len(c) > 5]
     # plus one parallelized run and (a fused variant) one --share run, at order 0
     assert sorted(c[5] for c in extra) == ["parallel", "share"]
@@ -30,7 +31,7 @@ def test_plan_varies_each_region_and_inline_widened():
 
 def test_plan_runs_inline_widened_only_where_it_differs():
     prog = ROOT / "ir_examples" / "kernels" / "nested_matmul_fused.ff"
-    cases = plan_cases(_exe(), prog, Path("d"), 3)
+    cases = plan_cases(fuseflowc_command(), prog, Path("d"), 3)
     assert not any(c[4] for c in cases)
     assert [c[5] for c in cases if len(c) > 5] == ["parallel", "share"]
     assert cases[0][1:3] == (None, 0)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fuseflowc.opt.bench_bigbird import FUSION, configs
+from fuseflowc.bench.bigbird import FUSION, configs
 from test_opt_parallel import check_same, lowered
 
 MODEL = Path(__file__).resolve().parents[1] / "ir_examples" / "models" / "bigbird_attention"

@@ -304,7 +304,7 @@ def test_schedule_pass_forwards_reduce():
 def test_bench_bigbird_rows():
     """`make bench-bigbird` prints the reduce=lanes rows (ideal memory) after its own;
     `--reduce lanes` runs only those and the serial baseline."""
-    from fuseflowc.opt.bench_bigbird import IDEAL_MEMORY, parallel_configs
+    from fuseflowc.bench.bigbird import IDEAL_MEMORY, parallel_configs
     both = [c.label for c in parallel_configs(1024, 16)]
     serial = [c.label for c in parallel_configs(1024, 16, "serial")]
     lanes = parallel_configs(1024, 16, "lanes")

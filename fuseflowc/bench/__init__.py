@@ -2,6 +2,6 @@
 
 `fuseflowc.bench.driver` runs the parts (each a composition of existing commands: `fuseflowc
 sweep` and `fuseflowc report` on the specs in ir_examples/bench/, `fuseflowc orders --json`,
-`python -m fuseflowc.lower.bench_compile`), timing each; `fuseflowc.bench.summary` turns their
+`python -m fuseflowc.bench.compile_time`), timing each; `fuseflowc.bench.summary` turns their
 outputs into results/SUMMARY.md. See docs/bench.md.
 """

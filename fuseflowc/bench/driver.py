@@ -8,7 +8,7 @@ Parts, in order (each one's wall time goes to OUT/timings.json):
   `fuseflowc report OUT/<name>.csv -o OUT/<name>` (tables and, with matplotlib, plots);
 - `orders`: `fuseflowc orders P --json` with and without `--free-input-order` for the GNN
   variants (Table 3), into OUT/orders.json;
-- `compile`: `python -m fuseflowc.lower.bench_compile --runs N` (compile times), its lines in
+- `compile`: `python -m fuseflowc.bench.compile_time --runs N` (compile times), its lines in
   OUT/compile.txt;
 - the summary: OUT/SUMMARY.md (fuseflowc.bench.summary), also printed; with `--scale paper`
   (`make bench-paper`: ir_examples/bench/paper/, Figure 12 at the paper's sizes) only the
@@ -28,6 +28,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from fuseflowc.bench.exe import fuseflowc_command
 
 # Table 3: the GNN programs whose dataflow orders are counted, with the fuse flags the bench
 # compiles them with (the paper's fusion: intermediates inlined and widened).
@@ -39,12 +40,6 @@ ORDER_PROGRAMS = [
     ("graphsage full", "ir_examples/models/graphsage/graphsage_full.ff", ["--inline-widened"]),
     ("nested_matmul fused", "ir_examples/kernels/nested_matmul_sweep.ff", []),
 ]
-
-
-def _ffc() -> str:
-    """The fuseflowc executable next to this Python (the project's virtualenv)."""
-    exe = Path(sys.executable).with_name("fuseflowc")
-    return str(exe) if exe.exists() else "fuseflowc"
 
 
 def _timed(cmd: list[str], **kw) -> tuple[float, subprocess.CompletedProcess]:
@@ -60,10 +55,10 @@ def run_spec(spec: Path, out: Path, jobs: int) -> dict:
     results = out / f"{name}.csv"
     print(f"bench: {name}: fuseflowc sweep {spec} -o {results} -j {jobs}", file=sys.stderr,
           flush=True)
-    secs, proc = _timed([_ffc(), "sweep", str(spec), "-o", str(results), "-j", str(jobs)])
+    secs, proc = _timed([*fuseflowc_command(), "sweep", str(spec), "-o", str(results), "-j", str(jobs)])
     status = "ok" if proc.returncode == 0 else f"sweep exit {proc.returncode}"
     if results.exists():
-        rep = subprocess.run([_ffc(), "report", str(results), "-o", str(out / name)],
+        rep = subprocess.run([*fuseflowc_command(), "report", str(results), "-o", str(out / name)],
                              capture_output=True, text=True)
         if rep.returncode != 0:
             status += f"; report exit {rep.returncode}"
@@ -87,7 +82,7 @@ def run_orders(out: Path, root: Path) -> dict:
     for label, path, flags in ORDER_PROGRAMS:
         entry = {"program": label, "path": path, "flags": flags}
         for key, extra in (("constrained", []), ("free", ["--free-input-order"])):
-            proc = subprocess.run([_ffc(), "orders", str(root / path), "--json", *flags, *extra],
+            proc = subprocess.run([*fuseflowc_command(), "orders", str(root / path), "--json", *flags, *extra],
                                   capture_output=True, text=True)
             if proc.returncode != 0:
                 status = "error"
@@ -104,9 +99,9 @@ def run_orders(out: Path, root: Path) -> dict:
 
 def run_compile(out: Path, runs: int) -> dict:
     """Compile times: bench_compile's lines into OUT/compile.txt."""
-    print(f"bench: compile: python -m fuseflowc.lower.bench_compile --runs {runs}",
+    print(f"bench: compile: python -m fuseflowc.bench.compile_time --runs {runs}",
           file=sys.stderr, flush=True)
-    secs, proc = _timed([sys.executable, "-m", "fuseflowc.lower.bench_compile", "--runs",
+    secs, proc = _timed([sys.executable, "-m", "fuseflowc.bench.compile_time", "--runs",
                          str(runs)], capture_output=True, text=True)
     (out / "compile.txt").write_text(proc.stdout)
     status = "ok" if proc.returncode == 0 else f"exit {proc.returncode}"

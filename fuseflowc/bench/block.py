@@ -9,7 +9,7 @@ row), stored element-wise; the loader stores it as each program declares it (csr
 unblocked program, bcsr with block b for the blocked one), so both read the same values.
 Prints one line per run and a table `b  unblocked  blocked  speedup`.
 
-Run: python -m sim.bench_block [--seq 256] [--random 1] [--order 51] [--out out/bench_block]
+Run: python -m fuseflowc.bench.block [--seq 256] [--random 1] [--order 51] [--out out/bench_block]
 [--blocked-only]  (or `make bench-block`). Order 51 of the region is `i -> u0 -> u1 -> u2 ->
 u3 -> u4 -> u5 -> d`: the scores are computed once per (row, column) block and repeated over
 d (order 0 puts d before the score's k and recomputes them per d).
@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from fuseflowc.bench.exe import fuseflowc_command
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = ROOT / "ir_examples" / "models" / "bigbird_attention"
@@ -54,14 +55,14 @@ def make_data(d: Path, seq: int, dh: int, b: int, n_random: int, seed: int) -> f
     return float(pat.mean())
 
 
-def run(ffc: str, prog: Path, data: Path, order: int, out: Path) -> dict:
+def run(ffc: list[str], prog: Path, data: Path, order: int, out: Path) -> dict:
     """Simulate one program; returns the kernel's cycles, FLOPs and the wall time."""
     t = time.time()
-    fuse = subprocess.run([ffc, "fuse", str(prog), "--order", str(order)], capture_output=True,
+    fuse = subprocess.run([*ffc, "fuse", str(prog), "--order", str(order)], capture_output=True,
                           text=True, check=True)
-    low = subprocess.run([ffc, "lower", "-"], input=fuse.stdout, capture_output=True, text=True,
+    low = subprocess.run([*ffc, "lower", "-"], input=fuse.stdout, capture_output=True, text=True,
                          check=True)
-    sim = subprocess.run([ffc, "simulate", "-", "--data", str(data), "--check", "--json-out",
+    sim = subprocess.run([*ffc, "simulate", "-", "--data", str(data), "--check", "--json-out",
                           str(out)], input=low.stdout, capture_output=True, text=True)
     if sim.returncode != 0:
         raise SystemExit(f"{prog.name}: simulate failed:\n{sim.stderr}")
@@ -86,7 +87,7 @@ def main(argv=None) -> int:
     ap.add_argument("--blocked-only", action="store_true",
                     help="skip the (slow) element-sparse program")
     a = ap.parse_args(argv)
-    ffc = str(Path(sys.executable).with_name("fuseflowc"))
+    ffc = fuseflowc_command()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     rows = []

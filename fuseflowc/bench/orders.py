@@ -1,7 +1,7 @@
 """The dataflow-order sweep (the paper's Sec. 8.6, Figure 17): every valid order of a program's
 regions through fuse | lower | simulate, checked against the reference evaluator.
 
-`make bench-orders` runs `python -m fuseflowc.fuse.order_sweep` on the nested matmul
+`make bench-orders` runs `python -m fuseflowc.bench.orders` on the nested matmul
 (ir_examples/kernels/nested_matmul_sweep.ff) with KarateClub data, fused into one region and
 unfused, with `--free-input-order`: one line per order (cycles, cycles normalized to the worst
 order, permute-step cycles, check status) and a final `orders: N, best/worst = X` line.
@@ -19,7 +19,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from ..diagnostics import UserError
+from fuseflowc.diagnostics import UserError
 
 
 @dataclass
@@ -45,8 +45,8 @@ class OrderRun:
 
 def order_space(program, free: bool = True, inline_widened: bool = False) -> dict[str, int]:
     """Region name -> its number of valid orders (fuse with order 0 everywhere)."""
-    from .algorithm import FuseOptions, fuse_program
-    from .orders import region_pog
+    from fuseflowc.fuse.algorithm import FuseOptions, fuse_program
+    from fuseflowc.fuse.orders import region_pog
     fp = fuse_program(program, None, FuseOptions(free_input_order=free,
                                                  inline_widened=inline_widened))
     return {r.name: region_pog(r).count() for r in fp.regions}
@@ -58,14 +58,14 @@ def run_order(program, source: str | None, inputs: dict, sizes: dict, ks: dict[s
     """Fuse with order ks[R] for each region R, lower, simulate on `inputs` and compare the
     outputs with `reference` (the evaluator's, computed here when None). The fused IR and the
     module are printed and parsed back, as between the pipeline's processes."""
-    from ..diagnostics import Source
-    from ..lower.driver import lower_fused
-    from ..samml.parser import parse_module
-    from ..samml.printer import print_module
-    from ..samml.verify import verify
-    from .algorithm import FuseOptions, fuse_program
-    from .parser import parse_fused
-    from .printer import fused_str
+    from fuseflowc.diagnostics import Source
+    from fuseflowc.lower.driver import lower_fused
+    from fuseflowc.samml.parser import parse_module
+    from fuseflowc.samml.printer import print_module
+    from fuseflowc.samml.verify import verify
+    from fuseflowc.fuse.algorithm import FuseOptions, fuse_program
+    from fuseflowc.fuse.parser import parse_fused
+    from fuseflowc.fuse.printer import fused_str
 
     run = OrderRun(variant, dict(ks))
     try:
@@ -89,7 +89,7 @@ def run_order(program, source: str | None, inputs: dict, sizes: dict, ks: dict[s
     run.bytes_moved = sum(sum(k.bytes_read().values()) + sum(k.bytes_written().values())
                           for k in result.kernels)
     if reference is None:
-        from ..reference.evaluate import evaluate
+        from fuseflowc.reference.evaluate import evaluate
         reference = evaluate(program, inputs)
     from fuseflowc.sim.compare import compare
     outs = {t.name: result.tensors[t.name] for t in module.tensors
@@ -105,7 +105,7 @@ def _simulate(module, inputs: dict, sizes: dict, arch):
     from fuseflowc.sim.arch import Arch
     from fuseflowc.sim.build import Simulator
 
-    from ..data.io import RawTensor, convert
+    from fuseflowc.data.io import RawTensor, convert
     data = dict(inputs)
     for t in module.tensors:
         if t.role == "input" and t.name in data and data[t.name].format != t.format:
@@ -116,7 +116,7 @@ def _simulate(module, inputs: dict, sizes: dict, arch):
 def sweep(program, source: str | None, inputs: dict, sizes: dict, variant: str = "",
           free: bool = True, inline_widened: bool = False, arch=None) -> list[OrderRun]:
     """Every combination of the regions' valid orders, in order of (K of region 1, ...)."""
-    from ..reference.evaluate import evaluate
+    from fuseflowc.reference.evaluate import evaluate
     space = order_space(program, free, inline_widened)
     reference = evaluate(program, inputs)
     names = list(space)
@@ -160,8 +160,8 @@ def summary_lines(runs: list[OrderRun]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m fuseflowc.fuse.order_sweep PROGRAM --data DIR [--unfused] ...`"""
-    ap = argparse.ArgumentParser(prog="python -m fuseflowc.fuse.order_sweep",
+    """`python -m fuseflowc.bench.orders PROGRAM --data DIR [--unfused] ...`"""
+    ap = argparse.ArgumentParser(prog="python -m fuseflowc.bench.orders",
                                  description=__doc__.splitlines()[0])
     ap.add_argument("program")
     ap.add_argument("--data", required=True, help="input data directory (gen-data)")
@@ -170,8 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--constrained", action="store_true",
                     help="without --free-input-order (input storage orders constrain)")
     args = ap.parse_args(argv)
-    from ..data.io import load_inputs
-    from ..lang.load import load_program
+    from fuseflowc.data.io import load_inputs
+    from fuseflowc.lang.load import load_program
     t0 = time.perf_counter()
     runs: list[OrderRun] = []
     try:

@@ -10,7 +10,7 @@ line per model gives the median wall time:
 of the two processes, `compile-cpu-ms <model>: N`, which a loaded machine does not inflate the
 way it inflates wall time. A failed compile prints
 `compile failed: <model>: <first error line>` and makes the exit status 1. Run:
-python -m fuseflowc.lower.bench_compile [--runs 5] [PATH ...]
+python -m fuseflowc.bench.compile_time [--runs 5] [PATH ...]
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from .examples import _exe
+from fuseflowc.bench.exe import fuseflowc_command
 
 
 def _children_cpu() -> float:
@@ -31,14 +31,14 @@ def _children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def compile_once(ffc: str, model: Path) -> tuple[float, float, str]:
+def compile_once(ffc: list[str], model: Path) -> tuple[float, float, str]:
     """Wall and CPU time (ms) of one `fuse | lower` pipeline, and its first error line ('' if
     none)."""
     cpu0 = _children_cpu()
     start = time.perf_counter()
-    fuse = subprocess.Popen([ffc, "fuse", str(model)], stdout=subprocess.PIPE,
+    fuse = subprocess.Popen([*ffc, "fuse", str(model)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
-    low = subprocess.Popen([ffc, "lower", "-"], stdin=fuse.stdout, stdout=subprocess.DEVNULL,
+    low = subprocess.Popen([*ffc, "lower", "-"], stdin=fuse.stdout, stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE)
     fuse.stdout.close()  # lower owns the read end: fuse sees a closed pipe if lower exits
     _, low_err = low.communicate()
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args(argv)
     models = [Path(p) for p in args.paths] or sorted(Path("ir_examples/models").glob("*/*_*.ff"))
-    ffc = _exe()
+    ffc = fuseflowc_command()
     failed = 0
     for m in models:
         times, cpus = [], []

@@ -22,7 +22,7 @@ With --rank it instead simulates every candidate the advisor costs (split hoiste
 the top picks of the advisor's cycle proxy and of the estimator's Cost.cycles with the simulated
 fastest.
 
-Run: python -m sim.bench_decompose [--data ../shared/data] [--only NAME ...] [--kernel K]
+Run: python -m fuseflowc.bench.decompose [--data ../shared/data] [--only NAME ...] [--kernel K]
 [--top N] [--rank] [--set KEY=VALUE] [--out FILE] (or `make bench-decompose`).
 """
 

@@ -1,7 +1,7 @@
 """`make bench-cycles`: the cycle model's error against the simulator on every configuration of
 the bench's sweep specs (models, fusion variants, orders, parallel factors, blocks).
 
-    python -m fuseflowc.estimate.bench_cycles ir_examples/bench/*.toml ir_examples/sweeps/*.toml
+    python -m fuseflowc.bench.estimate_cycles ir_examples/bench/*.toml ir_examples/sweeps/*.toml
 
 Each configuration of each spec's grid (fuseflowc.sweep.grid) is compiled as `fuseflowc sweep`
 compiles it (fuse | lower | opt), its data made or found as the sweep finds it, estimated
@@ -29,10 +29,10 @@ TIE = 0.02
 
 
 def _build(config: dict, base: str):
-    from ..fuse.algorithm import FuseOptions, fuse_program, pick_orders
-    from ..lang.load import load_program
-    from ..lower.driver import lower_fused
-    from ..opt.pipeline import parse_pipeline, run_pipeline
+    from fuseflowc.fuse.algorithm import FuseOptions, fuse_program, pick_orders
+    from fuseflowc.lang.load import load_program
+    from fuseflowc.lower.driver import lower_fused
+    from fuseflowc.opt.pipeline import parse_pipeline, run_pipeline
     from fuseflowc.sim.arch import Arch
 
     path = os.path.normpath(os.path.join(base, config["program"]))
@@ -48,9 +48,9 @@ def _build(config: dict, base: str):
 def run_config(config: dict, base: str, cache: str, simulate: bool = True) -> dict:
     """One configuration's row: model, variant, data, estimated cycles (total and per
     kernel), the estimate's wall time, and the simulated cycles (total and per kernel)."""
-    from ..data.io import load_inputs
-    from ..sweep.worker import data_dir_for
-    from . import DataStats, estimate_module
+    from fuseflowc.data.io import load_inputs
+    from fuseflowc.sweep.worker import data_dir_for
+    from fuseflowc.estimate import DataStats, estimate_module
     from fuseflowc.sim.build import Simulator
 
     program, module, arch = _build(config, base)
@@ -131,7 +131,7 @@ def format_table(summary: list[dict], rows: list[dict]) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m fuseflowc.estimate.bench_cycles",
+    ap = argparse.ArgumentParser(prog="python -m fuseflowc.bench.estimate_cycles",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("specs", nargs="+", help="sweep spec files (TOML)")
     ap.add_argument("--json", metavar="FILE", help="write every row to FILE")
@@ -139,9 +139,9 @@ def main(argv=None) -> int:
                     help="reuse simulated cycles stored in FILE by id (and add new ones)")
     ap.add_argument("-v", "--verbose", action="store_true", help="one line per configuration")
     args = ap.parse_args(argv)
-    from ..diagnostics import UserError
-    from ..sweep.grid import expand
-    from ..sweep.spec import parse_spec
+    from fuseflowc.diagnostics import UserError
+    from fuseflowc.sweep.grid import expand
+    from fuseflowc.sweep.spec import parse_spec
 
     cached: dict = {}
     if args.sim_cache and os.path.exists(args.sim_cache):

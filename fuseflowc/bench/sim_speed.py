@@ -9,7 +9,7 @@ run (building the graph excluded, for the compiled engine its compiled graph too
 assembling outputs excluded; the compiled engine's reading of its counters and writer streams
 back into Python included): on a machine shared with other work CPU time is what one
 single-threaded run costs, where wall time would measure the neighbours too. Wall seconds are
-printed alongside. Usage: python -m sim.bench [--data DIR]
+printed alongside. Usage: python -m fuseflowc.bench.sim_speed [--data DIR]
 [--quick] [--engine fast|python|both]
 """
 
@@ -27,8 +27,8 @@ import scipy.sparse as sp
 from fuseflowc.data.fibertree import FiberTensor
 from fuseflowc.samml.load import load_module
 
-from .arch import Arch
-from .differential import first_difference, run
+from fuseflowc.sim.arch import Arch
+from fuseflowc.sim.differential import first_difference, run
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "ir_examples" / "samml"

@@ -45,6 +45,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from fuseflowc.bench.exe import fuseflowc_command
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = "ir_examples/models/bigbird_attention"
@@ -52,7 +53,7 @@ MASK = "M=bigbird:block=64,random=3"
 
 
 def _ffc() -> list[str]:
-    return [sys.executable, "-m", "fuseflowc.cli"]
+    return fuseflowc_command()
 
 
 def _sh(args: list[str], stdin: str | None = None, timeout: float | None = None) -> str:

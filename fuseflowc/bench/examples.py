@@ -9,7 +9,7 @@ on random inputs (seeded; unsized dims get small sizes). Prints one line per cas
 region, then orders 1 and 2 of each region that has them (one region varied at a time), and
 `fuse --inline-widened` and `fuse --share` for the fused variants; and every program once more
 through `opt -p 'locate,parallelize{index=X,factor=2},cleanup'` (X: the first index the graph
-iterates; results must still check). Run: python -m fuseflowc.lower.examples
+iterates; results must still check). Run: python -m fuseflowc.bench.examples
 [--jobs N] [--orders 3] [PATH ...] (default: ir_examples/kernels and ir_examples/models).
 
 Only the command-line pipeline is used here, so this module imports nothing of the simulator.
@@ -24,6 +24,7 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from fuseflowc.bench.exe import fuseflowc_command
 
 
 def _programs(paths: list[str]) -> list[Path]:
@@ -39,14 +40,13 @@ def _programs(paths: list[str]) -> list[Path]:
     return out
 
 
-def _exe() -> str:
-    return str(Path(sys.executable).with_name("fuseflowc"))
 
 
-def _region_counts(ffc: str, prog: Path, iw: bool = False) -> list[tuple[str, int]]:
+
+def _region_counts(ffc: list[str], prog: Path, iw: bool = False) -> list[tuple[str, int]]:
     """(region, number of valid orders) of every region of the program."""
     import json
-    cmd = [ffc, "orders", str(prog), "--json"] + (["--inline-widened"] if iw else [])
+    cmd = [*ffc, "orders", str(prog), "--json"] + (["--inline-widened"] if iw else [])
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         return []
@@ -56,14 +56,14 @@ def _region_counts(ffc: str, prog: Path, iw: bool = False) -> list[tuple[str, in
         return []
 
 
-def _fused_differ(ffc: str, prog: Path) -> bool:
+def _fused_differ(ffc: list[str], prog: Path) -> bool:
     """Whether `fuse --inline-widened` gives another fused program than plain `fuse`."""
-    a, b = (subprocess.run([ffc, "fuse", str(prog)] + extra, capture_output=True, text=True)
+    a, b = (subprocess.run([*ffc, "fuse", str(prog)] + extra, capture_output=True, text=True)
             for extra in ([], ["--inline-widened"]))
     return (a.returncode, a.stdout) != (b.returncode, b.stdout)
 
 
-def plan_cases(ffc: str, prog: Path, data: Path, orders: int = 3) -> list[tuple]:
+def plan_cases(ffc: list[str], prog: Path, data: Path, orders: int = 3) -> list[tuple]:
     """The cases of one program: (prog, region, order, data, inline_widened) for order 0 of
     every region, then orders 1..orders-1 of each region that has them (one region varied at
     a time), for plain `fuse` and, where it fuses differently, `fuse --inline-widened`."""
@@ -123,16 +123,16 @@ def _make_data(prog: Path, directory: Path, seed: int = 1) -> None:
     write_data_dir(directory, random_inputs(specs, sizes, seed))
 
 
-def _case(ffc: str, prog: Path, region: str | None, k: int, data: Path, iw: bool = False,
+def _case(ffc: list[str], prog: Path, region: str | None, k: int, data: Path, iw: bool = False,
           mode: str = "") -> tuple[bool, str]:
-    cmd = [ffc, "fuse", str(prog)] + (["--inline-widened"] if iw else [])
+    cmd = [*ffc, "fuse", str(prog)] + (["--inline-widened"] if iw else [])
     cmd += ["--share"] if mode == "share" else []
     if region is not None:
         cmd += ["--region", region, "--order", str(k)]
     fuse = subprocess.run(cmd, capture_output=True, text=True)
     if fuse.returncode != 0:
         return False, "fuse: " + _first_error(fuse.stderr)
-    low = subprocess.run([ffc, "lower", "-"], input=fuse.stdout, capture_output=True, text=True)
+    low = subprocess.run([*ffc, "lower", "-"], input=fuse.stdout, capture_output=True, text=True)
     if low.returncode != 0:
         return False, "lower: " + _first_error(low.stderr)
     graph = low.stdout
@@ -142,12 +142,12 @@ def _case(ffc: str, prog: Path, region: str | None, k: int, data: Path, iw: bool
         if index is None:
             return False, "parallel: the graph iterates no index"
         pipe = f"locate,parallelize{{index={index.group(1)},factor=2}},cleanup"
-        opt = subprocess.run([ffc, "opt", "-", "-p", pipe], input=graph, capture_output=True,
+        opt = subprocess.run([*ffc, "opt", "-", "-p", pipe], input=graph, capture_output=True,
                              text=True)
         if opt.returncode != 0:
             return False, "opt: " + _first_error(opt.stderr)
         graph = opt.stdout
-    sim = subprocess.run([ffc, "simulate", "-", "--data", str(data), "--check"],
+    sim = subprocess.run([*ffc, "simulate", "-", "--data", str(data), "--check"],
                          input=graph, capture_output=True, text=True)
     if sim.returncode != 0:
         return False, "simulate: " + _first_error(sim.stderr)
@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--orders", type=int, default=3)
     args = ap.parse_args(argv)
     start = time.monotonic()
-    ffc = _exe()
+    ffc = fuseflowc_command()
     progs = _programs(args.paths)
     with tempfile.TemporaryDirectory() as tmp:
         cases = []

@@ -9,7 +9,7 @@ program is simulated and checked as one more sweep configuration. One row per mo
 set: the sweep's best, the plan's cycles, their ratio (target: within 5%) and the planner's
 wall time (target: under 2 s).
 
-    python -m fuseflowc.plan.bench --specs ir_examples/bench/quick --out results/plan-quick
+    python -m fuseflowc.bench.plan --specs ir_examples/bench/quick --out results/plan-quick
 """
 
 from __future__ import annotations
@@ -31,12 +31,12 @@ SPECS = ("fig12_gcn.toml", "fig12_graphsage.toml", "fig12_sae.toml", "fig12_gpt3
 def plan_row(spec, rows: list[dict], out: Path, cache: str) -> dict:
     """Plan the model of `rows` (one model and data set of `spec`), simulate the plan, and
     compare with the rows' best."""
-    from ..lang import ast
-    from ..lang.load import load_program
-    from ..sweep.worker import data_dir_for, run_config
-    from .cost import CostOptions
-    from .emit import program_text
-    from .search import Planner, PlanOptions
+    from fuseflowc.lang import ast
+    from fuseflowc.lang.load import load_program
+    from fuseflowc.sweep.worker import data_dir_for, run_config
+    from fuseflowc.plan.cost import CostOptions
+    from fuseflowc.plan.emit import program_text
+    from fuseflowc.plan.search import Planner, PlanOptions
     from dataclasses import replace
     from fuseflowc.sim.arch import Arch
 
@@ -104,10 +104,10 @@ def report(rows: list[dict], out=sys.stdout) -> None:
 
 
 def main(argv=None) -> int:
-    from ..sweep.results import read_rows
-    from ..sweep.runner import run_sweep
-    from ..sweep.spec import parse_spec
-    ap = argparse.ArgumentParser(prog="python -m fuseflowc.plan.bench")
+    from fuseflowc.sweep.results import read_rows
+    from fuseflowc.sweep.runner import run_sweep
+    from fuseflowc.sweep.spec import parse_spec
+    ap = argparse.ArgumentParser(prog="python -m fuseflowc.bench.plan")
     ap.add_argument("--specs", default="ir_examples/bench/quick")
     ap.add_argument("--out", default="results/plan-quick")
     ap.add_argument("--jobs", type=int, default=2)

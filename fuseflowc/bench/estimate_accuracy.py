@@ -8,7 +8,7 @@ configuration: FLOPs and bytes estimated, simulated, and the error in percent, t
 the simulation's wall time; then the average absolute errors over GCN, GraphSAGE and BigBird
 attention (the paper's Table 2 set) and over everything.
 
-Usage: python -m fuseflowc.estimate.bench [--quick] [-j N] [--data DIR] [--work DIR]
+Usage: python -m fuseflowc.bench.estimate_accuracy [--quick] [-j N] [--data DIR] [--work DIR]
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from fuseflowc.bench.exe import fuseflowc_command
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "ir_examples" / "models"
@@ -58,8 +59,7 @@ def configs(quick: bool) -> list[tuple[str, str, str, Path, list[str]]]:
 
 
 def _cli(args: list[str]) -> None:
-    code = "import sys; from fuseflowc.cli import main; sys.argv[0] = 'fuseflowc'; main()"
-    r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
+    r = subprocess.run([*fuseflowc_command(), *args], capture_output=True, text=True)
     if r.returncode:
         raise RuntimeError((r.stderr.strip().splitlines() or ["failed"])[-1])
 
