@@ -1,6 +1,6 @@
 """Both engines on one module: the Python engine (sim/engine.py) and the compiled one
 (sim/engine_fast.py) must agree on everything a run produces. `first_difference` names the first
-thing that differs, readably; the differential tests (tests/test_sim_fast.py) and
+thing that differs, readably; the differential tests (tests/sim/test_sim_fast.py) and
 `make bench-sim` use it.
 
 Compared: per kernel the cycles, activations, FLOPs, token-hops and bytes read and written

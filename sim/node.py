@@ -144,7 +144,7 @@ class Node:
         self.fires += 1
         return f
 
-    # The shapes of most firings, spelled out for speed (tests/test_sim_node.py: each is
+    # The shapes of most firings, spelled out for speed (tests/sim/test_sim_node.py: each is
     # `fire` with the same arguments).
 
     def fire1(self, inp, out, tok, nbytes: int = 0, after: int = 0) -> int:

@@ -7,7 +7,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def pytest_addoption(parser):

@@ -137,7 +137,7 @@ def _unique_by_counting(k: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarr
     distinct = np.flatnonzero(present).astype(k.dtype)
     # the first occurrence of each key: assigned from the last position to the first, so the
     # first one is written last (numpy assigns a repeated index in order: the last write wins;
-    # tests/test_reference_props.py checks this against np.unique)
+    # tests/reference/test_reference_props.py checks this against np.unique)
     first = np.empty(distinct.shape[0], np.int64)
     first[inv[::-1]] = np.arange(k.shape[0] - 1, -1, -1, dtype=np.int64)
     return distinct, first, inv

@@ -6,7 +6,7 @@
 // when the join condition holds. Python's two-input path (_run2) and its n-input path (_run_n)
 // differ in one detail the timing sees: with N on both inputs, _run2 drops one pair per firing
 // (input 0 first) and _run_n every N pair in one firing. Both are kept. Python's bulk skipping
-// of unmatched runs equals its per-token path (tests/test_sim_bulk.py): per token here.
+// of unmatched runs equals its per-token path (tests/sim/test_sim_bulk.py): per token here.
 #include <algorithm>
 #include <memory>
 #include <vector>

@@ -1,0 +1,37 @@
+"""`make examples` plans orders 0-2 of every region, for plain fuse and (where it fuses
+differently) `fuse --inline-widened`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fuseflowc.bench.exe import fuseflowc_command
+from fuseflowc.bench.examples import plan_cases
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_plan_varies_each_region_and_inline_widened():
+    prog = ROOT / "ir_examples" / "models" / "graphsage" / "graphsage_full.ff"
+    cases = plan_cases(fuseflowc_command(), prog, Path("d"), 3)
+    extra = [c for c in cases if len(c) > 5]
+    # plus one parallelized run and (a fused variant) one --share run, at order 0
+    assert sorted(c[5] for c in extra) == ["parallel", "share"]
+    assert all(c[1:3] == (None, 0) and not c[4] for c in extra)
+    cases = [c for c in cases if len(c) == 5]
+    plain = [c[1:3] for c in cases if not c[4]]
+    widened = [c[1:3] for c in cases if c[4]]
+    assert plain[0] == (None, 0) and widened[0] == (None, 0)
+    # the inline-widened region is one region with at least 3 orders: 1 and 2 are run
+    assert widened[1:] == [("graphsage", 1), ("graphsage", 2)]
+    # every plain case after order 0 varies one region, orders 1 and 2 at most
+    assert all(r is not None and k in (1, 2) for r, k in plain[1:])
+    assert len(plain) > 1
+
+
+def test_plan_runs_inline_widened_only_where_it_differs():
+    prog = ROOT / "ir_examples" / "kernels" / "nested_matmul_fused.ff"
+    cases = plan_cases(fuseflowc_command(), prog, Path("d"), 3)
+    assert not any(c[4] for c in cases)
+    assert [c[5] for c in cases if len(c) > 5] == ["parallel", "share"]
+    assert cases[0][1:3] == (None, 0)

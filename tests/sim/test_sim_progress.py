@@ -1,0 +1,167 @@
+"""`simulate` tells where a long run is (issue #12, item 6): the kernel (k of n), the cycles so
+far, the FLOPs done against the estimator's FLOPs of the kernel; only after the first second,
+only on a terminal or with --progress, never with --quiet. The one-second threshold and the tick
+rate are forced small here so that a small run shows progress. Both engines tick alike: the
+compiled one calls the same tick(cycle, flops) at the same activations with the same figures."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+
+import fuseflowc.commands.simulate as simulate_cmd
+from tests.support import sim_pins
+from tests.support.golden import run_cli, run_pipeline
+from fuseflowc.sim import engine_fast
+from fuseflowc.sim.arch import Arch
+from fuseflowc.sim.build import Simulator
+from fuseflowc.sim.engine import Engine
+from fuseflowc.sim.progress import Progress
+
+PROGRAM = """dim I = 40, J = 30
+tensor A[I, J] : csr
+tensor x[J] : dense
+tensor y[I] : dense
+tensor z[I] : dense
+y[i] = A[i,j] * x[j]
+z[i] = relu(y[i])
+"""
+#: Both engines (the compiled one where it is built).
+ENGINES = ["python", pytest.param("fast", marks=pytest.mark.skipif(
+    not engine_fast.available(), reason="fuseflowc.sim._fast is not built"))]
+LINE = re.compile(r"^simulate: kernel (\d) of 2 \((\w)\): cycle ([\d,]+); (\d+) of ~(\d+) FLOPs "
+                  r"\(estimate\), (\d+)%$")
+
+
+@pytest.fixture(scope="module")
+def two_kernels(tmp_path_factory):
+    """An unfused two-statement program: graphs y and z, and its data."""
+    d = tmp_path_factory.mktemp("progress")
+    (d / "two.ff").write_text(PROGRAM)
+    r = run_cli(["gen-data", str(d / "two.ff"), "-o", str(d / "data"), "--density", "A=0.3"])
+    assert r.exit_code == 0, r.stderr
+    r = run_pipeline(f"fuseflowc fuse {d / 'two.ff'} --unfused | fuseflowc lower")
+    assert r.exit_code == 0, r.stderr
+    (d / "two.samml").write_text(r.stdout)
+    return d
+
+
+@pytest.fixture
+def eager(monkeypatch):
+    """Progress from the first activation on, every activation."""
+    monkeypatch.setattr(simulate_cmd, "PROGRESS_AFTER", 0.0)
+    monkeypatch.setattr(simulate_cmd, "PROGRESS_INTERVAL", 0.0)
+    monkeypatch.setattr(Engine, "PROGRESS_EVERY", 1)
+
+
+def _simulate(d, *flags, engine="python"):
+    return run_cli(["simulate", str(d / "two.samml"), "--data", str(d / "data"), "--check",
+                    "--engine", engine, *flags])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_progress_names_the_kernel_the_cycles_and_the_estimated_flops(two_kernels, eager,
+                                                                       engine):
+    r = _simulate(two_kernels, "--progress", engine=engine)
+    assert r.exit_code == 0, r.stderr
+    lines = [m.groups() for m in map(LINE.match, r.stderr.splitlines()) if m]
+    assert {(k, name) for k, name, *_ in lines} == {("1", "y"), ("2", "z")}
+    # the estimate is the estimator's FLOPs of each kernel (exact here: 720 and 40)
+    assert {(name, total) for _, name, _, _, total, _ in lines} == {("y", "720"), ("z", "40")}
+    for k, name, cycle, done, total, pct in lines:
+        assert 0 <= int(done) <= int(total)
+        assert int(pct) == round(100 * int(done) / int(total))
+    cycles = [int(c.replace(",", "")) for k, _, c, *_ in lines if k == "1"]
+    assert cycles == sorted(cycles) and cycles[-1] > 0      # the clock only moves on
+    assert "check: z match" in r.stderr
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_no_progress_off_a_terminal_unless_asked(two_kernels, eager, engine):
+    r = _simulate(two_kernels, engine=engine)
+    assert r.exit_code == 0 and "simulate: kernel" not in r.stderr
+    assert "cycles" in r.stderr                              # the tables still show
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_quiet_silences_progress_and_tables(two_kernels, eager, engine):
+    r = _simulate(two_kernels, "--quiet", engine=engine)
+    assert r.exit_code == 0
+    assert r.stderr == "check: z match\n"
+    r = _simulate(two_kernels, "--quiet", "--progress")
+    assert r.exit_code == 2 and "contradict" in r.stderr
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_short_runs_show_nothing(two_kernels, monkeypatch, engine):
+    monkeypatch.setattr(Engine, "PROGRESS_EVERY", 1)        # ticks, but under a second
+    r = _simulate(two_kernels, "--progress", engine=engine)
+    assert r.exit_code == 0 and "simulate: kernel" not in r.stderr
+
+
+class _Ticks:
+    """A progress report that records what the engine tells it."""
+
+    def __init__(self):
+        self.seen = []
+
+    def kernel(self, k, n, name):
+        self.seen.append(("kernel", k, n, name))
+
+    def tick(self, cycle, flops):
+        self.seen.append((cycle, flops))
+
+
+@pytest.mark.skipif(not engine_fast.available(), reason="fuseflowc.sim._fast is not built")
+@pytest.mark.parametrize("every", [1, 5, 1024])
+def test_both_engines_tick_alike(monkeypatch, every):
+    """The same ticks (cycle, FLOPs) at the same activations on both engines: a fused SpMM-like
+    kernel under back-pressure (depth 2) and with bandwidth limits."""
+    monkeypatch.setattr(Engine, "PROGRESS_EVERY", every)
+    from fuseflowc.diagnostics import Source
+    from fuseflowc.samml.parser import parse_module
+    path = sim_pins.ROOT / "ir_examples" / "kernels" / "nested_matmul_fused.ff"
+    module = parse_module(Source(str(path), sim_pins.lowered_text(path)))
+    inputs, sizes = sim_pins.module_inputs(module)
+    for sets in ((), ("channel.depth=2", "memory.bandwidth=2")):
+        ticks = {}
+        for engine in ("python", "fast"):
+            ticks[engine] = _Ticks()
+            Simulator(module, inputs, sizes, Arch.load(None, sets), progress=ticks[engine],
+                      engine=engine).run()
+        assert ticks["fast"].seen == ticks["python"].seen
+        if every < 1024:                                   # (a run of < 1024 activations)
+            assert any(len(t) == 2 for t in ticks["python"].seen)
+
+
+def test_the_report_without_an_estimate_and_its_rate_limit():
+    out = io.StringIO()
+    calls = []
+
+    def estimate():
+        calls.append(1)
+        return None                                        # the estimator cannot model it
+    p = Progress(out, after=0.0, interval=3600.0, estimate=estimate, terminal=False)
+    p.kernel(1, 3, "g")
+    p.tick(1024, 2_500_000)
+    p.tick(2048, 5_000_000)                                # within the interval: not shown
+    p.kernel(2, 3, "h")
+    p.tick(10, 0)                                          # a new kernel shows at once
+    p.close()
+    assert out.getvalue().splitlines() == [
+        "simulate: kernel 1 of 3 (g): cycle 1,024; 2.5 M FLOPs",
+        "simulate: kernel 2 of 3 (h): cycle 10; 0 FLOPs"]
+    assert calls == [1]                                    # asked once, lazily
+
+
+def test_a_terminal_gets_a_transient_line():
+    out = io.StringIO()
+    p = Progress(out, after=0.0, interval=0.0, estimate=lambda: {"g": 1000}, terminal=True)
+    p.kernel(1, 1, "g")
+    p.tick(10, 500)
+    p.close()
+    text = out.getvalue()
+    assert "simulate: kernel 1 of 1 (g): cycle 10; 500 of ~1 k FLOPs (estimate), 50%" in text
+    assert text.endswith("\x1b[2K")                        # erased when the run is over
