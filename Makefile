@@ -6,7 +6,7 @@ FFC    := $(VENV)/bin/fuseflowc
 STAMP  := $(VENV)/.installed
 DATA   ?= ../shared/data
 
-.PHONY: demo test venv clean bench-sim examples bench-compile wheel-check
+.PHONY: demo test lint venv clean bench-sim examples bench-compile wheel-check
 .PHONY: bench-orders
 .PHONY: bench-block bench-decompose
 .PHONY: bench-estimate
@@ -41,8 +41,13 @@ demo: $(STAMP)
 	$(FFC) dot out/demo/gcn.samml -o out/demo/gcn.dot
 	@echo "demo: outputs in out/demo (fused IR, SAMML graph, DOT picture, simulated tensors, sim.json)"
 
-test: $(STAMP)
+test: $(STAMP) lint
 	$(PY) -m pytest
+
+# ruff (pinned in the `test` extra; rules and limits in pyproject.toml [tool.ruff]): pyflakes,
+# import order, bugbear and a complexity limit. `make test` runs it first, so CI does too.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check fuseflowc sim tests setup.py
 
 # The package as a user installs it: the wheel built as pyproject.toml says, installed into a
 # fresh virtual environment outside the checkout and run from there (`fuseflowc --help`,

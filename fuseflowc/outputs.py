@@ -430,7 +430,8 @@ def scan_output_dir(d: Path) -> tuple[dict[str, str], list[str]]:
     foreign: list[str] = []
     for root, dirs, files in os.walk(d):
         here = Path(root).relative_to(d).as_posix()
-        rel_of = (lambda n: n) if here == "." else (lambda n: f"{here}/{n}")
+        # (called only in this iteration, so the late binding of `here` is harmless)
+        rel_of = (lambda n: n) if here == "." else (lambda n: f"{here}/{n}")  # noqa: B023
         for name in sorted(dirs):
             rel = rel_of(name)
             if here == "." and name.startswith(STAGING) and not os.path.islink(d / rel):
@@ -479,7 +480,7 @@ def read_manifest(path: Path) -> dict[str, str]:
 def _files_under(d: Path) -> list[str]:
     """Every file under `d` (relative, '/'-separated, sorted), the manifest excepted."""
     out = []
-    for root, dirs, files in os.walk(d):
+    for root, _dirs, files in os.walk(d):
         here = Path(root).relative_to(d).as_posix()
         for name in files:
             rel = name if here == "." else f"{here}/{name}"

@@ -244,7 +244,7 @@ class Spacc1(Node):
         r = self.fire_zip(self._point, c_in, v_in, None)   # points (and N, S0): a run
         if r is not None:
             return r
-        c, v = c_in.toks[0], v_in.toks[0]       # Sk (k >= 1) or D: the fiber is done
+        c = c_in.toks[0]                        # Sk (k >= 1) or D: the fiber is done
         self.fire2(c_in, v_in, None, None)
         if c == D:
             self.pend = D

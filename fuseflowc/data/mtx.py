@@ -113,7 +113,7 @@ def read_mtx(path) -> MatrixMarket:
         try:
             return table[:, k].astype(np.int64 if integer else np.float64)
         except (ValueError, OverflowError):
-            for row, (lineno, ln) in enumerate(body):
+            for row, (lineno, _line) in enumerate(body):
                 tok = table[row, k]
                 try:
                     x = int(tok) if integer else float(tok)

@@ -302,10 +302,12 @@ def prepare() -> None:
     gc.freeze()  # forked children then do not copy the heap by touching reference counts
 
 
-def fuzz(cases: int, seed: int, out: Path, limits: Limits = Limits(), jobs: int = 1,
+def fuzz(cases: int, seed: int, out: Path, limits: Limits | None = None, jobs: int = 1,
          minimize_seconds: float = 60.0, commands: tuple[str, ...] = (), scope: str = "full",
          corpus_dir: Path | None = None, log=None) -> Summary:
-    """The whole run: corpus, cases, reproducers, table (in out/summary.txt); the Summary."""
+    """The whole run: corpus, cases, reproducers, table (in out/summary.txt); the Summary.
+    `limits` defaults to Limits() (the per-case time and memory limits)."""
+    limits = Limits() if limits is None else limits
     out = out.resolve()  # children chdir into their sandboxes (a relative --out broke them)
     out.mkdir(parents=True, exist_ok=True)
     prepare()

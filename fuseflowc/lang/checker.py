@@ -329,8 +329,8 @@ class _Checker:
             if d.mode == "wavefront" and (up is None or up.kind != "scan" or up.state
                                           or lp.kind != "scan" or lp.state
                                           or len(up.body) != 1):
-                self.err(f"wavefront applies to a scan (without `from`) that is the whole body "
-                         f"of another such scan, as scan d in D {{ scan t in T {{ ... }} }}",
+                self.err("wavefront applies to a scan (without `from`) that is the whole body "
+                         "of another such scan, as scan d in D { scan t in T { ... } }",
                          d.mode_loc)
 
     def assign(self, name: str, loc, assigned) -> None:

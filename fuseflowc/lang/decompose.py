@@ -147,7 +147,7 @@ def nonlinear(e: ast.Expr, a: str) -> str | None:
     if isinstance(e, ast.Binary):
         la, ra = _reads(e.lhs, a), _reads(e.rhs, a)
         if e.op in "+-":
-            for side, has in ((e.lhs, la), (e.rhs, ra)):
+            for has in (la, ra):
                 if not has:
                     return (f"a term of {e.op} does not read {a} (it would be counted once "
                             f"per part; compute the {a} terms in a statement of their own)")

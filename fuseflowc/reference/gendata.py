@@ -178,7 +178,7 @@ def _class_dim(p: ast.Program, adj: ast.TensorDecl, bound: dict[str, int]) -> st
 def _require_sizes(p: ast.Program, bound: dict[str, int]) -> None:
     """Every dim of every input needs a size: say how to give one."""
     for t in _input_decls(p):
-        for dim, loc in zip(t.dims, t.dim_locs or [t.loc] * t.order):
+        for dim, _loc in zip(t.dims, t.dim_locs or [t.loc] * t.order):
             if isinstance(dim, str) and dim not in bound:
                 d = p.dim(dim)
                 raise UserError(f"dim {dim} has no size (tensor {t.name} needs it): give it with "

@@ -75,7 +75,7 @@ def graph_dot(g: Graph, prefix: str = "", indent: str = "  ") -> list[str]:
                        f'fillcolor="{node_fill}"];')
         out.append(f"{indent}}}")
     for n in order:
-        for i, s in enumerate(n.inputs):
+        for s in n.inputs:
             if s.producer is None or id(s.producer) not in ids:
                 continue
             style = EDGE_STYLE.get(s.kind, "solid")

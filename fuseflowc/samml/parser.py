@@ -450,7 +450,7 @@ class _Builder:
             if name in defined:
                 self.sink.error(f"stream %{name} is defined twice (a stream has one producer)",
                                 loc)
-                self.sink.note(f"first defined here", defined[name].loc)
+                self.sink.note("first defined here", defined[name].loc)
                 continue
             s = Stream(None, node, i, name, loc)
             defined[name] = s

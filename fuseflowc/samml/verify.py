@@ -46,7 +46,7 @@ import math
 import re
 from typing import Any
 
-from ..diagnostics import DiagnosticSink, Loc, UserError
+from ..diagnostics import DiagnosticSink, Loc
 from .ir import Decompose
 from .ir import (ALU_BINARY, ALU_SCALAR, MAX_LANES, SAME, SCHEDULE_KINDS, Alu, Array, Fork, Graph,
                  Intersect, Join, Locate, Module, Node, Permute, Reduce, Repeat, Root, Scan,
@@ -156,8 +156,9 @@ class _Verifier:
         (kind, graph, index)."""
         seen: set[tuple] = set()
         for d in self.m.schedules:
+            # err is called only within this iteration, so the late binding of d is harmless
             def err(msg: str, key: str | None = None) -> None:
-                self.sink.error(msg, d.attr_locs.get(key, d.loc) if key else d.loc)
+                self.sink.error(msg, d.attr_locs.get(key, d.loc) if key else d.loc)  # noqa: B023
             if d.kind not in SCHEDULE_KINDS:
                 err(f"unknown schedule directive '{d.kind}'; known: {', '.join(SCHEDULE_KINDS)}")
                 continue

@@ -96,8 +96,9 @@ def normalized(rows: list[dict], path: str, marks: list[dict] = ()) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     lost, failed = _fusion_marks(marks)
     for ax, key, what in ((axes[0], "flops_norm", "FLOPs"), (axes[1], "bytes_norm", "bytes")):
+        # (_by_group calls the key functions before the next iteration: late binding is harmless)
         groups, series = _by_group(rows, lambda r: f"{r['model']} / {r['data']}",
-                                   lambda r: r["variant"], lambda r: r[key], lost)
+                                   lambda r: r["variant"], lambda r: r[key], lost)  # noqa: B023
         _bars(ax, groups, series, f"{what} / unfused", failed)
         ax.set_title(f"{what} normalized to unfused")
     _save(fig, path)

@@ -104,7 +104,7 @@ def test_the_two_splits_agree_and_partition_the_matrix(seed, density, parts):
     for p in ours:
         covered += p.pattern() & (p.to_dense() != 0)
     assert (covered[a.to_dense() != 0] == 1).all() and covered.max(initial=0) <= 1
-    for p, (_, b, t) in zip(ours[:-1], formats[:-1]):
+    for p, (_, b, _t) in zip(ours[:-1], formats[:-1]):
         for (bi, bj), blk in zip(*p.to_coo()):
             fill = a.pattern()[bi * b:(bi + 1) * b, bj * b:(bj + 1) * b].sum()
             assert fill >= 1 and blk.shape == (b, b)

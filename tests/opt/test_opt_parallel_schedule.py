@@ -115,7 +115,7 @@ def test_command_line_overrides_the_module():
         assert sorted({n.lanes for n in forks}) == [2, 4]
         assert m.schedules == []
     # an explicit pass before `schedule` also wins
-    m = run(spmm(), f"parallelize{{index=i,factor=5}},schedule")
+    m = run(spmm(), "parallelize{index=i,factor=5},schedule")
     forks = [n for g in m.graphs for n in g.nodes if isinstance(n, ir.Fork)]
     assert sorted({n.lanes for n in forks}) == [3, 5]
     # skip by hand

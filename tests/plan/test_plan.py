@@ -319,7 +319,6 @@ def test_region_cost_is_the_estimate_of_the_fused_program():
 def test_unplannable_statement_reports_its_located_error(monkeypatch, tmp_path):
     """A statement that compiles in no schedule: the plan fails with that statement's own
     located error and a note, never a traceback."""
-    from fuseflowc.diagnostics import Loc
     from fuseflowc.plan import cost as cost_mod
     f = tmp_path / "p.ff"
     f.write_text("dim I, J\ntensor A[I, J] : csr\ntensor x[J] : dense\ntensor t[I] : dense\n"

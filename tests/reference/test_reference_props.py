@@ -225,7 +225,7 @@ def programs(draw):
     sizes = {d: draw(st.sampled_from([1, 2, 3, 3, 4])) for d in DIMS}
     shape3 = tuple(sizes[d] for d in DIMS)
     seed = draw(st.integers(0, 10**6))
-    decls, tensors, dense_of, specs = [], {}, {}, {}
+    decls, tensors, dense_of = [], {}, {}
     inputs = {}
     for n in range(draw(st.integers(1, 3))):
         name = f"T{n}"

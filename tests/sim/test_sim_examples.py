@@ -168,7 +168,7 @@ def test_cli_checks_every_example(name, tmp_path):
                  "--check", "--expect", str(ref), "-o", str(tmp_path / "out")])
     assert r.exit_code == 0, r.stderr
     assert "match" in r.stderr and "cycles" in r.stderr
-    for k, v in expected.items():
+    for k in expected:
         got = list((tmp_path / "out").glob(f"{k}.*"))
         assert got, f"{k} not written"
 

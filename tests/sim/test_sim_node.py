@@ -157,7 +157,7 @@ def test_fire_zip_is_fire_per_pair(case, stop_at):
 @given(setup(4, 3), st.integers(0, 12))
 def test_fire_all_is_fire_per_set_of_heads(case, stop_at):
     a, b = build(case), build(case)
-    (n1, i1, o1), (n2, i2, o2) = a, b
+    (n1, _, o1), (n2, i2, o2) = a, b
 
     def fn(*h):
         return None if h[0] == stop_at else (h[0], h[1], h[3])

@@ -350,7 +350,7 @@ def test_spacc1():
 def test_spacc1_matches_dict_sums(rows):
     """rows[i][k] = points (j, v) of the inner fibers; accumulate over k per row i."""
     ctoks, vtoks = [], []
-    for i, row in enumerate(rows):
+    for row in rows:
         if not row:
             ctoks.append(stop(1))
             vtoks.append(stop(1))
@@ -485,7 +485,7 @@ def test_fork_join_round_trip(lanes, outer):
     stream go through fork and join unchanged, emptiness of stops included."""
     inner = []
     top = []
-    for oi, fibers in enumerate(outer):
+    for fibers in outer:
         for fi, fib in enumerate(fibers):
             top.append(fi)
             inner += sorted(set(fib))

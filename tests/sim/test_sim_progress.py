@@ -70,7 +70,7 @@ def test_progress_names_the_kernel_the_cycles_and_the_estimated_flops(two_kernel
     assert {(k, name) for k, name, *_ in lines} == {("1", "y"), ("2", "z")}
     # the estimate is the estimator's FLOPs of each kernel (exact here: 720 and 40)
     assert {(name, total) for _, name, _, _, total, _ in lines} == {("y", "720"), ("z", "40")}
-    for k, name, cycle, done, total, pct in lines:
+    for _, _, _, done, total, pct in lines:
         assert 0 <= int(done) <= int(total)
         assert int(pct) == round(100 * int(done) / int(total))
     cycles = [int(c.replace(",", "")) for k, _, c, *_ in lines if k == "1"]
