@@ -15,10 +15,9 @@ from ..formats import (MAX_WIDTH, Format, format_problem, level_problem, level_t
                        shorthand_problem)
 from ..ir_kind import wrong_kind
 from ..lang import ast
-from ..lang.grammar import parser, paused_gc
-from ..lang.syntax_errors import syntax_error
 from ..limits import (MAX_INT, MAX_LANES, MAX_TENSOR_ORDER, check_nesting, finite_number,
                       order_number, whole_number)
+from ..syntax import parser, paused_gc, syntax_error
 from . import ir
 
 

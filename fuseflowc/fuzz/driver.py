@@ -285,8 +285,7 @@ def prepare() -> None:
     import importlib
 
     from fuseflowc.cli import _module_name
-    from fuseflowc.lang.grammar import parser
-    from fuseflowc.samml.parser import _lark
+    from fuseflowc.syntax import parser
     for name in COMMANDS:
         importlib.import_module(_module_name(name))
     for mod in ("fuseflowc.lang.load", "fuseflowc.fuse.algorithm", "fuseflowc.lower.driver",
@@ -296,7 +295,7 @@ def prepare() -> None:
     parser("program.lark", "start")  # the keys fuseflowc.lang.parser uses
     parser("program.lark", "directives")
     parser("fused.lark")
-    _lark()
+    parser("samml.lark")  # the key fuseflowc.samml.parser uses
     import gc
     gc.collect()
     gc.freeze()  # forked children then do not copy the heap by touching reference counts

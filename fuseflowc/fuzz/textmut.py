@@ -67,7 +67,7 @@ def _grammar_lexer(grammar: str):
     """(lark parser, terminal name -> token kind) for a project grammar."""
     from lark.lexer import PatternStr
 
-    from fuseflowc.lang.grammar import parser
+    from fuseflowc.syntax import parser
     p = parser(grammar)
     kinds = {}
     for t in p.terminals:

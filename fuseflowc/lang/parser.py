@@ -13,9 +13,8 @@ from ..formats import (MAX_WIDTH, PARAM_SHORTHANDS, SHORTHAND_NAMES, Format, for
 from ..ir_kind import wrong_kind
 from ..limits import (MAX_INT, MAX_LANES, MAX_TENSOR_ORDER, check_nesting, finite_number,
                       whole_number)
+from ..syntax import parser, paused_gc, syntax_error
 from . import ast
-from .grammar import parser, paused_gc
-from .syntax_errors import syntax_error
 
 
 def parse_program(source: Source, _stack: tuple[str, ...] = (),

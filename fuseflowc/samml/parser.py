@@ -12,28 +12,20 @@ and reported by the verifier).
 
 from __future__ import annotations
 
-import functools
 import math
-from importlib import resources
 from typing import Any
 
-from lark import Lark, Token, Tree
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark import Token, Tree
+from lark.exceptions import UnexpectedInput
 
-from ..diagnostics import DiagnosticSink, Loc, Source, UserError
+from ..diagnostics import DiagnosticSink, Loc, Source
 from ..formats import (MAX_WIDTH, Format, format_problem, level_problem, level_text, shorthand,
                        shorthand_orders, shorthand_problem)
 from ..ir_kind import wrong_kind
-from ..lang.grammar import paused_gc
 from ..limits import MAX_INT, MAX_TENSOR_ORDER, check_nesting, whole_number
+from ..syntax import parser, paused_gc, samml_syntax_error
 from .ir import (KINDS, ROLES, Decompose, Graph, Module, Node, Permute, Schedule, Stream,
                  TensorDecl)
-
-
-@functools.cache
-def _lark() -> Lark:
-    text = resources.files("fuseflowc.grammars").joinpath("samml.lark").read_text(encoding="utf-8")
-    return Lark(text, parser="lalr", propagate_positions=True, maybe_placeholders=True, cache=True)
 
 
 @paused_gc()
@@ -41,9 +33,9 @@ def parse_module(source: Source) -> Module:
     """Parse a SAMML file into a Module (not yet verified). Raises UserError."""
     text = source.text if source.text.endswith("\n") else source.text + "\n"
     try:
-        tree = _lark().parse(text)
+        tree = parser("samml.lark").parse(text)
     except UnexpectedInput as e:
-        raise wrong_kind(source, "samml") or _syntax_error(e, source) from None
+        raise wrong_kind(source, "samml") or samml_syntax_error(e, source) from None
     # the builder recurses once per level of lists in lists
     check_nesting(tree, source, {"v_list"}, "an attribute value (lists in lists)", "")
     return _Builder(source).module(tree)
@@ -52,51 +44,6 @@ def parse_module(source: Source) -> Module:
 def parse_text(text: str, name: str = "<input>") -> Module:
     """Convenience: parse SAMML text given as a string."""
     return parse_module(Source(name, text))
-
-
-# ---- syntax errors -----------------------------------------------------------------------------
-
-_TERMINAL_TEXT = {
-    "STREAM": "a stream name (%name)", "NAME": "a name", "INT": "an integer",
-    "FLOAT": "a number", "STRING": 'a string ("...")', "_NL": "end of line",
-    "LBRACE": "'{'", "RBRACE": "'}'", "LSQB": "'['", "RSQB": "']'", "LPAR": "'('",
-    "RPAR": "')'", "COMMA": "','", "EQUAL": "'='", "COLON": "':'", "BLOCKED": "'blocked'",
-    "$END": "end of file",
-}
-
-
-def _describe(term: str) -> str:
-    if term in _TERMINAL_TEXT:
-        return _TERMINAL_TEXT[term]
-    try:
-        pattern = _lark().get_terminal(term).pattern
-        return f"'{pattern.value}'" if pattern.type == "str" else term.lower()
-    except KeyError:
-        return term.lower()
-
-
-def _syntax_error(e: UnexpectedInput, source: Source) -> UserError:
-    line = getattr(e, "line", 0) or 1
-    col = getattr(e, "column", 0) or 1
-    if isinstance(e, UnexpectedCharacters):
-        ch = source.text[e.pos_in_stream] if e.pos_in_stream < len(source.text) else "?"
-        return UserError(f"unexpected character {ch!r}", Loc(source, line, col))
-    expected = sorted({_describe(t) for t in getattr(e, "expected", None) or
-                       getattr(e, "accepts", None) or ()})
-    if isinstance(e, UnexpectedToken) and e.token.type != "$END":
-        tok = e.token
-        shown = "end of line" if tok.type == "_NL" else repr(str(tok))
-        line, col = tok.line or line, tok.column or col
-        msg = f"unexpected {shown}"
-        length = 1 if tok.type == "_NL" else max(len(str(tok)), 1)
-    else:
-        msg, length = "unexpected end of file", 1
-        lines = source.text.rstrip("\n").split("\n")
-        line, col = len(lines), len(lines[-1]) + 1
-    if expected:
-        msg += "; expected " + (expected[0] if len(expected) == 1 else
-                                ", ".join(expected[:-1]) + " or " + expected[-1])
-    return UserError(msg, Loc(source, line, col, length))
 
 
 # ---- tree -> data model ------------------------------------------------------------------------
