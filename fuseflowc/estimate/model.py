@@ -1,13 +1,15 @@
 """The analytic model: expected stream lengths propagated through each SAMML graph, turned into
 FLOPs and bytes the way the simulator counts them (sim/README.md, "Counters").
 
-Every stream gets a `St`: its element counts per nesting depth (`cnt`, the last entry being the
-stream's own elements, N tokens included), and for coordinate and reference streams the expected
-number of elements per coordinate of the stream's index (`h`). A scanner multiplies the fibers
-it looks up by their expected length given their parent coordinate; joiners combine histograms
-coordinate by coordinate (`_meet`); repeats multiply; reducers and accumulators divide. Tensors
-written by a graph get statistics estimated from what their writers receive, and later graphs
-read them like inputs. docs/estimate.md gives the formulas and their assumptions.
+Every stream gets a `StreamShape`: its element counts per nesting depth (`counts`, the last
+entry being the stream's own elements, N tokens included, `empty_tokens` of them), and for
+coordinate and reference streams the expected number of elements per coordinate of the stream's
+index (`per_coord`, over all its fibers; `per_coord_by_depth` keeps it for every depth). A
+scanner multiplies the fibers it looks up by their expected length given their parent
+coordinate; joiners combine histograms coordinate by coordinate (`_meet`); repeats multiply;
+reducers and accumulators divide. Tensors written by a graph get statistics estimated from what
+their writers receive, and later graphs read them like inputs. docs/estimate.md gives the
+formulas and their assumptions.
 """
 
 from __future__ import annotations
@@ -49,14 +51,16 @@ def _or(a, b):
     return ((a + b) > 0).astype(float).tocsr()
 
 
-def _rels(s: "St") -> list:
-    return list(s.rels) if s.rels is not None else [None] * len(s.cnt)
+def _rels(s: "StreamShape") -> list:
+    return list(s.rels) if s.rels is not None else [None] * len(s.counts)
 
 
-def _hd(s: "St") -> list:
-    out = list(s.hd) if s.hd is not None and len(s.hd) == len(s.cnt) else [None] * len(s.cnt)
-    if s.h is not None:
-        out[-1] = s.h
+def _by_depth(s: "StreamShape") -> list:
+    """s.per_coord_by_depth (Nones when not known), its last depth being s.per_coord."""
+    known = s.per_coord_by_depth is not None and len(s.per_coord_by_depth) == len(s.counts)
+    out = list(s.per_coord_by_depth) if known else [None] * len(s.counts)
+    if s.per_coord is not None:
+        out[-1] = s.per_coord
     return out
 
 
@@ -64,14 +68,16 @@ _BINARY = {"add", "sub", "mul", "div", "max", "min", "bmm"}
 
 
 @dataclass
-class St:
+class StreamShape:
     """The expected shape of one stream (see the module docstring)."""
 
     kind: str
-    cnt: list
+    counts: list                # elements per nesting depth; the last: the stream's own
+    #                             elements, N tokens included
     dims: list                  # size of the coordinate space of each nesting depth
-    h: np.ndarray | None = None
-    nN: float = 0.0
+    per_coord: np.ndarray | None = None  # crd and ref streams: expected elements per
+    #                             coordinate of the stream's index, over all its fibers
+    empty_tokens: float = 0.0   # N tokens among the elements (union positions with no value)
     index: str | None = None
     label: object = None
     tensor: str | None = None   # ref streams: the tensor and the storage level they point into
@@ -80,13 +86,14 @@ class St:
     nonempty: bool = False      # crd streams: no empty fiber beneath (after crddrop)
     rels: list | None = None    # per depth: which coordinates follow each coordinate of the
     #                             depth above (scipy csr, FULL, or None when not known)
-    hd: list | None = None      # per depth: elements per coordinate (None when not known)
+    per_coord_by_depth: list | None = None  # per depth: the per_coord of that depth (None
+    #                             when not known)
     held: bool = False          # crd streams from crdhold: the outer coordinate, repeated over
-    #                             each inner fiber (h counts per outer coordinate)
-    w: float = 1.0              # lane weight: the share of the serial stream one parallel lane
-    #                             carries (a fork gives every lane the whole stream's shape with
-    #                             weight w / lanes; a node's costs count times its weight)
-    tw: float = 1.0             # timing only: this lane's tokens relative to an even share
+    #                             each inner fiber (per_coord counts per outer coordinate)
+    lane_weight: float = 1.0    # the share of the serial stream one parallel lane carries (a
+    #                             fork gives every lane the whole stream's shape with weight
+    #                             lane_weight / lanes; a node's costs count times its weight)
+    lane_skew: float = 1.0      # timing only: this lane's tokens relative to an even share
     #                             (lanes get the split index's coordinates round-robin, and
     #                             their fibers differ in length)
     pres: object = None         # val streams out of a union: the relation (group coordinate ->
@@ -96,68 +103,71 @@ class St:
     @property
     def total(self) -> float:
         """Elements of the stream, N tokens included."""
-        return float(self.cnt[-1])
+        return float(self.counts[-1])
 
     @property
     def data(self) -> float:
         """Elements that are not N."""
-        return max(float(self.cnt[-1]) - self.nN, 0.0)
+        return max(float(self.counts[-1]) - self.empty_tokens, 0.0)
 
     @property
     def fibers(self) -> float:
         """Fibers of the innermost level (elements of the level above)."""
-        return float(self.cnt[-2]) if len(self.cnt) >= 2 else 1.0
+        return float(self.counts[-2]) if len(self.counts) >= 2 else 1.0
 
-    def scaled(self, f: float) -> "St":
+    def scaled(self, f: float) -> "StreamShape":
         """This stream with every count multiplied by f."""
-        return replace(self, cnt=[c * f for c in self.cnt],
-                       h=None if self.h is None else self.h * f, nN=self.nN * f)
+        return replace(self, counts=[c * f for c in self.counts],
+                       per_coord=None if self.per_coord is None else self.per_coord * f,
+                       empty_tokens=self.empty_tokens * f)
 
 
-def _full(s: St) -> bool:
+def _full(s: StreamShape) -> bool:
     """Every fiber of s holds every coordinate (a dense scan, or a pattern measured full)."""
     if s.label == DENSE:
         return True
-    if s.h is None or not s.h.size:
+    if s.per_coord is None or not s.per_coord.size:
         return False
     f = s.fibers
-    return f > 0 and bool(np.all(s.h >= f * (1 - 1e-9)))
+    return f > 0 and bool(np.all(s.per_coord >= f * (1 - 1e-9)))
 
 
-def _nonempty(s: St) -> float:
+def _nonempty(s: StreamShape) -> float:
     """Expected fraction of the fibers of coordinate stream `s` that hold at least one
-    coordinate (coordinates present independently, each in h / fibers of them)."""
+    coordinate (coordinates present independently, each in per_coord / fibers of them)."""
     f = max(s.fibers, 1e-300)
-    p = np.clip(s.h / f, 0.0, 1.0 - 1e-12)
+    p = np.clip(s.per_coord / f, 0.0, 1.0 - 1e-12)
     return 1.0 - math.exp(float(np.sum(np.log1p(-p))))
 
 
-def _meet(a: St, b: St, fresh) -> tuple[np.ndarray, object]:
+def _meet(a: StreamShape, b: StreamShape, fresh) -> tuple[np.ndarray, object]:
     """Expected matches per coordinate of two aligned coordinate streams (same fibers): the
     other side when one is full; min(a, b) when both follow the same pattern (same label);
     else a*b/F, coordinates present independently in each fiber."""
     if _full(a):
-        return b.h, b.label
+        return b.per_coord, b.label
     if _full(b):
-        return a.h, a.label
+        return a.per_coord, a.label
     if a.label is not None and a.label == b.label:
-        return np.minimum(a.h, b.h), a.label
+        return np.minimum(a.per_coord, b.per_coord), a.label
     f = max(a.fibers, 1e-300)
-    if a.h.shape != b.h.shape:
-        n = a.data * b.data / f / max(max(a.h.size, b.h.size), 1)
-        return np.full(a.h.size, n / max(a.h.size, 1) * max(a.h.size, 1)), fresh()
-    return a.h * b.h / f, fresh()
+    if a.per_coord.shape != b.per_coord.shape:
+        n = a.data * b.data / f / max(max(a.per_coord.size, b.per_coord.size), 1)
+        size = a.per_coord.size
+        return np.full(size, n / max(size, 1) * max(size, 1)), fresh()
+    return a.per_coord * b.per_coord / f, fresh()
 
 
-def _join(a: St, b: St, fresh) -> tuple[np.ndarray, object]:
+def _join(a: StreamShape, b: StreamShape, fresh) -> tuple[np.ndarray, object]:
     """Expected coordinates per value present in either stream."""
     m, lab = _meet(a, b, fresh)
-    h = a.h + b.h - m if a.h.shape == b.h.shape else np.maximum(a.h, b.h)
+    per_coord = a.per_coord + b.per_coord - m if a.per_coord.shape == b.per_coord.shape \
+        else np.maximum(a.per_coord, b.per_coord)
     if _full(a) or _full(b):
-        return (a.h if _full(a) else b.h), DENSE
+        return (a.per_coord if _full(a) else b.per_coord), DENSE
     if a.label is not None and a.label == b.label:
-        return np.maximum(a.h, b.h), a.label
-    return h, fresh()
+        return np.maximum(a.per_coord, b.per_coord), a.label
+    return per_coord, fresh()
 
 
 def _hit(p: np.ndarray, k: float, r: float) -> np.ndarray:
@@ -172,29 +182,30 @@ def _hit(p: np.ndarray, k: float, r: float) -> np.ndarray:
     return np.clip(1.0 - miss, 0.0, 1.0)
 
 
-def _through_rel(rel, hd: list):
+def _through_rel(rel, by_depth: list):
     """Coordinates reached through a known relation from the parent coordinates' histogram
-    (hd[-1], the depth above): rel^T w; None when either is unknown."""
-    if rel is None or isinstance(rel, str) or not hd:
+    (by_depth[-1], the depth above): rel^T w; None when either is unknown."""
+    if rel is None or isinstance(rel, str) or not by_depth:
         return None
-    w = hd[-1]
+    w = by_depth[-1]
     if w is None or w.shape != (rel.shape[0],):
         return None
     return np.asarray(rel.T @ w, dtype=float).reshape(-1)
 
 
-def _pres_both(a: St, b: St):
+def _pres_both(a: StreamShape, b: StreamShape):
     """(positions where both a and b hold a value, their union's relation, its positions),
     counted with the group coordinates' weights, when both know where they hold values
-    (St.pres); else None."""
+    (StreamShape.pres); else None."""
     pa, pb = a.pres, b.pres
-    hd = a.hd[-2] if a.hd is not None and len(a.hd) >= 2 else None
-    if pa is None or pb is None or hd is None or pa.shape != pb.shape \
-            or hd.shape != (pa.shape[0],):
+    depths = a.per_coord_by_depth
+    outer = depths[-2] if depths is not None and len(depths) >= 2 else None
+    if pa is None or pb is None or outer is None or pa.shape != pb.shape \
+            or outer.shape != (pa.shape[0],):
         return None
-    both = float(np.asarray(pa.multiply(pb).T @ hd).sum())
+    both = float(np.asarray(pa.multiply(pb).T @ outer).sum())
     either = ((pa + pb) > 0).astype(float).tocsr()
-    return both, either, float(np.asarray(either.T @ hd).sum())
+    return both, either, float(np.asarray(either.T @ outer).sum())
 
 
 def _lane_rows(r1, shape: tuple[int, int], lanes: int, lane: int):
@@ -241,7 +252,7 @@ def _reduce_flops(block: int | None, n) -> int:
 
 
 class _GraphModel:
-    """Propagates St through one graph in topological order and accumulates its Cost."""
+    """Propagates StreamShape through one graph in topological order and accumulates its Cost."""
 
     def __init__(self, graph, tensors: dict, eb: int, arch=None):
         self.graph = graph
@@ -256,7 +267,7 @@ class _GraphModel:
         self.eb = eb
         self.cost = Cost()
         self.st: dict = {}
-        self.writes: dict = {}     # tensor -> {"levels": {mode: St}, "vals": St}
+        self.writes: dict = {}     # tensor -> {"levels": {mode: StreamShape}, "vals": StreamShape}
         self._fresh = 0
         self._lane = None          # (lanes, lane) while visiting a per-lane reducer
 
@@ -273,7 +284,7 @@ class _GraphModel:
             ins = [self.st[s] for s in n.inputs]
             # A node in a parallel lane sees the serial stream's shape (so exact relations
             # survive the fork) and pays its weight's share of the costs.
-            w = min((s.w for s in ins), default=1.0)
+            weight = min((s.lane_weight for s in ins), default=1.0)
             sp = max((split.get(s, ()) for s in n.inputs), key=len, default=())
             sp_in = sp
             # A per-lane reducer over the split index (parallelize{reduce=lanes}): every lane
@@ -289,23 +300,24 @@ class _GraphModel:
                 and any(e[0] in ctx.get(o, ()) for o in n.outputs))
             before = replace(self.cost)
             outs = getattr(self, "_" + n.KIND)(n, *ins)
-            if w != 1.0:
+            if weight != 1.0:
                 for f in fields(Cost):
                     old = getattr(before, f.name)
-                    setattr(self.cost, f.name, old + (getattr(self.cost, f.name) - old) * w)
+                    setattr(self.cost, f.name, old + (getattr(self.cost, f.name) - old) * weight)
             if outs is None:
                 self._time(n, ins, [])
                 continue
             if n.KIND == "join":
-                w_out = sum(s.w for s in ins)
+                weight_out = sum(s.lane_weight for s in ins)
                 sp = split.get(n.inputs[0], ())[:-1]
             elif n.KIND == "fork":
-                w_out = w / int(n.lanes)
+                weight_out = weight / int(n.lanes)
             else:
-                w_out = w * math.prod(e[1] for e in gone)
+                weight_out = weight * math.prod(e[1] for e in gone)
                 sp = tuple(e for e in sp if e not in gone)
             for k, (s, v) in enumerate(zip(n.outputs, outs)):
-                self.st[s] = v if v.w == w_out else replace(v, w=w_out)
+                self.st[s] = v if v.lane_weight == weight_out \
+                    else replace(v, lane_weight=weight_out)
                 if n.KIND == "fork":
                     c = ctx.get(n.inputs[0], ())
                     x = c[len(c) - 1 - n.level] if len(c) > n.level else None
@@ -317,26 +329,26 @@ class _GraphModel:
             self._time(n, ins, [self.st[s] for s in n.outputs], self._group_shares(n, ins, sp_in))
 
     def _lane_balance(self, n, ins: list, sp: tuple) -> None:
-        """St.tw of n's outputs: 1 after a join; at a scanner under a split index, the lane's
-        share of the fibers it looks up (its round-robin coordinates' expected fiber lengths)
-        relative to an even share; else the largest of the inputs'."""
-        tw = 1.0 if n.KIND == "join" else max((s.tw for s in ins), default=1.0)
-        if n.KIND == "scan" and ins and ins[0].h is not None:
+        """StreamShape.lane_skew of n's outputs: 1 after a join; at a scanner under a split
+        index, the lane's share of the fibers it looks up (its round-robin coordinates' expected
+        fiber lengths) relative to an even share; else the largest of the inputs'."""
+        skew = 1.0 if n.KIND == "join" else max((s.lane_skew for s in ins), default=1.0)
+        if n.KIND == "scan" and ins and ins[0].per_coord is not None:
             r = ins[0]
             hit = [e for e in sp if e[0] is not None and e[0] == r.index]
             if hit:
                 _, lanes, lane = hit[-1]
                 t = self._tstats(n.tensor)
                 length = t.levels[t.format.level_of_mode(n.mode)].fiber_length()
-                if length.shape == r.h.shape:
-                    work = r.h * length
-                    present = np.flatnonzero(r.h > 0)
+                if length.shape == r.per_coord.shape:
+                    work = r.per_coord * length
+                    present = np.flatnonzero(r.per_coord > 0)
                     total = float(work.sum())
                     if total > 0 and present.size:
-                        tw = float(work[present[lane::lanes]].sum()) / total * lanes
+                        skew = float(work[present[lane::lanes]].sum()) / total * lanes
         for s in n.outputs:
-            if self.st[s].tw != tw:
-                self.st[s] = replace(self.st[s], tw=tw)
+            if self.st[s].lane_skew != skew:
+                self.st[s] = replace(self.st[s], lane_skew=skew)
 
     def _group_shares(self, n, ins: list, sp: tuple):
         """For a reducer in a lane whose rows (the groups it releases one at a time) are the
@@ -344,10 +356,10 @@ class _GraphModel:
         from the rows' expected lengths (the lane gets every lanes-th present row, so its first
         and last rows may be much longer than its average: BigBird's global rows); None when
         not known (the model then takes 1 / groups)."""
-        if n.KIND != "reduce" or not ins or len(ins[0].cnt) != 3 or self.arch is None:
+        if n.KIND != "reduce" or not ins or len(ins[0].counts) != 3 or self.arch is None:
             return None
         v = ins[0]
-        rel, w = _rels(v)[-1], _hd(v)[-2]
+        rel, w = _rels(v)[-1], _by_depth(v)[-2]
         if rel is None or w is None:
             return None
         hit = [e for e in sp if e[0] is not None and e[0] == self._out_index(n)]
@@ -392,24 +404,25 @@ class _GraphModel:
         return t
 
     def _root(self, n):
-        return [St("ref", [1.0], [1], np.ones(1), tensor=n.tensor, level=0, rels=[None],
-                   hd=[np.ones(1)])]
+        return [StreamShape("ref", [1.0], [1], np.ones(1), tensor=n.tensor, level=0, rels=[None],
+                            per_coord_by_depth=[np.ones(1)])]
 
-    def _scan(self, n, r: St):
+    def _scan(self, n, r: StreamShape):
         t = self._tstats(n.tensor)
         lvl = t.format.level_of_mode(n.mode)
         ls = t.levels[lvl]
         length = ls.fiber_length()
-        if ls.pattern is not None and r.h is not None and r.h.shape == (ls.pattern.shape[0],):
-            h = np.asarray(ls.pattern.T @ r.h, dtype=float).reshape(-1)
-            n_out = float(h.sum())
+        if ls.pattern is not None and r.per_coord is not None \
+                and r.per_coord.shape == (ls.pattern.shape[0],):
+            per_coord = np.asarray(ls.pattern.T @ r.per_coord, dtype=float).reshape(-1)
+            n_out = float(per_coord.sum())
         else:
-            if r.h is not None and r.h.shape == length.shape:
-                n_out = float(np.dot(r.h, length))
+            if r.per_coord is not None and r.per_coord.shape == length.shape:
+                n_out = float(np.dot(r.per_coord, length))
             else:  # refs whose parent coordinates are unknown: the average fiber
                 n_out = r.data * (ls.positions / max(float(ls.fibers.sum()), 1e-300))
             hs = float(ls.hist.sum())
-            h = ls.hist * (n_out / hs) if hs > 0 else np.zeros(ls.size)
+            per_coord = ls.hist * (n_out / hs) if hs > 0 else np.zeros(ls.size)
         rel = FULL if ls.kind == "dense" else ls.pattern
         if ls.kind in ("compressed", "nonunique"):
             self.cost.read_seg += 2 * r.data * self.eb
@@ -419,26 +432,27 @@ class _GraphModel:
         elif ls.kind == "singleton":        # its crd, and the parent's to find each run's end
             self.cost.read_crd += 2 * n_out * self.eb
         label = DENSE if ls.kind == "dense" else (ls.label, r.index)
-        cnt = list(r.cnt) + [n_out + r.nN]
+        counts = list(r.counts) + [n_out + r.empty_tokens]
         dims = list(r.dims) + [ls.size]
         rels = _rels(r) + [rel]
-        hd = _hd(r) + [h]
-        crd = St("crd", cnt, dims, h, r.nN, n.index, label, rels=rels, hd=hd)
-        ref = St("ref", list(cnt), dims, h, r.nN, n.index, label, n.tensor, lvl + 1,
-                 rels=list(rels), hd=list(hd))
+        by_depth = _by_depth(r) + [per_coord]
+        crd = StreamShape("crd", counts, dims, per_coord, r.empty_tokens, n.index, label,
+                          rels=rels, per_coord_by_depth=by_depth)
+        ref = StreamShape("ref", list(counts), dims, per_coord, r.empty_tokens, n.index, label,
+                          n.tensor, lvl + 1, rels=list(rels), per_coord_by_depth=list(by_depth))
         return [crd, ref]
 
-    def _repsig(self, n, c: St):
-        return [St("repsig", list(c.cnt), list(c.dims), index=c.index, rels=_rels(c),
-                   hd=_hd(c))]
+    def _repsig(self, n, c: StreamShape):
+        return [StreamShape("repsig", list(c.counts), list(c.dims), index=c.index,
+                            rels=_rels(c), per_coord_by_depth=_by_depth(c))]
 
-    def _repeat(self, n, x: St, s: St):
+    def _repeat(self, n, x: StreamShape, s: StreamShape):
         f = s.total / x.total if x.total > 0 else 0.0
         out = x.scaled(f)
-        out.cnt, out.dims, out.rels, out.pres = list(s.cnt), list(s.dims), _rels(s), None
-        hd = _hd(s)
-        hd[-1] = out.h
-        out.hd = hd
+        out.counts, out.dims, out.rels, out.pres = list(s.counts), list(s.dims), _rels(s), None
+        by_depth = _by_depth(s)
+        by_depth[-1] = out.per_coord
+        out.per_coord_by_depth = by_depth
         return [out]
 
     def _joiner(self, n, ins: list, required: list | None):
@@ -457,60 +471,65 @@ class _GraphModel:
             for c in crds[1:]:
                 rel = _or(rel, _rels(c)[-1])
         rels = _rels(crds[0])[:-1] + [rel]
-        hd0 = _hd(crds[0])[:-1]
+        above = _by_depth(crds[0])[:-1]
         if required is None:        # intersect
-            h, lab = crds[0].h, crds[0].label
+            per_coord, lab = crds[0].per_coord, crds[0].label
             cur = crds[0]
             for c in crds[1:]:
-                h, lab = _meet(cur, c, self.fresh)
-                cur = replace(cur, h=h, label=lab, cnt=cur.cnt[:-1] + [float(h.sum())])
+                per_coord, lab = _meet(cur, c, self.fresh)
+                cur = replace(cur, per_coord=per_coord, label=lab,
+                              counts=cur.counts[:-1] + [float(per_coord.sum())])
         elif required:
             cur = crds[required[0]]
-            h, lab = cur.h, cur.label
+            per_coord, lab = cur.per_coord, cur.label
             for k in required[1:]:
-                h, lab = _meet(cur, crds[k], self.fresh)
-                cur = replace(cur, h=h, label=lab, cnt=cur.cnt[:-1] + [float(h.sum())])
+                per_coord, lab = _meet(cur, crds[k], self.fresh)
+                cur = replace(cur, per_coord=per_coord, label=lab,
+                              counts=cur.counts[:-1] + [float(per_coord.sum())])
         else:
             cur = crds[0]
-            h, lab = cur.h, cur.label
+            per_coord, lab = cur.per_coord, cur.label
             for c in crds[1:]:
-                h, lab = _join(cur, c, self.fresh)
-                cur = replace(cur, h=h, label=lab, cnt=cur.cnt[:-1] + [float(h.sum())])
-        exact = _through_rel(rel, hd0)
+                per_coord, lab = _join(cur, c, self.fresh)
+                cur = replace(cur, per_coord=per_coord, label=lab,
+                              counts=cur.counts[:-1] + [float(per_coord.sum())])
+        exact = _through_rel(rel, above)
         if exact is not None:   # measured patterns: the joined relation, row by row
-            h = exact
-        total = float(h.sum())
-        cnt = list(crds[0].cnt[:-1]) + [total]
+            per_coord = exact
+        total = float(per_coord.sum())
+        counts = list(crds[0].counts[:-1]) + [total]
         dims = list(crds[0].dims)
-        out_crd = St("crd", cnt, dims, h, 0.0, n.index, lab, rels=rels, hd=hd0 + [h])
+        out_crd = StreamShape("crd", counts, dims, per_coord, 0.0, n.index, lab, rels=rels,
+                              per_coord_by_depth=above + [per_coord])
         outs = [out_crd]
         for k, (c, x) in enumerate(pairs):
             if required is None or (required and k in required):
-                present = h
+                present = per_coord
             elif not required:
-                present = c.h if c.h.shape == h.shape else h
+                present = c.per_coord if c.per_coord.shape == per_coord.shape else per_coord
             else:
                 present, _ = _meet(out_crd, c, self.fresh)
             nd = float(present.sum())
-            nN = max(total - nd, 0.0)
+            empty = max(total - nd, 0.0)
             if x.kind == "val":
                 pres = None
                 # (more than two operands: two-operand ALUs are exact from the N counts)
                 if required is not None and not required and len(pairs) > 2:
                     r = _rels(c)[-1]
                     pres = r if r is not None and not isinstance(r, str) else None
-                outs.append(replace(x, cnt=list(cnt), dims=list(dims), nN=nN, rels=list(rels),
-                                    hd=hd0 + [None], pres=pres))
+                outs.append(replace(x, counts=list(counts), dims=list(dims), empty_tokens=empty,
+                                    rels=list(rels), per_coord_by_depth=above + [None],
+                                    pres=pres))
             else:
-                outs.append(replace(x, cnt=list(cnt), dims=list(dims), h=present, nN=nN,
-                                    index=n.index, label=lab, rels=list(rels),
-                                    hd=hd0 + [present]))
+                outs.append(replace(x, counts=list(counts), dims=list(dims), per_coord=present,
+                                    empty_tokens=empty, index=n.index, label=lab, rels=list(rels),
+                                    per_coord_by_depth=above + [present]))
         return outs
 
     def _intersect(self, n, *ins):
         return self._joiner(n, list(ins), None)
 
-    def _locate(self, n, c: St, x: St, p: St):
+    def _locate(self, n, c: StreamShape, x: StreamShape, p: StreamShape):
         # `opt -p locate` replaces intersect(c, x, scan(p) of a dense level) by this node with
         # the same output streams (docs/opt.md): estimate it as that intersection. A dense scan
         # reads nothing off chip, so the costs are the intersection's.
@@ -521,14 +540,14 @@ class _GraphModel:
         return self._joiner(n, list(ins), list(getattr(n, "required", None) or []))
 
     # ---- computation ---------------------------------------------------------------------
-    def _array(self, n, r: St):
+    def _array(self, n, r: StreamShape):
         t = self._tstats(n.tensor)
         b = t.block if t.block else None
         self.cost.read_vals += r.data * self.eb * (b * b if b else 1)
-        return [St("val", list(r.cnt), list(r.dims), None, 0.0, r.index, block=b, rels=_rels(r),
-                   hd=_hd(r))]
+        return [StreamShape("val", list(r.counts), list(r.dims), None, 0.0, r.index, block=b,
+                            rels=_rels(r), per_coord_by_depth=_by_depth(r))]
 
-    def _alu(self, n, a: St, b: St | None = None):
+    def _alu(self, n, a: StreamShape, b: StreamShape | None = None):
         if b is None:
             self.cost.flops += a.data * _alu_flops(n.op, a.block, n)
             return [replace(a)]
@@ -537,32 +556,35 @@ class _GraphModel:
         if exact is not None:       # values of several union outputs: where both hold one
             both, pres, held = exact
             self.cost.flops += both * _alu_flops(n.op, blk, n)
-            return [replace(a, nN=max(a.total - held, 0.0), block=blk, pres=pres)]
-        both = max(a.total - a.nN - b.nN, 0.0)
+            return [replace(a, empty_tokens=max(a.total - held, 0.0), block=blk, pres=pres)]
+        both = max(a.total - a.empty_tokens - b.empty_tokens, 0.0)
         self.cost.flops += both * _alu_flops(n.op, blk, n)
-        return [replace(a, nN=max(a.nN + b.nN - a.total, 0.0), block=blk, pres=None)]
+        return [replace(a, empty_tokens=max(a.empty_tokens + b.empty_tokens - a.total, 0.0),
+                        block=blk, pres=None)]
 
-    def _reduce(self, n, v: St):
+    def _reduce(self, n, v: StreamShape):
         self.cost.flops += v.data * _reduce_flops(v.block, n)
-        cnt = list(v.cnt[:-1]) or [1.0]
+        counts = list(v.counts[:-1]) or [1.0]
         dims = list(v.dims[:-1]) or [1]
-        return [St("val", cnt, dims, None, 0.0, None, block=v.block, rels=_rels(v)[:-1] or [None],
-                   hd=_hd(v)[:-1] or [None])]
+        return [StreamShape("val", counts, dims, None, 0.0, None, block=v.block,
+                            rels=_rels(v)[:-1] or [None],
+                            per_coord_by_depth=_by_depth(v)[:-1] or [None])]
 
-    def _distinct(self, c: St, groups: float, per_group: float, space: float) -> np.ndarray:
+    def _distinct(self, c: StreamShape, groups: float, per_group: float,
+                  space: float) -> np.ndarray:
         """Distinct coordinates of `c` per group of `per_group` fibers (distinct coordinates of
         the reduced index, out of `space`), over `groups` groups. A coordinate found in a
         fraction p of the fibers is present in a group unless none of its K fibers has it:
         C(R - pR, K) / C(R, K) (drawing K of the R reduced coordinates without replacement)."""
         fib = max(groups * per_group, 1e-300)
-        p = np.clip(c.h / fib, 0.0, 1.0)
+        p = np.clip(c.per_coord / fib, 0.0, 1.0)
         return groups * _hit(p, per_group, max(float(space), per_group, 1.0))
 
-    def _spacc1(self, n, c: St, v: St):
+    def _spacc1(self, n, c: StreamShape, v: StreamShape):
         self.cost.flops += v.data * _reduce_flops(v.block, n)
         if c.held:
             return self._spacc_held(c, v)
-        groups = float(c.cnt[-3]) if len(c.cnt) >= 3 else 1.0
+        groups = float(c.counts[-3]) if len(c.counts) >= 3 else 1.0
         k = c.fibers / groups if groups > 0 else 0.0
         rels = _rels(c)
         lane = self._lane
@@ -572,20 +594,21 @@ class _GraphModel:
         else:
             both = self._through(c, rels, groups)
         if both is not None:
-            h, rel = both
+            per_coord, rel = both
         else:
-            h = self._distinct(c, groups, k, c.dims[-2] if len(c.dims) >= 2 else 1)
+            per_coord = self._distinct(c, groups, k, c.dims[-2] if len(c.dims) >= 2 else 1)
             rel = FULL if _full(c) and lane is None else None
-        cnt = list(c.cnt[:-2]) + [float(h.sum())]
+        counts = list(c.counts[:-2]) + [float(per_coord.sum())]
         dims = list(c.dims[:-2]) + [c.dims[-1]]
         rels = rels[:-2] + [rel]
-        hd = _hd(c)[:-2] + [h]
+        by_depth = _by_depth(c)[:-2] + [per_coord]
         lab = DENSE if _full(c) and lane is None else self.fresh()
-        return [St("crd", cnt, dims, h, 0.0, c.index, lab, rels=rels, hd=hd),
-                St("val", list(cnt), list(dims), None, block=v.block, rels=list(rels),
-                   hd=list(hd))]
+        return [StreamShape("crd", counts, dims, per_coord, 0.0, c.index, lab, rels=rels,
+                            per_coord_by_depth=by_depth),
+                StreamShape("val", list(counts), list(dims), None, block=v.block, rels=list(rels),
+                            per_coord_by_depth=list(by_depth))]
 
-    def _through(self, c: St, rels: list, groups: float):
+    def _through(self, c: StreamShape, rels: list, groups: float):
         """When the relations g -> u (the reduced index) and u -> c are both known, the
         coordinates c reached from each g: the pattern of their boolean product (the symbolic
         phase of a sparse matrix product), each present group g counted groups/|g| times."""
@@ -595,7 +618,7 @@ class _GraphModel:
         if r1 is None or r2 is None or (isinstance(r1, str) and isinstance(r2, str)):
             return None
         ng, nu, nc = c.dims[-3], c.dims[-2], c.dims[-1]
-        w = _hd(c)[-3]
+        w = _by_depth(c)[-3]
         if w is None or w.shape != (ng,):
             w = np.full(ng, groups / ng)
         # a dense side reaches everything the other side reaches (no dense product formed)
@@ -612,10 +635,10 @@ class _GraphModel:
         if r2.shape != (nu, nc):
             return None
         b = ((r1 @ r2) > 0).astype(float).tocsr()
-        h = np.asarray(b.T @ w, dtype=float).reshape(-1)
-        return h, b
+        per_coord = np.asarray(b.T @ w, dtype=float).reshape(-1)
+        return per_coord, b
 
-    def _through_lane(self, c: St, rels: list, groups: float, lanes: int, lane: int):
+    def _through_lane(self, c: StreamShape, rels: list, groups: float, lanes: int, lane: int):
         """`_through` for one lane of a spacc1 run per lane: the reduced index's relation
         restricted to the coordinates that lane is dealt; the output relation is always a
         csr matrix (lanes differ)."""
@@ -630,81 +653,88 @@ class _GraphModel:
             r2 = sp.csr_matrix(np.ones((nu, nc)))
         elif r2.shape != (nu, nc):
             return None
-        w = _hd(c)[-3]
+        w = _by_depth(c)[-3]
         if w is None or w.shape != (ng,):
             w = np.full(ng, groups / ng)
         b = ((_lane_rows(r1, (ng, nu), lanes, lane) @ r2) > 0).astype(float).tocsr()
         return np.asarray(b.T @ w, dtype=float).reshape(-1), b
 
-    def _spacc2(self, n, ci: St, cj: St, v: St):
+    def _spacc2(self, n, ci: StreamShape, cj: StreamShape, v: StreamShape):
         self.cost.flops += v.data * _reduce_flops(v.block, n)
-        groups = float(ci.cnt[-3]) if len(ci.cnt) >= 3 else 1.0
+        groups = float(ci.counts[-3]) if len(ci.counts) >= 3 else 1.0
         k = ci.fibers / groups if groups > 0 else 0.0
         space = ci.dims[-2] if len(ci.dims) >= 2 else 1
-        hi = self._distinct(ci, groups, k, space)
-        ni = float(hi.sum())
+        per_coord_i = self._distinct(ci, groups, k, space)
+        ni = float(per_coord_i.sum())
         kj = ci.data / ni if ni > 0 else 0.0
-        hj = self._distinct(cj, ni, kj, space)
-        cnti = list(ci.cnt[:-2]) + [ni]
-        cntj = cnti + [float(hj.sum())]
+        per_coord_j = self._distinct(cj, ni, kj, space)
+        counts_i = list(ci.counts[:-2]) + [ni]
+        counts_j = counts_i + [float(per_coord_j.sum())]
         dimsi = list(ci.dims[:-2]) + [ci.dims[-1]]
         dimsj = dimsi + [cj.dims[-1]]
         labi = DENSE if _full(ci) else self.fresh()
         labj = DENSE if _full(cj) else self.fresh()
-        return [St("crd", cnti, dimsi, hi, 0.0, ci.index, labi),
-                St("crd", cntj, dimsj, hj, 0.0, cj.index, labj),
-                St("val", list(cntj), list(dimsj), None, block=v.block)]
+        return [StreamShape("crd", counts_i, dimsi, per_coord_i, 0.0, ci.index, labi),
+                StreamShape("crd", counts_j, dimsj, per_coord_j, 0.0, cj.index, labj),
+                StreamShape("val", list(counts_j), list(dimsj), None, block=v.block)]
 
     # ---- construction --------------------------------------------------------------------
-    def _crddrop(self, n, o: St, i: St):
+    def _crddrop(self, n, o: StreamShape, i: StreamShape):
         if _full(i):
             keep = 1.0
         else:
             keep = _nonempty(i)
-        o2 = replace(o, cnt=list(o.cnt[:-1]) + [o.total * keep],
-                     h=None if o.h is None else o.h * keep, nN=o.nN * keep, nonempty=True)
-        i2 = replace(i, cnt=list(i.cnt[:-2]) + [o2.total, i.total], rels=None, hd=None)
-        o2.rels = o2.hd = None
+        o2 = replace(o, counts=list(o.counts[:-1]) + [o.total * keep],
+                     per_coord=None if o.per_coord is None else o.per_coord * keep,
+                     empty_tokens=o.empty_tokens * keep, nonempty=True)
+        i2 = replace(i, counts=list(i.counts[:-2]) + [o2.total, i.total], rels=None,
+                     per_coord_by_depth=None)
+        o2.rels = o2.per_coord_by_depth = None
         return [o2, i2]
 
-    def _crdhold(self, n, o: St, i: St):
+    def _crdhold(self, n, o: StreamShape, i: StreamShape):
         rel = _rels(i)[-1]
-        if o.h is not None and rel is not None and not isinstance(rel, str) \
-                and rel.shape[0] == o.h.size:
+        if o.per_coord is not None and rel is not None and not isinstance(rel, str) \
+                and rel.shape[0] == o.per_coord.size:
             length = np.asarray(rel.sum(axis=1), dtype=float).reshape(-1)
-            h = o.h * length
-        elif o.h is not None and isinstance(rel, str):
-            h = o.h * (i.dims[-1] if i.dims else 1)
+            per_coord = o.per_coord * length
+        elif o.per_coord is not None and isinstance(rel, str):
+            per_coord = o.per_coord * (i.dims[-1] if i.dims else 1)
         else:
-            h = None if o.h is None else o.h * (i.total / o.total if o.total > 0 else 0.0)
-        hd = _hd(i)[:-1] + [h]
-        o2 = replace(o, cnt=list(i.cnt), dims=list(i.dims), h=h, nN=0.0, rels=_rels(i),
-                     hd=hd, held=True, label=None)
+            per_coord = None if o.per_coord is None \
+                else o.per_coord * (i.total / o.total if o.total > 0 else 0.0)
+        by_depth = _by_depth(i)[:-1] + [per_coord]
+        o2 = replace(o, counts=list(i.counts), dims=list(i.dims), per_coord=per_coord,
+                     empty_tokens=0.0, rels=_rels(i), per_coord_by_depth=by_depth, held=True,
+                     label=None)
         return [o2, replace(i)]
 
-    def _spacc_held(self, c: St, v: St):
+    def _spacc_held(self, c: StreamShape, v: StreamShape):
         """spacc1 on held coordinates (crdhold): each outer coordinate whose fiber holds an
         element, once per group above it."""
-        w = _hd(c)[-2] if len(c.cnt) >= 2 else None
+        w = _by_depth(c)[-2] if len(c.counts) >= 2 else None
         rel = _rels(c)[-1]
-        if w is None or c.h is None or w.shape != c.h.shape:
+        if w is None or c.per_coord is None or w.shape != c.per_coord.shape:
             n_out = c.fibers
-            h = None if c.h is None else c.h * (n_out / max(float(c.h.sum()), 1e-300))
+            per_coord = None if c.per_coord is None \
+                else c.per_coord * (n_out / max(float(c.per_coord.sum()), 1e-300))
         else:
             if rel is not None and not isinstance(rel, str) and rel.shape[0] == w.size:
                 nz = (np.asarray(rel.sum(axis=1)).reshape(-1) > 0).astype(float)
             else:
-                lam = np.where(w > 0, c.h / np.maximum(w, 1e-300), 0.0)
+                lam = np.where(w > 0, c.per_coord / np.maximum(w, 1e-300), 0.0)
                 nz = 1.0 - np.exp(-lam)
-            h = w * nz
-        n_out = float(h.sum()) if h is not None else c.fibers
-        cnt = list(c.cnt[:-2]) + [n_out]
+            per_coord = w * nz
+        n_out = float(per_coord.sum()) if per_coord is not None else c.fibers
+        counts = list(c.counts[:-2]) + [n_out]
         dims = list(c.dims[:-2]) + [c.dims[-2] if len(c.dims) >= 2 else 1]
-        hd = _hd(c)[:-2] + [h]
-        return [St("crd", cnt, dims, h, 0.0, c.index, self.fresh(), hd=hd),
-                St("val", list(cnt), list(dims), None, block=v.block, hd=list(hd))]
+        by_depth = _by_depth(c)[:-2] + [per_coord]
+        return [StreamShape("crd", counts, dims, per_coord, 0.0, c.index, self.fresh(),
+                            per_coord_by_depth=by_depth),
+                StreamShape("val", list(counts), list(dims), None, block=v.block,
+                            per_coord_by_depth=list(by_depth))]
 
-    def _fork(self, n, s: St):
+    def _fork(self, n, s: StreamShape):
         """Every lane: the whole stream's shape (its weight is divided in run())."""
         return [s for _ in range(int(n.lanes))]
 
@@ -713,14 +743,14 @@ class _GraphModel:
         weight (run())."""
         return [ins[0]]
 
-    def _write_level(self, n, c: St):
+    def _write_level(self, n, c: StreamShape):
         self.writes.setdefault(n.tensor, {"levels": {}, "vals": None})["levels"][n.mode] = c
 
-    def _write_vals(self, n, v: St):
+    def _write_vals(self, n, v: StreamShape):
         self.writes.setdefault(n.tensor, {"levels": {}, "vals": None})["vals"] = v
 
 
-def written_stats(decl, shape: tuple[int, ...], levels: dict, vals: St | None,
+def written_stats(decl, shape: tuple[int, ...], levels: dict, vals: StreamShape | None,
                   fresh_label: str) -> TensorStats:
     """Statistics of a tensor assembled from its writers' streams (sim/assemble.py): dense
     levels store every position under their parents; a compressed level stores the coordinates
@@ -747,8 +777,8 @@ def written_stats(decl, shape: tuple[int, ...], levels: dict, vals: St | None,
                 lab = f"{fresh_label}.{k}"
             else:
                 n = s.data
-                hist = s.h if s.h is not None and s.h.shape == (size,) else \
-                    np.full(size, n / max(size, 1))
+                known = s.per_coord is not None and s.per_coord.shape == (size,)
+                hist = s.per_coord if known else np.full(size, n / max(size, 1))
                 lab = s.label[0] if isinstance(s.label, tuple) else \
                     (DENSE if s.label == DENSE else f"{fresh_label}.{k}")
         ns.append(n)
@@ -760,7 +790,7 @@ def written_stats(decl, shape: tuple[int, ...], levels: dict, vals: St | None,
         if fmt.levels[k] != "compressed" or fmt.levels[k + 1] != "compressed":
             continue
         s, child = streams[k], streams[k + 1]
-        if s is None or s.nonempty or child is None or child.h is None or _full(child):
+        if s is None or s.nonempty or child is None or child.per_coord is None or _full(child):
             continue
         keep = _nonempty(child)
         ns[k] *= keep

@@ -27,7 +27,7 @@ scanners, repeats and unions; per input token for value primitives, locators, fo
 writers; inputs plus outputs for sparse accumulators (their flush takes firings of its own);
 for an intersection every coordinate of either side once (matches popped together); a crdhold
 or a join takes every token of every input. A node in a parallel lane counts its lane's share
-of the stream (`St.w`).
+of the stream (`StreamShape.lane_weight`).
 
 The graph's cycles are the latest writer's finish, bounded below by its off-chip bytes over
 `memory.bandwidth` (every memory node shares one bandwidth calendar, sim/memory.py) plus the
@@ -59,11 +59,11 @@ class Span:
 
 
 def tokens(s) -> float:
-    """Expected tokens of stream `s` (an estimate.model.St) in its lane: elements (N included),
+    """Expected tokens of stream `s` (an estimate.model.StreamShape) in its lane: elements (N included),
     one stop per innermost fiber (a stop closing several levels is one token), and D; times the
-    lane's weight and its imbalance (St.tw)."""
-    stops = float(s.cnt[-2]) if len(s.cnt) >= 2 else 0.0
-    return (float(s.cnt[-1]) + stops + 1.0) * s.w * s.tw
+    lane's weight and its imbalance (StreamShape.lane_skew)."""
+    stops = float(s.counts[-2]) if len(s.counts) >= 2 else 0.0
+    return (float(s.counts[-1]) + stops + 1.0) * s.lane_weight * s.lane_skew
 
 
 def firings(n, ins: list, outs: list) -> float:
@@ -115,10 +115,10 @@ def groups_of(n, ins: list) -> float:
     after the group's last input): fibers of the reduced level for `reduce`, groups of fibers
     for sparse accumulators; 0 for every other kind."""
     if n.KIND == "reduce" and ins:
-        c = ins[0].cnt
+        c = ins[0].counts
         return float(c[-2]) if len(c) >= 2 else 1.0
     if n.KIND in ("spacc1", "spacc2") and ins:
-        c = ins[0].cnt
+        c = ins[0].counts
         return float(c[-3]) if len(c) >= 3 else 1.0
     return 0.0
 
