@@ -18,13 +18,44 @@ from . import ir
 def verify_fused(f: ir.FusedProgram) -> None:
     """Raise UserError listing every structural error of `f`."""
     sink = DiagnosticSink()
+    dims = _dims(f, sink)
+    tensors, bad = _tensors(f, dims, sink)
+    for t in f.tensors:
+        if t.role == "permuted":
+            _permuted(t, tensors, sink)
+        elif t.role == "part":
+            _part(t, tensors, sink)
+    writers: dict[str, str] = {}
+    names = set()
+    for r in f.regions:
+        if r.name in names:
+            sink.error(f"region '{r.name}' is defined twice", r.loc)
+        names.add(r.name)
+        _RegionCheck(r, tensors, dims, sink, writers, bad).run()
+    for t in f.tensors:
+        if t.role == "output" and t.name not in writers:
+            sink.error(f"output '{t.name}' is written by no region (no expression assigning it "
+                       f"is marked `writes`)", t.loc)
+    sink.raise_if_any()
+
+
+def _dims(f: ir.FusedProgram, sink: DiagnosticSink) -> dict:
+    """The declared dims (name -> size or None), each declared once."""
     dims = {}
     for name, size in f.dims:
         if name in dims:
             sink.error(f"dim '{name}' is declared twice")
         dims[name] = size
+    return dims
+
+
+def _tensors(f: ir.FusedProgram, dims: dict,
+             sink: DiagnosticSink) -> tuple[dict[str, ir.TensorInfo], set[str]]:
+    """The declared tensors by name, and the names of those whose declaration is broken (no
+    view is checked against them): each declared once, over declared dims, with a format of
+    its order, a block size exactly when blocked, and a classic format when computed."""
     tensors: dict[str, ir.TensorInfo] = {}
-    bad: set[str] = set()  # tensors whose declaration is broken: no view checks against them
+    bad: set[str] = set()
     for t in f.tensors:
         if t.name in tensors:
             sink.error(f"tensor '{t.name}' is declared twice", t.loc)
@@ -45,52 +76,49 @@ def verify_fused(f: ir.FusedProgram) -> None:
         if t.role in ("output", "intermediate") and not t.format.classic:
             sink.error(f"tensor '{t.name}' is computed, but its format {t.format.name()} has a "
                        f"singleton or fixed-length level (input formats only)", t.loc)
-    for t in f.tensors:
-        if t.role == "permuted":
-            base = tensors.get(t.copy_of)
-            if base is None:
-                sink.error(f"permuted tensor '{t.name}' is a copy of undeclared '{t.copy_of}'",
-                           t.loc)
-            elif base.role == "permuted":
-                sink.error(f"permuted tensor '{t.name}' is a copy of '{t.copy_of}', itself a "
-                           f"copy: copy the original", t.loc)
-            elif base.block != t.block and (base.dims != t.dims
-                                            or base.format.levels != t.format.levels
-                                            or base.format.mode_order != t.format.mode_order):
-                sink.error(f"permuted tensor '{t.name}' has another block size than "
-                           f"'{t.copy_of}' (a re-blocked copy): it must have the dims, level "
-                           f"formats and mode order of '{t.copy_of}'", t.loc)
-            elif base.block == t.block and (base.dims != t.dims
-                                            or copy_levels(base.format) != t.format.levels):
-                sink.error(f"permuted tensor '{t.name}' must have the dims, level formats and "
-                           f"block size of '{t.copy_of}' (compressed for its compressed(c) "
-                           f"levels), only its mode order may differ", t.loc)
-        elif t.role == "part":
-            base = tensors.get(t.copy_of)
-            if base is None or base.role != "input":
-                sink.error(f"part '{t.name}' is a part of '{t.copy_of}', which is not a declared "
-                           f"input", t.loc)
-            elif base.dims != t.dims or len(t.dims) != 2:
-                sink.error(f"part '{t.name}' must be a matrix with the dims of "
-                           f"'{t.copy_of}'", t.loc)
-            elif (t.threshold is None) == t.format.blocked:
-                sink.error(f"part '{t.name}': a blocked part has a fill threshold in (0, 1] "
-                           f"(`part of A >= 0.5`), the residual none", t.loc)
-            elif t.threshold is not None and not 0 < t.threshold <= 1:
-                sink.error(f"part '{t.name}': threshold {t.threshold!r} is not in (0, 1]",
-                           t.loc)
-    writers: dict[str, str] = {}
-    names = set()
-    for r in f.regions:
-        if r.name in names:
-            sink.error(f"region '{r.name}' is defined twice", r.loc)
-        names.add(r.name)
-        _region(r, tensors, dims, sink, writers, bad)
-    for t in f.tensors:
-        if t.role == "output" and t.name not in writers:
-            sink.error(f"output '{t.name}' is written by no region (no expression assigning it "
-                       f"is marked `writes`)", t.loc)
-    sink.raise_if_any()
+    return tensors, bad
+
+
+def _permuted(t: ir.TensorInfo, tensors: dict, sink: DiagnosticSink) -> None:
+    """A permuted tensor copies a declared original: the same dims and levels (compressed for
+    compressed(c)) and block size, only another mode order; or, re-blocked, the same dims,
+    level formats and mode order."""
+    base = tensors.get(t.copy_of)
+    if base is None:
+        sink.error(f"permuted tensor '{t.name}' is a copy of undeclared '{t.copy_of}'",
+                   t.loc)
+    elif base.role == "permuted":
+        sink.error(f"permuted tensor '{t.name}' is a copy of '{t.copy_of}', itself a "
+                   f"copy: copy the original", t.loc)
+    elif base.block != t.block and (base.dims != t.dims
+                                    or base.format.levels != t.format.levels
+                                    or base.format.mode_order != t.format.mode_order):
+        sink.error(f"permuted tensor '{t.name}' has another block size than "
+                   f"'{t.copy_of}' (a re-blocked copy): it must have the dims, level "
+                   f"formats and mode order of '{t.copy_of}'", t.loc)
+    elif base.block == t.block and (base.dims != t.dims
+                                    or copy_levels(base.format) != t.format.levels):
+        sink.error(f"permuted tensor '{t.name}' must have the dims, level formats and "
+                   f"block size of '{t.copy_of}' (compressed for its compressed(c) "
+                   f"levels), only its mode order may differ", t.loc)
+
+
+def _part(t: ir.TensorInfo, tensors: dict, sink: DiagnosticSink) -> None:
+    """A part of a declared input matrix: blocked with a fill threshold in (0, 1], or the
+    residual without one."""
+    base = tensors.get(t.copy_of)
+    if base is None or base.role != "input":
+        sink.error(f"part '{t.name}' is a part of '{t.copy_of}', which is not a declared "
+                   f"input", t.loc)
+    elif base.dims != t.dims or len(t.dims) != 2:
+        sink.error(f"part '{t.name}' must be a matrix with the dims of "
+                   f"'{t.copy_of}'", t.loc)
+    elif (t.threshold is None) == t.format.blocked:
+        sink.error(f"part '{t.name}': a blocked part has a fill threshold in (0, 1] "
+                   f"(`part of A >= 0.5`), the residual none", t.loc)
+    elif t.threshold is not None and not 0 < t.threshold <= 1:
+        sink.error(f"part '{t.name}': threshold {t.threshold!r} is not in (0, 1]",
+                   t.loc)
 
 
 def _same_dim(a, b, dims) -> bool:
@@ -102,43 +130,77 @@ def _same_dim(a, b, dims) -> bool:
     return sa is not None and sa == sb
 
 
-def _region(r: ir.Region, tensors, dims, sink: DiagnosticSink, writers: dict[str, str],
-            bad: set[str]) -> None:
-    where = f"in region '{r.name}'"
-    idx: dict[str, object] = {}
-    for name, d in r.indices:
-        if name in idx:
-            sink.error(f"index '{name}' is declared twice {where}", r.loc)
-        if isinstance(d, str) and d not in dims:
-            sink.error(f"index '{name}' ranges over undeclared dim '{d}' {where}", r.loc)
-        idx[name] = d
-    views = {}
-    by_access = {}
-    for v in r.views:
-        if v.id in views:
-            sink.error(f"view '{v.id}' is defined twice {where}", v.loc)
-        views[v.id] = v
-        by_access[(v.tensor, v.indices)] = v
-    insts = {}
-    for e in r.exprs:
-        if e.id in insts:
-            sink.error(f"expression '{e.id}' is defined twice {where}", e.loc)
-        insts[e.id] = e
+# Views by kind -> the roles of the tensors they may read.
+_VIEW_ROLES = {"input": ("input", "part"), "materialized": ("intermediate", "output"),
+               "permuted": ("permuted",)}
 
-    def check_indices(names, loc, what) -> None:
+
+class _RegionCheck:
+    """The checks of one region, in this order: its declarations (indices, views,
+    expressions), each expression, each view, inlining, then its edges, order and parallel
+    directives. `writers` (tensor -> the region writing it) gains the region's writes after
+    its views are checked (a region cannot read back what it writes itself)."""
+
+    def __init__(self, r: ir.Region, tensors, dims, sink: DiagnosticSink,
+                 writers: dict[str, str], bad: set[str]):
+        self.r, self.tensors, self.dims, self.sink = r, tensors, dims, sink
+        self.writers, self.bad = writers, bad
+        self.where = f"in region '{r.name}'"
+        self.idx: dict[str, object] = {}
+        self.views: dict = {}
+        self.by_access: dict = {}
+        self.insts: dict = {}
+        self.written: dict[str, str] = {}  # by this region (its graph cannot read them back)
+
+    def run(self) -> None:
+        r = self.r
+        self.declarations()
+        for e in r.exprs:
+            self.expression(e)
+        for v in r.views:
+            self.view(v)
+        _inlining(r, self.insts, self.by_access, self.sink)
+        for name, region in self.written.items():
+            self.writers.setdefault(name, region)
+        self.edges_and_order()
+        for p in r.parallel:
+            self.check_indices((p.index,), r.loc, "parallelize")
+
+    def declarations(self) -> None:
+        """Indices over declared dims, views and expressions, each defined once."""
+        r, sink, where = self.r, self.sink, self.where
+        for name, d in r.indices:
+            if name in self.idx:
+                sink.error(f"index '{name}' is declared twice {where}", r.loc)
+            if isinstance(d, str) and d not in self.dims:
+                sink.error(f"index '{name}' ranges over undeclared dim '{d}' {where}", r.loc)
+            self.idx[name] = d
+        for v in r.views:
+            if v.id in self.views:
+                sink.error(f"view '{v.id}' is defined twice {where}", v.loc)
+            self.views[v.id] = v
+            self.by_access[(v.tensor, v.indices)] = v
+        for e in r.exprs:
+            if e.id in self.insts:
+                sink.error(f"expression '{e.id}' is defined twice {where}", e.loc)
+            self.insts[e.id] = e
+
+    def check_indices(self, names, loc, what) -> None:
         for n in names:
-            if n not in idx:
-                sink.error(f"{what} uses undeclared index '{n}' {where}", loc)
+            if n not in self.idx:
+                self.sink.error(f"{what} uses undeclared index '{n}' {self.where}", loc)
 
-    def check_dims(names, t: ir.TensorInfo, loc, what) -> None:
+    def check_dims(self, names, t: ir.TensorInfo, loc, what) -> None:
         """Each index of an access ranges over the tensor's dim at its mode."""
+        idx = self.idx
         for m, (n, d) in enumerate(zip(names, t.dims)):
-            if n in idx and not _same_dim(idx[n], d, dims):
-                sink.error(f"{what}: index '{n}' ranges over {idx[n]} but mode {m} of "
-                           f"'{t.name}' is {d}", loc)
+            if n in idx and not _same_dim(idx[n], d, self.dims):
+                self.sink.error(f"{what}: index '{n}' ranges over {idx[n]} but mode {m} of "
+                                f"'{t.name}' is {d}", loc)
 
-    def check_access(a: ast.Access, e: ir.Instance) -> None:
-        t = tensors.get(a.tensor)
+    def check_access(self, a: ast.Access, e: ir.Instance) -> None:
+        sink = self.sink
+        t = self.tensors.get(a.tensor)
         if t is None:
             sink.error(f"expression '{e.id}' reads undeclared tensor '{a.tensor}'", a.loc)
             return
@@ -148,13 +210,29 @@ def _region(r: ir.Region, tensors, dims, sink: DiagnosticSink, writers: dict[str
         if len(set(a.indices)) != len(a.indices):
             sink.error(f"expression '{e.id}' indexes '{a.tensor}' with a repeated index "
                        f"({', '.join(a.indices)}); diagonal access is not supported", a.loc)
-        if (a.tensor, a.indices) not in by_access:
+        if (a.tensor, a.indices) not in self.by_access:
             sink.error(f"expression '{e.id}' reads {a.tensor}[{','.join(a.indices)}], which "
-                       f"has no view {where}", a.loc)
+                       f"has no view {self.where}", a.loc)
 
-    written: dict[str, str] = {}  # by this region (its graph cannot read them back)
-    for e in r.exprs:
-        t = tensors.get(e.statement)
+    # ---- expressions -------------------------------------------------------------------------
+    def expression(self, e: ir.Instance) -> None:
+        """One expression: its left side, the terms of its right side, its free indices, and
+        at most one writer per tensor."""
+        self.left_side(e)
+        self.check_indices([g for _, g in e.index_map], e.loc, f"expression '{e.id}'")
+        for x in e.expr.walk():
+            self.term(x, e)
+        self.free_indices(e)
+        if e.writes:
+            if e.statement in self.writers or e.statement in self.written:
+                first = self.writers.get(e.statement, self.r.name)
+                self.sink.error(f"'{e.statement}' is written twice (regions '{first}' and "
+                                f"'{self.r.name}')", e.loc)
+            self.written.setdefault(e.statement, self.r.name)
+
+    def left_side(self, e: ir.Instance) -> None:
+        sink = self.sink
+        t = self.tensors.get(e.statement)
         if t is None or t.role in ("input", "permuted"):
             sink.error(f"expression '{e.id}' assigns '{e.statement}', which is not a computed "
                        f"tensor", e.loc)
@@ -162,100 +240,114 @@ def _region(r: ir.Region, tensors, dims, sink: DiagnosticSink, writers: dict[str
             sink.error(f"expression '{e.id}' assigns '{e.statement}' with {len(e.lhs)} indices, "
                        f"but it has {len(t.dims)} dims", e.loc)
         else:
-            check_dims(e.lhs, t, e.loc, f"expression '{e.id}'")
-        check_indices(e.lhs, e.loc, f"expression '{e.id}'")
+            self.check_dims(e.lhs, t, e.loc, f"expression '{e.id}'")
+        self.check_indices(e.lhs, e.loc, f"expression '{e.id}'")
         if len(set(e.lhs)) != len(e.lhs):
             sink.error(f"expression '{e.id}' assigns '{e.statement}' with a repeated index "
                        f"({', '.join(e.lhs)})", e.loc)
-        check_indices([g for _, g in e.index_map], e.loc, f"expression '{e.id}'")
-        for x in e.expr.walk():
-            if isinstance(x, ast.Access):
-                check_indices(x.indices, x.loc or e.loc, f"expression '{e.id}'")
-                check_access(x, e)
-            elif isinstance(x, ast.Reduce):
-                check_indices(x.indices, x.loc or e.loc, f"expression '{e.id}'")
-                for msg in reduce_problems(x, e.expr, e.lhs, e.statement):
-                    sink.error(f"expression '{e.id}': {msg}", x.loc or e.loc)
-            elif isinstance(x, ast.Call):
-                msg = call_problem(x)
-                if msg is not None:
-                    sink.error(f"expression '{e.id}': {msg}", x.loc or e.loc)
+
+    def term(self, x: ast.Expr, e: ir.Instance) -> None:
+        """One node of e's right side: accesses, reductions and calls."""
+        sink = self.sink
+        if isinstance(x, ast.Access):
+            self.check_indices(x.indices, x.loc or e.loc, f"expression '{e.id}'")
+            self.check_access(x, e)
+        elif isinstance(x, ast.Reduce):
+            self.check_indices(x.indices, x.loc or e.loc, f"expression '{e.id}'")
+            for msg in reduce_problems(x, e.expr, e.lhs, e.statement):
+                sink.error(f"expression '{e.id}': {msg}", x.loc or e.loc)
+        elif isinstance(x, ast.Call):
+            msg = call_problem(x)
+            if msg is not None:
+                sink.error(f"expression '{e.id}': {msg}", x.loc or e.loc)
+
+    def free_indices(self, e: ir.Instance) -> None:
+        """The right side's free indices are the left side's."""
         free = ast.indices_of(e.expr)
         for i in free:
             if i not in e.lhs:
-                sink.error(f"expression '{e.id}' uses index '{i}' on its right side, which is "
-                           f"neither on its left side nor reduced (fused IR makes every "
-                           f"reduction explicit)", e.loc)
+                self.sink.error(f"expression '{e.id}' uses index '{i}' on its right side, "
+                                f"which is neither on its left side nor reduced (fused IR makes "
+                                f"every reduction explicit)", e.loc)
         for i in e.lhs:
             if i not in free:
-                sink.error(f"index '{i}' of '{e.statement}' in expression '{e.id}' is bound "
-                           f"nowhere on the right side", e.loc)
-        if e.writes:
-            if e.statement in writers or e.statement in written:
-                first = writers.get(e.statement, r.name)
-                sink.error(f"'{e.statement}' is written twice (regions '{first}' and "
-                           f"'{r.name}')", e.loc)
-            written.setdefault(e.statement, r.name)
-    for v in r.views:
-        t = tensors.get(v.tensor)
-        check_indices(v.indices, v.loc, f"view '{v.id}'")
+                self.sink.error(f"index '{i}' of '{e.statement}' in expression '{e.id}' is "
+                                f"bound nowhere on the right side", e.loc)
+
+    # ---- views -------------------------------------------------------------------------------
+    def view(self, v) -> None:
+        """One view: a declared tensor of its order, its mode order; an inline view's producer,
+        else the tensor's role and (for reads from memory) its writer, and its storage order."""
+        sink = self.sink
+        t = self.tensors.get(v.tensor)
+        self.check_indices(v.indices, v.loc, f"view '{v.id}'")
         if t is None:
             sink.error(f"view '{v.id}' reads undeclared tensor '{v.tensor}'", v.loc)
-            continue
+            return
         if len(v.indices) != len(t.dims):
             sink.error(f"view '{v.id}' binds {len(v.indices)} indices to '{v.tensor}', which "
                        f"has {len(t.dims)} dims", v.loc)
-            continue
-        check_dims(v.indices, t, v.loc, f"view '{v.id}'")
+            return
+        self.check_dims(v.indices, t, v.loc, f"view '{v.id}'")
         if sorted(v.mode_order) != sorted(v.indices):
             sink.error(f"view '{v.id}': its mode order must list its indices", v.loc)
         if v.kind == "inline":
-            p = insts.get(v.producer)
-            if p is None:
-                sink.error(f"view '{v.id}' is produced by undefined expression "
-                           f"'{v.producer}'", v.loc)
-            elif (p.statement, p.lhs) != (v.tensor, v.indices):
-                sink.error(f"view '{v.id}' reads {v.tensor}[{','.join(v.indices)}] but "
-                           f"'{v.producer}' computes {p.statement}[{','.join(p.lhs)}]", v.loc)
-            continue
-        want = {"input": ("input", "part"), "materialized": ("intermediate", "output"),
-                "permuted": ("permuted",)}[v.kind]
-        if t.role not in want:
-            sink.error(f"view '{v.id}' is {v.kind} but '{v.tensor}' is declared {t.role}",
-                       v.loc)
-        elif v.kind == "materialized" and v.tensor not in writers:
-            sink.error(f"view '{v.id}' reads '{v.tensor}' back from memory, but no earlier "
-                       f"region writes it", v.loc)
-        elif v.kind == "permuted":
-            base = tensors.get(t.copy_of)
-            if base is not None and base.role != "input" and base.name not in writers:
-                sink.error(f"view '{v.id}' reads '{v.tensor}', a copy of '{base.name}', which "
-                           f"no earlier region writes", v.loc)
-        if v.tensor in bad:
-            continue
+            self.inline_view(v)
+            return
+        self.view_source(v, t)
+        if v.tensor in self.bad:
+            return
         stored = tuple(v.indices[m] for m in t.format.mode_order)
         if v.mode_order != stored:
             sink.error(f"view '{v.id}': mode order ({', '.join(v.mode_order)}) does not match "
                        f"the storage order of '{v.tensor}' ({', '.join(stored)})", v.loc)
-    _inlining(r, insts, by_access, sink)
-    for name, region in written.items():
-        writers.setdefault(name, region)
-    for e in r.edges:
-        check_indices((e.src, e.dst), e.loc, "edge")
-        if e.kind == "format" and (e.view not in views or views[e.view].tensor != e.tensor):
-            sink.error(f"edge names view '{e.view}' of '{e.tensor}', which is not a view "
-                       f"{where}", e.loc)
-    if sorted(r.order) != sorted(idx):
-        sink.error(f"the order of region '{r.name}' must list each of its indices once",
-                   r.order_loc or r.loc)
-    else:
+
+    def inline_view(self, v) -> None:
+        """An inline view reads exactly what its producer computes."""
+        p = self.insts.get(v.producer)
+        if p is None:
+            self.sink.error(f"view '{v.id}' is produced by undefined expression "
+                            f"'{v.producer}'", v.loc)
+        elif (p.statement, p.lhs) != (v.tensor, v.indices):
+            self.sink.error(f"view '{v.id}' reads {v.tensor}[{','.join(v.indices)}] but "
+                            f"'{v.producer}' computes {p.statement}[{','.join(p.lhs)}]", v.loc)
+
+    def view_source(self, v, t: ir.TensorInfo) -> None:
+        """A view from memory reads a tensor of a role its kind allows, written by an earlier
+        region unless it is an input (or a copy of one)."""
+        sink = self.sink
+        if t.role not in _VIEW_ROLES[v.kind]:
+            sink.error(f"view '{v.id}' is {v.kind} but '{v.tensor}' is declared {t.role}",
+                       v.loc)
+        elif v.kind == "materialized" and v.tensor not in self.writers:
+            sink.error(f"view '{v.id}' reads '{v.tensor}' back from memory, but no earlier "
+                       f"region writes it", v.loc)
+        elif v.kind == "permuted":
+            base = self.tensors.get(t.copy_of)
+            if base is not None and base.role != "input" and base.name not in self.writers:
+                sink.error(f"view '{v.id}' reads '{v.tensor}', a copy of '{base.name}', which "
+                           f"no earlier region writes", v.loc)
+
+    # ---- edges and order ---------------------------------------------------------------------
+    def edges_and_order(self) -> None:
+        """Edges between declared indices naming views of the region; the order lists every
+        index once, as a linear extension of the edges."""
+        r, sink = self.r, self.sink
+        for e in r.edges:
+            self.check_indices((e.src, e.dst), e.loc, "edge")
+            if e.kind == "format" and (e.view not in self.views
+                                       or self.views[e.view].tensor != e.tensor):
+                sink.error(f"edge names view '{e.view}' of '{e.tensor}', which is not a view "
+                           f"{self.where}", e.loc)
+        if sorted(r.order) != sorted(self.idx):
+            sink.error(f"the order of region '{r.name}' must list each of its indices once",
+                       r.order_loc or r.loc)
+            return
         pos = {n: k for k, n in enumerate(r.order)}
         for e in r.edges:
             if e.src in pos and e.dst in pos and pos[e.src] > pos[e.dst]:
                 sink.error(f"the order of region '{r.name}' puts {e.dst} outside {e.src}, "
                            f"against edge {e.src} -> {e.dst}", r.order_loc or r.loc)
-    for p in r.parallel:
-        check_indices((p.index,), r.loc, "parallelize")
 
 
 def check_inlining(f: ir.FusedProgram, statement_locs: dict) -> None:
