@@ -124,37 +124,63 @@ def read_level_files(directory: Path, name: str) -> FiberTensor:
     order = int(sshape.shape[0])
     if (sshape < 0).any():
         raise _err(shape_p, "sizes must be non-negative")
+    mode_order = _read_mode_order(d, name, order)
+    b = _read_block(d, name, sshape, shape_p)
+    _check_no_stray_level(d, name, order, shape_p)
+    sizes = [int(s) // (b or 1) for s in sshape]
+    fmt = Format(_level_kinds(d, name, order, b), mode_order, blocked=b is not None)
+    levels, npos = _read_levels(d, name, fmt, sizes)
+    vals = _read_values(vals_p, npos, b)
+    shape = [0] * order
+    for k, m in enumerate(mode_order):
+        shape[m] = int(sshape[k])
+    return FiberTensor(tuple(shape), fmt, levels, vals, b)
+
+
+def _read_mode_order(d: Path, name: str, order: int) -> tuple[int, ...]:
+    """The order file's modes (a permutation of 0..order-1), or row-major without one."""
     order_p = level_file(d, name, "order")
-    if order_p.is_file():
-        mode_order = _read_numbers(order_p, integer=True)
-        if sorted(mode_order.tolist()) != list(range(order)):
-            raise _err(order_p, f"must list the modes 0..{order - 1} once each, in storage "
-                                f"order; found {' '.join(map(str, mode_order.tolist()))}")
-        mode_order = tuple(int(m) for m in mode_order)
-    else:
-        mode_order = tuple(range(order))
+    if not order_p.is_file():
+        return tuple(range(order))
+    mode_order = _read_numbers(order_p, integer=True)
+    if sorted(mode_order.tolist()) != list(range(order)):
+        raise _err(order_p, f"must list the modes 0..{order - 1} once each, in storage "
+                            f"order; found {' '.join(map(str, mode_order.tolist()))}")
+    return tuple(int(m) for m in mode_order)
+
+
+def _read_block(d: Path, name: str, sshape: np.ndarray, shape_p: Path) -> int | None:
+    """The block file's size b (of a matrix whose sizes it divides), None without one or for
+    b = 1."""
     block_p = level_file(d, name, "block")
-    b = None
-    if block_p.is_file():
-        bv = _read_numbers(block_p, integer=True)
-        if bv.shape != (1,) or bv[0] < 1:
-            raise _err(block_p, "must hold one positive block size")
-        b = int(bv[0])
-        if order != 2:
-            raise _err(block_p, f"blocked level files need a matrix; the shape file has "
-                                f"{order} sizes")
-        if b > 1 and (sshape % b).any():
-            raise _err(shape_p, f"shape {_shape_text(sshape.tolist())} is not divisible by the "
-                                f"block size {b}")
-        if b == 1:
-            b = None
-    # Any level index beyond the order is a stray file: say so rather than ignore it.
+    if not block_p.is_file():
+        return None
+    order = int(sshape.shape[0])
+    bv = _read_numbers(block_p, integer=True)
+    if bv.shape != (1,) or bv[0] < 1:
+        raise _err(block_p, "must hold one positive block size")
+    b = int(bv[0])
+    if order != 2:
+        raise _err(block_p, f"blocked level files need a matrix; the shape file has "
+                            f"{order} sizes")
+    if b > 1 and (sshape % b).any():
+        raise _err(shape_p, f"shape {_shape_text(sshape.tolist())} is not divisible by the "
+                            f"block size {b}")
+    return None if b == 1 else b
+
+
+def _check_no_stray_level(d: Path, name: str, order: int, shape_p: Path) -> None:
+    """Any level index beyond the order is a stray file: say so rather than ignore it."""
     for p in level_files_present(d, name):
         rest = p.name[len(f"{LEVEL_PREFIX}{name}{LEVEL_MARK}"):]
         k, _, kind = rest.partition("_")
         if kind in ("seg", "crd", "width") and int(k) >= order:
             raise _err(p, f"level {k} does not exist: {shape_p.name} gives {order} level(s)")
-    sizes = [int(s) // (b or 1) for s in sshape]
+
+
+def _level_kinds(d: Path, name: str, order: int, b: int | None) -> tuple:
+    """Each storage level's kind, from the files present (seg and crd: compressed; crd
+    alone: singleton; crd and width: compressed(c); none: dense), checked as a format."""
     levels_kinds = []
     for k in range(order):
         seg_p, crd_p = level_file(d, name, f"{k}_seg"), level_file(d, name, f"{k}_crd")
@@ -179,7 +205,11 @@ def read_level_files(directory: Path, name: str) -> FiberTensor:
         raise _err(level_file(d, name, f"{k}_crd"), f"{level_file(d, name, f'{k}_seg').name} "
                    f"is missing (a compressed level needs both); as a singleton level (a crd "
                    f"file alone) it is not valid: {problem}")
-    fmt = Format(tuple(levels_kinds), mode_order, blocked=b is not None)
+    return tuple(levels_kinds)
+
+
+def _read_levels(d: Path, name: str, fmt: Format, sizes: list[int]) -> tuple[list[Level], int]:
+    """The levels of format `fmt` read from their files, and the last level's positions."""
     levels = []
     npos = 1
     for k, kind in enumerate(fmt.kinds):
@@ -201,34 +231,49 @@ def read_level_files(directory: Path, name: str) -> FiberTensor:
             _check_runs(crd_p, levels[k - 1].crd, crd)
             levels.append(Level("singleton", sizes[k], None, crd))
             continue
-        seg = _read_numbers(seg_p, integer=True)
-        if seg.shape[0] != npos + 1:
-            raise _err(seg_p, f"has {seg.shape[0]} entries; level {k} has {npos} parent "
-                              f"position(s), so it needs {npos + 1}")
-        if seg[0] != 0:
-            raise _err(seg_p, f"must start at 0, not {seg[0]}")
-        steps = np.diff(seg)
-        if (steps < 0).any():
-            i = int(np.argmax(steps < 0))
-            raise _err(seg_p, f"is not monotone: entry {i + 1} ({seg[i + 1]}) < entry {i} "
-                              f"({seg[i]})")
-        if seg[-1] != crd.shape[0]:
-            raise _err(seg_p, f"ends at {seg[-1]} but {crd_p.name} has {crd.shape[0]} entries")
+        seg = _read_seg(seg_p, crd_p, crd, k, npos)
         _check_range(crd_p, crd, k, sizes[k])
-        # Within a fiber, coordinates must be strictly increasing (SAM scanners rely on it);
-        # a non-unique level's repeat, one per entry beneath (non-decreasing).
-        if crd.shape[0] > 1:
-            inc = crd[1:] > crd[:-1] if kind == "compressed" else crd[1:] >= crd[:-1]
-            starts = np.zeros(crd.shape[0], bool)
-            starts[seg[:-1][seg[:-1] < crd.shape[0]]] = True
-            ok = inc | starts[1:]
-            if not ok.all():
-                i = int(np.argmax(~ok)) + 1
-                how = "strictly increasing" if kind == "compressed" else "non-decreasing"
-                raise _err(crd_p, f"entries {i - 1} and {i} ({crd[i - 1]}, {crd[i]}) are not "
-                                  f"{how} within their fiber")
+        _check_fibers(crd_p, seg, crd, kind)
         levels.append(Level(kind, sizes[k], seg, crd))
         npos = int(crd.shape[0])
+    return levels, npos
+
+
+def _read_seg(seg_p: Path, crd_p: Path, crd: np.ndarray, k: int, npos: int) -> np.ndarray:
+    """Level k's seg file: npos + 1 monotone entries from 0 to the crd file's length."""
+    seg = _read_numbers(seg_p, integer=True)
+    if seg.shape[0] != npos + 1:
+        raise _err(seg_p, f"has {seg.shape[0]} entries; level {k} has {npos} parent "
+                          f"position(s), so it needs {npos + 1}")
+    if seg[0] != 0:
+        raise _err(seg_p, f"must start at 0, not {seg[0]}")
+    steps = np.diff(seg)
+    if (steps < 0).any():
+        i = int(np.argmax(steps < 0))
+        raise _err(seg_p, f"is not monotone: entry {i + 1} ({seg[i + 1]}) < entry {i} "
+                          f"({seg[i]})")
+    if seg[-1] != crd.shape[0]:
+        raise _err(seg_p, f"ends at {seg[-1]} but {crd_p.name} has {crd.shape[0]} entries")
+    return seg
+
+
+def _check_fibers(crd_p: Path, seg: np.ndarray, crd: np.ndarray, kind: str) -> None:
+    """Within a fiber, coordinates must be strictly increasing (SAM scanners rely on it);
+    a non-unique level's repeat, one per entry beneath (non-decreasing)."""
+    if crd.shape[0] > 1:
+        inc = crd[1:] > crd[:-1] if kind == "compressed" else crd[1:] >= crd[:-1]
+        starts = np.zeros(crd.shape[0], bool)
+        starts[seg[:-1][seg[:-1] < crd.shape[0]]] = True
+        ok = inc | starts[1:]
+        if not ok.all():
+            i = int(np.argmax(~ok)) + 1
+            how = "strictly increasing" if kind == "compressed" else "non-decreasing"
+            raise _err(crd_p, f"entries {i - 1} and {i} ({crd[i - 1]}, {crd[i]}) are not "
+                              f"{how} within their fiber")
+
+
+def _read_values(vals_p: Path, npos: int, b: int | None) -> np.ndarray:
+    """The vals file: one value per position of the last level (b x b blocks if blocked)."""
     vals = _read_numbers(vals_p, integer=False)
     per = (b or 1) ** 2
     if vals.shape[0] != npos * per:
@@ -237,10 +282,7 @@ def read_level_files(directory: Path, name: str) -> FiberTensor:
                            f"{extra}, so it needs {npos * per}")
     if b:
         vals = vals.reshape(npos, b, b)
-    shape = [0] * order
-    for k, m in enumerate(mode_order):
-        shape[m] = int(sshape[k])
-    return FiberTensor(tuple(shape), fmt, levels, vals, b)
+    return vals
 
 
 def _check_range(crd_p: Path, crd: np.ndarray, k: int, size: int) -> None:
