@@ -313,32 +313,13 @@ class Simulator:
         return lvl
 
     def _make(self, n, name: str, lat: int, ii: int, vb, mem: Memory, eb: int):
+        """The sim node of SAMML node `n` (named `name`, with its latency and ii; `vb`: the
+        block size of its val streams, `mem` the graph's memory, `eb` bytes per element)."""
         k = n.KIND
-        arch = self.arch
         if k == "root":
             return Root(name, ii, lat)
         if k == "scan":
-            lvl = self._level(n, name, n.format, "scans")
-            if lvl.kind == "dense":
-                return Scan(name, True, lvl.size, ii=ii, lat=lat)
-            if lvl.kind == "compressed":
-                return Scan(name, False, lvl.size, lvl.seg.tolist(), lvl.crd.tolist(), ii=ii,
-                            lat=lat + arch.mem_latency, eb=eb, mem=mem)
-            if lvl.kind == "nonunique":
-                seg, crd, refs = nonunique_arrays(lvl.seg, lvl.crd)
-                return Scan(name, False, lvl.size, seg.tolist(), crd.tolist(), ii=ii,
-                            lat=lat + arch.mem_latency, eb=eb, mem=mem, refs=refs.tolist())
-            if lvl.kind == "fixed":
-                arrays = fixed_arrays(lvl.crd, lvl.width, eb)
-            else:       # singleton: under the non-unique level above (fuseflowc.formats)
-                t = self._tensor(n.tensor, name)[1]
-                parent = t.levels[t.format.level_of_mode(n.mode) - 1]
-                arrays = singleton_arrays(parent.seg, parent.crd, lvl.crd, eb)
-            crd, refs, lo, hi, look = arrays
-            return Scan(name, False, lvl.size, None, crd.tolist(), ii=ii,
-                        lat=lat + arch.mem_latency, eb=eb, mem=mem, lo=lo.tolist(),
-                        hi=hi.tolist(), look=[int(b) for b in look],
-                        refs=None if refs is None else refs.tolist())
+            return self._make_scan(n, name, lat, ii, mem, eb)
         if k == "repsig":
             return RepSig(name, ii, lat)
         if k == "repeat":
@@ -352,28 +333,9 @@ class Simulator:
             lvl = self._level(n, name, "dense", "locates into")
             return Locate(name, lvl.size, ii=ii, lat=lat)
         if k == "array":
-            decl, t = self._tensor(n.tensor, name)
-            if t.block:
-                vals = list(t.vals)
-                zero = np.zeros((t.block, t.block))
-                vbytes = eb * t.block * t.block
-            else:
-                vals = t.vals.tolist()
-                zero = 0.0
-                vbytes = eb
-            return Array(name, vals, zero, vbytes, ii=ii, lat=lat + arch.mem_latency, mem=mem)
-        # block einsum labels (None: plain b x b blocks or scalars)
-        labels = None
-        if getattr(n, "out", None) is not None:
-            labels = ((n.in0, n.in1, n.out) if k == "alu" else (n.in0, n.out))
-        if k == "alu":
-            return Alu(name, n.op, vb, n.const, ii=ii, lat=lat, labels=labels)
-        if k == "reduce":
-            return Reduce(name, n.op, vb, ii=ii, lat=lat, labels=labels)
-        if k == "spacc1":
-            return Spacc1(name, n.op, vb, ii=ii, lat=lat, labels=labels)
-        if k == "spacc2":
-            return Spacc2(name, n.op, vb, ii=ii, lat=lat, labels=labels)
+            return self._make_array(n, name, lat, ii, mem, eb)
+        if k in ("alu", "reduce", "spacc1", "spacc2"):
+            return self._make_compute(n, name, lat, ii, vb)
         if k == "crddrop":
             return CrdDrop(name, ii, lat)
         if k == "crdhold":
@@ -383,17 +345,74 @@ class Simulator:
         if k == "join":
             return Join(name, n.lanes, n.level, ii, lat)
         if k in ("write_level", "write_vals"):
-            decl = self.module.tensor(n.tensor)
-            if decl is None:
-                raise UserError(f"simulation: {name} writes undeclared tensor {n.tensor}")
-            fmt = getattr(n, "format", None)
-            if k == "write_vals":
-                bpt = eb * (decl.block ** 2 if decl.block else 1)
-            else:   # a compressed level stores a coordinate per token, a dense one nothing
-                bpt = 0 if fmt == "dense" else eb
-            return Writer(name, k, n.tensor, getattr(n, "mode", None), fmt, ii=ii,
-                          lat=lat + arch.mem_latency, mem=mem if bpt else None, bpt=bpt)
+            return self._make_writer(n, name, lat, ii, mem, eb)
         raise UserError(f"simulation: {name}: primitive kind {k} is not supported")
+
+    def _make_scan(self, n, name: str, lat: int, ii: int, mem: Memory, eb: int):
+        """A scanner over the stored level it reads (dense, compressed, non-unique, fixed or
+        singleton); all but dense read memory."""
+        mem_lat = lat + self.arch.mem_latency
+        lvl = self._level(n, name, n.format, "scans")
+        if lvl.kind == "dense":
+            return Scan(name, True, lvl.size, ii=ii, lat=lat)
+        if lvl.kind == "compressed":
+            return Scan(name, False, lvl.size, lvl.seg.tolist(), lvl.crd.tolist(), ii=ii,
+                        lat=mem_lat, eb=eb, mem=mem)
+        if lvl.kind == "nonunique":
+            seg, crd, refs = nonunique_arrays(lvl.seg, lvl.crd)
+            return Scan(name, False, lvl.size, seg.tolist(), crd.tolist(), ii=ii,
+                        lat=mem_lat, eb=eb, mem=mem, refs=refs.tolist())
+        if lvl.kind == "fixed":
+            arrays = fixed_arrays(lvl.crd, lvl.width, eb)
+        else:       # singleton: under the non-unique level above (fuseflowc.formats)
+            t = self._tensor(n.tensor, name)[1]
+            parent = t.levels[t.format.level_of_mode(n.mode) - 1]
+            arrays = singleton_arrays(parent.seg, parent.crd, lvl.crd, eb)
+        crd, refs, lo, hi, look = arrays
+        return Scan(name, False, lvl.size, None, crd.tolist(), ii=ii,
+                    lat=mem_lat, eb=eb, mem=mem, lo=lo.tolist(),
+                    hi=hi.tolist(), look=[int(b) for b in look],
+                    refs=None if refs is None else refs.tolist())
+
+    def _make_array(self, n, name: str, lat: int, ii: int, mem: Memory, eb: int):
+        """A value array over the tensor's values (b x b blocks, or scalars)."""
+        decl, t = self._tensor(n.tensor, name)
+        if t.block:
+            vals = list(t.vals)
+            zero = np.zeros((t.block, t.block))
+            vbytes = eb * t.block * t.block
+        else:
+            vals = t.vals.tolist()
+            zero = 0.0
+            vbytes = eb
+        return Array(name, vals, zero, vbytes, ii=ii, lat=lat + self.arch.mem_latency, mem=mem)
+
+    def _make_compute(self, n, name: str, lat: int, ii: int, vb):
+        """An ALU, reducer or sparse accumulator, with its block einsum labels (None: plain
+        b x b blocks or scalars)."""
+        k = n.KIND
+        labels = None
+        if getattr(n, "out", None) is not None:
+            labels = ((n.in0, n.in1, n.out) if k == "alu" else (n.in0, n.out))
+        if k == "alu":
+            return Alu(name, n.op, vb, n.const, ii=ii, lat=lat, labels=labels)
+        cls = {"reduce": Reduce, "spacc1": Spacc1, "spacc2": Spacc2}[k]
+        return cls(name, n.op, vb, ii=ii, lat=lat, labels=labels)
+
+    def _make_writer(self, n, name: str, lat: int, ii: int, mem: Memory, eb: int):
+        """A level or value writer of a declared tensor; it charges memory only for what it
+        stores (a dense level stores nothing)."""
+        k = n.KIND
+        decl = self.module.tensor(n.tensor)
+        if decl is None:
+            raise UserError(f"simulation: {name} writes undeclared tensor {n.tensor}")
+        fmt = getattr(n, "format", None)
+        if k == "write_vals":
+            bpt = eb * (decl.block ** 2 if decl.block else 1)
+        else:   # a compressed level stores a coordinate per token, a dense one nothing
+            bpt = 0 if fmt == "dense" else eb
+        return Writer(name, k, n.tensor, getattr(n, "mode", None), fmt, ii=ii,
+                      lat=lat + self.arch.mem_latency, mem=mem if bpt else None, bpt=bpt)
 
     # ---- outputs -------------------------------------------------------------------------
     def shape_of(self, decl) -> tuple[int, ...]:
