@@ -474,38 +474,59 @@ class _Verifier:
             if isinstance(n, Root):
                 origin[n.outputs[0]] = (tname, 0)
                 reads.setdefault(tname, (n, self.attr_loc(n, "tensor")))
-            elif isinstance(n, Scan):
-                self.scan(g, n, decl, origin)
-            elif isinstance(n, Array):
-                o = origin.get(n.inputs[0])
-                if o is not None:
-                    self.array(g, n, decl, o)
-            elif isinstance(n, (Repeat, Fork, Join)):
-                o = origin.get(n.inputs[0])
-                if o is not None:
-                    for s in n.outputs:
-                        origin[s] = o
-            elif isinstance(n, Locate):
-                self.locate(g, n, decl, origin)
-            elif isinstance(n, (Intersect, Union)):
-                for i in range(len(n.inputs) // 2):
-                    o = origin.get(n.inputs[2 * i + 1])
-                    if o is not None:
-                        origin[n.outputs[i + 1]] = o
             elif isinstance(n, (WriteLevel, WriteVals)):
-                if decl.role == "input":
-                    self.error(f"{n.KIND} writes tensor {tname}, which is an input (only output "
-                               "and temp tensors can be written)", self.attr_loc(n, "tensor"),
-                               g, n)
-                    continue
-                writes.setdefault(tname, (n, self.attr_loc(n, "tensor")))
-                if isinstance(n, WriteVals):
-                    if tname in vals_writers:
-                        self.error(f"the values of tensor {tname} are written twice in graph "
-                                   f"{g.name}", n.loc, g, n)
-                    vals_writers.setdefault(tname, n)
-                else:
-                    self.write_level(g, n, decl, level_writers)
+                self._writer(g, n, decl, writes, vals_writers, level_writers)
+            else:
+                self._follow_refs(g, n, decl, origin)
+        self._writes_complete(g, writes, vals_writers, level_writers)
+        return reads, writes
+
+    def _follow_refs(self, g: Graph, n: Node, decl, origin: dict) -> None:
+        """Check the nodes that read through reference streams (scan, array, locate) against
+        the tensor and level the references point into, and carry `origin` (ref stream ->
+        (tensor, storage level)) through repeats, forks, joins and joiners."""
+        if isinstance(n, Scan):
+            self.scan(g, n, decl, origin)
+        elif isinstance(n, Array):
+            o = origin.get(n.inputs[0])
+            if o is not None:
+                self.array(g, n, decl, o)
+        elif isinstance(n, (Repeat, Fork, Join)):
+            o = origin.get(n.inputs[0])
+            if o is not None:
+                for s in n.outputs:
+                    origin[s] = o
+        elif isinstance(n, Locate):
+            self.locate(g, n, decl, origin)
+        elif isinstance(n, (Intersect, Union)):
+            for i in range(len(n.inputs) // 2):
+                o = origin.get(n.inputs[2 * i + 1])
+                if o is not None:
+                    origin[n.outputs[i + 1]] = o
+
+    def _writer(self, g: Graph, n: Node, decl, writes: dict, vals_writers: dict,
+                level_writers: dict) -> None:
+        """A write_level or write_vals: of a tensor that is not an input, the values written
+        once per graph; recorded in `writes` and the writers by tensor (and level)."""
+        tname = n.tensor
+        if decl.role == "input":
+            self.error(f"{n.KIND} writes tensor {tname}, which is an input (only output "
+                       "and temp tensors can be written)", self.attr_loc(n, "tensor"),
+                       g, n)
+            return
+        writes.setdefault(tname, (n, self.attr_loc(n, "tensor")))
+        if isinstance(n, WriteVals):
+            if tname in vals_writers:
+                self.error(f"the values of tensor {tname} are written twice in graph "
+                           f"{g.name}", n.loc, g, n)
+            vals_writers.setdefault(tname, n)
+        else:
+            self.write_level(g, n, decl, level_writers)
+
+    def _writes_complete(self, g: Graph, writes: dict, vals_writers: dict,
+                         level_writers: dict) -> None:
+        """Every tensor the graph writes has a classic format, and the graph writes its values
+        and every compressed level."""
         for tname, (node, loc) in sorted(writes.items()):
             decl = self.tensors[tname]
             if not decl.format.classic:
@@ -523,7 +544,6 @@ class _Verifier:
             if missing:
                 self.error(f"graph {g.name} writes tensor {tname} but not "
                            + " nor ".join(missing), loc, g, node)
-        return reads, writes
 
     def _mode_ok(self, g: Graph, n: Node, decl) -> bool:
         if n.mode >= decl.order:
