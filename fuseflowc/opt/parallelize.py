@@ -201,8 +201,13 @@ def parallelize_graph(g: ir.Graph, index: str, factor: int, reduce: str = "seria
     if factor <= 1:
         return
     ctx = stream_contexts(g)
-    # Copies are made per lane of a node already copied by an earlier split (a * F + b):
-    # bound the lanes of the nodes this split copies before making any.
+    _check_lanes(g, ctx, index, factor, reduce)
+    _LaneSplit(g, ctx, index, factor, reduce).run()
+
+
+def _check_lanes(g: ir.Graph, ctx: dict, index: str, factor: int, reduce: str) -> None:
+    """Copies are made per lane of a node already copied by an earlier split (a * F + b):
+    bound the lanes of the nodes this split copies before making any."""
     lanes = max((1 + (n.lane or 0) for n in g.nodes if not _serial(n, ctx, index, reduce)),
                 default=1)
     if lanes * factor > MAX_LANES:
@@ -210,89 +215,112 @@ def parallelize_graph(g: ir.Graph, index: str, factor: int, reduce: str = "seria
         raise UserError(f"pass parallelize: splitting index {index} of graph {g.name} by "
                         f"{factor} makes {lanes * factor} lanes{earlier}; at most {MAX_LANES} "
                         f"are supported (docs/opt.md)")
-    laned: dict[ir.Stream, list[ir.Stream]] = {}
-    forks: dict[ir.Stream, list[ir.Stream]] = {}
-    joins: dict[ir.Stream, ir.Stream] = {}
-    nodes: list[ir.Node] = []
 
-    def add(node: ir.Node, inputs: list[ir.Stream]) -> list[ir.Stream]:
+
+class _LaneSplit:
+    """One split of graph `g` at `index` into `factor` lanes: the nodes, in topological order,
+    either stay serial (their laned inputs joined) or are copied per lane (their serial inputs
+    iterating `index` forked); per-lane reducers are combined (reduce=lanes)."""
+
+    def __init__(self, g: ir.Graph, ctx: dict, index: str, factor: int, reduce: str):
+        self.g, self.ctx, self.index, self.factor, self.reduce = g, ctx, index, factor, reduce
+        self.laned: dict[ir.Stream, list[ir.Stream]] = {}   # stream -> its per-lane copies
+        self.forks: dict[ir.Stream, list[ir.Stream]] = {}
+        self.joins: dict[ir.Stream, ir.Stream] = {}
+        self.renamed: dict[ir.Stream, ir.Stream] = {}       # reducer output -> combined
+        self.nodes: list[ir.Node] = []
+
+    def run(self) -> None:
+        ctx, index = self.ctx, self.index
+        for n in self.g.topo_order():
+            n.inputs = [self.renamed.get(s, s) for s in n.inputs]
+            if _serial(n, ctx, index, self.reduce):
+                n.inputs = [self.join(s) if s in self.laned else s for s in n.inputs]
+                self.nodes.append(n)
+                continue
+            copies = self.copies(n)
+            if self.reduce == "lanes" and combines_per_lane(n, ctx, index):
+                for s, t in zip(n.outputs, self.combine(n, copies)):
+                    self.renamed[s] = t
+                    ctx[t] = ctx[s]
+                continue
+            for k, s in enumerate(n.outputs):
+                self.laned[s] = [outs[k] for outs in copies]
+                for outs in copies:
+                    ctx[outs[k]] = ctx[s]
+        self.g.nodes = self.nodes
+
+    def copies(self, n: ir.Node) -> list[list[ir.Stream]]:
+        """`factor` copies of node n, one per lane, each reading its lane of laned inputs, a
+        fork's lane of the inputs iterating the index, and the other inputs whole; their
+        outputs, per lane."""
+        copies: list[list[ir.Stream]] = []
+        for lane in range(self.factor):
+            c = dataclasses.replace(n, lane=lane if n.lane is None
+                                    else n.lane * self.factor + lane)
+            c.loc = n.loc
+            if isinstance(c, ir.Union):
+                c.required = list(n.required)
+            ins = []
+            for s in n.inputs:
+                if s in self.laned:
+                    ins.append(self.laned[s][lane])
+                elif self.index in self.ctx.get(s, ()):
+                    ins.append(self.fork(s)[lane])
+                else:
+                    ins.append(s)
+            copies.append(self.add(c, ins))
+        return copies
+
+    def add(self, node: ir.Node, inputs: list[ir.Stream]) -> list[ir.Stream]:
         node.inputs = list(inputs)
         kinds = node.output_kinds([s.kind for s in inputs])
         node.outputs = [ir.Stream(k, node, i) for i, k in enumerate(kinds)]
-        nodes.append(node)
+        self.nodes.append(node)
         return node.outputs
 
-    def level(s: ir.Stream) -> int:
+    def level(self, s: ir.Stream) -> int:
+        index, ctx = self.index, self.ctx
         if s.kind == "repsig" and depth(ctx[s], index) > 0:
             # A repeat signal has one stop kind: it cannot be split below its innermost level.
             raise UserError(f"pass parallelize: cannot split a repeat signal at index {index} "
                             f"(it iterates {', '.join(ctx[s])})")
         return depth(ctx[s], index)
 
+    @staticmethod
     def lane_of(s: ir.Stream) -> int | None:
         return s.producer.lane if s.producer is not None else None
 
-    def fork(s: ir.Stream) -> list[ir.Stream]:
-        if s not in forks:
-            forks[s] = add(ir.Fork(lanes=factor, level=level(s), lane=lane_of(s)), [s])
-        return forks[s]
+    def fork(self, s: ir.Stream) -> list[ir.Stream]:
+        if s not in self.forks:
+            self.forks[s] = self.add(ir.Fork(lanes=self.factor, level=self.level(s),
+                                             lane=self.lane_of(s)), [s])
+        return self.forks[s]
 
-    def join(s: ir.Stream) -> ir.Stream:
-        if s not in joins:
-            copies = laned[s]
-            joins[s] = add(ir.Join(lanes=factor, level=level(s), lane=lane_of(s)), copies)[0]
-        return joins[s]
+    def join(self, s: ir.Stream) -> ir.Stream:
+        if s not in self.joins:
+            copies = self.laned[s]
+            self.joins[s] = self.add(ir.Join(lanes=self.factor, level=self.level(s),
+                                             lane=self.lane_of(s)), copies)[0]
+        return self.joins[s]
 
-    def tree(op: str, vals: list[ir.Stream], n: ir.Node) -> ir.Stream:
+    def tree(self, op: str, vals: list[ir.Stream], n: ir.Node) -> ir.Stream:
         """`vals` combined pairwise by binary `op` (a balanced tree: log2 F ALU stages)."""
         labels = {} if n.out is None else {"in0": list(n.out), "in1": list(n.out),
                                            "out": list(n.out)}
         while len(vals) > 1:
-            nxt = [add(ir.Alu(op=op, lane=n.lane, **labels), [a, b])[0]
+            nxt = [self.add(ir.Alu(op=op, lane=n.lane, **labels), [a, b])[0]
                    for a, b in zip(vals[0::2], vals[1::2])]
             vals = nxt + ([vals[-1]] if len(vals) % 2 else [])
         return vals[0]
 
-    def combine(n: ir.Node, copies: list[list[ir.Stream]]) -> list[ir.Stream]:
+    def combine(self, n: ir.Node, copies: list[list[ir.Stream]]) -> list[ir.Stream]:
         """The per-lane results of reducer `n` merged into streams like `n`'s own outputs."""
         op = _COMBINE[n.op]
         if isinstance(n, ir.Reduce):
-            return [tree(op, [outs[0] for outs in copies], n)]
+            return [self.tree(op, [outs[0] for outs in copies], n)]
         # spacc1: a sparse add of the lanes' fibers, as the lowering adds sparse operands
-        inner = ctx[n.outputs[0]][-1]
+        inner = self.ctx[n.outputs[0]][-1]
         pairs = [s for outs in copies for s in outs]
-        crd, *vals = add(ir.Union(index=inner, required=[], lane=n.lane), pairs)
-        return [crd, tree(op, vals, n)]
-
-    renamed: dict[ir.Stream, ir.Stream] = {}
-    for n in g.topo_order():
-        n.inputs = [renamed.get(s, s) for s in n.inputs]
-        if _serial(n, ctx, index, reduce):
-            n.inputs = [join(s) if s in laned else s for s in n.inputs]
-            nodes.append(n)
-            continue
-        copies: list[list[ir.Stream]] = []
-        for lane in range(factor):
-            c = dataclasses.replace(n, lane=lane if n.lane is None else n.lane * factor + lane)
-            c.loc = n.loc
-            if isinstance(c, ir.Union):
-                c.required = list(n.required)
-            ins = []
-            for s in n.inputs:
-                if s in laned:
-                    ins.append(laned[s][lane])
-                elif index in ctx.get(s, ()):
-                    ins.append(fork(s)[lane])
-                else:
-                    ins.append(s)
-            copies.append(add(c, ins))
-        if reduce == "lanes" and combines_per_lane(n, ctx, index):
-            for s, t in zip(n.outputs, combine(n, copies)):
-                renamed[s] = t
-                ctx[t] = ctx[s]
-            continue
-        for k, s in enumerate(n.outputs):
-            laned[s] = [outs[k] for outs in copies]
-            for outs in copies:
-                ctx[outs[k]] = ctx[s]
-    g.nodes = nodes
+        crd, *vals = self.add(ir.Union(index=inner, required=[], lane=n.lane), pairs)
+        return [crd, self.tree(op, vals, n)]
