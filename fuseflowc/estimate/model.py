@@ -265,7 +265,7 @@ class _GraphModel:
         return f"{self.graph.name}#{self._fresh}"
 
     def run(self) -> None:
-        from ..opt.contexts import stream_contexts
+        from ..samml.analysis import stream_contexts
         ctx = self._ctx = stream_contexts(self.graph)
         # stream -> the forks it is split by, outermost first: (index, lanes, lane)
         split: dict = {}
