@@ -280,8 +280,7 @@ class Analysis:
             return False  # c is required: never absent
         if mine - theirs and theirs - mine:
             return False  # an intersection
-        from .codegen import zero_preserving
-        return parent.op in ("max", "min") or not zero_preserving(c)
+        return parent.op in ("max", "min") or not X.zero_preserving(c)
 
     def zero_sign_shows(self, e: X.Node) -> bool:
         """Whether e's value reaches a divisor (of a quotient or of rsqrt), where the sign of
