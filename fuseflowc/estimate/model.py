@@ -19,7 +19,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from ..diagnostics import UserError
-from fuseflowc.sim.ops import alu_flops, labelled_alu_flops, labelled_reduce
+from ..ops import alu_flops, labelled_alu_flops, reduce_flops
 
 from . import timing
 from .cost import Cost, Estimate
@@ -58,9 +58,6 @@ def _hd(s: "St") -> list:
     if s.h is not None:
         out[-1] = s.h
     return out
-
-
-_BINARY = {"add", "sub", "mul", "div", "max", "min", "bmm"}
 
 
 @dataclass
@@ -225,7 +222,7 @@ def _labels(n) -> tuple | None:
 
 
 def _alu_flops(op: str, block: int | None, n) -> int:
-    """FLOPs of one ALU firing, as the simulator charges them (sim.ops)."""
+    """FLOPs of one ALU firing, as the simulator charges them (fuseflowc.ops)."""
     labels = _labels(n)
     if block and labels is not None:
         return labelled_alu_flops(op, *labels, block)
@@ -233,10 +230,10 @@ def _alu_flops(op: str, block: int | None, n) -> int:
 
 
 def _reduce_flops(block: int | None, n) -> int:
-    """FLOPs per value a reducer or accumulator adds, as the simulator charges them (sim.ops)."""
+    """FLOPs per value a reducer or accumulator adds, as the simulator charges (ops.py)."""
     labels = _labels(n)
     if block and labels is not None:
-        return labelled_reduce(n.op, *labels, block)[2]
+        return reduce_flops(labels[0], block)
     return block * block if block else 1
 
 

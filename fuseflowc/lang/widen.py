@@ -15,9 +15,8 @@ lowering (`lower.adapt_fused`) decides which inlined intermediates to widen in t
 
 from __future__ import annotations
 
+from ..ops import ZERO_PRESERVING
 from . import ast
-
-_ZERO_PRESERVING = ("relu", "neg", "sqrt", "tanh", "gelu")
 
 
 def widens(decl: ast.TensorDecl) -> bool:
@@ -42,7 +41,7 @@ def path_safe(e: ast.Expr, tensor: str, free: frozenset) -> bool | None:
     if any(r is False for r in results):
         return False
     if isinstance(e, ast.Call):
-        if e.func in _ZERO_PRESERVING:
+        if e.func in ZERO_PRESERVING:
             return True
         if e.func == "mask":
             return results[1] is None

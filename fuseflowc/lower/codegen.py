@@ -10,15 +10,11 @@ yet created are just method calls. Writers are added last.
 from __future__ import annotations
 
 from ..diagnostics import UserError
+from ..ops import BINARY_OP, CONST_OP
 from ..samml import ir
 from . import expr as X
 from .blocks import BlockPlan
 from .build import Analysis, Join, Leaf, Loop
-
-# Scalar ALU op for `e op c` and for `c op e`.
-_CONST_OP = {"+": ("addc", "addc"), "-": ("subc", "rsubc"), "*": ("mulc", "mulc"),
-             "/": ("divc", "rdivc"), "max": ("maxc", "maxc"), "min": ("minc", "minc")}
-_BINARY_OP = {"+": "add", "-": "sub", "*": "mul", "/": "div", "max": "max", "min": "min"}
 
 
 def _seen_loop(e: X.Node, x: str) -> Loop:
@@ -250,16 +246,16 @@ class Codegen:
             raise UserError("an operation between two constants has no stream",
                             e.loc or self.an.st.loc)
         if isinstance(e.rhs, X.Const):
-            return self.add(ir.Alu(op=_CONST_OP[e.op][0], const=e.rhs.value,
+            return self.add(ir.Alu(op=CONST_OP[e.op][0], const=e.rhs.value,
                                    **self._lab(e, e.lhs)),
                             self.extend(self.val(e.lhs), e.lhs, e))
         if isinstance(e.lhs, X.Const):
-            return self.add(ir.Alu(op=_CONST_OP[e.op][1], const=e.lhs.value,
+            return self.add(ir.Alu(op=CONST_OP[e.op][1], const=e.lhs.value,
                                    **self._lab(e, e.rhs)),
                             self.extend(self.val(e.rhs), e.rhs, e))
         a = self.extend(self.val(e.lhs), e.lhs, e)
         b = self.extend(self.val(e.rhs), e.rhs, e)
-        return self.add(ir.Alu(op=_BINARY_OP[e.op], **self._lab(e, e.lhs, e.rhs)), a, b)
+        return self.add(ir.Alu(op=BINARY_OP[e.op], **self._lab(e, e.lhs, e.rhs)), a, b)
 
     def extend(self, v, child: X.Node, parent: X.Node):
         """Repeat child's values over the trailing levels of parent's space it lacks."""

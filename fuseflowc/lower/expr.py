@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..diagnostics import Loc
+from ..ops import ZERO_PRESERVING
 
 
 class Node:
@@ -156,9 +157,6 @@ class Region:
     source_names: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
-_ZERO_PRESERVING = ("relu", "neg", "sqrt", "tanh", "gelu")
-
-
 def zero_preserving(e: Node) -> bool:
     """Whether e's value is 0 wherever its inner input values are 0 (loading 0 for an absent
     entry then gives the same result as absence). A sum or difference of operands with
@@ -169,7 +167,7 @@ def zero_preserving(e: Node) -> bool:
     if isinstance(e, Const):
         return e.value == 0.0
     if isinstance(e, Unary):
-        return e.op in _ZERO_PRESERVING and zero_preserving(e.arg)
+        return e.op in ZERO_PRESERVING and zero_preserving(e.arg)
     if isinstance(e, Reduce):
         return zero_preserving(e.body)
     assert isinstance(e, Binary)
