@@ -32,7 +32,8 @@ RULES: dict[str, tuple[tuple[str, ...], str]] = {
     "reference": (("lang", "data"), "the independent oracle: the program IR and the data, "
                                     "never the compiler or the simulator"),
     "fuse": (("lang",), "program IR -> fused IR"),
-    "lower": (("fuse", "lang", "samml"), "fused IR -> SAMML"),
+    "lower": (("fuse.ir", "lang", "samml"), "fused IR -> SAMML (it reads the fused IR; "
+                                             "it never runs fuse)"),
     "samml": (("data",), "the SAMML IR (a tensor's data spec)"),
     "opt": (("samml",), "SAMML -> SAMML passes"),
     "sim": (("samml", "data"), "runs a SAMML module on tensor data"),
@@ -60,6 +61,8 @@ RULES.update({m: ((), "shared by every package") for m in FOUNDATION})
 PENDING: dict[tuple[str, str], str] = {
     ("fuseflowc.samml.parser", "fuseflowc.lang.grammar"):
         "names: the shared grammar loader fuseflowc/syntax.py",
+    ("fuseflowc.lower.driver", "fuseflowc.fuse.algorithm"):
+        "pipe: lower_program goes, its callers compile through fuseflowc/pipeline.py",
     ("fuseflowc.estimate.advisor", "fuseflowc.fuse.algorithm"):
         "pipe: the advisor compiles through fuseflowc/pipeline.py",
     ("fuseflowc.estimate.advisor", "fuseflowc.lower.driver"):
