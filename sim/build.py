@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fuseflowc.diagnostics import UserError
+from fuseflowc.ops import block_contracts
 from fuseflowc.samml.ir import STEP_KINDS, Permute
 
 from .arch import Arch
@@ -18,7 +19,6 @@ from .engine import Engine
 from .engine_fast import Unsupported as _Unsupported
 from .levels import fixed_arrays, nonunique_arrays, singleton_arrays
 from .memory import Memory
-from .ops import block_contracts
 from .decompose import run_decompose
 from .permute import array_bytes, run_permute
 from .prims_compute import Alu, Reduce, Spacc1, Spacc2

@@ -4,6 +4,9 @@ Scalar versions use `math` with IEEE results where Python would raise (x/0 -> in
 exp overflow -> inf, sqrt of a negative -> nan), so the simulator agrees with numpy, which the
 reference evaluator uses. Block versions are numpy element-wise; `bmm` is a block matmul.
 
+The operations and their FLOPs rules are those of the operator table (fuseflowc/ops.py): the
+tables here hold their semantics, checked against it at import.
+
 NaN propagates (docs/language.md, "NaN and infinities"): max, min and relu are numpy's
 `maximum`/`minimum` (IEEE 754-2019 maximum/minimum: a NaN operand gives NaN), never Python's
 `max`/`min` or a bare comparison, which silently drop a NaN on one side.
@@ -14,6 +17,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from fuseflowc.ops import ALU_BINARY, ALU_SCALAR, ALU_UNARY, REDUCE_OPS, arity, reduce_flops
 
 INF = math.inf
 NAN = math.nan
@@ -116,14 +121,6 @@ SCALAR_CONST_BLOCK = {
     "maxc": np.maximum, "minc": np.minimum,
 }
 
-ALU_OPS = tuple(BINARY_SCALAR) + ("bmm",) + tuple(UNARY_SCALAR) + tuple(SCALAR_CONST)
-
-
-def arity(op: str) -> int:
-    """Number of value inputs of ALU op `op` (2 for binary ops, 1 otherwise)."""
-    return 2 if op in BINARY_SCALAR or op == "bmm" else 1
-
-
 def alu_function(op: str, block: int | None, const: float | None):
     """The Python function of ALU `op` on scalars (block None) or b x b blocks."""
     if op in SCALAR_CONST:
@@ -139,16 +136,29 @@ def alu_function(op: str, block: int | None, const: float | None):
     return table[op]
 
 
-def alu_flops(op: str, block: int | None) -> int:
-    """FLOPs charged per ALU firing on data: 1 per element, b^3 for a b x b block matmul
-    (one per multiply-accumulate), b^2 for element-wise block ops."""
-    if not block:
-        return 1
-    return block ** 3 if op == "bmm" else block * block
-
-
 REDUCE_SCALAR = {"sum": lambda a, b: a + b, "max": _max}
 REDUCE_BLOCK = {"sum": _np(np.add), "max": np.maximum}
+
+
+def _check_table() -> None:
+    """Raise unless every table above holds exactly the operations of fuseflowc/ops.py (the
+    one operator table): a new operation needs its semantics here, and nothing here may be
+    missing from the table."""
+    elementwise = tuple(op for op in ALU_BINARY if op != "bmm")   # bmm on scalars is mul
+    for name, table, want in (("BINARY_SCALAR", BINARY_SCALAR, elementwise),
+                              ("BINARY_BLOCK", BINARY_BLOCK, ALU_BINARY),
+                              ("UNARY_SCALAR", UNARY_SCALAR, ALU_UNARY),
+                              ("UNARY_BLOCK", UNARY_BLOCK, ALU_UNARY),
+                              ("SCALAR_CONST", SCALAR_CONST, ALU_SCALAR),
+                              ("SCALAR_CONST_BLOCK", SCALAR_CONST_BLOCK, ALU_SCALAR),
+                              ("REDUCE_SCALAR", REDUCE_SCALAR, REDUCE_OPS),
+                              ("REDUCE_BLOCK", REDUCE_BLOCK, REDUCE_OPS)):
+        if set(table) != set(want):
+            raise ImportError(f"sim/ops.py {name} does not match fuseflowc/ops.py: "
+                              f"{sorted(set(table) ^ set(want))}")
+
+
+_check_table()
 
 
 # -- labelled block values (block einsums) ------------------------------------------------------
@@ -182,13 +192,6 @@ def _letters(*label_lists):
         raise ValueError("too many block labels")
     alpha = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
     return {x: alpha[k] for k, x in enumerate(names)}
-
-
-def block_contracts(op: str, in0, in1, out) -> bool:
-    """Whether a labelled ALU contracts an inner index (a block matmul, timed as `bmm`)."""
-    if out is None:
-        return op == "bmm"
-    return bool((set(in0 or ()) | set(in1 or ())) - set(out))
 
 
 def labelled_alu(op: str, in0, in1, out, b: int, const: float | None):
@@ -231,23 +234,13 @@ def labelled_alu(op: str, in0, in1, out, b: int, const: float | None):
     return fn2, nl, (lambda x: _full(x, in0, out, b))
 
 
-def labelled_alu_flops(op: str, in0, in1, out, b: int) -> int:
-    """Element operations of one labelled block ALU firing, as scalars count them (an ALU op
-    is 1 FLOP, each value a reducer adds is 1): the size n of its einsum's iteration space
-    for element-wise ops (b^2 on b x b blocks), 2n when it contracts a label (a multiply and
-    an add per point: 2 b^3 for a b x b block matmul). The legacy unlabelled `bmm` op keeps
-    `alu_flops`' b^3 (one per multiply-accumulate)."""
-    n = b ** len(set(in0 or ()) | set(in1 or ()) | set(out or ()))
-    return 2 * n if block_contracts(op, in0, in1, out) else n
-
-
 def labelled_reduce(op: str, in0, out, b: int):
     """(pre, zero, flops): `pre` reduces one input block with axes `in0` over the labels missing
     from `out` (None when nothing is reduced inside the block), `zero` the result of an empty
     fiber (a zero block with axes `out`), flops per input block."""
     in0, out = tuple(in0 or ()), tuple(out or ())
     zero = np.zeros((b,) * len(out)) if out else 0.0
-    fl = b ** len(in0)
+    fl = reduce_flops(in0, b)
     gone = tuple(k for k, x in enumerate(in0) if x not in out)
     if not gone:
         if in0 == out:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections import deque
 
+from fuseflowc.ops import alu_flops, arity, labelled_alu_flops
+
 from .node import BLOCKED, WAITING, Node
-from .ops import (REDUCE_BLOCK, REDUCE_SCALAR, alu_flops, alu_function, arity, labelled_alu,
-                  labelled_alu_flops, labelled_reduce)
+from .ops import REDUCE_BLOCK, REDUCE_SCALAR, alu_function, labelled_alu, labelled_reduce
 from .tokens import EB, MASK, D, N, S0, empt, level, same_stop, stop
 
 

@@ -14,7 +14,6 @@ usual featureless-GCN choice), "random" (a dense n x `num_features` CSR matrix o
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -22,93 +21,9 @@ import scipy.sparse as sp
 
 from ..diagnostics import UserError
 from .gen import nonzero_uniform
+from .graph import Graph, count_undirected_edges
 
 FEATURE_CHOICES = ("identity", "random", "none")
-
-
-@dataclass
-class Graph:
-    """A graph data set: `adj` (n x n CSR), `features` (n x f CSR, or None), `labels` (n ints, or
-    None)."""
-
-    name: str
-    adj: sp.csr_matrix
-    features: sp.csr_matrix | None
-    labels: np.ndarray | None = None
-
-    @property
-    def num_nodes(self) -> int:
-        return int(self.adj.shape[0])
-
-    @property
-    def num_edges(self) -> int:
-        """Undirected edges: off-diagonal stored entries counted once per pair, plus self loops."""
-        return count_undirected_edges(self.adj)
-
-    @property
-    def num_features(self) -> int:
-        return 0 if self.features is None else int(self.features.shape[1])
-
-    @property
-    def num_classes(self) -> int:
-        return 0 if self.labels is None or not self.labels.size else int(self.labels.max()) + 1
-
-
-def count_undirected_edges(adj) -> int:
-    """Stored off-diagonal entries counted once per unordered pair {i, j}, plus stored diagonal
-    entries: the off-diagonal entries of pattern(A) + pattern(A)^T, halved (vectorized sparse
-    arithmetic: MAG-size graphs take seconds)."""
-    a = sp.csr_matrix(adj)
-    if a.shape[0] != a.shape[1]:
-        raise ValueError(f"count_undirected_edges needs a square matrix, got {a.shape}")
-    p = sp.csr_matrix((np.ones(a.indices.shape[0], np.int8), a.indices, a.indptr),
-                      shape=a.shape)
-    p.sum_duplicates()
-    p.data[:] = 1
-    loops = int(p.diagonal().sum())
-    both = (p + p.T).tocsr()
-    return (both.nnz - int((both.diagonal() != 0).sum())) // 2 + loops
-
-
-def unique_sorted(a: np.ndarray) -> np.ndarray:
-    """The distinct values of a 1-D array, sorted: np.unique, by one sort and a mask (numpy
-    2.x's np.unique is many times slower on tens of millions of integers)."""
-    s = np.sort(a)
-    keep = np.empty(s.shape, bool)
-    keep[:1] = True
-    np.not_equal(s[1:], s[:-1], out=keep[1:])
-    return s[keep]
-
-
-def symmetric_adjacency(n: int, u: np.ndarray, v: np.ndarray) -> sp.csr_matrix:
-    """The n x n 0/1 CSR adjacency (canonical: sorted indices, no duplicates) holding each
-    undirected edge {u, v}, u != v, given once in either direction, in both directions."""
-    u = np.asarray(u, np.int64)
-    v = np.asarray(v, np.int64)
-    lo, hi = np.minimum(u, v), np.maximum(u, v)
-    keys = lo * n + hi
-    if not (keys[1:] >= keys[:-1]).all():  # the generators give them sorted
-        keys.sort()
-    rows, cols = np.divmod(keys, max(n, 1))
-    del keys
-    indptr = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
-    upper = sp.csr_matrix((np.ones(rows.shape[0]), cols, indptr), shape=(n, n))
-    # U + U^T: the transpose by scipy's linear-time conversion, the sum a row-wise merge
-    adj = (upper + upper.T.tocsr()).tocsr()
-    adj.sort_indices()
-    return adj
-
-
-def undirected_adjacency(n: int, u: np.ndarray, v: np.ndarray) -> sp.csr_matrix:
-    """The n x n symmetric 0/1 CSR adjacency of edges (u, v) in either direction; self loops
-    dropped, repeated edges kept once."""
-    u = np.asarray(u, np.int64)
-    v = np.asarray(v, np.int64)
-    keep = u != v
-    lo, hi = np.minimum(u[keep], v[keep]), np.maximum(u[keep], v[keep])
-    keys = unique_sorted(lo * n + hi)
-    return symmetric_adjacency(n, keys // n, keys % n)
 
 
 def _csr(indptr, indices, data, shape, path: Path, what: str) -> sp.csr_matrix:

@@ -37,7 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..diagnostics import UserError
-from .graphs import Graph, undirected_adjacency
+from .graph import Graph, undirected_adjacency
 
 _CHUNK = 1 << 24   # bytes of text parsed at a time: bounds memory, keeps line numbers
 

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..diagnostics import UserError
-from .graphs import Graph, undirected_adjacency
+from .graph import Graph, undirected_adjacency
 
 
 def _load(path: Path) -> dict[str, np.ndarray]:

@@ -32,7 +32,7 @@ import scipy.sparse as sp
 
 from ..diagnostics import UserError
 from .gen import nonzero_uniform
-from .graphs import Graph, symmetric_adjacency, unique_sorted
+from .graph import Graph, symmetric_adjacency, unique_sorted
 
 PREFIX = "synthetic:"
 

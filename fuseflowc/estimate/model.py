@@ -21,7 +21,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from ..diagnostics import UserError
-from fuseflowc.sim.ops import alu_flops, labelled_alu_flops, labelled_reduce
+from ..ops import alu_flops, labelled_alu_flops, reduce_flops
 
 from . import timing
 from .cost import Cost, Estimate
@@ -62,9 +62,6 @@ def _by_depth(s: "StreamShape") -> list:
     if s.per_coord is not None:
         out[-1] = s.per_coord
     return out
-
-
-_BINARY = {"add", "sub", "mul", "div", "max", "min", "bmm"}
 
 
 @dataclass
@@ -236,7 +233,7 @@ def _labels(n) -> tuple | None:
 
 
 def _alu_flops(op: str, block: int | None, n) -> int:
-    """FLOPs of one ALU firing, as the simulator charges them (sim.ops)."""
+    """FLOPs of one ALU firing, as the simulator charges them (fuseflowc.ops)."""
     labels = _labels(n)
     if block and labels is not None:
         return labelled_alu_flops(op, *labels, block)
@@ -244,10 +241,10 @@ def _alu_flops(op: str, block: int | None, n) -> int:
 
 
 def _reduce_flops(block: int | None, n) -> int:
-    """FLOPs per value a reducer or accumulator adds, as the simulator charges them (sim.ops)."""
+    """FLOPs per value a reducer or accumulator adds, as the simulator charges (ops.py)."""
     labels = _labels(n)
     if block and labels is not None:
-        return labelled_reduce(n.op, *labels, block)[2]
+        return reduce_flops(labels[0], block)
     return block * block if block else 1
 
 
@@ -276,7 +273,7 @@ class _GraphModel:
         return f"{self.graph.name}#{self._fresh}"
 
     def run(self) -> None:
-        from ..opt.contexts import stream_contexts
+        from ..samml.analysis import stream_contexts
         ctx = self._ctx = stream_contexts(self.graph)
         # stream -> the forks it is split by, outermost first: (index, lanes, lane)
         split: dict = {}

@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from fuseflowc.sim.ops import block_contracts
+from ..ops import block_contracts
 
 #: Node kinds whose latency includes memory.latency (when they touch memory).
 _MEMORY_KINDS = ("array", "write_level", "write_vals")

@@ -22,6 +22,7 @@ from ..lang import ast
 from . import ir
 from ..lang.decompose import Rewrite
 from ..lang.decompose import rewrite as decompose_rewrite
+from ..lang.widen import must_materialize
 from .free_order import copy_name, permute_discordant, rename_access
 from .pog import POG, find_cycle
 from .verify import check_inlining
@@ -181,9 +182,8 @@ def _fuse_group(program: ast.Program, group: str | None, name: str, stmts: list[
                 free_input_order: bool = False) -> list[ir.Region]:
     """The dataflow graphs of one fusion group: one, or several after materializations."""
     # Intermediates whose declared (widened) pattern some use can tell from the computed one
-    # must be stored and read back (docs/language.md, "seen as declared"); lowering's rule.
-    from ..lower.widen import must_materialize
-
+    # must be stored and read back (docs/language.md, "seen as declared"); lowering's rule
+    # (lang.widen, shared with lower.adapt_fused).
     materialized: set[str] = (must_materialize(program, stmts)
                               if len(stmts) > 1 and not inline_widened else set())
     why: list[tuple[str, Loc | None]] = [

@@ -1,7 +1,8 @@
 """The program IR: dataclass AST nodes of the fuseflowc language, each with its source location.
 
 Expressions: `Access` (a tensor indexed by index variables), `Const`, `Binary` (+ - * /), `Call`
-(a unary function, binary max/min, or mask), `Reduce` (sum or max over named indices).
+(a unary function, binary max/min, or mask), `Reduce` (sum or max over named indices); the
+functions, their arities and the reductions are those of the operator table (fuseflowc.ops).
 Locations (`loc`) are excluded from equality so that rewritten trees compare by content.
 """
 
@@ -12,13 +13,6 @@ from typing import Iterator
 
 from ..diagnostics import Loc, Source
 from ..formats import Format
-
-# Function name -> number of arguments. Unary functions act on stored entries only.
-UNARY_FUNCS = ("relu", "exp", "neg", "sqrt", "rsqrt", "sigmoid", "tanh", "gelu")
-BINARY_FUNCS = ("max", "min", "mask")
-FUNC_ARITY = {**{f: 1 for f in UNARY_FUNCS}, **{f: 2 for f in BINARY_FUNCS}}
-REDUCE_OPS = ("sum", "max")
-
 
 def _loc() -> Loc | None:
     return field(default=None, compare=False, repr=False)

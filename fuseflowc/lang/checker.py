@@ -17,6 +17,7 @@ import difflib
 from dataclasses import replace
 
 from ..diagnostics import DiagnosticSink, Loc
+from ..ops import FUNC_ARITY, LANG_REDUCE
 from . import ast
 from .decompose import problems as decompose_problems
 
@@ -605,16 +606,16 @@ def _loop_vars(loops) -> set[str]:
 def call_problem(c: ast.Call) -> str | None:
     """What is wrong with a call (an unknown function, a wrong number of arguments), or None.
     Shared with the fused-IR verifier."""
-    arity = ast.FUNC_ARITY.get(c.func)
-    if arity is None and c.func in ast.REDUCE_OPS:
+    arity = FUNC_ARITY.get(c.func)
+    if arity is None and c.func in LANG_REDUCE:
         return (f"{c.func} is a reduction: write {c.func}[j](...) naming the indices it "
                 f"reduces over")
     if arity is None:
         return (f"unknown function {c.func}; functions are "
-                f"{', '.join(sorted(ast.FUNC_ARITY))}{_suggest(c.func, ast.FUNC_ARITY)}")
+                f"{', '.join(sorted(FUNC_ARITY))}{_suggest(c.func, FUNC_ARITY)}")
     if len(c.args) != arity:
         hint = (f"; for a reduction write {c.func}[j](...) naming the reduced indices"
-                if c.func in ast.REDUCE_OPS else "")
+                if c.func in LANG_REDUCE else "")
         return f"{c.func} takes {arity} argument(s), not {len(c.args)}{hint}"
     return None
 

@@ -3,7 +3,7 @@
 Per fused region: every instance marked `writes` becomes one written statement whose tree
 inlines the instances behind its `inline` views (a fresh copy per use: an intermediate with
 several consumers is recomputed per consumer); input and materialized views are scanned from
-memory. An inline intermediate that must be "seen as declared" (fuseflowc.lower.widen) is
+memory. An inline intermediate that must be "seen as declared" (fuseflowc.lang.widen) is
 computed by a graph of its own before the region and read back. A permuted copy (`A__T`,
 `permuted of A`) is a temp made by a module-level `permute A -> A__T` step (`permuted_copies`;
 the driver places the step after the graph writing A).
@@ -16,9 +16,9 @@ import heapq
 from ..diagnostics import UserError
 from ..fuse import ir as F
 from ..lang import ast
+from ..lang.widen import path_safe, widens
 from . import expr as X
 from .build import empty_below, full_at
-from .widen import _path_safe, widens
 
 _ROLES = {"input": "input", "output": "output", "intermediate": "temp", "part": "temp"}
 
@@ -99,7 +99,7 @@ def _to_materialize(r: F.Region, insts: dict[str, F.Instance], decls, views, ten
         for c in readers.get(tensor, []):
             if c.statement in seen:
                 continue
-            s = _path_safe(c.expr, tensor, frozenset())
+            s = path_safe(c.expr, tensor, frozenset())
             if s is False:
                 return True
             if s is True and c.writes and not decls[c.statement].format.is_dense:

@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..diagnostics import UserError
+from ..ops import INTERSECT_OPS, UNION_OPS, ZERO_PRESERVING
 from . import expr as X
 
 
@@ -79,10 +80,6 @@ class Join:
 
     def leaves(self) -> list[Leaf]:
         return self.left.leaves() + self.right.leaves()
-
-
-UNION_OPS = ("+", "-", "max", "min")
-INTERSECT_OPS = ("*", "/", "mask")
 
 
 class Analysis:
@@ -280,8 +277,7 @@ class Analysis:
             return False  # c is required: never absent
         if mine - theirs and theirs - mine:
             return False  # an intersection
-        from .codegen import zero_preserving
-        return parent.op in ("max", "min") or not zero_preserving(c)
+        return parent.op in ("max", "min") or not X.zero_preserving(c)
 
     def zero_sign_shows(self, e: X.Node) -> bool:
         """Whether e's value reaches a divisor (of a quotient or of rsqrt), where the sign of
@@ -300,7 +296,7 @@ class Analysis:
         while e in self.parent:
             p = self.parent[e]
             if isinstance(p, X.Unary):
-                if p.op not in ("relu", "neg", "sqrt", "tanh", "gelu"):
+                if p.op not in ZERO_PRESERVING:
                     return True
             elif isinstance(p, X.Reduce):
                 if p.op != "sum":

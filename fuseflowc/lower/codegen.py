@@ -10,50 +10,11 @@ yet created are just method calls. Writers are added last.
 from __future__ import annotations
 
 from ..diagnostics import UserError
+from ..ops import BINARY_OP, CONST_OP
 from ..samml import ir
 from . import expr as X
 from .blocks import BlockPlan
 from .build import Analysis, Join, Leaf, Loop
-
-# Scalar ALU op for `e op c` and for `c op e`.
-_CONST_OP = {"+": ("addc", "addc"), "-": ("subc", "rsubc"), "*": ("mulc", "mulc"),
-             "/": ("divc", "rdivc"), "max": ("maxc", "maxc"), "min": ("minc", "minc")}
-_BINARY_OP = {"+": "add", "-": "sub", "*": "mul", "/": "div", "max": "max", "min": "min"}
-_ZERO_PRESERVING = ("relu", "neg", "sqrt", "tanh", "gelu")
-
-
-def zero_preserving(e: X.Node) -> bool:
-    """Whether e's value is 0 wherever its inner input values are 0 (loading 0 for an absent
-    entry then gives the same result as absence). A sum or difference of operands with
-    different indices is not: an operand iterated outside (broadcast) keeps its value while
-    the inner one reads 0."""
-    if isinstance(e, X.Access):
-        return True
-    if isinstance(e, X.Const):
-        return e.value == 0.0
-    if isinstance(e, X.Unary):
-        return e.op in _ZERO_PRESERVING and zero_preserving(e.arg)
-    if isinstance(e, X.Reduce):
-        return zero_preserving(e.body)
-    assert isinstance(e, X.Binary)
-    a, b = zero_preserving(e.lhs), zero_preserving(e.rhs)
-    if e.op in ("+", "-", "max", "min") and set(e.lhs.free) != set(e.rhs.free):
-        return False
-    if e.op in ("+", "-"):
-        return a and b
-    if e.op in ("*", "/") and e.free and not isinstance(e.lhs, X.Const) \
-            and not isinstance(e.rhs, X.Const):
-        # Only an operand iterated at the innermost index reads 0 where the product is absent:
-        # an outer one (fewer indices, its value repeated) may come out of a joiner as N, an
-        # ALU's identity, so N * f(0) is f(0), not 0 (T1[i,j,k] * T0[i,j] with T0 absent).
-        inner = e.free[-1]
-        a = a and inner in e.lhs.free
-        b = b and inner in e.rhs.free
-    if e.op == "*":
-        return a or b
-    if e.op in ("/", "mask"):
-        return a
-    return a and b  # max, min of zeros
 
 
 def _seen_loop(e: X.Node, x: str) -> Loop:
@@ -285,16 +246,16 @@ class Codegen:
             raise UserError("an operation between two constants has no stream",
                             e.loc or self.an.st.loc)
         if isinstance(e.rhs, X.Const):
-            return self.add(ir.Alu(op=_CONST_OP[e.op][0], const=e.rhs.value,
+            return self.add(ir.Alu(op=CONST_OP[e.op][0], const=e.rhs.value,
                                    **self._lab(e, e.lhs)),
                             self.extend(self.val(e.lhs), e.lhs, e))
         if isinstance(e.lhs, X.Const):
-            return self.add(ir.Alu(op=_CONST_OP[e.op][1], const=e.lhs.value,
+            return self.add(ir.Alu(op=CONST_OP[e.op][1], const=e.lhs.value,
                                    **self._lab(e, e.rhs)),
                             self.extend(self.val(e.rhs), e.rhs, e))
         a = self.extend(self.val(e.lhs), e.lhs, e)
         b = self.extend(self.val(e.rhs), e.rhs, e)
-        return self.add(ir.Alu(op=_BINARY_OP[e.op], **self._lab(e, e.lhs, e.rhs)), a, b)
+        return self.add(ir.Alu(op=BINARY_OP[e.op], **self._lab(e, e.lhs, e.rhs)), a, b)
 
     def extend(self, v, child: X.Node, parent: X.Node):
         """Repeat child's values over the trailing levels of parent's space it lacks."""

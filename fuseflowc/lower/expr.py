@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..diagnostics import Loc
+from ..ops import ZERO_PRESERVING
 
 
 class Node:
@@ -154,6 +155,40 @@ class Region:
     statements: list[Statement] = field(default_factory=list)
     #: The program's names of the renamed indices (fused IR region), for pictures and tables.
     source_names: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def zero_preserving(e: Node) -> bool:
+    """Whether e's value is 0 wherever its inner input values are 0 (loading 0 for an absent
+    entry then gives the same result as absence). A sum or difference of operands with
+    different indices is not: an operand iterated outside (broadcast) keeps its value while
+    the inner one reads 0."""
+    if isinstance(e, Access):
+        return True
+    if isinstance(e, Const):
+        return e.value == 0.0
+    if isinstance(e, Unary):
+        return e.op in ZERO_PRESERVING and zero_preserving(e.arg)
+    if isinstance(e, Reduce):
+        return zero_preserving(e.body)
+    assert isinstance(e, Binary)
+    a, b = zero_preserving(e.lhs), zero_preserving(e.rhs)
+    if e.op in ("+", "-", "max", "min") and set(e.lhs.free) != set(e.rhs.free):
+        return False
+    if e.op in ("+", "-"):
+        return a and b
+    if e.op in ("*", "/") and e.free and not isinstance(e.lhs, Const) \
+            and not isinstance(e.rhs, Const):
+        # Only an operand iterated at the innermost index reads 0 where the product is absent:
+        # an outer one (fewer indices, its value repeated) may come out of a joiner as N, an
+        # ALU's identity, so N * f(0) is f(0), not 0 (T1[i,j,k] * T0[i,j] with T0 absent).
+        inner = e.free[-1]
+        a = a and inner in e.lhs.free
+        b = b and inner in e.rhs.free
+    if e.op == "*":
+        return a or b
+    if e.op in ("/", "mask"):
+        return a
+    return a and b  # max, min of zeros
 
 
 def split_reductions(e: Node, order: tuple[str, ...]) -> Node:

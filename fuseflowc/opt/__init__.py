@@ -7,7 +7,7 @@ Modules:
     (`parse_pipeline`, `PipelineError`) and running them with verification (`run_pipeline`).
   - `dce`, `cse`, `cleanup`: the clean-up passes.
   - `locate`: intersections with a dense level scan become `locate` nodes.
-  - `parallelize` (with `contexts`, the loop nest of each stream): fork/lanes/join.
+  - `parallelize` (with `samml.analysis`, the loop nest of each stream): fork/lanes/join.
   - `schedule`: applies the module's `schedule parallelize` directives (`resolve_pipeline` lets
     explicit `parallelize` passes override them).
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 if TYPE_CHECKING:
     from ..samml.ir import Module
@@ -134,3 +134,19 @@ def describe_passes(registry: dict[str, type[ModulePass]] | None = None) -> str:
         head = name + (f"{{{opts}}}" if opts else "")
         lines.append(f"  {head:<34} {doc[0] if doc else ''}")
     return "\n".join(lines)
+
+
+#: A resolver adjusts a pipeline to the module it is about to run on (returns the passes to run).
+Resolver = Callable[["Module", list[ModulePass]], list[ModulePass]]
+
+#: Resolvers `run_pipeline` applies, in registration order, before it runs any pass. A pass
+#: module that needs to see the whole pipeline (opt.schedule: explicit `parallelize` passes
+#: override the module's directives) registers one, so the runner names no pass itself.
+PIPELINE_RESOLVERS: list[Resolver] = []
+
+
+def pipeline_resolver(fn: Resolver) -> Resolver:
+    """Decorator: add `fn` to `PIPELINE_RESOLVERS` (once)."""
+    if fn not in PIPELINE_RESOLVERS:
+        PIPELINE_RESOLVERS.append(fn)
+    return fn

@@ -59,8 +59,8 @@ from ..diagnostics import UserError
 from ..limits import MAX_LANES
 from ..samml import ir
 from .base import ModulePass, register
-from .contexts import Context, depth, iterated_indices, stream_contexts
-from .pipeline import PipelineError
+from ..samml.analysis import Context, depth, iterated_indices, stream_contexts
+from .base import PipelineError
 
 
 #: Values of the `reduce` option.

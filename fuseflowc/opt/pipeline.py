@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..limits import MAX_INT
-from .base import PASSES, ModulePass, OptionSpec, PipelineError, describe_passes, option_specs
+from .base import (PASSES, PIPELINE_RESOLVERS, ModulePass, OptionSpec, PipelineError,
+                   describe_passes, option_specs)
 
 if TYPE_CHECKING:
     from ..samml.ir import Module
@@ -162,13 +163,14 @@ def run_pipeline(module: "Module", passes: list[ModulePass], verify_each: bool =
     """Apply `passes` to `module` in order, in place. Unless `verify_each` is False, verify the
     module after every pass; a failure is a UserError saying which pass broke it. `after` is
     called after each pass (and its verification). Returns the wall time of each pass.
-    Passes are first adjusted to the module (opt.schedule.resolve_pipeline: explicit
-    `parallelize` passes override the module's schedule directives), so every caller, the
-    command and sweeps alike, gets the same override rule."""
+    Passes are first adjusted to the module by the registered resolvers
+    (base.PIPELINE_RESOLVERS; opt.schedule's: explicit `parallelize` passes override the
+    module's schedule directives), so every caller, the command and sweeps alike, gets the same
+    override rule."""
     from ..diagnostics import UserError
     from ..samml.verify import verify
-    from .schedule import resolve_pipeline
-    passes = resolve_pipeline(module, passes)
+    for resolve in PIPELINE_RESOLVERS:
+        passes = resolve(module, passes)
     timings = []
     for p in passes:
         start = time.perf_counter()

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..samml import ir
-from .base import ModulePass, register
-from .contexts import iterated_indices
+from .base import ModulePass, pipeline_resolver, register
+from ..samml.analysis import iterated_indices
 from .parallelize import REDUCE_MODES, Parallelize, parallelize_graph
 
 
@@ -60,6 +60,7 @@ class ApplySchedule(ModulePass):
         module.schedules = kept
 
 
+@pipeline_resolver
 def resolve_pipeline(module: ir.Module, passes: list[ModulePass]) -> list[ModulePass]:
     """`passes` adjusted to `module`: an explicit `parallelize{index=k}` naming a program-local
     index the graphs do not iterate gets the graph's name for it (from the directives'

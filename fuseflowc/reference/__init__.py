@@ -4,6 +4,7 @@ It evaluates a checked program with numpy/scipy following the sparsity semantics
 docs/language.md and depends only on the program IR and the data model.
 """
 
-from .evaluate import StatementResult, evaluate, evaluate_statements
+from .evaluate import evaluate, evaluate_statements
+from .statements import StatementResult
 
 __all__ = ["StatementResult", "evaluate", "evaluate_statements"]

@@ -17,7 +17,7 @@ from typing import Iterator
 from ..data.fibertree import FiberTensor
 from ..diagnostics import InternalError
 from ..lang import ast
-from .evaluate import StatementResult, _Statement, bind_dims, store
+from .statements import ExprEvaluator, StatementResult, bind_dims, store
 
 
 def evaluate_looped(flat: ast.Program, inputs: dict[str, FiberTensor]
@@ -107,7 +107,7 @@ class _Loops:
                 return ast.Reduce(e.op, e.indices, bind(e.body))
             return e
 
-        value = _Statement(operands).eval(bind(expr))
+        value = ExprEvaluator(operands).eval(bind(expr))
         self.last = store(self.flat, s.lhs, value, name, self.sizes)
         return StatementResult(name, self.last, time.perf_counter() - t0)
 
@@ -120,7 +120,7 @@ class _Loops:
         if lp.kind == "fold" and n == 0:  # no iteration: the result is the initial state
             decl = self.decls[lp.state]
             idx = tuple(f"i{k}" for k in range(decl.order))
-            value = _Statement({"%0": state}).eval(ast.Access("%0", idx))
+            value = ExprEvaluator({"%0": state}).eval(ast.Access("%0", idx))
             name = ast.element_name(lp.state, outer)
             state = store(self.flat, ast.Access(name, idx), value, name, self.sizes)
             yield StatementResult(name, state, 0.0)

@@ -31,6 +31,7 @@ from .. import limits
 from ..data.spec import TensorSpec
 from ..diagnostics import Loc
 from ..formats import KINDS, Format
+from ..ops import ALU_BINARY, ALU_OPS, REDUCE_OPS
 
 # ---- streams ----------------------------------------------------------------------------------
 
@@ -333,17 +334,10 @@ class Array(Node):
     tensor: str = attr("ident", doc="tensor whose values are loaded")
 
 
-#: ALU operations by arity. Scalar ops compute `x op const` (rsubc: const - x, rdivc: const / x).
-ALU_BINARY = ("add", "sub", "mul", "div", "max", "min", "bmm")
-ALU_UNARY = ("relu", "exp", "neg", "sqrt", "rsqrt", "sigmoid", "tanh", "gelu")
-ALU_SCALAR = ("addc", "subc", "mulc", "divc", "rsubc", "rdivc", "maxc", "minc")
-ALU_OPS = ALU_BINARY + ALU_UNARY + ALU_SCALAR
-
-
 @dataclass(eq=False)
 class Alu(Node):
     """Arithmetic on values: binary (val, val) -> val for ALU_BINARY (bmm = b x b block matmul),
-    unary (val) -> val for ALU_UNARY and ALU_SCALAR (`x op const`). Element-wise on blocks; stops
+    unary (val) -> val for ALU_UNARY and ALU_SCALAR (`x op const`; fuseflowc.ops). Element-wise on blocks; stops
     pass and must line up; an `N` operand is the operation's identity."""
 
     KIND: ClassVar[str] = "alu"
@@ -362,9 +356,6 @@ class Alu(Node):
             return Signature((_p("a", "val"), _p("b", "val")), (_p("val", "val"),),
                              f"2 operands (binary op {self.op})")
         return Signature((_p("a", "val"),), (_p("val", "val"),), f"1 operand (unary op {self.op})")
-
-
-REDUCE_OPS = ("sum", "max")
 
 
 @dataclass(eq=False)

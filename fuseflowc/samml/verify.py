@@ -48,9 +48,10 @@ from typing import Any
 
 from ..diagnostics import DiagnosticSink, Loc
 from .ir import Decompose
-from .ir import (ALU_BINARY, ALU_SCALAR, MAX_LANES, SAME, SCHEDULE_KINDS, Alu, Array, Fork, Graph,
+from .ir import (MAX_LANES, SAME, SCHEDULE_KINDS, Alu, Array, Fork, Graph,
                  Intersect, Join, Locate, Module, Node, Permute, Reduce, Repeat, Root, Scan,
                  Spacc1, Spacc2, Stream, Union, WriteLevel, WriteVals)
+from ..ops import ALU_BINARY, ALU_SCALAR
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 _KIND_TEXT = {"crd": "a crd", "ref": "a ref", "val": "a val", "repsig": "a repsig"}

@@ -16,8 +16,8 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuseflowc.data.graphs import (count_undirected_edges, degree_stats, load_graph,
-                                   load_npz_graph, save_npz_graph)
+from fuseflowc.data.graph import count_undirected_edges
+from fuseflowc.data.graphs import degree_stats, load_graph, load_npz_graph, save_npz_graph
 from fuseflowc.data.synthetic import parse_synthetic, power_law_weights
 from fuseflowc.diagnostics import UserError
 

@@ -30,7 +30,7 @@ UNSUPPORTED = ("would store entries", "order-2 reduction", "would need an order-
 def _exact(p) -> bool:
     """Whether stored patterns must match too (see test_lower_random_chains)."""
     from fuseflowc.lang import ast
-    from fuseflowc.lower.widen import widens
+    from fuseflowc.lang.widen import widens
     scalar_sum = any(isinstance(n, ast.Reduce) and not ast.indices_of(n)
                      for s in p.statements for n in s.expr.walk())
     return not scalar_sum and not any(widens(p.tensor(t)) for t in p.assigned

@@ -19,6 +19,7 @@ from fuseflowc.lang import ast
 from fuseflowc.lang.checker import check
 from fuseflowc.lang.parser import parse_program
 from fuseflowc.lang.printer import expr_str, program_str
+from fuseflowc.ops import BINARY_FUNCS, LANG_REDUCE, UNARY_FUNCS
 
 SETTINGS = settings(max_examples=150, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -41,10 +42,10 @@ leaves = st.one_of(accesses, NUMBERS.map(ast.Const))
 def _extend(children):
     return st.one_of(
         st.builds(ast.Binary, st.sampled_from("+-*/"), children, children),
-        st.builds(lambda f, a: ast.Call(f, (a,)), st.sampled_from(ast.UNARY_FUNCS), children),
-        st.builds(lambda f, a, b: ast.Call(f, (a, b)), st.sampled_from(ast.BINARY_FUNCS),
+        st.builds(lambda f, a: ast.Call(f, (a,)), st.sampled_from(UNARY_FUNCS), children),
+        st.builds(lambda f, a, b: ast.Call(f, (a, b)), st.sampled_from(BINARY_FUNCS),
                   children, children),
-        st.builds(lambda op, idx, b: ast.Reduce(op, tuple(idx), b), st.sampled_from(ast.REDUCE_OPS),
+        st.builds(lambda op, idx, b: ast.Reduce(op, tuple(idx), b), st.sampled_from(LANG_REDUCE),
                   st.lists(INDEX, min_size=1, max_size=2, unique=True), children),
     )
 
@@ -172,9 +173,9 @@ class _Gen:
         if kind == "binary":
             return ast.Binary(draw(st.sampled_from("+-*/")), sub(), sub())
         if kind == "unary":
-            return ast.Call(draw(st.sampled_from(ast.UNARY_FUNCS)), (sub(),))
+            return ast.Call(draw(st.sampled_from(UNARY_FUNCS)), (sub(),))
         if kind == "binfunc":
-            return ast.Call(draw(st.sampled_from(ast.BINARY_FUNCS)), (sub(), sub()))
+            return ast.Call(draw(st.sampled_from(BINARY_FUNCS)), (sub(), sub()))
         reduced = draw(st.lists(st.sampled_from(dims), min_size=1, max_size=2, unique=True))
         inner = dict(env)
         for d in reduced:
@@ -183,7 +184,7 @@ class _Gen:
         used = [inner[d] for d in reduced if inner[d] in ast.indices_of(body)]
         if not used:
             return body
-        return ast.Reduce(draw(st.sampled_from(ast.REDUCE_OPS)), tuple(used), body)
+        return ast.Reduce(draw(st.sampled_from(LANG_REDUCE)), tuple(used), body)
 
 
 @st.composite

@@ -16,7 +16,7 @@ from fuseflowc.data.gen import random_inputs
 from fuseflowc.diagnostics import UserError
 from fuseflowc.lang.load import load_program
 from fuseflowc.opt import PipelineError, parse_pipeline
-from fuseflowc.opt.contexts import depth, iterated_indices, stream_contexts
+from fuseflowc.samml.analysis import depth, iterated_indices, stream_contexts
 from fuseflowc.opt.parallelize import parallelize_graph
 from fuseflowc.samml import ir
 from fuseflowc.samml.load import load_module

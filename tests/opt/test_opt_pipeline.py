@@ -142,6 +142,21 @@ def test_run_pipeline_reports_each_pass():
     assert [t.name for t in timings] == ["cse", "dce{decls=false}", "cleanup"]
 
 
+def test_run_pipeline_applies_the_registered_resolvers():
+    """The runner names no pass: it applies every resolver registered with
+    opt.base.pipeline_resolver (schedule's is one) before running anything."""
+    from fuseflowc.opt import base
+    from fuseflowc.opt.schedule import resolve_pipeline
+    from fuseflowc.samml.load import load_module
+    assert base.PIPELINE_RESOLVERS == [resolve_pipeline]
+    try:
+        base.pipeline_resolver(lambda module, passes: [p for p in passes if p.name != "dce"])
+        timings = run_pipeline(load_module(SPMV), parse_pipeline("cse,dce,cleanup"))
+        assert [t.name for t in timings] == ["cse", "cleanup"]
+    finally:
+        base.PIPELINE_RESOLVERS[:] = [resolve_pipeline]
+
+
 def test_opt_imports_no_numpy():
     code = ("import sys, fuseflowc.opt, fuseflowc.commands.opt, fuseflowc.samml.load; "
             "bad = [m for m in ('numpy', 'scipy', 'networkx', 'rich') if m in sys.modules]; "

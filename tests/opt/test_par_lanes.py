@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from fuseflowc.data.fibertree import FiberTensor
 from fuseflowc.opt import PipelineError, parse_pipeline
-from fuseflowc.opt.contexts import stream_contexts
+from fuseflowc.samml.analysis import stream_contexts
 from fuseflowc.opt.parallelize import combines_per_lane
 from fuseflowc.samml import ir
 from fuseflowc.samml.load import load_module

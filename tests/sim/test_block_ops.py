@@ -13,7 +13,8 @@ from fuseflowc.samml.parser import parse_module
 from fuseflowc.samml.printer import print_module
 from fuseflowc.samml.verify import verify
 from fuseflowc.sim.arch import Arch
-from fuseflowc.sim.ops import (block_contracts, labelled_alu, labelled_alu_flops, labelled_reduce)
+from fuseflowc.ops import block_contracts, labelled_alu_flops
+from fuseflowc.sim.ops import labelled_alu, labelled_reduce
 
 LABELS = ["i", "j", "k"]
 label_lists = st.lists(st.sampled_from(LABELS), unique=True, max_size=3)

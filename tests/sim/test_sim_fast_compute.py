@@ -17,7 +17,8 @@ from tests.support.fast_prims import (DEFAULT, SETTINGS, SPECIAL, Case, arches, 
                         times_for, tokens, trees, values)
 from fuseflowc.sim import engine_fast
 from fuseflowc.sim.channel import Channel
-from fuseflowc.sim.ops import ALU_OPS, SCALAR_CONST, arity
+from fuseflowc.ops import ALU_OPS, arity
+from fuseflowc.sim.ops import SCALAR_CONST
 from fuseflowc.sim.prims_compute import Alu, Reduce, Spacc1, Spacc2
 from fuseflowc.sim.prims_crd import Fork, Join
 from fuseflowc.sim.tokens import D, N, parse, stop

@@ -8,13 +8,15 @@ function, a union in which the intermediate's side is required (it owns indices 
 lacks), max/min, a max reduction, a quotient (unless divided by a non-zero constant: 0 / 0
 is NaN), a mask pattern. Such an intermediate is written
 to memory and read back (its region is split) rather than fused.
+
+An analysis of the program IR: `fuse` decides materialization with it (`must_materialize`) and
+lowering (`lower.adapt_fused`) decides which inlined intermediates to widen in the stream.
 """
 
 from __future__ import annotations
 
-from ..lang import ast
-
-_ZERO_PRESERVING = ("relu", "neg", "sqrt", "tanh", "gelu")
+from ..ops import ZERO_PRESERVING
+from . import ast
 
 
 def widens(decl: ast.TensorDecl) -> bool:
@@ -25,7 +27,7 @@ def widens(decl: ast.TensorDecl) -> bool:
     return last < len(levels) - 1
 
 
-def _path_safe(e: ast.Expr, tensor: str, free: frozenset) -> bool | None:
+def path_safe(e: ast.Expr, tensor: str, free: frozenset) -> bool | None:
     """Within e: None if `tensor` is not used; else whether every use is insensitive to stored
     zeros replacing absent entries."""
     if isinstance(e, ast.Access):
@@ -33,13 +35,13 @@ def _path_safe(e: ast.Expr, tensor: str, free: frozenset) -> bool | None:
     if isinstance(e, ast.Const):
         return None
     kids = e.children()
-    results = [_path_safe(c, tensor, free) for c in kids]
+    results = [path_safe(c, tensor, free) for c in kids]
     if all(r is None for r in results):
         return None
     if any(r is False for r in results):
         return False
     if isinstance(e, ast.Call):
-        if e.func in _ZERO_PRESERVING:
+        if e.func in ZERO_PRESERVING:
             return True
         if e.func == "mask":
             return results[1] is None
@@ -79,7 +81,7 @@ def must_materialize(program: ast.Program, group: list[str]) -> set[str]:
         for s in program.statements:
             if s.name not in members or s.name in seen:
                 continue
-            r = _path_safe(s.expr, t, frozenset())
+            r = path_safe(s.expr, t, frozenset())
             if r is False:
                 return True
             if r is True:

@@ -7,12 +7,13 @@ context gives the stop depth at which one `x` element is a unit: `depth(ctx, x)`
 innermost index (a unit is one token), 1 when one level is nested inside it (a unit is a fiber
 closed by S0), and so on. `fork`/`join` at that level deal and gather whole `x` elements.
 
-Used by `parallelize` to pick fork/join levels. Pure Python (the compile path).
+An analysis of the SAMML IR shared by its users: `opt.parallelize` picks fork/join levels with it,
+`estimate` follows the loop nest of each stream. Pure Python (the compile path).
 """
 
 from __future__ import annotations
 
-from ..samml import ir
+from . import ir
 
 Context = tuple[str, ...]
 
