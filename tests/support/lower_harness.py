@@ -24,6 +24,12 @@ def load_text(text: str, schedule: tuple[str, ...] = (), name: str = "<test>"):
     return check(apply_overrides(p, overrides))
 
 
+def lowered_module(program):
+    """`fuse` (default options) then `lower`, in one process, without printing or verifying
+    anything on the way."""
+    return pipeline.compile(program, pipeline.CompileOptions(verify=False)).module
+
+
 def fused_module(program, order_index: int | None = None, region: str | None = None,
                  inline_widened: bool = False, share: bool = False):
     """`fuse` (order K of every region, or of one) then lower, as the pipeline does; the fused
