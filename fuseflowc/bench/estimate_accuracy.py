@@ -82,11 +82,12 @@ def run_config(cfg, data: str, work: str) -> dict:
     name = f"{model} {variant} {ds}"
     row = {"config": name, "model": model}
     try:
-        from fuseflowc.commands.estimate import _module
+        from fuseflowc import pipeline
         from fuseflowc.estimate import DataStats, estimate_module
         ddir = _gen_data(cfg, data, work)
         # GPT-3's regions lower only without --inline-widened (docs/lowering.md, "Limits")
-        module = _module(str(program), (), False, None, not model.startswith("gpt3"))[0]
+        options = pipeline.CompileOptions(inline_widened=not model.startswith("gpt3"))
+        module = pipeline.compile_path(str(program), options).module
         stats = DataStats.from_dir(ddir, module)
         est = estimate_module(module, stats)
         dens = {n: t.nnz / max(math.prod(t.shape) / ((t.block or 1) ** 2), 1)
@@ -95,10 +96,9 @@ def run_config(cfg, data: str, work: str) -> dict:
         row.update(est_flops=est.total.flops, est_bytes=est.total.bytes, est_ms=est.ms,
                    uni_flops=uni.total.flops, uni_bytes=uni.total.bytes)
         from fuseflowc.sim.arch import Arch
-        from fuseflowc.sim.build import Simulator
         t0 = time.perf_counter()
         # the inputs DataStats.from_dir loaded (Simulator copies the dicts)
-        res = Simulator(module, stats.fibers, stats.sizes, Arch.load()).run()
+        res = pipeline.simulate(module, stats.fibers, stats.sizes, Arch.load())
         row["sim_s"] = time.perf_counter() - t0
         row["sim_flops"] = sum(k.flops for k in res.kernels)
         row["sim_bytes"] = sum(sum(k.bytes_read().values()) + sum(k.bytes_written().values())

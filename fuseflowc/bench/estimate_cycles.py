@@ -29,29 +29,27 @@ TIE = 0.02
 
 
 def _build(config: dict, base: str):
-    from fuseflowc.fuse.algorithm import FuseOptions, fuse_program, pick_orders
-    from fuseflowc.lang.load import load_program
-    from fuseflowc.lower.driver import lower_fused
-    from fuseflowc.opt.pipeline import parse_pipeline, run_pipeline
+    """(program, module, arch) of a configuration, compiled as `fuseflowc sweep` compiles it
+    (without verifying the lowered module: the sweep does, and a bench need not)."""
+    from dataclasses import replace
+
+    from fuseflowc import pipeline
     from fuseflowc.sim.arch import Arch
+    from fuseflowc.sweep.worker import compile_options
 
     path = os.path.normpath(os.path.join(base, config["program"]))
-    program = load_program(path, tuple(config["schedule"]))
-    fused = fuse_program(program, path, FuseOptions(
-        pick_orders(config["order"], config["order_region"]), config["inline_widened"],
-        config.get("free_input_order", False), config.get("share", False)))
-    module, _ = lower_fused(fused, path)
-    run_pipeline(module, parse_pipeline(config["pipeline"]))
+    program = pipeline.load_program(path, tuple(config["schedule"]))
+    options = replace(compile_options(config), verify=False)
+    module = pipeline.compile(program, options, path).module
     return program, module, Arch.load(None, tuple(config["arch"]))
 
 
 def run_config(config: dict, base: str, cache: str, simulate: bool = True) -> dict:
     """One configuration's row: model, variant, data, estimated cycles (total and per
     kernel), the estimate's wall time, and the simulated cycles (total and per kernel)."""
-    from fuseflowc.data.io import load_inputs
+    from fuseflowc import pipeline
     from fuseflowc.sweep.worker import data_dir_for
     from fuseflowc.estimate import DataStats, estimate_module
-    from fuseflowc.sim.build import Simulator
 
     program, module, arch = _build(config, base)
     data_dir = data_dir_for(config, program, {"base": base, "data_cache": cache})
@@ -68,9 +66,8 @@ def run_config(config: dict, base: str, cache: str, simulate: bool = True) -> di
            "schedule": config["schedule"], "est": est.total.cycles,
            "est_kernels": {k: c.cycles for k, c in est.kernels.items()}, "est_ms": ms}
     if simulate:
-        specs = [t.spec() for t in module.tensors if t.role == "input"]
-        inputs, sizes = load_inputs(data_dir, specs)
-        result = Simulator(module, inputs, sizes, arch).run()
+        inputs, sizes = pipeline.load_data(module, data_dir)
+        result = pipeline.simulate(module, inputs, sizes, arch)
         row["sim"] = sum(k.cycles for k in result.kernels)
         row["sim_kernels"] = {k.graph: k.cycles for k in result.kernels}
     return row

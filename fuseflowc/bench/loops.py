@@ -54,23 +54,18 @@ def program(model: str, schedule: str, layers: int | None = None):
 
 def measure(model: str, schedule: str, layers: int | None = None) -> dict:
     """Compile, simulate and check one case; its figures."""
+    from fuseflowc import pipeline
     from fuseflowc.data.gen import random_inputs
-    from fuseflowc.lower.driver import lower_program
-    from fuseflowc.reference import evaluate
     from fuseflowc.sim.arch import Arch
-    from fuseflowc.sim.build import Simulator
-    from fuseflowc.sim.compare import compare
     from fuseflowc.sim.report import result_stats, schedule_stats
     p = program(model, schedule, layers)
     sizes = {**{d.name: d.size for d in p.dims if d.size is not None}, **CASES[model][3]}
     inputs = random_inputs([s for s in p.specs() if s.name in set(p.inputs)], sizes, 1)
-    module, _ = lower_program(p)
+    module = pipeline.compile(p, pipeline.CompileOptions(verify=False)).module
     arch = Arch.load()
     t0 = time.perf_counter()
-    result = Simulator(module, inputs, sizes, arch).run()
-    outs = {t.name: result.tensors[t.name] for t in module.tensors if t.role == "output"}
-    ref = evaluate(p, inputs)
-    problems = compare(outs, {k: ref[k] for k in outs})
+    result = pipeline.simulate(module, inputs, sizes, arch)
+    problems = pipeline.check(module, result, pipeline.reference(p, inputs), "all-declared")
     if problems:
         raise SystemExit(f"{model} {schedule}: simulated outputs differ:\n" + "\n".join(problems))
     stats, sched = result_stats(result, arch), schedule_stats(result, module, arch)

@@ -45,10 +45,10 @@ class OrderRun:
 
 def order_space(program, free: bool = True, inline_widened: bool = False) -> dict[str, int]:
     """Region name -> its number of valid orders (fuse with order 0 everywhere)."""
-    from fuseflowc.fuse.algorithm import FuseOptions, fuse_program
+    from fuseflowc import pipeline
     from fuseflowc.fuse.orders import region_pog
-    fp = fuse_program(program, None, FuseOptions(free_input_order=free,
-                                                 inline_widened=inline_widened))
+    fp = pipeline.fuse(program, pipeline.CompileOptions(free_input_order=free,
+                                                        inline_widened=inline_widened))
     return {r.name: region_pog(r).count() for r in fp.regions}
 
 
@@ -58,28 +58,19 @@ def run_order(program, source: str | None, inputs: dict, sizes: dict, ks: dict[s
     """Fuse with order ks[R] for each region R, lower, simulate on `inputs` and compare the
     outputs with `reference` (the evaluator's, computed here when None). The fused IR and the
     module are printed and parsed back, as between the pipeline's processes."""
-    from fuseflowc.diagnostics import Source
-    from fuseflowc.lower.driver import lower_fused
-    from fuseflowc.samml.parser import parse_module
-    from fuseflowc.samml.printer import print_module
-    from fuseflowc.samml.verify import verify
-    from fuseflowc.fuse.algorithm import FuseOptions, fuse_program
-    from fuseflowc.fuse.parser import parse_fused
-    from fuseflowc.fuse.printer import fused_str
+    from fuseflowc import pipeline
+    from fuseflowc.sim.arch import Arch
 
     run = OrderRun(variant, dict(ks))
     try:
-        fp = fuse_program(program, source, FuseOptions(free_input_order=free,
-                                                       inline_widened=inline_widened,
-                                                       orders=dict(ks)))
+        fp = pipeline.fuse(program, pipeline.CompileOptions(
+            orders=dict(ks), inline_widened=inline_widened, free_input_order=free), source)
         run.orders = {r.name: tuple(r.order) for r in fp.regions}
         run.copies = tuple(t.name for t in fp.tensors if t.role == "permuted")
-        fp = parse_fused(Source("<fused>", fused_str(fp)))
-        module = lower_fused(fp)[0]
-        verify(module)
-        module = parse_module(Source("<lowered>", print_module(module)))
-        verify(module)
-        result = _simulate(module, inputs, sizes, arch)
+        module = pipeline.compile(fp, pipeline.CompileOptions(
+            reparse_fused=True, reparse_module=True), source).module
+        result = pipeline.simulate(module, pipeline.as_declared(module, inputs), dict(sizes),
+                                   arch or Arch.load(None, (), None))
     except UserError as e:
         run.status = "error: " + str(e).splitlines()[0]
         return run
@@ -89,36 +80,21 @@ def run_order(program, source: str | None, inputs: dict, sizes: dict, ks: dict[s
     run.bytes_moved = sum(sum(k.bytes_read().values()) + sum(k.bytes_written().values())
                           for k in result.kernels)
     if reference is None:
-        from fuseflowc.reference.evaluate import evaluate
-        reference = evaluate(program, inputs)
+        reference = pipeline.reference(program, inputs)
     from fuseflowc.sim.compare import compare
-    outs = {t.name: result.tensors[t.name] for t in module.tensors
-            if t.role == "output" and t.name in result.tensors}
-    problems = compare(outs, {k: reference[k] for k in outs} if outs else reference)
+    outs, expected = pipeline.outputs_to_check(module, result, reference, "written")
+    problems = compare(outs, expected)
     if not outs or problems:
         run.status = "mismatch: " + ("; ".join(problems) if problems else "no output written")
     return run
 
 
-def _simulate(module, inputs: dict, sizes: dict, arch):
-    """Simulate `module` on `inputs` stored as the module declares them."""
-    from fuseflowc.sim.arch import Arch
-    from fuseflowc.sim.build import Simulator
-
-    from fuseflowc.data.io import RawTensor, convert
-    data = dict(inputs)
-    for t in module.tensors:
-        if t.role == "input" and t.name in data and data[t.name].format != t.format:
-            data[t.name] = convert(RawTensor.from_fiber(data[t.name]), t.spec(), t.name)
-    return Simulator(module, data, dict(sizes), arch or Arch.load(None, (), None)).run()
-
-
 def sweep(program, source: str | None, inputs: dict, sizes: dict, variant: str = "",
           free: bool = True, inline_widened: bool = False, arch=None) -> list[OrderRun]:
     """Every combination of the regions' valid orders, in order of (K of region 1, ...)."""
-    from fuseflowc.reference.evaluate import evaluate
+    from fuseflowc import pipeline
     space = order_space(program, free, inline_widened)
-    reference = evaluate(program, inputs)
+    reference = pipeline.reference(program, inputs)
     names = list(space)
     runs = []
     for ks in itertools.product(*(range(space[n]) for n in names)):
@@ -170,15 +146,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--constrained", action="store_true",
                     help="without --free-input-order (input storage orders constrain)")
     args = ap.parse_args(argv)
-    from fuseflowc.data.io import load_inputs
-    from fuseflowc.lang.load import load_program
+    from fuseflowc import pipeline
     t0 = time.perf_counter()
     runs: list[OrderRun] = []
     try:
         for variant in args.variant or ["fused", "unfused"]:
-            program = load_program(args.program, (), variant == "unfused")
-            specs = [s for s in program.specs() if s.name in set(program.inputs)]
-            inputs, sizes = load_inputs(args.data, specs)
+            program = pipeline.load_program(args.program, (), variant == "unfused")
+            inputs, sizes = pipeline.load_program_data(program, args.data)
             runs += sweep(program, args.program, inputs, sizes, variant,
                           free=not args.constrained)
     except UserError as e:

@@ -37,42 +37,6 @@ def _pairs(values: tuple[str, ...], what: str, conv) -> tuple[dict, object]:
     return out, default
 
 
-def _module(path: str, schedule, unfused: bool, order, inline_widened: bool):
-    """The SAMML module of INPUT, parsed and verified, or compiled from a program or fused IR
-    through the fuse and lower stages' library functions; and the dim sizes the program or
-    fused IR fixes (`dim H = 16`), which a SAMML module does not record."""
-    from ..files import read_source
-    from ..ir_kind import sniff
-    from ..samml.verify import verify
-    src = read_source(path)
-    source = None if path == "-" else path
-    kind, _ = sniff(src.text)  # None: parsed as a program, whose errors say what is wrong
-    if kind == "samml":
-        if schedule or unfused or order is not None or inline_widened:
-            raise UserError("--schedule, --unfused, --order and --inline-widened apply to "
-                            "programs; this input is a SAMML module")
-        from ..samml.parser import parse_module
-        module = parse_module(src)
-        fixed: dict[str, int] = {}
-    else:
-        from ..lower.driver import lower_fused
-        if kind == "fused":
-            if schedule or unfused or order is not None or inline_widened:
-                raise UserError("--schedule, --unfused, --order and --inline-widened apply to "
-                                "programs; this input is fused IR")
-            from ..fuse.parser import parse_fused
-            fused = parse_fused(src)
-        else:
-            from ..fuse.algorithm import FuseOptions, fuse_program, pick_orders
-            from ..lang.load import program_from_source
-            program = program_from_source(src, schedule, unfused)
-            fused = fuse_program(program, source, FuseOptions(pick_orders(order), inline_widened))
-        module, _ = lower_fused(fused, source)
-        fixed = {name: size for name, size in fused.dims if size is not None}
-    verify(module)
-    return module, fixed
-
-
 @click.command("estimate")
 @click.argument("input_path", metavar="INPUT", default="-")
 @click.option("--data", "data_dir", metavar="DIR",
@@ -129,8 +93,10 @@ def cmd(input_path, data_dir, densities, sizes, region, as_json, json_out, quiet
       fuseflowc fuse m.ff | fuseflowc lower | fuseflowc estimate --data d/ --json -o est.json
       fuseflowc estimate g.samml --data d/ --json-out est.json > est.tsv
     """
+    from .. import pipeline
     from ..estimate import DataStats, estimate_module
     from ..outputs import Outputs
+    from ..pipeline import CompileOptions
     from fuseflowc.sim.arch import Arch
     out = Outputs(input_path, data_dir, arch_file)
     dest = out.file(output)
@@ -138,7 +104,10 @@ def cmd(input_path, data_dir, densities, sizes, region, as_json, json_out, quiet
     arch = Arch.load(arch_file)
     if element_bytes is None:
         element_bytes = arch.element_bytes
-    module, fixed = _module(input_path, schedule, unfused, order, inline_widened)
+    options = CompileOptions(schedule=schedule, unfused=unfused, order=order,
+                             inline_widened=inline_widened)
+    compiled = pipeline.compile_path(input_path, options)
+    module, fixed = compiled.module, compiled.fixed_sizes()
     dens, default = _pairs(densities, "--density", float)
     size_map, _ = _pairs(sizes, "--size", int)
     for k, v in sorted(fixed.items()):

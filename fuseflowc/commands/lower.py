@@ -34,25 +34,22 @@ def cmd(fused: str, output: str | None, dump_table: bool) -> None:
       fuseflowc fuse ir_examples/kernels/nested_matmul_fused.ff | fuseflowc lower --dump-table
       fuseflowc fuse model.ff -s 'order y: j -> i' | fuseflowc lower -o y.samml
     """
-    from ..files import read_source
-    from ..fuse.parser import parse_fused
-    from ..lower.driver import lower_fused
+    from .. import pipeline
     from ..lower.dump import dump_tables
     from ..outputs import Outputs
     from ..samml.printer import print_module
-    from ..samml.verify import verify
 
     out = Outputs(fused)
     dest = out.file(output)
-    fp = parse_fused(read_source(fused))  # a program or SAMML module: says what to run
+    inp = pipeline.load(fused, kind="fused")  # a program or SAMML module: says what to run
     base = os.path.dirname(os.path.abspath(output)) if output not in (None, "-") \
         else os.getcwd()
-    module, analyses = lower_fused(fp, _source_from(fp.source, fused, base))
+    compiled = pipeline.compile(inp, pipeline.CompileOptions(verify=not dump_table),
+                                source=_source_from(inp.ir.source, fused, base))
     if dump_table:
-        text = dump_tables(analyses)
+        text = dump_tables(compiled.analyses)
     else:
-        verify(module)
-        text = print_module(module)
+        text = print_module(compiled.module)
     with out:
         dest.write(text)
 

@@ -18,7 +18,7 @@ def _list_passes(ctx: click.Context, param: click.Parameter, value: bool) -> Non
 
 @click.command("opt")
 @click.argument("graph", default="-", metavar="GRAPH")
-@click.option("-p", "--passes", "pipeline", default="", metavar="PIPELINE",
+@click.option("-p", "--passes", "pipeline_text", default="", metavar="PIPELINE",
               help="Passes to run, in order: 'cse,dce' or 'pass{option=value ...}' "
                    "(see --list-passes). Empty: verify and print only.")
 @output_option
@@ -30,7 +30,7 @@ def _list_passes(ctx: click.Context, param: click.Parameter, value: bool) -> Non
               help="Print a table of each pass's wall time on stderr.")
 @click.option("--list-passes", is_flag=True, is_eager=True, expose_value=False,
               callback=_list_passes, help="List the passes and their options, then exit.")
-def cmd(graph: str, pipeline: str, output: str | None, no_verify: bool,
+def cmd(graph: str, pipeline_text: str, output: str | None, no_verify: bool,
         print_after_all: bool, time_passes: bool) -> None:
     """Run the passes of PIPELINE over the SAMML module GRAPH (a file, or - for stdin) and
     print the result.
@@ -53,29 +53,30 @@ def cmd(graph: str, pipeline: str, output: str | None, no_verify: bool,
       fuseflowc opt g.samml -p 'dce{decls=false}' --print-after-all
       fuseflowc opt --list-passes
     """
-    from ..opt import PipelineError, parse_pipeline, run_pipeline
+    from .. import pipeline
+    from ..opt import PipelineError, parse_pipeline
     from ..outputs import Outputs
-    from ..samml.load import load_module
     from ..samml.printer import print_module
 
     try:
-        passes = parse_pipeline(pipeline)
+        parse_pipeline(pipeline_text)  # a usage error (exit 2), before any file is touched
     except PipelineError as e:
         raise click.BadParameter(str(e), param_hint="'-p' / '--passes'") from None
     out = Outputs(graph)
     dest = out.file(output)
-    module = load_module(graph, check=not no_verify)
 
     def after(p, m) -> None:
         click.echo(f"// ----- after {p.spelling()} -----", err=True)
         click.echo(print_module(m), err=True, nl=False)
 
-    timings = run_pipeline(module, passes, verify_each=not no_verify,
-                           after=after if print_after_all else None)
+    options = pipeline.CompileOptions(verify=not no_verify, passes=pipeline_text,
+                                      verify_each=not no_verify)
+    compiled = pipeline.compile(pipeline.load(graph, kind="samml"), options,
+                                after=after if print_after_all else None)
     with out:
-        dest.write(print_module(module))
+        dest.write(print_module(compiled.module))
     if time_passes:
-        click.echo(_timing_table(timings), err=True)
+        click.echo(_timing_table(compiled.timings), err=True)
 
 
 def _timing_table(timings) -> str:

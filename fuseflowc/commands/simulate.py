@@ -76,28 +76,26 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
       fuseflowc simulate g.samml --data d/ --depth 2 --set memory.latency=0 -o out/
       fuseflowc simulate g.samml --data d/ --engine python    # the reference engine
     """
-    from fuseflowc.data.io import load_inputs, save_tensors
-    from fuseflowc.samml.load import load_module
+    from fuseflowc.data.io import save_tensors
     from fuseflowc.sim.arch import Arch
-    from fuseflowc.sim.build import Simulator
     from fuseflowc.sim.compare import compare
     from fuseflowc.sim.report import print_schedule_stats, print_tables, result_stats, schedule_stats
 
+    from .. import pipeline
     from ..outputs import Outputs
 
     out = Outputs(graph, data_dir, expect_dir, arch_file)
     tensors_dir = out.directory(out_dir) if out_dir else None
     json_stdout = out.file("-", "--json") if as_json else None
     json_file = out.file(json_out, "--json-out") if json_out is not None else None
-    module = load_module(graph)
+    module = pipeline.compile(pipeline.load(graph, kind="samml")).module  # parsed, verified
     if graph_name is not None and module.graph(graph_name) is None:
         raise UserError(f"--graph {graph_name}: no such graph (the module has: "
                         + ", ".join(g.name for g in module.graphs) + ")")
     if expect_dir and not check:
         check = True
     arch = Arch.load(arch_file, sets, depth)
-    specs = [t.spec() for t in module.tensors if t.role == "input"]
-    inputs, sizes = load_inputs(data_dir, specs)
+    inputs, sizes = pipeline.load_data(module, data_dir)
     graphs = None
     if graph_name is not None:
         names = [g.name for g in module.graphs]
@@ -105,19 +103,19 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
     if quiet and show_progress:
         raise click.UsageError("--quiet and --progress contradict each other")
     progress = None
+    notes: list[str] = []
     if not quiet and (show_progress or sys.stderr.isatty()):
         from fuseflowc.sim.progress import Progress
         progress = Progress(sys.stderr, after=PROGRESS_AFTER, interval=PROGRESS_INTERVAL,
                             estimate=_flops_estimate(module, inputs, sizes, arch))
     try:
-        sim = Simulator(module, inputs, sizes, arch, max_cycles, progress, engine=engine,
-                        hoist=hoist)
-        result = sim.run(graphs)
+        result = pipeline.simulate(module, inputs, sizes, arch, graphs, max_cycles=max_cycles,
+                                   progress=progress, engine=engine, hoist=hoist, notes=notes)
     finally:
         if progress is not None:
             progress.close()
     if not quiet:
-        for note in sim.notes:
+        for note in notes:
             click.echo(f"simulate: note: {note}", err=True)
     if graph_name is not None:
         result.kernels = [k for k in result.kernels if k.graph == graph_name]
@@ -131,23 +129,18 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
         print_tables(stats, console, module=module)
         if loops:
             print_schedule_stats(stats["schedule"], console)
-    outputs = {t.name: result.tensors[t.name] for t in module.tensors
-               if t.role == "output" and t.name in result.tensors}
+    outputs = pipeline.written_outputs(module, result)
     if check:
-        checked = outputs
-        if graph_name is not None:
-            # the graphs after NAME did not run: check what the ones that ran wrote (the
-            # module's outputs and intermediates), not outputs nobody computed
-            checked = {n: t for n, t in result.tensors.items() if module.tensor(n) is not None}
-        expected = _expected(module, graph, data_dir, expect_dir, checked, sizes, out)
-        if graph_name is not None:
-            expected = {k: v for k, v in expected.items() if k in checked}
-            checked = {k: v for k, v in checked.items() if k in expected}
-            if not checked:
-                raise UserError(f"--check --graph {graph_name}: the graphs up to {graph_name} "
-                                f"write no tensor the " + ("--expect directory holds"
-                                                           if expect_dir else
-                                                           "source program computes"))
+        # with --graph, the graphs after NAME did not run: check what the ones that ran wrote
+        # (the module's outputs and intermediates), not outputs nobody computed
+        checked, expected = pipeline.outputs_to_check(
+            module, result, _expected(module, graph, data_dir, expect_dir, sizes, out),
+            "declared" if graph_name is None else "ran")
+        if graph_name is not None and not checked:
+            raise UserError(f"--check --graph {graph_name}: the graphs up to {graph_name} "
+                            f"write no tensor the " + ("--expect directory holds"
+                                                       if expect_dir else
+                                                       "source program computes"))
         problems = compare(checked, expected)
         if problems:
             raise UserError("simulated outputs differ from the expected ones:\n"
@@ -162,31 +155,19 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
                 dest.write(text_json)
 
 
-def _expected(module, graph, data_dir, expect_dir, outputs, sizes, out) -> dict:
-    from fuseflowc.data.io import load_inputs
+def _expected(module, graph, data_dir, expect_dir, sizes, out) -> dict:
+    """The expected tensors: the --expect files of the module's outputs, or else the reference
+    evaluator's tensors of the module's source program on the same data (all of them:
+    `outputs_to_check` picks)."""
+    from .. import pipeline
     if expect_dir:
+        from fuseflowc.data.io import load_inputs
         specs = [t.spec() for t in module.tensors if t.role == "output"]
         tensors, _ = load_inputs(expect_dir, specs, sizes)
         return tensors
-    if not module.source:
-        raise UserError("--check needs --expect DIR: the module names no source program")
-    from ..files import missing_recorded, recorded_path
-    src = recorded_path(module.source, graph)
-    if src is None:
-        raise missing_recorded("the module's source program", module.source, graph)
+    src = pipeline.source_program(module, graph)
     out.add_inputs(src)
-    try:
-        from fuseflowc.lang.load import load_program
-        from fuseflowc.reference.evaluate import evaluate
-    except ImportError:  # pragma: no cover - the reference evaluator is part of the package
-        raise UserError("--check without --expect needs the reference evaluator") from None
-    program = load_program(str(src))
-    names = set(program.inputs)
-    specs = [s for s in program.specs() if s.name in names]
-    inputs, _ = load_inputs(data_dir, specs, sizes)
-    ref = evaluate(program, inputs)
-    return {k: v for k, v in ref.items() if k in outputs or
-            (module.tensor(k) is not None and module.tensor(k).role == "output")}
+    return pipeline.reference(pipeline.load_program(str(src)), data_dir, sizes)
 
 
 #: Progress shows only in runs longer than this (seconds), at most once per PROGRESS_INTERVAL.

@@ -87,10 +87,9 @@ def advise(program: ast.Program, tensor: str, matrix, sizes: dict[str, int], arc
     """Every candidate decomposition of input `tensor` (its data: FiberTensor `matrix`) in the
     checked `program` (without a decomposition of `tensor`), costed, best (lowest proxy) first;
     ties keep the candidates' order. `sizes`: the other dims' sizes."""
+    from .. import pipeline
     from ..data.decompose import split as split_matrix
-    from ..fuse.algorithm import fuse_program
     from ..lang.checker import check
-    from ..lower.driver import lower_fused
     from .model import estimate_module
     from .stats import DataStats, stats_of_fiber
     base = replace(program, directives=[d for d in program.directives
@@ -112,7 +111,7 @@ def advise(program: ast.Program, tensor: str, matrix, sizes: dict[str, int], arc
                 prog = check(replace(base, directives=base.directives + [d]))
             except UserError:
                 continue   # a candidate the program cannot take (e.g. a dim b does not divide)
-        module, _ = lower_fused(fuse_program(prog))
+        module = pipeline.compile(prog, pipeline.CompileOptions(verify=False)).module
         stats = DataStats.from_values(module, sizes, {}, element_bytes)
         stats.tensors[tensor] = stats_of_fiber(tensor, matrix)
         stats.fibers[tensor] = matrix

@@ -285,12 +285,12 @@ def prepare() -> None:
     import importlib
 
     from fuseflowc.cli import _module_name
+    from fuseflowc.pipeline import import_stages
     from fuseflowc.syntax import parser
     for name in COMMANDS:
         importlib.import_module(_module_name(name))
-    for mod in ("fuseflowc.lang.load", "fuseflowc.fuse.algorithm", "fuseflowc.lower.driver",
-                "fuseflowc.reference.evaluate", "fuseflowc.estimate", "fuseflowc.sim.build",
-                "scipy.sparse", "scipy.io"):
+    import_stages()
+    for mod in ("scipy.sparse", "scipy.io"):
         importlib.import_module(mod)
     parser("program.lark", "start")  # the keys fuseflowc.lang.parser uses
     parser("program.lark", "directives")

@@ -2,20 +2,10 @@
 
 from __future__ import annotations
 
-from ..lang import ast
 from ..samml import ir
 from . import expr as X
 from .build import Analysis, ContextInsideReduction
 from .codegen import Codegen, OuterLevelJoin
-
-
-def lower_program(program: ast.Program, source: str | None = None
-                  ) -> tuple[ir.Module, list[tuple[str, Analysis]]]:
-    """`fuse` (default options) then `lower_fused`: what the pipeline `fuseflowc fuse P |
-    fuseflowc lower` computes, in one process (a convenience for tests and tools; lowering
-    itself reads only the fused IR)."""
-    from ..fuse.algorithm import fuse_program
-    return lower_fused(fuse_program(program, source), source)
 
 
 def lower_fused(fp, source: str | None = None) -> tuple[ir.Module, list[tuple[str, Analysis]]]:
@@ -81,7 +71,7 @@ def add_permute_steps(module: ir.Module, pairs: list[tuple[str, str]]) -> None:
 
 def lower_regions(regions: list[X.Region], tensors: dict[str, X.TensorInfo],
                   source: str | None) -> tuple[ir.Module, list[tuple[str, Analysis]]]:
-    """Generate one graph per region (see lower_program)."""
+    """Generate one graph per region (see lower_fused)."""
     graphs: list[ir.Graph] = []
     analyses: list[tuple[str, Analysis]] = []
     for region in regions:

@@ -159,10 +159,11 @@ class Evaluator:
 
     def fuse(self, program: ast.Program):
         """The fused IR of a cut-down program, with the plan's fuse flags."""
-        from ..fuse.algorithm import FuseOptions, fuse_program
+        from .. import pipeline
         o = self.opt
-        return fuse_program(program, None, FuseOptions({}, o.inline_widened,
-                                                       o.free_input_order, o.share))
+        return pipeline.fuse(program, pipeline.CompileOptions(
+            inline_widened=o.inline_widened, free_input_order=o.free_input_order,
+            share=o.share))
 
     def fuse_region(self, region: frozenset[str], sched: Schedule):
         """The fused IR of the region's cut-down program under `sched` (memoized: listing a
@@ -184,15 +185,13 @@ class Evaluator:
         """(fused program, module after the opt pipeline) of a cut-down program (`fused`: its
         fused IR, if already made). Not verified: lowering's output verifies (tested), and
         the planned program is verified when the user compiles it."""
-        from ..lower.driver import lower_fused
-        from ..opt.pipeline import parse_pipeline, run_pipeline
+        from .. import pipeline
         fused = fused if fused is not None else self.fuse(program)
-        module, _ = lower_fused(fused, None)
         passes = [p for p, on in (("locate", locate),
                                   ("schedule", any(r.parallel for r in fused.regions))) if on]
-        if passes:
-            run_pipeline(module, parse_pipeline(",".join(passes)), verify_each=False)
-        return fused, module
+        options = pipeline.CompileOptions(verify=False, passes=",".join(passes) or None,
+                                          verify_each=False)
+        return fused, pipeline.compile(fused, options).module
 
     def base_stats(self):
         """Statistics of every input and of every intermediate as the unfused program writes

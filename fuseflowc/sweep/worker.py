@@ -17,6 +17,7 @@ import threading
 import time
 from pathlib import Path
 
+from .. import pipeline
 from ..diagnostics import UserError
 
 
@@ -120,26 +121,7 @@ def worker_init() -> None:
     """Pool initializer: Ctrl-C is the parent's business (it stops the workers itself); the
     stages are imported once here, so a --timeout does not count a worker's start-up."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    import_stages()
-
-
-def import_stages() -> None:
-    """Import every stage a configuration runs, before its deadline starts: a timeout that
-    interrupted an import would leave half-initialized modules behind for the next one."""
-    import fuseflowc.data.io  # noqa: F401
-    import fuseflowc.fuse.algorithm  # noqa: F401
-    import fuseflowc.opt.pipeline  # noqa: F401
-    import fuseflowc.reference.gendata  # noqa: F401
-    import fuseflowc.samml.verify  # noqa: F401
-    import fuseflowc.sim.arch  # noqa: F401
-    import fuseflowc.sim.compare  # noqa: F401
-    import fuseflowc.sim.report  # noqa: F401
-    import fuseflowc.lang.load  # noqa: F401
-    import fuseflowc.lower.driver  # noqa: F401
-    import fuseflowc.reference.evaluate  # noqa: F401
-    import fuseflowc.sim.build  # noqa: F401
-    with contextlib.suppress(ImportError):  # optional: without it rows have no estimate
-        import fuseflowc.estimate  # noqa: F401
+    pipeline.import_stages()
 
 
 def _first_line(e: UserError) -> str:
@@ -251,28 +233,13 @@ def run_config(config: dict, ctx: dict) -> dict:
 
 
 def _run(config: dict, ctx: dict, row: dict, stage: list) -> None:
-    from ..fuse.algorithm import FuseOptions, fuse_program, pick_orders
-    from ..lang.load import load_program
-    from ..lower.driver import lower_fused
-    from ..opt.pipeline import PipelineError, parse_pipeline, run_pipeline
-    from ..samml.verify import verify
     from fuseflowc.sim.arch import Arch
 
     path = os.path.normpath(os.path.join(ctx["base"], config["program"]))
-    program = load_program(path, tuple(config["schedule"]))
+    program = pipeline.load_program(path, tuple(config["schedule"]))
     row["parallel"], row["block"] = schedule_facts(program)
-    stage[0] = "fuse"
-    fused = fuse_program(program, path, FuseOptions(
-        pick_orders(config["order"], config["order_region"]), config["inline_widened"],
-        config.get("free_input_order", False), config.get("share", False)))
-    stage[0] = "lower"
-    module, _ = lower_fused(fused, path)
-    verify(module)
-    stage[0] = "opt"
-    try:
-        run_pipeline(module, parse_pipeline(config["pipeline"]))
-    except PipelineError as e:
-        raise UserError(str(e)) from None
+    module = pipeline.compile(program, compile_options(config), path,
+                              on_stage=lambda name: stage.__setitem__(0, name)).module
     stage[0] = "arch"
     arch = Arch.load(None, tuple(config["arch"]))
     stage[0] = "data"
@@ -298,15 +265,21 @@ def _run(config: dict, ctx: dict, row: dict, stage: list) -> None:
     _simulate(module, program, data_dir, arch, ctx, row, stage)
 
 
+def compile_options(config: dict) -> "pipeline.CompileOptions":
+    """How a configuration is compiled: its fuse options, lowering verified, its opt
+    pipeline (run even when empty, as `fuseflowc opt` would)."""
+    return pipeline.CompileOptions(
+        order=config["order"], order_region=config["order_region"],
+        inline_widened=config["inline_widened"],
+        free_input_order=config.get("free_input_order", False),
+        share=config.get("share", False), passes=config["pipeline"])
+
+
 def _simulate(module, program, data_dir: Path, arch, ctx: dict, row: dict, stage: list) -> None:
-    from ..data.io import load_inputs
-    from fuseflowc.sim.build import Simulator
-    from fuseflowc.sim.compare import compare
     from fuseflowc.sim.report import result_stats
 
-    specs = [t.spec() for t in module.tensors if t.role == "input"]
-    inputs, sizes = load_inputs(data_dir, specs)
-    result = Simulator(module, inputs, sizes, arch, ctx.get("max_cycles")).run()
+    inputs, sizes = pipeline.load_data(module, data_dir)
+    result = pipeline.simulate(module, inputs, sizes, arch, max_cycles=ctx.get("max_cycles"))
     stats = result_stats(result)
     total = stats["total"]
     row["cycles"] = total["cycles"]
@@ -321,15 +294,8 @@ def _simulate(module, program, data_dir: Path, arch, ctx: dict, row: dict, stage
         row["check"] = "skipped"
         return
     stage[0] = "check"
-    from ..reference.evaluate import evaluate
-    outputs = {t.name: result.tensors[t.name] for t in module.tensors
-               if t.role == "output" and t.name in result.tensors}
-    names = set(program.inputs)
-    ref_inputs, _ = load_inputs(data_dir, [s for s in program.specs() if s.name in names], sizes)
-    ref = evaluate(program, ref_inputs)
-    expected = {k: v for k, v in ref.items() if k in outputs or
-                (module.tensor(k) is not None and module.tensor(k).role == "output")}
-    problems = compare(outputs, expected)
+    problems = pipeline.check(module, result, pipeline.reference(program, data_dir, sizes),
+                              "declared")
     if problems:
         row["check"] = "mismatch"
         row["status"] = "error"

@@ -175,13 +175,13 @@ def test_reuse_and_wavefront_compile_check_and_count_configurations():
     """reuse: iterations 1.. are iteration 0's graph with other tensors bound (one
     configuration); wavefront: statements in anti-diagonal order, graphs marked with their
     wave; both compute what the sequential order computes."""
-    from fuseflowc.lower.driver import lower_program
     from fuseflowc.samml.parser import parse_module
+    from tests.support.lower_harness import lowered_module
     from fuseflowc.samml.printer import print_module
     text = program_text("fold", 4, "relu", "same", 0.5, None) + "fuse layer: T, S\n"
     for sched in ("", "schedule l: reuse\n"):
         prog = load(text + sched)
-        module, _ = lower_program(prog)
+        module = lowered_module(prog)
         printed = print_module(module)
         assert print_module(parse_module(Source("<m>", printed))) == printed
         reused = [g.name for g in module.graphs if g.template is not None]
@@ -200,7 +200,7 @@ def test_reuse_and_wavefront_compile_check_and_count_configurations():
                                                                  inputs)
     for name in a:
         np.testing.assert_array_equal(a[name].to_dense(), b[name].to_dense())
-    module, _ = lower_program(wave)
+    module = lowered_module(wave)
     assert [g.wave for g in module.graphs] == [0, 1, 1, 2, 2, 3]
     assert_matches(wave, {}, inputs=inputs)
 
@@ -306,9 +306,9 @@ def test_fused_ir_and_samml_carry_loop_schedules():
 
 def test_a_region_may_span_iterations_when_unrolled():
     """Coarsening by hand: the unrolled statements of two layers fused into one graph."""
-    from fuseflowc.lower.driver import lower_program
+    from tests.support.lower_harness import lowered_module
     prog = load(program_text("fold", 2, "relu", "same", 0.5, None)
                 + "fuse two: T__0, S__0, T__1, S\n")
-    module, _ = lower_program(prog)
+    module = lowered_module(prog)
     assert [g.name for g in module.graphs] == ["two"]
     assert_matches(prog, {})

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fuseflowc.commands.estimate import _module
+from fuseflowc import pipeline
 from fuseflowc.data.io import load_inputs
 from fuseflowc.estimate import Cost, DataStats, estimate_module
 from tests.support.golden import run_cli
@@ -41,7 +41,7 @@ def gen(program, ddir, *args, seed=1) -> None:
 
 
 def compile_(program):
-    return _module(str(program), (), False, None, True)[0]
+    return pipeline.compile_path(str(program), pipeline.CompileOptions(inline_widened=True)).module
 
 
 def compare(module, ddir):

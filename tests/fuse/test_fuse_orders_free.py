@@ -163,11 +163,11 @@ def test_permute_steps_are_charged():
     assert r.permute_cycles > 0 and r.cycles > r.permute_cycles
     # the module has the steps and the simulation reports them as kernels with bytes
     from fuseflowc.lower.driver import lower_fused
-    from fuseflowc.bench.orders import _simulate
+    from fuseflowc.pipeline import as_declared, simulate
     fp = fuse_program(p, None, FuseOptions(free_input_order=True))
     module = lower_fused(fp)[0]
     assert sorted(s.name for s in module.steps) == ["permute B -> B__T", "permute C -> C__T"]
-    result = _simulate(module, inputs, SIZES, None)
+    result = simulate(module, as_declared(module, inputs), SIZES)
     steps = [k for k in result.kernels if k.graph.startswith("permute")]
     assert len(steps) == 2
     for k in steps:

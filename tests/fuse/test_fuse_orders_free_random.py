@@ -53,7 +53,7 @@ def test_random_programs_any_free_order(case, pick):
     region, count = counts[k % len(counts)]
     kk = pick % count
     from fuseflowc.data.gen import random_inputs
-    from fuseflowc.bench.orders import _simulate
+    from fuseflowc.pipeline import as_declared, simulate
     from fuseflowc.fuse.parser import parse_fused
     from fuseflowc.fuse.printer import fused_str
     from fuseflowc.lower.driver import lower_fused
@@ -78,7 +78,7 @@ def test_random_programs_any_free_order(case, pick):
     specs = [s for s in p.specs() if s.name in set(p.inputs)]
     inputs = random_inputs(specs, sizes, seed, density)
     ref = evaluate(p, inputs)
-    result = _simulate(module, inputs, sizes, None)
+    result = simulate(module, as_declared(module, inputs), sizes)
     outs = {t.name: result.tensors[t.name] for t in module.tensors if t.role == "output"}
     assert outs
     for name in sorted(outs):

@@ -58,16 +58,7 @@ RULES.update({m: ((), "shared by every package") for m in FOUNDATION})
 
 #: Imports that break a rule today, each with the branch that removes it. The test fails when
 #: one is no longer made, so this list only shrinks: delete an entry once its import is gone.
-PENDING: dict[tuple[str, str], str] = {
-    ("fuseflowc.lower.driver", "fuseflowc.fuse.algorithm"):
-        "pipe: lower_program goes, its callers compile through fuseflowc/pipeline.py",
-    ("fuseflowc.estimate.advisor", "fuseflowc.fuse.algorithm"):
-        "pipe: the advisor compiles through fuseflowc/pipeline.py",
-    ("fuseflowc.estimate.advisor", "fuseflowc.lower.driver"):
-        "pipe: the advisor compiles through fuseflowc/pipeline.py",
-    ("fuseflowc.bench.estimate_accuracy", "fuseflowc.commands.estimate"):
-        "pipe: the bench loads modules through fuseflowc/pipeline.py",
-}
+PENDING: dict[tuple[str, str], str] = {}
 
 
 # ---- reading the imports --------------------------------------------------------------------

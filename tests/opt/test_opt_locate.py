@@ -231,8 +231,8 @@ def test_locate_on_random_programs(fa, fb, kernel, da, db, n, seed):
            f"tensor {out}: {'dense' if out.startswith('y') else 'csr'}\n"
            + kernel + "\n")
     program = load_text(src)
-    from fuseflowc.lower.driver import lower_program
-    module, _ = lower_program(program, None)
+    from tests.support.lower_harness import lowered_module
+    module = lowered_module(program)
     text = print_module(module)
     m0 = parse_module(Source("<lowered>", text))
     from fuseflowc.data.gen import random_inputs

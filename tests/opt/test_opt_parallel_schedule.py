@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 
 from fuseflowc.diagnostics import UserError
-from fuseflowc.lower.driver import lower_program
 from fuseflowc.opt import parse_pipeline, run_pipeline
 from fuseflowc.opt.schedule import resolve_pipeline
 from fuseflowc.samml import ir
@@ -16,7 +15,7 @@ from fuseflowc.samml.parser import parse_text
 from fuseflowc.samml.printer import print_module
 from fuseflowc.samml.verify import verify
 from tests.support.golden import run_cli
-from tests.support.lower_harness import fused_module, load_text
+from tests.support.lower_harness import fused_module, load_text, lowered_module
 from tests.opt.test_opt_parallel import check_same
 
 SPMM = """dim I, K, J
@@ -31,7 +30,7 @@ PAR = "parallelize C: i by 2\nparallelize C: k by 3\n"
 
 def spmm(schedule: str = PAR, via_fuse: bool = True):
     program = load_text(SPMM + schedule)
-    module = fused_module(program) if via_fuse else lower_program(program)[0]
+    module = fused_module(program) if via_fuse else lowered_module(program)
     verify(module)
     return parse_text(print_module(module))
 

@@ -14,9 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fuseflowc.data.fibertree import FiberTensor
-from fuseflowc.lower.driver import lower_program
 from fuseflowc.reference.evaluate import evaluate
-from tests.support.lower_harness import load_text
+from tests.support.lower_harness import load_text, lowered_module
 from fuseflowc.sim.arch import Arch
 from fuseflowc.sim.build import Simulator
 
@@ -54,7 +53,7 @@ def _random(rng, shape, density):
 
 def _simulate(text: str, arrays: dict, eb: int):
     program = load_text(text)
-    module, _ = lower_program(program, None)
+    module = lowered_module(program)
     inputs = {name: FiberTensor.from_dense(a, module.tensor(name).format)
               for name, a in arrays.items()}
     sizes = {d.name: None for d in program.dims}

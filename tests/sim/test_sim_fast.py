@@ -188,8 +188,8 @@ def test_generated_programs(case, i, j, k, sets):
     sizes = {"I": i, "J": j, "K": k}
     specs = [s for s in program.specs() if s.name in set(program.inputs)]
     from fuseflowc.data.gen import random_inputs
-    from tests.support.lower_harness import _as_declared
-    inputs = _as_declared(module, random_inputs(specs, sizes, seed, density))
+    from fuseflowc.pipeline import as_declared
+    inputs = as_declared(module, random_inputs(specs, sizes, seed, density))
     arch = Arch.load(None, sets, None)
     _compare(run(module, inputs, sizes, arch, "python", 10**6), module, inputs, sizes, arch,
              10**6)

@@ -6,16 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from fuseflowc import pipeline
 from fuseflowc.data.gen import random_inputs
 from fuseflowc.diagnostics import Source
 from fuseflowc.lang.checker import check
 from fuseflowc.lang.load import apply_overrides
 from fuseflowc.lang.parser import parse_directives, parse_program
-from fuseflowc.reference.evaluate import evaluate
-from fuseflowc.samml.parser import parse_module
 from fuseflowc.samml.printer import print_module
-from fuseflowc.samml.verify import verify
-from fuseflowc.sim.build import Simulator
 
 
 def load_text(text: str, schedule: tuple[str, ...] = (), name: str = "<test>"):
@@ -27,18 +24,24 @@ def load_text(text: str, schedule: tuple[str, ...] = (), name: str = "<test>"):
     return check(apply_overrides(p, overrides))
 
 
+def lowered_module(program):
+    """`fuse` (default options) then `lower`, in one process, without printing or verifying
+    anything on the way."""
+    return pipeline.compile(program, pipeline.CompileOptions(verify=False)).module
+
+
 def fused_module(program, order_index: int | None = None, region: str | None = None,
                  inline_widened: bool = False, share: bool = False):
     """`fuse` (order K of every region, or of one) then lower, as the pipeline does; the fused
-    IR is printed and parsed back on the way."""
-    from fuseflowc.fuse.algorithm import FuseOptions, fuse_program, pick_orders
-    from fuseflowc.fuse.parser import parse_fused
-    from fuseflowc.fuse.printer import fused_str
-    from fuseflowc.lower.driver import lower_fused
-    fp = fuse_program(program, None, FuseOptions(pick_orders(order_index, region),
-                                                 inline_widened=inline_widened, share=share))
-    fp = parse_fused(Source("<fused>", fused_str(fp)))
-    return lower_fused(fp)[0]
+    IR is printed and parsed back on the way (the module is not verified)."""
+    return pipeline.compile(program, _options(order_index, region, inline_widened, share,
+                                              verify=False)).module
+
+
+def _options(order_index, region, inline_widened: bool, share: bool, verify: bool):
+    return pipeline.CompileOptions(order=order_index, order_region=region,
+                                   inline_widened=inline_widened, share=share, verify=verify,
+                                   reparse_fused=True, reparse_module=verify)
 
 
 def run_both(program, sizes: dict[str, int], seed: int = 0, density=None,
@@ -47,19 +50,16 @@ def run_both(program, sizes: dict[str, int], seed: int = 0, density=None,
     """(simulated outputs, reference outputs) of `program` through `fuse` (options as
     fused_module) and `lower`; the fused IR and the module are printed, parsed back and
     verified on the way (what the pipeline does between processes)."""
-    module = fused_module(program, order_index, region, inline_widened, share)
-    verify(module)
-    text = print_module(module)
-    module2 = parse_module(Source("<lowered>", text))
-    verify(module2)
+    module = pipeline.compile(program, _options(order_index, region, inline_widened, share,
+                                                verify=True)).module
     sizes = {**{d.name: d.size for d in program.dims if d.size is not None}, **sizes}
     specs = [s for s in program.specs() if s.name in set(program.inputs)]
     if inputs is None:
         inputs = random_inputs(specs, sizes, seed, density)
-    ref = evaluate(program, inputs)
-    sim = Simulator(module2, _as_declared(module2, inputs), dict(sizes)).run()
-    outs = {t.name: sim.tensors[t.name] for t in module2.tensors if t.role == "output"}
-    return outs, {k: ref[k] for k in outs}, text
+    ref = pipeline.reference(program, inputs)
+    sim = pipeline.simulate(module, pipeline.as_declared(module, inputs), dict(sizes))
+    outs, expected = pipeline.outputs_to_check(module, sim, ref, "all-declared")
+    return outs, expected, print_module(module)
 
 
 def assert_matches(program, sizes, seed=0, density=None, inputs=None, patterns=False, **kw):
@@ -76,14 +76,3 @@ def assert_matches(program, sizes, seed=0, density=None, inputs=None, patterns=F
             if not (pa == pe).all():
                 raise AssertionError(f"{name}: stored pattern differs:\nsim={pa}\nref={pe}\n"
                                      f"{text}")
-
-
-def _as_declared(module, inputs: dict) -> dict:
-    """The inputs stored as the module declares them, as `simulate --data` loads them (an input
-    may be declared in a permuted format standing for fuse's permuted copy)."""
-    from fuseflowc.data.io import RawTensor, convert
-    out = dict(inputs)
-    for t in module.tensors:
-        if t.role == "input" and t.name in inputs and inputs[t.name].format != t.format:
-            out[t.name] = convert(RawTensor.from_fiber(inputs[t.name]), t.spec(), t.name)
-    return out
