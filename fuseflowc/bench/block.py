@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 from fuseflowc.bench.exe import fuseflowc_command
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = ROOT / "ir_examples" / "models" / "bigbird_attention"
 
 

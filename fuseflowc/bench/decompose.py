@@ -38,7 +38,7 @@ import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 K = 16
 PAD = 16
 BLOCKS = (4, 8, 16)

@@ -30,7 +30,7 @@ from fuseflowc.samml.load import load_module
 from fuseflowc.sim.arch import Arch
 from fuseflowc.sim.differential import first_difference, run
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "ir_examples" / "samml"
 
 # (kernel, matrix, rows kept or None for all)
