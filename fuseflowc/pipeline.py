@@ -353,15 +353,15 @@ def import_stages() -> None:
     next one), or before forking workers (each then starts with them loaded)."""
     import fuseflowc.data.io  # noqa: F401
     import fuseflowc.fuse.algorithm  # noqa: F401
+    import fuseflowc.lang.load  # noqa: F401
+    import fuseflowc.lower.driver  # noqa: F401
     import fuseflowc.opt.pipeline  # noqa: F401
+    import fuseflowc.reference.evaluate  # noqa: F401
     import fuseflowc.reference.gendata  # noqa: F401
     import fuseflowc.samml.verify  # noqa: F401
     import fuseflowc.sim.arch  # noqa: F401
+    import fuseflowc.sim.build  # noqa: F401
     import fuseflowc.sim.compare  # noqa: F401
     import fuseflowc.sim.report  # noqa: F401
-    import fuseflowc.lang.load  # noqa: F401
-    import fuseflowc.lower.driver  # noqa: F401
-    import fuseflowc.reference.evaluate  # noqa: F401
-    import fuseflowc.sim.build  # noqa: F401
     with contextlib.suppress(ImportError):  # optional: without it rows have no estimate
         import fuseflowc.estimate  # noqa: F401

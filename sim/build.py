@@ -15,11 +15,11 @@ from fuseflowc.samml.ir import STEP_KINDS, Permute
 from .arch import Arch
 from .assemble import assemble
 from .channel import Channel, make_port
+from .decompose import run_decompose
 from .engine import Engine
 from .engine_fast import Unsupported as _Unsupported
 from .levels import fixed_arrays, nonunique_arrays, singleton_arrays
 from .memory import Memory
-from .decompose import run_decompose
 from .permute import array_bytes, run_permute
 from .prims_compute import Alu, Reduce, Spacc1, Spacc2
 from .prims_crd import CrdDrop, CrdHold, Fork, Join

@@ -9,7 +9,7 @@ from fuseflowc.ops import alu_flops, arity, labelled_alu_flops
 
 from .node import BLOCKED, WAITING, Node
 from .ops import REDUCE_BLOCK, REDUCE_SCALAR, alu_function, labelled_alu, labelled_reduce
-from .tokens import EB, MASK, D, N, S0, empt, level, same_stop, stop
+from .tokens import EB, MASK, S0, D, N, empt, level, same_stop, stop
 
 
 def _n_left(op: str, fn, y):

@@ -7,7 +7,7 @@ from collections import deque
 
 from .node import BLOCKED, WAITING, Node
 from .prims_compute import _Queued
-from .tokens import D, N, S0, empt, level, same_stop, stop
+from .tokens import S0, D, N, empt, level, same_stop, stop
 
 
 def _lines_up(outer: int, inner: int) -> bool:

@@ -16,7 +16,7 @@ that firing and delay it to their arrival.
 from __future__ import annotations
 
 from .node import BLOCKED, WAITING, Node
-from .tokens import EB, MASK, D, N, S0
+from .tokens import EB, MASK, S0, D, N
 
 _FIBER = object()  # the dense side is inside a fiber (every coordinate present)
 

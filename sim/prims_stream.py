@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .memory import unlimited
 from .node import BLOCKED, WAITING, Node
-from .tokens import EB, MASK, D, N, R, S0
+from .tokens import EB, MASK, S0, D, N, R
 
 
 class Root(Node):

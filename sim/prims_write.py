@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .node import Node
-from .tokens import D, S0
+from .tokens import S0, D
 
 
 class Writer(Node):

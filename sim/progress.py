@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 import time
 
+
 def _si(x: float) -> str:
     """1234567 -> '1.23 M'."""
     for unit, div in (("G", 1e9), ("M", 1e6), ("k", 1e3)):

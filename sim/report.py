@@ -169,9 +169,8 @@ def print_tables(stats: dict, console, busiest: int = 5, module=None) -> None:
     """Per-kernel and total figures, then the busiest nodes, as rich tables. Figures are
     never cut: columns that do not fit the console's width go to a continuation table.
     With the simulated `module`, a node's index is shown with its program name (`u0(j)`)."""
-    from rich.table import Table
-
     from rich import box
+    from rich.table import Table
     headers = [h for h, _ in KERNEL_COLUMNS]
     rows = [(k["graph"] + (" (hoisted)" if k.get("hoisted") else ""),
              [f"{fn(k):,}" for _, fn in KERNEL_COLUMNS]) for k in stats["kernels"]]

@@ -45,6 +45,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+
 from fuseflowc.bench.exe import fuseflowc_command
 
 ROOT = Path(__file__).resolve().parents[2]

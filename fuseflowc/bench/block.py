@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+
 from fuseflowc.bench.exe import fuseflowc_command
 
 ROOT = Path(__file__).resolve().parents[2]

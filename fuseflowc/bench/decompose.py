@@ -251,6 +251,7 @@ def rank_check(name: str, kind: str, a: sp.csr_matrix, blocks=BLOCKS) -> dict:
     and that of the estimator's cycle model (Cost.cycles), and each ranking's Spearman
     correlation with the simulated cycles."""
     from scipy.stats import spearmanr
+
     from fuseflowc.data.io import tensor_from_array, tensor_from_scipy
     from fuseflowc.estimate.advisor import advise as rank
     from fuseflowc.reference.evaluate import evaluate

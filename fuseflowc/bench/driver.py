@@ -28,6 +28,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
 from fuseflowc.bench.exe import fuseflowc_command
 
 # Table 3: the GNN programs whose dataflow orders are counted, with the fuse flags the bench

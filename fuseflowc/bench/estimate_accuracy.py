@@ -21,6 +21,7 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+
 from fuseflowc.bench.exe import fuseflowc_command
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -48,8 +48,8 @@ def run_config(config: dict, base: str, cache: str, simulate: bool = True) -> di
     """One configuration's row: model, variant, data, estimated cycles (total and per
     kernel), the estimate's wall time, and the simulated cycles (total and per kernel)."""
     from fuseflowc import pipeline
-    from fuseflowc.sweep.worker import data_dir_for
     from fuseflowc.estimate import DataStats, estimate_module
+    from fuseflowc.sweep.worker import data_dir_for
 
     program, module, arch = _build(config, base)
     data_dir = data_dir_for(config, program, {"base": base, "data_cache": cache})

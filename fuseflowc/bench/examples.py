@@ -24,6 +24,7 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
 from fuseflowc.bench.exe import fuseflowc_command
 
 

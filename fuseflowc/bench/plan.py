@@ -31,14 +31,15 @@ SPECS = ("fig12_gcn.toml", "fig12_graphsage.toml", "fig12_sae.toml", "fig12_gpt3
 def plan_row(spec, rows: list[dict], out: Path, cache: str) -> dict:
     """Plan the model of `rows` (one model and data set of `spec`), simulate the plan, and
     compare with the rows' best."""
+    from dataclasses import replace
+
     from fuseflowc.lang import ast
     from fuseflowc.lang.load import load_program
-    from fuseflowc.sweep.worker import data_dir_for, run_config
     from fuseflowc.plan.cost import CostOptions
     from fuseflowc.plan.emit import program_text
     from fuseflowc.plan.search import Planner, PlanOptions
-    from dataclasses import replace
     from fuseflowc.sim.arch import Arch
+    from fuseflowc.sweep.worker import data_dir_for, run_config
 
     ok = [r for r in rows if r.get("status") == "ok" and r.get("cycles") is not None]
     best = min(ok, key=lambda r: (r["cycles"], r["id"])) if ok else None

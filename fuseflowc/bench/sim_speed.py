@@ -26,7 +26,6 @@ import scipy.sparse as sp
 
 from fuseflowc.data.fibertree import FiberTensor
 from fuseflowc.samml.load import load_module
-
 from fuseflowc.sim.arch import Arch
 from fuseflowc.sim.differential import first_difference, run
 

@@ -15,10 +15,10 @@ import math
 import re
 from pathlib import Path
 
-from ..sweep.markdown import _estimator_rows, _num as _n, _x, table
+from ..sweep.markdown import _estimator_rows, _x, table
+from ..sweep.markdown import _num as _n
 from ..sweep.results import read_rows_if_any
-from ..sweep.summary import _ratio, block_table, estimator_table, fusion_table, ok_rows, \
-    order_table
+from ..sweep.summary import _ratio, block_table, estimator_table, fusion_table, ok_rows, order_table
 
 PAPER = {
     "fig12": "Paper (Fig. 12): GPT-3 with BigBird gains most from full fusion (~2.7x); SAE, GCN "

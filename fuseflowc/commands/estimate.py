@@ -10,8 +10,13 @@ import sys
 import click
 
 from ..diagnostics import UserError
-from .options import (inline_widened_option, json_out_option, output_option, schedule_option,
-                      unfused_option)
+from .options import (
+    inline_widened_option,
+    json_out_option,
+    output_option,
+    schedule_option,
+    unfused_option,
+)
 
 _COLUMNS = ("flops", "read_seg", "read_crd", "read_vals", "write_seg", "write_crd", "write_vals",
             "bytes", "cycles")
@@ -93,11 +98,12 @@ def cmd(input_path, data_dir, densities, sizes, region, as_json, json_out, quiet
       fuseflowc fuse m.ff | fuseflowc lower | fuseflowc estimate --data d/ --json -o est.json
       fuseflowc estimate g.samml --data d/ --json-out est.json > est.tsv
     """
+    from fuseflowc.sim.arch import Arch
+
     from .. import pipeline
     from ..estimate import DataStats, estimate_module
     from ..outputs import Outputs
     from ..pipeline import CompileOptions
-    from fuseflowc.sim.arch import Arch
     out = Outputs(input_path, data_dir, arch_file)
     dest = out.file(output)
     json_dest = out.file(json_out, "--json-out") if json_out is not None else None

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import click
 
-from .options import (free_input_order_option, inline_widened_option, output_option,
-                      schedule_option, unfused_option)
-
-
+from .options import (
+    free_input_order_option,
+    inline_widened_option,
+    output_option,
+    schedule_option,
+    unfused_option,
+)
 
 
 @click.command("fuse")

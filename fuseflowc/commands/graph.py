@@ -31,8 +31,13 @@ def cmd(source: str, output: str | None, seed: int, as_json: bool) -> None:
       fuseflowc graph ~/ogb/ogbn_arxiv -o arxiv.npz
       fuseflowc graph edge_index.npy -o g.npz
     """
-    from ..data.graphs import (check_archive_name, degree_stats, load_graph, split_options,
-                               write_npz_graph)
+    from ..data.graphs import (
+        check_archive_name,
+        degree_stats,
+        load_graph,
+        split_options,
+        write_npz_graph,
+    )
     from ..data.synthetic import is_synthetic
     from ..outputs import Outputs
 

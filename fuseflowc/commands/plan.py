@@ -85,12 +85,13 @@ def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, 
         return
     if program is None:
         raise UserError("missing PROG (a .ff program; - reads stdin)")
+    from fuseflowc.sim.arch import Arch
+
     from ..commands.estimate import _pairs
     from ..lang.load import load_program
     from ..plan.cost import CostOptions
     from ..plan.emit import program_text, table, to_json
     from ..plan.search import Planner, PlanOptions
-    from fuseflowc.sim.arch import Arch
 
     out = Outputs(program, data_dir)
     dest = out.file(output)

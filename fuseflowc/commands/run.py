@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import click
 
-from .options import (LegacyJsonCommand, json_option, json_out_option, schedule_option,
-                      unfused_option)
+from .options import (
+    LegacyJsonCommand,
+    json_option,
+    json_out_option,
+    schedule_option,
+    unfused_option,
+)
 
 STYLES = ("auto", "npy", "npz", "sam")
 

@@ -79,7 +79,12 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
     from fuseflowc.data.io import save_tensors
     from fuseflowc.sim.arch import Arch
     from fuseflowc.sim.compare import compare
-    from fuseflowc.sim.report import print_schedule_stats, print_tables, result_stats, schedule_stats
+    from fuseflowc.sim.report import (
+        print_schedule_stats,
+        print_tables,
+        result_stats,
+        schedule_stats,
+    )
 
     from .. import pipeline
     from ..outputs import Outputs

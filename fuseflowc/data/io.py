@@ -36,8 +36,17 @@ from ..diagnostics import UserError
 from ..files import output_dir
 from ..formats import Format
 from .fibertree import FiberTensor, check_storage
-from .levelfiles import (_err, _shape_text, LEVEL_FILE_RE, LEVEL_MARK, LEVEL_PREFIX, level_file,
-                         level_files_present, read_level_files, write_level_files)
+from .levelfiles import (
+    LEVEL_FILE_RE,
+    LEVEL_MARK,
+    LEVEL_PREFIX,
+    _err,
+    _shape_text,
+    level_file,
+    level_files_present,
+    read_level_files,
+    write_level_files,
+)
 from .spec import TensorSpec
 
 SINGLE_FILE_SUFFIXES = (".npy", ".npz", ".mtx")

@@ -22,11 +22,18 @@ import numpy as np
 
 from ..diagnostics import UserError
 from ..ops import alu_flops, labelled_alu_flops, reduce_flops
-
 from . import timing
 from .cost import Cost, Estimate
-from .stats import DENSE, DataStats, LevelStats, TensorStats, level_shape, shape_of, \
-    stats_of_fiber, uniform_stats
+from .stats import (
+    DENSE,
+    DataStats,
+    LevelStats,
+    TensorStats,
+    level_shape,
+    shape_of,
+    stats_of_fiber,
+    uniform_stats,
+)
 
 FULL = "full"   # the relation of a dense level: every coordinate under every parent
 
@@ -874,8 +881,9 @@ def estimate_module(module, stats: DataStats, arch=None) -> Estimate:
     `permute SRC -> DST`), in execution order. `arch` (a sim.arch.Arch; None: the defaults of
     sim/arch.toml) gives the timing the cycles are modelled with (timing.py); the total's
     cycles are the kernels' sum (they run one after another)."""
-    from ..samml.ir import Decompose, Permute
     from fuseflowc.sim.arch import Arch
+
+    from ..samml.ir import Decompose, Permute
     t0 = time.perf_counter()
     if arch is None:
         arch = Arch.load(None)

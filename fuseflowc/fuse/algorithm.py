@@ -19,10 +19,10 @@ from dataclasses import dataclass, field, replace
 from ..diagnostics import Loc, UserError
 from ..formats import Format, copy_levels
 from ..lang import ast
-from . import ir
 from ..lang.decompose import Rewrite
 from ..lang.decompose import rewrite as decompose_rewrite
 from ..lang.widen import must_materialize
+from . import ir
 from .free_order import copy_name, permute_discordant, rename_access
 from .pog import POG, find_cycle
 from .verify import check_inlining

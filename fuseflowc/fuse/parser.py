@@ -11,12 +11,26 @@ from lark import Token, Transformer, v_args
 from lark.exceptions import UnexpectedInput, VisitError
 
 from ..diagnostics import Loc, Source, UserError
-from ..formats import (MAX_WIDTH, Format, format_problem, level_problem, level_text, shorthand,
-                       shorthand_problem)
+from ..formats import (
+    MAX_WIDTH,
+    Format,
+    format_problem,
+    level_problem,
+    level_text,
+    shorthand,
+    shorthand_problem,
+)
 from ..ir_kind import wrong_kind
 from ..lang import ast
-from ..limits import (MAX_INT, MAX_LANES, MAX_TENSOR_ORDER, check_nesting, finite_number,
-                      order_number, whole_number)
+from ..limits import (
+    MAX_INT,
+    MAX_LANES,
+    MAX_TENSOR_ORDER,
+    check_nesting,
+    finite_number,
+    order_number,
+    whole_number,
+)
 from ..syntax import parser, paused_gc, syntax_error
 from . import ir
 

@@ -256,8 +256,8 @@ OPT_VARIANTS = ("parallelize{index=i,factor=2}", "locate,cse,dce,cleanup", "sche
 
 def _make_data(b: _Builder, prog: str) -> str | None:
     """gen-data for `prog` at small sizes into data/<dir>/<name>; its path, or None."""
-    from fuseflowc.lang.load import load_program
     from fuseflowc.diagnostics import UserError
+    from fuseflowc.lang.load import load_program
 
     try:
         program = load_program(str(b.root / prog))

@@ -14,6 +14,7 @@ from typing import Iterator
 from ..diagnostics import Loc, Source
 from ..formats import Format
 
+
 def _loc() -> Loc | None:
     return field(default=None, compare=False, repr=False)
 

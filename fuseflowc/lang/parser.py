@@ -8,11 +8,27 @@ from lark import Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedInput, VisitError
 
 from ..diagnostics import Loc, Source, UserError
-from ..formats import (MAX_WIDTH, PARAM_SHORTHANDS, SHORTHAND_NAMES, Format, format_problem,
-                       level_problem, level_text, shorthand, shorthand_orders, shorthand_problem)
+from ..formats import (
+    MAX_WIDTH,
+    PARAM_SHORTHANDS,
+    SHORTHAND_NAMES,
+    Format,
+    format_problem,
+    level_problem,
+    level_text,
+    shorthand,
+    shorthand_orders,
+    shorthand_problem,
+)
 from ..ir_kind import wrong_kind
-from ..limits import (MAX_INT, MAX_LANES, MAX_TENSOR_ORDER, check_nesting, finite_number,
-                      whole_number)
+from ..limits import (
+    MAX_INT,
+    MAX_LANES,
+    MAX_TENSOR_ORDER,
+    check_nesting,
+    finite_number,
+    whole_number,
+)
 from ..syntax import parser, paused_gc, syntax_error
 from . import ast
 

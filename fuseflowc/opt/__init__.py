@@ -15,11 +15,10 @@ A pass mutates the module in place: `apply(module) -> None`. Nothing here import
 scipy: `opt` is on the compile path.
 """
 
-from .base import PASSES, ModulePass, OptionSpec, option_specs, register
-from .pipeline import PassTiming, PipelineError, parse_pipeline, run_pipeline
-
 # Importing a pass module registers it.
 from . import cleanup, cse, dce, locate, parallelize, schedule  # noqa: E402,F401  (registration side effect)
+from .base import PASSES, ModulePass, OptionSpec, option_specs, register
+from .pipeline import PassTiming, PipelineError, parse_pipeline, run_pipeline
 
 __all__ = ["PASSES", "ModulePass", "OptionSpec", "option_specs", "register", "PassTiming",
            "PipelineError", "parse_pipeline", "run_pipeline"]

@@ -58,10 +58,8 @@ from typing import ClassVar
 from ..diagnostics import UserError
 from ..limits import MAX_LANES
 from ..samml import ir
-from .base import ModulePass, register
 from ..samml.analysis import Context, depth, iterated_indices, stream_contexts
-from .base import PipelineError
-
+from .base import ModulePass, PipelineError, register
 
 #: Values of the `reduce` option.
 REDUCE_MODES = ("serial", "lanes")

@@ -20,8 +20,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..limits import MAX_INT
-from .base import (PASSES, PIPELINE_RESOLVERS, ModulePass, OptionSpec, PipelineError,
-                   describe_passes, option_specs)
+from .base import (
+    PASSES,
+    PIPELINE_RESOLVERS,
+    ModulePass,
+    OptionSpec,
+    PipelineError,
+    describe_passes,
+    option_specs,
+)
 
 if TYPE_CHECKING:
     from ..samml.ir import Module

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..samml import ir
-from .base import ModulePass, pipeline_resolver, register
 from ..samml.analysis import iterated_indices
+from .base import ModulePass, pipeline_resolver, register
 from .parallelize import REDUCE_MODES, Parallelize, parallelize_graph
 
 

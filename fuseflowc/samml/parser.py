@@ -19,13 +19,20 @@ from lark import Token, Tree
 from lark.exceptions import UnexpectedInput
 
 from ..diagnostics import DiagnosticSink, Loc, Source
-from ..formats import (MAX_WIDTH, Format, format_problem, level_problem, level_text, shorthand,
-                       shorthand_orders, shorthand_problem)
+from ..formats import (
+    MAX_WIDTH,
+    Format,
+    format_problem,
+    level_problem,
+    level_text,
+    shorthand,
+    shorthand_orders,
+    shorthand_problem,
+)
 from ..ir_kind import wrong_kind
 from ..limits import MAX_INT, MAX_TENSOR_ORDER, check_nesting, whole_number
 from ..syntax import parser, paused_gc, samml_syntax_error
-from .ir import (KINDS, ROLES, Decompose, Graph, Module, Node, Permute, Schedule, Stream,
-                 TensorDecl)
+from .ir import KINDS, ROLES, Decompose, Graph, Module, Node, Permute, Schedule, Stream, TensorDecl
 
 
 @paused_gc()

@@ -47,11 +47,33 @@ import re
 from typing import Any
 
 from ..diagnostics import DiagnosticSink, Loc
-from .ir import Decompose
-from .ir import (MAX_LANES, SAME, SCHEDULE_KINDS, Alu, Array, Fork, Graph,
-                 Intersect, Join, Locate, Module, Node, Permute, Reduce, Repeat, Root, Scan,
-                 Spacc1, Spacc2, Stream, Union, WriteLevel, WriteVals)
 from ..ops import ALU_BINARY, ALU_SCALAR
+from .ir import (
+    MAX_LANES,
+    SAME,
+    SCHEDULE_KINDS,
+    Alu,
+    Array,
+    Decompose,
+    Fork,
+    Graph,
+    Intersect,
+    Join,
+    Locate,
+    Module,
+    Node,
+    Permute,
+    Reduce,
+    Repeat,
+    Root,
+    Scan,
+    Spacc1,
+    Spacc2,
+    Stream,
+    Union,
+    WriteLevel,
+    WriteVals,
+)
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 _KIND_TEXT = {"crd": "a crd", "ref": "a ref", "val": "a val", "repsig": "a repsig"}

@@ -148,8 +148,13 @@ class _Progress:
         self.p = None
         if sys.stderr.isatty() and total:
             from rich.console import Console
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                       TimeElapsedColumn)
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
             self.p = Progress(TextColumn(what), BarColumn(), MofNCompleteColumn(),
                               TimeElapsedColumn(), TextColumn("{task.fields[last]}"),
                               transient=True, console=Console(file=sys.stderr))

@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from tests.support.golden import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,12 +11,12 @@ import re
 from pathlib import Path
 
 import pytest
-from tests.support.golden import ROOT, run_cli
 
 from fuseflowc.diagnostics import UserError
 from fuseflowc.sweep.grid import expand
 from fuseflowc.sweep.results import ResultsWriter, normalize_row, read_rows
 from fuseflowc.sweep.spec import parse_spec
+from tests.support.golden import ROOT, run_cli
 
 KERNELS = ROOT / "ir_examples" / "kernels"
 

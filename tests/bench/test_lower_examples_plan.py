@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fuseflowc.bench.exe import fuseflowc_command
 from fuseflowc.bench.examples import plan_cases
+from fuseflowc.bench.exe import fuseflowc_command
 
 ROOT = Path(__file__).resolve().parents[2]
 

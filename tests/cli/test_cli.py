@@ -8,9 +8,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from tests.support.golden import ROOT, run_cli
 
 from fuseflowc import __version__
+from tests.support.golden import ROOT, run_cli
 
 SPMV = str(ROOT / "ir_examples" / "kernels" / "spmv.ff")
 

@@ -16,9 +16,9 @@ import threading
 from pathlib import Path
 
 import pytest
-from tests.support.golden import ROOT, run_cli
 
 from fuseflowc.outputs import MANIFEST
+from tests.support.golden import ROOT, run_cli
 
 SPMV = ROOT / "ir_examples" / "kernels" / "spmv.ff"
 FIXTURE = ROOT / "tests" / "golden" / "sweep" / "fixture.jsonl"

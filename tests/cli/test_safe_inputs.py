@@ -341,6 +341,7 @@ def test_max_cycles_past_64_bits_is_a_usage_error(tmp_path):
     """Found by the fuzzer: a 20-digit --max-cycles reached the compiled engine's 64-bit
     argument and failed there with a TypeError (exit 3)."""
     from click.testing import CliRunner
+
     from fuseflowc.cli import main
     g = Path(__file__).resolve().parents[2] / "ir_examples" / "samml" / "spmv_row.samml"
     r = CliRunner().invoke(main, ["simulate", str(g), "--data", str(tmp_path),

@@ -5,10 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from fuseflowc.data.bigbird import (MaskSpec, bigbird_block_mask, bigbird_block_pattern,
-                                    bigbird_mask, mask_density, parse_mask_spec)
+from fuseflowc.data.bigbird import (
+    MaskSpec,
+    bigbird_block_mask,
+    bigbird_block_pattern,
+    bigbird_mask,
+    mask_density,
+    parse_mask_spec,
+)
 from fuseflowc.diagnostics import UserError
 from tests.support.golden import run_cli
 

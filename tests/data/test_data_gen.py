@@ -10,8 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fuseflowc.data.fibertree import FiberTensor
-from fuseflowc.data.gen import (DEFAULT_SPARSE_DENSITY, random_inputs, random_tensor,
-                                resolve_shape, tensor_rng)
+from fuseflowc.data.gen import (
+    DEFAULT_SPARSE_DENSITY,
+    random_inputs,
+    random_tensor,
+    resolve_shape,
+    tensor_rng,
+)
 from fuseflowc.data.spec import TensorSpec
 from fuseflowc.diagnostics import UserError
 from fuseflowc.formats import Format, shorthand

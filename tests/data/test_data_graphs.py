@@ -11,8 +11,14 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuseflowc.data.graphs import (gcn_normalize, karate_club, load_graph, load_mtx_graph,
-                                   load_npz_graph, mean_normalize)
+from fuseflowc.data.graphs import (
+    gcn_normalize,
+    karate_club,
+    load_graph,
+    load_mtx_graph,
+    load_npz_graph,
+    mean_normalize,
+)
 from fuseflowc.data.io import load_inputs
 from fuseflowc.data.spec import TensorSpec
 from fuseflowc.diagnostics import UserError

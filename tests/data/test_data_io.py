@@ -12,8 +12,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fuseflowc.data.fibertree import FiberTensor
-from fuseflowc.data.io import (SAVE_STYLES, load_inputs, load_tensor, read_level_files,
-                               save_tensors, write_data_dir)
+from fuseflowc.data.io import (
+    SAVE_STYLES,
+    load_inputs,
+    load_tensor,
+    read_level_files,
+    save_tensors,
+    write_data_dir,
+)
 from fuseflowc.data.spec import TensorSpec
 from fuseflowc.diagnostics import UserError
 from fuseflowc.formats import Format, shorthand

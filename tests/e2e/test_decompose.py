@@ -10,7 +10,6 @@ import json
 
 import numpy as np
 import pytest
-from tests.support.golden import run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +24,7 @@ from fuseflowc.lower.driver import lower_fused
 from fuseflowc.reference.decompose import split_parts
 from fuseflowc.reference.evaluate import evaluate
 from fuseflowc.sim.build import Simulator
+from tests.support.golden import run_cli
 
 SPMM = """
 dim I, J, K

@@ -21,11 +21,11 @@ from fuseflowc.lang.checker import check
 from fuseflowc.lang.parser import parse_program
 from fuseflowc.lang.printer import program_str
 from fuseflowc.reference.evaluate import evaluate
-from tests.support.lower_harness import fused_module, load_text
 from fuseflowc.sim import engine_fast
 from fuseflowc.sim.arch import Arch
 from fuseflowc.sim.build import Simulator
 from fuseflowc.sim.differential import first_difference, run
+from tests.support.lower_harness import fused_module, load_text
 
 COO = shorthand("coo", 2)
 
@@ -484,12 +484,12 @@ def test_gen_data_refuses_a_graph_with_rows_longer_than_c(tmp_path):
 
 
 def test_fused_ir_and_samml_refuse_to_write_coo_or_ell():
+    from fuseflowc.fuse.algorithm import FuseOptions, fuse_program, pick_orders
     from fuseflowc.fuse.parser import parse_fused
+    from fuseflowc.fuse.printer import fused_str
     from fuseflowc.samml.parser import parse_module
     from fuseflowc.samml.printer import print_module
     from fuseflowc.samml.verify import verify
-    from fuseflowc.fuse.algorithm import FuseOptions, fuse_program, pick_orders
-    from fuseflowc.fuse.printer import fused_str
     p = load_text("dim N, M\ntensor A[N, M]: csr\ntensor B[N, M]: csr\nB[i, j] = A[i, j]\n")
     fused = fused_str(fuse_program(p, None, FuseOptions(pick_orders(None, None))))
     bad = fused.replace("tensor B[N, M] : csr output", "tensor B[N, M] : coo output")

@@ -16,7 +16,6 @@ from fuseflowc.diagnostics import Source, UserError
 from fuseflowc.lang.checker import check
 from fuseflowc.lang.parser import parse_program
 from fuseflowc.reference import evaluate
-
 from tests.support.lower_harness import assert_matches
 
 ACTS = {"relu": lambda x: np.maximum(x, 0), "tanh": np.tanh, "": lambda x: x}
@@ -176,8 +175,8 @@ def test_reuse_and_wavefront_compile_check_and_count_configurations():
     configuration); wavefront: statements in anti-diagonal order, graphs marked with their
     wave; both compute what the sequential order computes."""
     from fuseflowc.samml.parser import parse_module
-    from tests.support.lower_harness import lowered_module
     from fuseflowc.samml.printer import print_module
+    from tests.support.lower_harness import lowered_module
     text = program_text("fold", 4, "relu", "same", 0.5, None) + "fuse layer: T, S\n"
     for sched in ("", "schedule l: reuse\n"):
         prog = load(text + sched)

@@ -13,14 +13,23 @@ from hypothesis import strategies as st
 
 from fuseflowc.data.fibertree import FiberTensor
 from fuseflowc.formats import shorthand
-from tests.support.golden import run_pipeline
-from tests.support.lower_harness import load_text, run_both
 from fuseflowc.sim.compare import compare
 from fuseflowc.sim.harness import run_node
-from fuseflowc.sim.ops import (BINARY_BLOCK, BINARY_SCALAR, REDUCE_BLOCK, REDUCE_SCALAR, SCALAR_CONST,
-                     SCALAR_CONST_BLOCK, UNARY_BLOCK, UNARY_SCALAR, labelled_reduce)
+from fuseflowc.sim.ops import (
+    BINARY_BLOCK,
+    BINARY_SCALAR,
+    REDUCE_BLOCK,
+    REDUCE_SCALAR,
+    SCALAR_CONST,
+    SCALAR_CONST_BLOCK,
+    UNARY_BLOCK,
+    UNARY_SCALAR,
+    labelled_reduce,
+)
 from fuseflowc.sim.prims_compute import Reduce, Spacc1
 from fuseflowc.sim.tokens import D, show_all, stop
+from tests.support.golden import run_pipeline
+from tests.support.lower_harness import load_text, run_both
 
 NAN, INF = math.nan, math.inf
 SPECIAL = [NAN, INF, -INF, -2.5, -0.0, 0.0, 0.5, 3.0]

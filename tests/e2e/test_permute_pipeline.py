@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from tests.support.golden import ROOT, run_cli
 
 FIG7 = str(ROOT / "ir_examples" / "kernels" / "fig7_pair.ff")

@@ -231,8 +231,8 @@ def test_blocked_attention_flops_match_the_simulator(tmp_path, b):
     low before."""
     from fuseflowc.data.io import load_inputs
     from fuseflowc.lang.load import load_program
-    from tests.support.lower_harness import fused_module
     from fuseflowc.sim.build import Simulator
+    from tests.support.lower_harness import fused_module
     src = Path("ir_examples/models/bigbird_attention/attention-b16.ff").read_text()
     prog = tmp_path / "att.ff"
     prog.write_text(src.replace(": 16\n", f": {b}\n").replace("DH = 64", f"DH = {2 * b}"))

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from fuseflowc.data.io import load_inputs
 from fuseflowc.estimate import DataStats, estimate_module
-from tests.support.golden import run_cli
 from fuseflowc.sim.arch import Arch
 from fuseflowc.sim.build import Simulator
+from tests.support.golden import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNELS = ROOT / "ir_examples" / "kernels"

@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.support.golden import run_cli
 
 from fuseflowc.diagnostics import Source, UserError
 from fuseflowc.fuse.algorithm import FuseOptions, fuse_program
@@ -15,6 +14,7 @@ from fuseflowc.fuse.orders import region_pog
 from fuseflowc.fuse.parser import parse_fused
 from fuseflowc.fuse.printer import fused_str
 from fuseflowc.lang.load import load_program
+from tests.support.golden import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(p for p in (ROOT / "ir_examples").rglob("*.ff"))

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from fuseflowc.bench.orders import OrderRun, run_order, summary_lines, sweep
 from fuseflowc.data.gen import random_inputs
 from fuseflowc.diagnostics import Source
 from fuseflowc.fuse.algorithm import FuseOptions, fuse_program
-from fuseflowc.bench.orders import OrderRun, run_order, summary_lines, sweep
 from fuseflowc.fuse.orders import region_pog
 from fuseflowc.fuse.parser import parse_fused
 from fuseflowc.fuse.printer import fused_str

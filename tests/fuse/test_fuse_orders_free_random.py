@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from fuseflowc.diagnostics import Source, UserError
 from fuseflowc.fuse.algorithm import FuseOptions, fuse_program
 from fuseflowc.fuse.orders import region_pog
-from tests.support.lower_harness import load_text
 from tests.lower.test_lower_random_chains import SIZES, chains
+from tests.support.lower_harness import load_text
 
 # Messages of what lowering does not generate (as test_lower_random_chains skips them): copies
 # whose level formats would store zeros the original does not; and, with --inline-widened, an
@@ -53,10 +53,10 @@ def test_random_programs_any_free_order(case, pick):
     region, count = counts[k % len(counts)]
     kk = pick % count
     from fuseflowc.data.gen import random_inputs
-    from fuseflowc.pipeline import as_declared, simulate
     from fuseflowc.fuse.parser import parse_fused
     from fuseflowc.fuse.printer import fused_str
     from fuseflowc.lower.driver import lower_fused
+    from fuseflowc.pipeline import as_declared, simulate
     from fuseflowc.reference.evaluate import evaluate
     from fuseflowc.samml.parser import parse_module
     from fuseflowc.samml.printer import print_module

@@ -25,8 +25,8 @@ from fuseflowc.data.gen import random_inputs
 from fuseflowc.diagnostics import UserError
 from fuseflowc.opt import parse_pipeline, run_pipeline
 from fuseflowc.reference.evaluate import evaluate
-from tests.support.lower_harness import assert_matches, fused_module, load_text
 from fuseflowc.sim.build import Simulator
+from tests.support.lower_harness import assert_matches, fused_module, load_text
 
 SIZES = {"I": 4, "J": 5, "K": 3}
 

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.support import sim_pins
 from fuseflowc.data.fibertree import FiberTensor
 from fuseflowc.diagnostics import Source, UserError
 from fuseflowc.formats import Format
@@ -18,14 +17,14 @@ from fuseflowc.opt.locate import locate_graph
 from fuseflowc.samml.parser import parse_module
 from fuseflowc.samml.printer import print_module
 from fuseflowc.samml.verify import verify
-from tests.support.golden import run_cli
-from tests.support.lower_harness import load_text
 from fuseflowc.sim.harness import run_node
 from fuseflowc.sim.prims_join import Intersect
 from fuseflowc.sim.prims_locate import Locate
 from fuseflowc.sim.prims_stream import Scan
 from fuseflowc.sim.tokens import D, N, parse, show_empt
-
+from tests.support import sim_pins
+from tests.support.golden import run_cli
+from tests.support.lower_harness import load_text
 
 # ---- the primitive ------------------------------------------------------------------------
 

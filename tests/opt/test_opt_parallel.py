@@ -16,14 +16,14 @@ from fuseflowc.data.gen import random_inputs
 from fuseflowc.diagnostics import UserError
 from fuseflowc.lang.load import load_program
 from fuseflowc.opt import PipelineError, parse_pipeline
-from fuseflowc.samml.analysis import depth, iterated_indices, stream_contexts
 from fuseflowc.opt.parallelize import parallelize_graph
 from fuseflowc.samml import ir
+from fuseflowc.samml.analysis import depth, iterated_indices, stream_contexts
 from fuseflowc.samml.load import load_module
 from fuseflowc.samml.parser import parse_text
 from fuseflowc.samml.printer import print_module
-from tests.support.lower_harness import fused_module
 from tests.opt.test_opt_sim import assert_identical, optimized, simulate
+from tests.support.lower_harness import fused_module
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "ir_examples" / "samml").glob("*.samml"))

@@ -14,9 +14,9 @@ from fuseflowc.samml import ir
 from fuseflowc.samml.parser import parse_text
 from fuseflowc.samml.printer import print_module
 from fuseflowc.samml.verify import verify
+from tests.opt.test_opt_parallel import check_same
 from tests.support.golden import run_cli
 from tests.support.lower_harness import fused_module, load_text, lowered_module
-from tests.opt.test_opt_parallel import check_same
 
 SPMM = """dim I, K, J
 tensor A[I, K] : csr

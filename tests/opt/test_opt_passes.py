@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from fuseflowc.formats import shorthand
 from fuseflowc.opt.cse import common_subexpressions
 from fuseflowc.opt.dce import DeadCodeElimination, dead_code
 from fuseflowc.samml.ir import Alu, Stream, TensorDecl
 from fuseflowc.samml.load import load_module
 from fuseflowc.samml.parser import parse_text
 from fuseflowc.samml.printer import print_module
-from fuseflowc.formats import shorthand
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "ir_examples" / "samml").glob("*.samml"))

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fuseflowc.opt import PASSES, ModulePass, PipelineError, parse_pipeline, run_pipeline
 from fuseflowc.opt.base import option_specs

@@ -15,8 +15,8 @@ from fuseflowc.opt import parse_pipeline, run_pipeline
 from fuseflowc.samml.load import load_module
 from fuseflowc.samml.parser import parse_text
 from fuseflowc.samml.printer import print_module
-from tests.support.lower_harness import fused_module
 from fuseflowc.sim.build import Simulator
+from tests.support.lower_harness import fused_module
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "ir_examples" / "samml").glob("*.samml"))

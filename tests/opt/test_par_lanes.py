@@ -7,7 +7,6 @@ max. Structure, what stays serial, errors and the blocked BigBird attention thro
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -15,15 +14,15 @@ from hypothesis import strategies as st
 
 from fuseflowc.data.fibertree import FiberTensor
 from fuseflowc.opt import PipelineError, parse_pipeline
-from fuseflowc.samml.analysis import stream_contexts
 from fuseflowc.opt.parallelize import combines_per_lane
 from fuseflowc.samml import ir
+from fuseflowc.samml.analysis import stream_contexts
 from fuseflowc.samml.load import load_module
 from fuseflowc.samml.parser import parse_text
 from fuseflowc.samml.printer import print_module
-from tests.support.golden import run_cli
 from tests.opt.test_opt_parallel import ROOT, indices, inputs_for, lowered, sparse_density
 from tests.opt.test_opt_sim import assert_same_patterns, optimized, simulate
+from tests.support.golden import run_cli
 
 EXAMPLES = sorted((ROOT / "ir_examples" / "samml").glob("*.samml"))
 KERNELS = ["spmv", "spmm", "sddmm", "mttkrp", "nested_matmul_fused", "residual"]

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fuseflowc.diagnostics import Source, UserError
 from fuseflowc.lang.load import load_program, program_from_source

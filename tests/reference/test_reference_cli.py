@@ -8,11 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.support.golden import run_cli
 
 from fuseflowc.data.io import load_inputs
 from fuseflowc.lang.load import load_program
 from fuseflowc.reference import evaluate
+from tests.support.golden import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "ir_examples").glob("**/*.ff"))

@@ -8,8 +8,19 @@ import pytest
 
 from fuseflowc.formats import shorthand
 from fuseflowc.samml import ir
-from fuseflowc.samml.ir import (KINDS, STREAM_KINDS, Array, Graph, Module, Repeat, Repsig, Root,
-                                Scan, TensorDecl, Union)
+from fuseflowc.samml.ir import (
+    KINDS,
+    STREAM_KINDS,
+    Array,
+    Graph,
+    Module,
+    Repeat,
+    Repsig,
+    Root,
+    Scan,
+    TensorDecl,
+    Union,
+)
 
 
 def _snake(cls_name: str) -> str:

@@ -10,15 +10,32 @@ from hypothesis import strategies as st
 
 from fuseflowc.diagnostics import Source, UserError
 from fuseflowc.formats import Format
-from fuseflowc.samml.dot import module_dot
 from fuseflowc.ops import ALU_BINARY, ALU_SCALAR, ALU_UNARY
-from fuseflowc.samml.ir import (Alu, Array, CrdDrop, CrdHold,
-                                Fork, Graph, Intersect, Join, Module, Reduce, Repeat, Repsig, Root,
-                                Scan, Spacc1, TensorDecl, Union, WriteLevel, WriteVals)
+from fuseflowc.samml.dot import module_dot
+from fuseflowc.samml.ir import (
+    Alu,
+    Array,
+    CrdDrop,
+    CrdHold,
+    Fork,
+    Graph,
+    Intersect,
+    Join,
+    Module,
+    Reduce,
+    Repeat,
+    Repsig,
+    Root,
+    Scan,
+    Spacc1,
+    TensorDecl,
+    Union,
+    WriteLevel,
+    WriteVals,
+)
 from fuseflowc.samml.parser import parse_module
 from fuseflowc.samml.printer import print_module
 from fuseflowc.samml.verify import verify
-
 from tests.support.golden import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,8 +5,17 @@ import pytest
 
 from fuseflowc.diagnostics import UserError
 from fuseflowc.formats import shorthand
-from fuseflowc.samml.ir import (Alu, Array, Graph, Module, Root, Scan, TensorDecl,
-                                WriteLevel, WriteVals)
+from fuseflowc.samml.ir import (
+    Alu,
+    Array,
+    Graph,
+    Module,
+    Root,
+    Scan,
+    TensorDecl,
+    WriteLevel,
+    WriteVals,
+)
 from fuseflowc.samml.load import load_module, save_module
 from fuseflowc.samml.verify import verify
 

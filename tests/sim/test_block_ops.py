@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fuseflowc.diagnostics import Source
+from fuseflowc.ops import block_contracts, labelled_alu_flops
 from fuseflowc.samml.parser import parse_module
 from fuseflowc.samml.printer import print_module
 from fuseflowc.samml.verify import verify
 from fuseflowc.sim.arch import Arch
-from fuseflowc.ops import block_contracts, labelled_alu_flops
 from fuseflowc.sim.ops import labelled_alu, labelled_reduce
 
 LABELS = ["i", "j", "k"]

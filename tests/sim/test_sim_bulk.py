@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from fuseflowc.sim.channel import Channel
 from fuseflowc.sim.prims_join import Intersect, _Joiner, _run_length
-from fuseflowc.sim.tokens import D, S0, stop
+from fuseflowc.sim.tokens import S0, D, stop
 
 
 def _naive(d, lim):

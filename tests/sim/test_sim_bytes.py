@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from fuseflowc.data.fibertree import FiberTensor
 from fuseflowc.reference.evaluate import evaluate
-from tests.support.lower_harness import load_text, lowered_module
 from fuseflowc.sim.arch import Arch
 from fuseflowc.sim.build import Simulator
+from tests.support.lower_harness import load_text, lowered_module
 
 SPMM = """
 dim I, K, J

@@ -13,9 +13,17 @@ from hypothesis import strategies as st
 from fuseflowc.data.fibertree import FiberTensor
 from fuseflowc.diagnostics import UserError
 from fuseflowc.formats import Format, shorthand
-from fuseflowc.samml.ir import (Alu, Array, Graph, Module, Root, Scan, TensorDecl, WriteLevel,
-                                WriteVals)
-from tests.support.golden import run_cli
+from fuseflowc.samml.ir import (
+    Alu,
+    Array,
+    Graph,
+    Module,
+    Root,
+    Scan,
+    TensorDecl,
+    WriteLevel,
+    WriteVals,
+)
 from fuseflowc.sim.arch import Arch
 from fuseflowc.sim.build import Simulator
 from fuseflowc.sim.channel import Channel
@@ -25,6 +33,7 @@ from fuseflowc.sim.prims_stream import Array as SimArray
 from fuseflowc.sim.prims_write import Writer
 from fuseflowc.sim.tokens import D, stop
 from tests.sim.test_sim_examples import EXAMPLES, _sparse, simulate
+from tests.support.golden import run_cli
 
 
 def copy_module(fmt: Format, out_fmt: Format | None = None, order: int = 2) -> Module:

@@ -11,9 +11,9 @@ import pytest
 from fuseflowc.data.fibertree import FiberTensor
 from fuseflowc.diagnostics import Source, UserError
 from fuseflowc.samml.parser import parse_module
-from tests.support.golden import run_cli
 from fuseflowc.sim import engine_fast
 from fuseflowc.sim.build import Simulator
+from tests.support.golden import run_cli
 
 COPY = """
 tensor A[N]: sparse input

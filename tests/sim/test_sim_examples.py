@@ -12,9 +12,9 @@ import scipy.sparse as sp
 
 from fuseflowc.data.fibertree import FiberTensor
 from fuseflowc.samml.load import load_module
-from tests.support.golden import run_cli
 from fuseflowc.sim.arch import Arch
 from fuseflowc.sim.build import Simulator
+from tests.support.golden import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "ir_examples" / "samml"

@@ -18,12 +18,12 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from tests.support import sim_pins
-from tests.lower import test_block_lower as tb
-from tests.lower.test_lower_random_chains import chains
 from fuseflowc.sim import engine_fast
 from fuseflowc.sim.arch import Arch
 from fuseflowc.sim.differential import first_difference, run
+from tests.lower import test_block_lower as tb
+from tests.lower.test_lower_random_chains import chains
+from tests.support import sim_pins
 
 PINNED = sorted(json.loads(sim_pins.PINS.read_text()))
 

@@ -12,16 +12,35 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.support.fast_prims import (DEFAULT, SETTINGS, SPECIAL, Case, arches, assert_same, at0, bits,
-                        blockify, crd_streams, key, mutate, outcome, outer, single, sink_ports,
-                        times_for, tokens, trees, values)
+from fuseflowc.ops import ALU_OPS, arity
 from fuseflowc.sim import engine_fast
 from fuseflowc.sim.channel import Channel
-from fuseflowc.ops import ALU_OPS, arity
 from fuseflowc.sim.ops import SCALAR_CONST
 from fuseflowc.sim.prims_compute import Alu, Reduce, Spacc1, Spacc2
 from fuseflowc.sim.prims_crd import Fork, Join
 from fuseflowc.sim.tokens import D, N, parse, stop
+from tests.support.fast_prims import (
+    DEFAULT,
+    SETTINGS,
+    SPECIAL,
+    Case,
+    arches,
+    assert_same,
+    at0,
+    bits,
+    blockify,
+    crd_streams,
+    key,
+    mutate,
+    outcome,
+    outer,
+    single,
+    sink_ports,
+    times_for,
+    tokens,
+    trees,
+    values,
+)
 
 pytestmark = pytest.mark.skipif(not engine_fast.available(), reason="fuseflowc.sim._fast is not built")
 

@@ -7,13 +7,29 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.support.fast_prims import (DEFAULT, SETTINGS, Case, arches, assert_same, at0, blockify, crd_streams,
-                        key, mutate, outer, single, sink_ports, times_for, tokens, trees)
 from fuseflowc.sim import engine_fast
 from fuseflowc.sim.channel import Channel
 from fuseflowc.sim.engine import Engine
 from fuseflowc.sim.prims_crd import CrdDrop, CrdHold, Fork, Join
 from fuseflowc.sim.tokens import D, N, parse
+from tests.support.fast_prims import (
+    DEFAULT,
+    SETTINGS,
+    Case,
+    arches,
+    assert_same,
+    at0,
+    blockify,
+    crd_streams,
+    key,
+    mutate,
+    outer,
+    single,
+    sink_ports,
+    times_for,
+    tokens,
+    trees,
+)
 
 pytestmark = pytest.mark.skipif(not engine_fast.available(), reason="fuseflowc.sim._fast is not built")
 

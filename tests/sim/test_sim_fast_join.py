@@ -7,11 +7,22 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.support.fast_prims import (DEFAULT, SETTINGS, arches, assert_same, at0, crd_streams, key, mutate,
-                        single, times_for, values)
 from fuseflowc.sim import engine_fast
 from fuseflowc.sim.prims_join import Intersect, Union
-from fuseflowc.sim.tokens import D, S0, parse, stop
+from fuseflowc.sim.tokens import S0, D, parse, stop
+from tests.support.fast_prims import (
+    DEFAULT,
+    SETTINGS,
+    arches,
+    assert_same,
+    at0,
+    crd_streams,
+    key,
+    mutate,
+    single,
+    times_for,
+    values,
+)
 
 pytestmark = pytest.mark.skipif(not engine_fast.available(), reason="fuseflowc.sim._fast is not built")
 

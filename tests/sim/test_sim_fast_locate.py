@@ -7,11 +7,23 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.support.fast_prims import (DEFAULT, SETTINGS, arches, assert_same, at0, key, mutate, outer, single,
-                        times_for, tokens, trees)
 from fuseflowc.sim import engine_fast
 from fuseflowc.sim.prims_locate import Locate
 from fuseflowc.sim.tokens import D, N, parse
+from tests.support.fast_prims import (
+    DEFAULT,
+    SETTINGS,
+    arches,
+    assert_same,
+    at0,
+    key,
+    mutate,
+    outer,
+    single,
+    times_for,
+    tokens,
+    trees,
+)
 
 pytestmark = pytest.mark.skipif(not engine_fast.available(), reason="fuseflowc.sim._fast is not built")
 

@@ -6,9 +6,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.support.golden import run_cli
 from fuseflowc.sim.arch import Arch
 from tests.sim.test_sim_examples import _blocky, check
+from tests.support.golden import run_cli
 
 TWO = """
 tensor A[N, M]: csr input
@@ -134,8 +134,8 @@ def test_dcsr_add_goes_through_n_refs(shape):
     """Doubly compressed inputs: the row union gives N refs for rows one side lacks, whose
     scans give N coordinates that the column union skips."""
     from fuseflowc.data.fibertree import FiberTensor
-    from fuseflowc.samml.parser import parse_module
     from fuseflowc.diagnostics import Source
+    from fuseflowc.samml.parser import parse_module
     from fuseflowc.sim.build import Simulator
     from tests.sim.test_sim_examples import EXAMPLES
     text = (EXAMPLES / "add.samml").read_text().replace(": csr ", ": dcsr ") \

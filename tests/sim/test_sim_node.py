@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from fuseflowc.sim.channel import Channel, NullPort
 from fuseflowc.sim.memory import Memory
 from fuseflowc.sim.node import BLOCKED, WAITING, Node
-from fuseflowc.sim.tokens import D, S0
+from fuseflowc.sim.tokens import S0, D
 
 
 @st.composite

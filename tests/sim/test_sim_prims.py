@@ -16,7 +16,7 @@ from fuseflowc.sim.prims_compute import Alu, Reduce, Spacc1, Spacc2
 from fuseflowc.sim.prims_crd import CrdDrop, CrdHold, Fork, Join
 from fuseflowc.sim.prims_join import Intersect, Union
 from fuseflowc.sim.prims_stream import Array, Repeat, RepSig, Root, Scan
-from fuseflowc.sim.tokens import D, N, S0, parse, show_all, show_empt, stop
+from fuseflowc.sim.tokens import S0, D, N, parse, show_all, show_empt, stop
 
 
 def out_text(node, inputs, n_out, kinds=None, kind="crd"):

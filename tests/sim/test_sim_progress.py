@@ -12,13 +12,13 @@ import re
 import pytest
 
 import fuseflowc.commands.simulate as simulate_cmd
-from tests.support import sim_pins
-from tests.support.golden import run_cli, run_pipeline
 from fuseflowc.sim import engine_fast
 from fuseflowc.sim.arch import Arch
 from fuseflowc.sim.build import Simulator
 from fuseflowc.sim.engine import Engine
 from fuseflowc.sim.progress import Progress
+from tests.support import sim_pins
+from tests.support.golden import run_cli, run_pipeline
 
 PROGRAM = """dim I = 40, J = 30
 tensor A[I, J] : csr

@@ -25,7 +25,7 @@ from fuseflowc.sim.channel import Channel, make_port
 from fuseflowc.sim.differential import error_text
 from fuseflowc.sim.engine import Engine
 from fuseflowc.sim.prims_write import Writer
-from fuseflowc.sim.tokens import D, N, S0, stop
+from fuseflowc.sim.tokens import S0, D, N, stop
 
 #: hypothesis examples per random test (SIM_FAST_EXAMPLES=1000 for a longer hunt)
 SETTINGS = settings(max_examples=int(os.environ.get("SIM_FAST_EXAMPLES", "60")), deadline=None,

@@ -10,12 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.support.golden import ROOT, run_cli
-
 from fuseflowc.outputs import MANIFEST
 from fuseflowc.sweep import plots
 from fuseflowc.sweep.results import NAMES, read_rows
 from fuseflowc.sweep.summary import summarize
+from tests.support.golden import ROOT, run_cli
 
 FIXTURE = ROOT / "tests" / "golden" / "sweep" / "fixture.jsonl"
 

@@ -14,14 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.support.golden import ROOT, run_cli
-
 from fuseflowc.diagnostics import UserError
 from fuseflowc.sweep.grid import CONFIG_FIELDS, config_id, expand
 from fuseflowc.sweep.results import NAMES, ResultsWriter, format_row, read_rows
 from fuseflowc.sweep.runner import prune_rows
 from fuseflowc.sweep.spec import parse_spec
 from tests.fuse.test_fuse_share import SOFTMAX
+from tests.support.golden import ROOT, run_cli
 
 KERNELS = ROOT / "ir_examples" / "kernels"
 

@@ -15,14 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.golden import ROOT, run_cli
-
 from fuseflowc.data.graphs import load_graph, save_npz_graph
 from fuseflowc.sweep.cluster import make_bundle, parse_executor, remove_bundle, run_in_bundle
 from fuseflowc.sweep.grid import expand
 from fuseflowc.sweep.results import read_rows
 from fuseflowc.sweep.runner import run_sweep
 from fuseflowc.sweep.spec import parse_spec
+from tests.support.golden import ROOT, run_cli
 
 distributed = pytest.importorskip("distributed")
 
