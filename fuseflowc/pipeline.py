@@ -21,7 +21,6 @@ imports no command (fuseflowc.commands): the commands import it.
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -363,5 +362,3 @@ def import_stages() -> None:
     import fuseflowc.sim.build  # noqa: F401
     import fuseflowc.sim.compare  # noqa: F401
     import fuseflowc.sim.report  # noqa: F401
-    with contextlib.suppress(ImportError):  # optional: without it rows have no estimate
-        import fuseflowc.estimate  # noqa: F401

@@ -146,8 +146,7 @@ def _root(bundle: dict) -> Path:
 def run_in_bundle(config: dict, ctx: dict, bundle: dict) -> dict:
     """The Dask task: run one configuration on this worker against its copy of the bundle,
     with paths in the row mapped back to the client's."""
-    from ..pipeline import import_stages
-    from .worker import run_config
+    from .worker import import_stages, run_config
 
     import_stages()
     root = _root(bundle)

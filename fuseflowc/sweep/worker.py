@@ -121,7 +121,14 @@ def worker_init() -> None:
     """Pool initializer: Ctrl-C is the parent's business (it stops the workers itself); the
     stages are imported once here, so a --timeout does not count a worker's start-up."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import_stages()
+
+
+def import_stages() -> None:
+    """Everything a configuration runs, imported before its deadline starts: the pipeline's
+    stages and the estimator (each row's est_* columns)."""
     pipeline.import_stages()
+    import fuseflowc.estimate  # noqa: F401
 
 
 def _first_line(e: UserError) -> str:
