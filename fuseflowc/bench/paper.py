@@ -96,12 +96,12 @@ REASONS: dict[tuple[str, ...], str] = {
         "aggregation and the removed element-wise kernels are gained, and our memory model is "
         "a fixed bandwidth, not the paper's HBM2 simulation.",
     ("gpt3", "full"):
-        "Our model and our programs: these figures are estimated (the layer is ~16 G FLOPs), "
-        "and plain full fusion recomputes the attention scores for each reader (4.0x the "
-        "FLOPs on the 55.5% mask, 1.9x on the 87.5% one), which loses; full-share stores them "
-        "once and gains ~1.2x, because the layer's cycles are dominated by its dense "
-        "projections and FFN at one multiply-accumulate per cycle, which fusion cannot "
-        "shorten, where the paper's fused layer gains ~2.7x.",
+        "Our model and our programs: plain full fusion recomputes the attention scores for "
+        "each reader (4.0x the FLOPs on the 55.5% mask, 1.9x on the 87.5% one; estimated, too "
+        "slow to simulate here), which loses; full-share stores them once and gains ~1.2x "
+        "(simulated and checked), because the layer's cycles are dominated by its dense "
+        "projections and FFN at one multiply-accumulate per cycle (~7.2 G of its ~8 G), which "
+        "fusion cannot shorten, where the paper's fused layer gains ~2.7x.",
     ("gcn", "full"):
         "Our model: the full fusion is estimated, and the estimate counts its recomputation "
         "but not the pipelining that partial fusion gains from.",
