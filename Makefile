@@ -240,8 +240,9 @@ bench-quick: $(STAMP) $(BQDATA)/gpt3_mini_s16 $(BQDATA)/bigbird_s16 $(BQDATA)/bi
 # the paper's mask sparsity range (55.5% and 87.5% sparse); every configuration simulated and
 # checked, or estimated where the spec says why (estimate_only). Results, per-sweep reports and
 # PAPER.md (our speed-ups against the paper's, also printed) go to results/paper/. Resumable:
-# rerun to finish. One job by default: a MAG-size configuration (simulation and check) holds
-# up to ~15 GB, two would not fit in 24 GB; PAPER_JOBS=2 is for a larger machine.
+# rerun to finish. One job by default: a MAG-size configuration (simulation and check) peaks
+# at ~8 GB (sim/README.md, "Memory"), two would crowd a shared 24 GB machine; PAPER_JOBS=2 is
+# for a larger one.
 .PHONY: bench-paper
 PAPER_JOBS ?= 1
 PDATA := out/bench/paper/data

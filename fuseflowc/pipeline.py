@@ -282,14 +282,16 @@ def source_program(module, module_path: str) -> Path:
     return src
 
 
-def reference(program, data, sizes: dict | None = None) -> dict:
+def reference(program, data, sizes: dict | None = None, keep: set[str] | None = None) -> dict:
     """The reference evaluator's tensors of a checked program (fuseflowc.reference, which
     shares no code with the compiler), on `data`: the input tensors, or a directory holding
-    them (the program's own input declarations, with `sizes`)."""
+    them (the program's own input declarations, with `sizes`). `keep`: only these tensors are
+    returned, and every other intermediate is let go after its last reader (at the paper's
+    sizes, gigabytes); None: all of them."""
     from .reference.evaluate import evaluate
     if not isinstance(data, dict):
         data, _ = load_program_data(program, data, sizes)
-    return evaluate(program, data)
+    return evaluate(program, data, keep=keep)
 
 
 #: The rules of `outputs_to_check`: which simulated tensors are compared with which expected.

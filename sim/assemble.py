@@ -18,18 +18,32 @@ from fuseflowc.diagnostics import UserError
 from .tokens import N
 
 
-def _pieces(tokens: list) -> list[list[int]]:
-    out: list[list[int]] = []
-    cur: list[int] = []
-    for t in tokens:
-        if t >= 0 or t == N:
-            cur.append(t)
-        else:
-            out.append(cur)
-            cur = []
-    if cur:
-        out.append(cur)
-    return out
+def _level_pieces(toks: list, nexp: int, name: str, mode: int) -> tuple[np.ndarray, np.ndarray]:
+    """The coordinates of a level's recorded stream and the piece each belongs to (pieces are
+    closed by stops; data after the last stop is one more piece). A UserError when the stream
+    has another number of pieces than the `nexp` the levels above give."""
+    t = np.asarray(toks, dtype=np.int64).reshape(-1)
+    stop = (t < 0) & (t != N)
+    npieces = int(np.count_nonzero(stop)) + int(t.shape[0] > 0 and not stop[-1])
+    if npieces != nexp:
+        raise UserError(f"simulation: tensor {name}: the stream written for mode {mode} has "
+                        f"{npieces} fibers where the levels above give {nexp}")
+    piece = np.cumsum(stop) - stop          # stops before each token: its piece
+    data = ~stop
+    return t[data], piece[data]
+
+
+def _values(vals: list, block: int | None) -> np.ndarray:
+    """The stored values of a recorded val stream: every value, N as 0 (an int is a control
+    token in a val stream, a value never is: sim.tokens)."""
+    if block:
+        values = [0.0 if (v.__class__ is int and v == N) else v for v in vals
+                  if not (v.__class__ is int and v != N)]
+        return np.array(values, dtype=np.float64).reshape(len(values), block, block) \
+            if values else np.zeros((0, block, block))
+    # one float per value, without a list of them (a MAG-size output streams 31 M)
+    return np.fromiter((0.0 if v.__class__ is int else v for v in vals
+                        if v.__class__ is not int or v == N), dtype=np.float64)
 
 
 def assemble(name: str, fmt, shape: tuple[int, ...], block: int | None,
@@ -37,62 +51,61 @@ def assemble(name: str, fmt, shape: tuple[int, ...], block: int | None,
     """Build tensor `name` (format `fmt`, logical `shape`) from its recorded level streams
     (logical mode -> crd tokens) and value tokens. Returns the tensor and the elements it
     stores ({'seg', 'crd', 'vals'}, see `stored_elements`): what the writers put off-chip,
-    which for a dense level includes the zeros of positions its stream never reached."""
+    which for a dense level includes the zeros of positions its stream never reached.
+
+    Vectorized over each level (numpy arrays, no Python object per position): the expected
+    pieces of a level are `real` (one per position of the level above, or bare) and each
+    position is its coordinate and its parent position."""
     bshape = shape if block is None else tuple(s // block for s in shape)
-    # Expected pieces of the current level: (is_real, parent coordinate prefix).
-    expected: list[tuple[bool, tuple]] = [(True, ())]
-    positions: list[tuple] = [()]
+    real = np.ones(1, dtype=bool)           # expected pieces of the current level: real or bare
+    crds: list[np.ndarray] = []             # per level: the coordinate of each position
+    parents: list[np.ndarray] = []          # per level: the position above each position
     for k, kind in enumerate(fmt.levels):
         mode = fmt.mode_order[k]
         size = bshape[mode]
         toks = level_streams.get(mode)
+        nexp = real.shape[0]
         if toks is None:
             if kind != "dense":
                 raise UserError(f"simulation: tensor {name}: no write_level for its compressed "
                                 f"mode {mode}")
-            pieces = [list(range(size)) if real else [] for real, _ in expected]
+            nreal = int(np.count_nonzero(real))
+            c = np.tile(np.arange(size, dtype=np.int64), nreal)
+            piece = np.repeat(np.flatnonzero(real), size)
         else:
-            pieces = _pieces(toks)
-            if len(pieces) != len(expected):
-                raise UserError(
-                    f"simulation: tensor {name}: the stream written for mode {mode} has "
-                    f"{len(pieces)} fibers where the levels above give {len(expected)}")
-        nxt: list[tuple[bool, tuple]] = []
-        positions = []
-        for (real, prefix), crds in zip(expected, pieces):
-            if not real:
-                if crds:
-                    raise UserError(f"simulation: tensor {name}: mode {mode} has coordinates "
-                                    "under an empty fiber")
-                nxt.append((False, prefix))
-                continue
-            if not crds:
-                nxt.append((False, prefix))
-            for c in crds:
-                if c == N or not 0 <= c < size:
-                    raise UserError(f"simulation: tensor {name}: coordinate "
-                                    f"{'N' if c == N else c} written for mode {mode} of size "
-                                    f"{size}")
-                p = prefix + (c,)
-                positions.append(p)
-                nxt.append((True, p))
-        expected = nxt
-    values = [0.0 if (v.__class__ is int and v == N) else v for v in vals
-              if not (v.__class__ is int and v != N)]
-    if len(values) != len(positions):
-        raise UserError(f"simulation: tensor {name}: {len(values)} values written for "
-                        f"{len(positions)} stored positions")
+            c, piece = _level_pieces(toks, nexp, name, mode)
+            in_real = real[piece]
+            bad = in_real & ((c == N) | (c >= size))        # data tokens are >= 0 or N
+            bare = np.flatnonzero(~in_real)
+            first_bad = np.flatnonzero(bad)
+            if bare.shape[0] and (not first_bad.shape[0] or
+                                  piece[bare[0]] < piece[first_bad[0]]):
+                raise UserError(f"simulation: tensor {name}: mode {mode} has coordinates "
+                                "under an empty fiber")
+            if first_bad.shape[0]:
+                x = int(c[first_bad[0]])
+                raise UserError(f"simulation: tensor {name}: coordinate "
+                                f"{'N' if x == N else x} written for mode {mode} of size "
+                                f"{size}")
+        counts = np.bincount(piece, minlength=nexp)
+        above = np.cumsum(real) - 1             # the position above each real piece
+        crds.append(c)
+        parents.append(above[piece])
+        # next level's pieces: one real per position of a real non-empty piece, else one bare
+        filled = real & (counts > 0)
+        real = np.repeat(filled, np.where(filled, counts, 1))
+    values = _values(vals, block)
+    npos = int(crds[-1].shape[0]) if crds else 1
+    if values.shape[0] != npos:
+        raise UserError(f"simulation: tensor {name}: {values.shape[0]} values written for "
+                        f"{npos} stored positions")
     order = len(shape)
-    sc = np.array(positions, dtype=np.int64).reshape(len(positions), order)
-    coords = np.empty_like(sc)
-    for k, mode in enumerate(fmt.mode_order):
-        coords[:, mode] = sc[:, k]
-    if block:
-        varr = np.array(values, dtype=np.float64).reshape(len(values), block, block) if values \
-            else np.zeros((0, block, block))
-    else:
-        varr = np.array(values, dtype=np.float64)
-    t = FiberTensor.from_coo(shape, coords, varr, fmt, block, name)
+    coords = np.empty((npos, order), dtype=np.int64)
+    idx = np.arange(npos, dtype=np.int64)
+    for k in range(len(crds) - 1, -1, -1):       # from the innermost level up
+        coords[:, fmt.mode_order[k]] = crds[k][idx]
+        idx = parents[k][idx]
+    t = FiberTensor.from_coo(shape, coords, values, fmt, block, name)
     return t, stored_elements(t)
 
 

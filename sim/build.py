@@ -96,11 +96,14 @@ class Simulator:
 
     def __init__(self, module, inputs: dict, sizes: dict | None = None, arch: Arch | None = None,
                  max_cycles: int | None = None, progress=None, engine: str | None = None,
-                 hoist: bool = False):
+                 hoist: bool = False, keep_streams: bool = False):
         """`progress`: None, or what to tell where the run is (sim.progress.Progress):
         `kernel(k, n, name)` as kernel k of n starts, `tick(cycle, flops)` while it runs (on
         either engine). `hoist`: decompose steps are left out of the totals (a static
-        pattern's split, done once)."""
+        pattern's split, done once). `keep_streams`: a finished graph's nodes keep the data
+        they read and the streams their writers recorded (tests look at them); by default
+        they keep only their counters (Node.release), so memory does not grow graph by
+        graph."""
         if engine is not None and engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES} or None, not {engine!r}")
         self.module = module
@@ -111,6 +114,7 @@ class Simulator:
         self.progress = progress
         self.engine = engine
         self.hoist = hoist           # decompose steps left out of the totals
+        self.keep_streams = keep_streams
         self.notes: list[str] = []   # one line each: why a graph ran on the Python engine
 
     # ---- public --------------------------------------------------------------------------
@@ -177,6 +181,9 @@ class Simulator:
             try:
                 if engine_class is not Engine:
                     engine.prepare()    # the compiled graph: building, so not timed
+                    if not self.keep_streams:   # the compiled graph has its own copies
+                        for n in nodes:
+                            n.release()
             except _Unsupported as e:   # a value or setting the compiled engine refuses
                 if self.engine == "fast":
                     raise UserError(f"--engine fast: {e}; use --engine python") from None
@@ -192,6 +199,9 @@ class Simulator:
         wall = time.perf_counter() - t0
         cpu = time.process_time() - c0
         written = self.collect(graph, writers)
+        if not self.keep_streams:
+            for n in nodes:
+                n.release()
         return KernelResult(graph.name, cycles, nodes, chans, written, wall, engine.activations,
                             "python" if engine_class is Engine else "fast", cpu)
 

@@ -100,6 +100,18 @@ class Node:
             if r is not None:
                 return r
 
+    #: Attributes holding a graph's bulk data (the levels a scanner reads, the values an array
+    #: loads, the stream a writer recorded): `release` drops them.
+    BULK_DATA: tuple = ()
+
+    def release(self) -> None:
+        """Drop the bulk data this node read or recorded (BULK_DATA), keeping its counters: a
+        finished graph's nodes stay in its KernelResult for the report, and at the paper's
+        sizes (sim/README.md, "Memory") each graph's copies of its inputs would otherwise
+        accumulate over the run. The node cannot run again afterwards."""
+        for a in self.BULK_DATA:
+            setattr(self, a, None)
+
     def step(self):  # pragma: no cover - abstract
         """One firing (or a run of them): None, or WAITING / BLOCKED when it cannot fire."""
         raise NotImplementedError

@@ -45,6 +45,7 @@ class Scan(Node):
     __slots__ = ("dense", "size", "seg", "crd", "pos", "end", "base", "pending", "eb",
                  "lo", "hi", "look", "refs")
     kind_name = "scan"
+    BULK_DATA = ("seg", "crd", "lo", "hi", "look", "refs")
     BULK = True  # long fiber runs in one go (tests turn it off to compare)
 
     def __init__(self, name: str, dense: bool, size: int = 0, seg=None, crd=None,
@@ -56,12 +57,11 @@ class Scan(Node):
         self.mem = None if dense else (mem if mem is not None else unlimited())
         self.dense = dense
         self.size = size
-        self.seg = list(seg) if seg is not None else None
-        self.crd = list(crd) if crd is not None else None
-        self.lo = list(lo) if lo is not None else None
-        self.hi = list(hi) if hi is not None else None
-        self.look = list(look) if look is not None else None
-        self.refs = list(refs) if refs is not None else None
+        # a list is kept as given (the builder's own: at the paper's sizes a level's copy is
+        # gigabytes), anything else is copied into one
+        self.seg, self.crd, self.lo, self.hi, self.look, self.refs = (
+            x if x is None or x.__class__ is list else list(x)
+            for x in (seg, crd, lo, hi, look, refs))
         self.pos = self.end = self.base = 0   # the open fiber: positions pos..end-1 left
         self.pending = False  # a fiber was emitted whose closing stop is not yet out
 
@@ -247,6 +247,7 @@ class Array(Node):
 
     __slots__ = ("vals", "zero", "vbytes")
     kind_name = "array"
+    BULK_DATA = ("vals",)
 
     def __init__(self, name: str, vals: list, zero=0.0, vbytes: int = 4,
                  ii: int = 1, lat: int = 1, mem=None):

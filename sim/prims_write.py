@@ -11,6 +11,7 @@ class Writer(Node):
 
     __slots__ = ("tensor", "mode", "fmt", "got", "bpt", "seg")
     kind_name = "write"
+    BULK_DATA = ("got",)
 
     def __init__(self, name: str, kind: str, tensor: str, mode: int | None = None,
                  fmt: str | None = None, ii: int = 1, lat: int = 1, mem=None, bpt: int = 4):

@@ -138,8 +138,10 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
     if check:
         # with --graph, the graphs after NAME did not run: check what the ones that ran wrote
         # (the module's outputs and intermediates), not outputs nobody computed
+        keep = {t.name for t in module.tensors if t.role == "output"} | {
+            n for n in result.tensors if module.tensor(n) is not None}
         checked, expected = pipeline.outputs_to_check(
-            module, result, _expected(module, graph, data_dir, expect_dir, sizes, out),
+            module, result, _expected(module, graph, data_dir, expect_dir, sizes, out, keep),
             "declared" if graph_name is None else "ran")
         if graph_name is not None and not checked:
             raise UserError(f"--check --graph {graph_name}: the graphs up to {graph_name} "
@@ -160,10 +162,10 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
                 dest.write(text_json)
 
 
-def _expected(module, graph, data_dir, expect_dir, sizes, out) -> dict:
+def _expected(module, graph, data_dir, expect_dir, sizes, out, keep: set[str]) -> dict:
     """The expected tensors: the --expect files of the module's outputs, or else the reference
-    evaluator's tensors of the module's source program on the same data (all of them:
-    `outputs_to_check` picks)."""
+    evaluator's tensors named in `keep` of the module's source program on the same data
+    (`outputs_to_check` picks among them)."""
     from .. import pipeline
     if expect_dir:
         from fuseflowc.data.io import load_inputs
@@ -172,7 +174,8 @@ def _expected(module, graph, data_dir, expect_dir, sizes, out) -> dict:
         return tensors
     src = pipeline.source_program(module, graph)
     out.add_inputs(src)
-    return pipeline.reference(pipeline.load_program(str(src)), data_dir, sizes)
+    # only what can be compared is kept (the other intermediates go after their last reader)
+    return pipeline.reference(pipeline.load_program(str(src)), data_dir, sizes, keep=keep)
 
 
 #: Progress shows only in runs longer than this (seconds), at most once per PROGRESS_INTERVAL.

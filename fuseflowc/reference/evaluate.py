@@ -42,26 +42,56 @@ def _evaluate(expr: ast.Expr, tensors: dict[str, FiberTensor],
     return total
 
 
-def evaluate_statements(program: ast.Program, inputs: dict[str, FiberTensor]
-                        ) -> Iterator[StatementResult]:
+def evaluate_statements(program: ast.Program, inputs: dict[str, FiberTensor],
+                        keep: set[str] | None = None) -> Iterator[StatementResult]:
     """Evaluate the checked `program` on `inputs` (name -> tensor in its declared format),
     yielding each statement's materialized result in statement order. A program with loops is
-    evaluated loop by loop (reference.loops), its results named as the unrolled program's."""
+    evaluated loop by loop (reference.loops), its results named as the unrolled program's.
+    `keep` (None: everything): the tensors the caller wants; any other is let go after the
+    last statement that reads it (the caller must not hold on to the results it is given),
+    which at the paper's sizes is gigabytes of intermediates."""
     if program.looped is not None:
         yield from evaluate_looped(program, inputs)
         return
     sizes = bind_dims(program, inputs)
     tensors = {n: inputs[n] for n in program.inputs}
     parts = {d.tensor: split_parts(tensors[d.tensor], d) for d in program.decompositions()}
-    for s in program.statements:
+    last = _last_reads(program) if keep is not None else {}
+    for k, s in enumerate(program.statements):
         t0 = time.perf_counter()
         expr = s.expr if s.expr is not None else s.rhs
         value = _evaluate(expr, tensors, parts)
         tensors[s.name] = store(program, s.lhs, value, s.name, sizes)
+        del value
         yield StatementResult(s.name, tensors[s.name], time.perf_counter() - t0)
+        for name in last.get(k, ()):
+            if name not in keep:
+                tensors.pop(name, None)
+                parts.pop(name, None)
 
 
-def evaluate(program: ast.Program, inputs: dict[str, FiberTensor]) -> dict[str, FiberTensor]:
-    """Every assigned tensor of the checked `program`, evaluated on `inputs` and stored in its
-    declared format (see the module docstring for the semantics)."""
-    return {r.name: r.tensor for r in evaluate_statements(program, inputs)}
+def _last_reads(program: ast.Program) -> dict[int, list[str]]:
+    """Statement index -> the tensors it is the last to read or write (the last statement that
+    mentions each)."""
+    last: dict[str, int] = {}
+    for k, s in enumerate(program.statements):
+        expr = s.expr if s.expr is not None else s.rhs
+        for x in expr.walk():
+            if isinstance(x, ast.Access):
+                last[x.tensor] = k
+        last[s.name] = k
+    out: dict[int, list[str]] = {}
+    for name, k in last.items():
+        out.setdefault(k, []).append(name)
+    return out
+
+
+def evaluate(program: ast.Program, inputs: dict[str, FiberTensor],
+             keep: set[str] | None = None) -> dict[str, FiberTensor]:
+    """Every assigned tensor of the checked `program` (or those named in `keep`), evaluated on
+    `inputs` and stored in its declared format (see the module docstring for the semantics).
+    With `keep`, the others are let go as soon as no later statement reads them."""
+    if keep is None:
+        return {r.name: r.tensor for r in evaluate_statements(program, inputs)}
+    return {r.name: r.tensor for r in evaluate_statements(program, inputs, keep)
+            if r.name in keep}

@@ -63,7 +63,7 @@ def _simulate(text: str, arrays: dict, eb: int):
             for d, n in zip(t.dims, shapes[t.name]):
                 sizes[d] = n
     arch = Arch.load(sets=(f"memory.element_bytes={eb}",))
-    result = Simulator(module, inputs, sizes, arch).run()
+    result = Simulator(module, inputs, sizes, arch, keep_streams=True).run()
     return program, inputs, result
 
 
