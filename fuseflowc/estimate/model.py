@@ -348,31 +348,46 @@ class _GraphModel:
                 self.st[s] = replace(self.st[s], lane_skew=skew)
 
     def _group_shares(self, n, ins: list, sp: tuple):
-        """For a reducer in a lane whose rows (the groups it releases one at a time) are the
-        split index's coordinates: (first row's share, last row's share) of the lane's input,
-        from the rows' expected lengths (the lane gets every lanes-th present row, so its first
-        and last rows may be much longer than its average: BigBird's global rows); None when
-        not known (the model then takes 1 / groups)."""
-        if n.KIND != "reduce" or not ins or len(ins[0].counts) != 3 or self.arch is None:
+        """For a reducer or sparse accumulator in a lane whose groups (what it releases one at a
+        time: rows) are the split index's coordinates: (first group's share, last group's share)
+        of the lane's input, and the lane's number of groups. The lane gets every lanes-th
+        present group, so it holds a whole number of them (9 rows over 8 lanes: 2, 1, ..., 1;
+        an even share, 9/8, would let a one-row lane emit before its row is done), and its
+        first and last groups may be much longer than its average (BigBird's global rows).
+        A group's share is its expected tokens: its elements, and for an accumulator the
+        elements and stops of the fibers under it. None when not known (the model then takes
+        groups / lanes, 1 / groups each)."""
+        depth = {"reduce": 2, "spacc1": 3, "spacc2": 3}.get(n.KIND)
+        if depth is None or not ins or len(ins[0].counts) != depth + 1 or self.arch is None:
             return None
         v = ins[0]
-        rel, w = _rels(v)[-1], _by_depth(v)[-2]
-        if rel is None or w is None:
+        rels, ws = _rels(v), _by_depth(v)
+        w = ws[-depth]
+        ctx = self._ctx.get(n.inputs[0], ())
+        if w is None or None in rels[-depth + 1:] or len(ctx) < depth:
             return None
-        hit = [e for e in sp if e[0] is not None and e[0] == self._out_index(n)]
+        hit = [e for e in sp if e[0] is not None and e[0] == ctx[-depth]]
         if not hit:
             return None
         _, lanes, lane = hit[-1]
-        rows = np.full(w.shape, float(v.dims[-1])) if isinstance(rel, str) else \
-            np.asarray(rel.sum(axis=1), dtype=float).reshape(-1)
-        if rows.shape != w.shape:
+        # tokens under each coordinate of a depth: its fiber's elements (and their own
+        # tokens, one stop per fiber beneath), innermost first
+        under = None
+        for k in range(-1, -depth, -1):
+            rel = rels[k]
+            inner = np.ones(v.dims[k]) if under is None else under + 1.0
+            if inner.shape != (v.dims[k],):
+                return None
+            under = np.full(v.dims[k - 1], float(inner.sum())) if isinstance(rel, str) else \
+                np.asarray(rel @ inner, dtype=float).reshape(-1)
+        if under.shape != w.shape:
             return None
         present = np.flatnonzero(w > 0)[lane::lanes]
-        work = (w * rows)[present]
+        work = (w * under)[present]
         total = float(work.sum())
         if not present.size or total <= 0:
             return None
-        return float(work[0]) / total, float(work[-1]) / total
+        return float(work[0]) / total, float(work[-1]) / total, float(w[present].sum())
 
     def _out_index(self, n):
         """The innermost index of node n's first output stream (its context), or None."""

@@ -20,6 +20,9 @@ whole stream is a barrier between what feeds it and what reads it. Its last grou
 the stream, the `tail`) reaches the nodes downstream only when it is released, so each of
 them still has that share of its work to do after the release (sparse autoencoder layers
 fused per batch row: every layer's last row runs after the layer before has finished it).
+In a parallel lane an accumulator over the split index's rows holds a whole number of them
+(every lanes-th row), and a join takes the lanes' rows round-robin, waiting on each lane in
+turn (`gather`), not on the latest lane for all of its work.
 
 Firings per node kind are counted from stream lengths in tokens (elements, one stop per
 innermost fiber, and D), as the primitives take them (sim/prims_*.py): one per output token for
@@ -157,14 +160,49 @@ def bytes_per_firing(n, ins: list, outs: list, eb: int, compressed: bool) -> flo
     return 0.0
 
 
+def _outermost_units(n, ins: list) -> bool:
+    """Whether join `n` gathers units of one enclosing fiber (its lanes split the stream's
+    outermost index): then `gather` follows its rounds; under several enclosing fibers the
+    rounds restart in each, and the lanes' spans say too little to follow them."""
+    c = ins[0].counts if ins else []
+    k = len(c) - 2 - int(getattr(n, "level", 0))
+    return 0 <= k < len(c) and float(c[k]) <= 1.0
+
+
+def gather(spans: list, tin: list, ii: float) -> tuple[float, float, float, float]:
+    """A join's (first output, last output before latency, tail, release): it takes the lanes'
+    units round-robin (sim/prims_crd.py Join), lane 0's first unit, lane 1's, ..., so it
+    waits on each lane in turn, not on the slowest lane before it starts nor on the latest
+    release for all its work. Round one takes each lane's first group (a lane holding one
+    group, tail 1, delivers it at its release; else its groups before the tail, from its
+    first output); round two the tails of lanes holding more than one group, from their
+    release (exact for a few groups per lane, which is where it matters). The tail: the
+    tokens after the last wait on a lane."""
+    t, start, rel, after = 0.0, None, 0.0, 0.0
+    parts = [(s.release, tk) if s.tail >= 1.0 - 1e-9 else (s.first, (1.0 - s.tail) * tk)
+             for s, tk in zip(spans, tin)]
+    parts += [(s.release, s.tail * tk) for s, tk in zip(spans, tin) if s.tail < 1.0 - 1e-9]
+    for avail, tk in parts:
+        if tk <= 0:
+            continue
+        if start is None:
+            start = avail
+        if avail >= t:
+            t, rel, after = avail, avail, 0.0
+        t += tk * ii
+        after += tk
+    total = sum(tin)
+    return (start or 0.0), t, (after / total if total > 0 else 0.0), rel
+
+
 def fire(n, arch, ins: list, outs: list, spans: list, compressed: bool = False,
          memory: Calendar | None = None, eb: int = 4, group_lanes: int = 1,
-         shares: tuple[float, float] | None = None) -> tuple[Span, float, float]:
+         shares: tuple[float, float, float] | None = None) -> tuple[Span, float, float]:
     """The span of node `n`'s outputs given its inputs' spans; also its finish (the cycle its
     last output arrives) and its firings. `memory`: the graph's Calendar (None: bandwidth not modelled here);
     `group_lanes`: the lanes an accumulator's groups are dealt to (it sees 1/group_lanes of
-    the serial stream's groups); `shares`: its first and last group's shares of its input when
-    known (else 1 / groups each)."""
+    the serial stream's groups); `shares`: its first and last group's shares of its input and
+    its number of groups, when known (else groups / group_lanes, 1 / groups each)."""
     lat, ii = node_timing(n, arch, ins, outs, compressed,
                           memory.timings if memory is not None else None)
     first = max((s.first for s in spans), default=0.0)
@@ -184,12 +222,19 @@ def fire(n, arch, ins: list, outs: list, spans: list, compressed: bool = False,
         # it takes its inputs as they come, but a group leaves only after the group's last
         # input: the first output waits for the first group, and the last group's flush
         # (its share of the output tokens, for accumulators) follows the last input
+        if shares is not None:
+            head, tail, g = shares
         g = max(g, 1.0)
-        head, tail = shares if shares is not None else (1.0 / g, 1.0 / g)
+        if shares is None:
+            head, tail = 1.0 / g, 1.0 / g
         out_first = first + (last - first) * head
         flush = max((tokens(s) for s in outs), default=0.0) / g if n.KIND != "reduce" else 1.0
-    # the inputs' tail share of the work can start only when the tail is released
-    end = max(last + flush * ii, first + max(f - 1.0, 0.0) * ii, rel + q * f * ii)
+    if n.KIND == "join" and len(spans) > 1 and _outermost_units(n, ins):
+        out_first, end, q, rel = gather(spans, [tokens(s) for s in ins], ii)
+        end = max(end - ii, last)
+    else:
+        # the inputs' tail share of the work can start only when the tail is released
+        end = max(last + flush * ii, first + max(f - 1.0, 0.0) * ii, rel + q * f * ii)
     if bpf > 0:   # light nodes together may saturate the memory within a phase too
         start = memory.start.setdefault(phase, rel if phase else 0.0)
         memory.moved[phase] = memory.moved.get(phase, 0.0) + f * bpf
