@@ -59,6 +59,7 @@ class Span:
     tail: float = 0.0
     release: float = 0.0    # the cycle the tail starts to arrive
     phase: int = 0          # whole-stream barriers behind it
+    groups: float = 0.0     # the groups the tail's accumulator releases (0: none upstream)
 
 
 def tokens(s) -> float:
@@ -171,26 +172,33 @@ def _outermost_units(n, ins: list) -> bool:
 
 def gather(spans: list, tin: list, ii: float) -> tuple[float, float, float, float]:
     """A join's (first output, last output before latency, tail, release): it takes the lanes'
-    units round-robin (sim/prims_crd.py Join), lane 0's first unit, lane 1's, ..., so it
-    waits on each lane in turn, not on the slowest lane before it starts nor on the latest
-    release for all its work. Round one takes each lane's first group (a lane holding one
-    group, tail 1, delivers it at its release; else its groups before the tail, from its
-    first output); round two the tails of lanes holding more than one group, from their
-    release (exact for a few groups per lane, which is where it matters). The tail: the
-    tokens after the last wait on a lane."""
+    units round-robin (sim/prims_crd.py Join): lane 0's first group, lane 1's, ..., then
+    every lane's second group, so it waits on each lane in turn, not on the slowest lane
+    before it starts nor on the latest release for all its work. A lane's groups
+    (Span.groups; one unit when no accumulator is upstream) leave between its first output
+    and its release, evenly spaced, the last one its tail's share of its tokens, the others
+    an even share of the rest. The tail: the tokens after the last wait on a lane."""
+    lanes = []
+    for s, tk in zip(spans, tin):
+        g = max(int(round(s.groups)), 1) if s.tail > 0 else 1
+        share = s.tail if s.tail > 0 else 1.0
+        lanes.append((s, tk, g, share))
     t, start, rel, after = 0.0, None, 0.0, 0.0
-    parts = [(s.release, tk) if s.tail >= 1.0 - 1e-9 else (s.first, (1.0 - s.tail) * tk)
-             for s, tk in zip(spans, tin)]
-    parts += [(s.release, s.tail * tk) for s, tk in zip(spans, tin) if s.tail < 1.0 - 1e-9]
-    for avail, tk in parts:
-        if tk <= 0:
-            continue
-        if start is None:
-            start = avail
-        if avail >= t:
-            t, rel, after = avail, avail, 0.0
-        t += tk * ii
-        after += tk
+    for r in range(max((x[2] for x in lanes), default=0)):
+        for s, tk, g, share in lanes:
+            if r >= g:
+                continue
+            avail = s.first + (s.release - s.first) * r / (g - 1) if g > 1 else s.release \
+                if s.tail > 0 else s.first
+            part = tk * (share if r == g - 1 else (1.0 - share) / (g - 1))
+            if part <= 0:
+                continue
+            if start is None:
+                start = avail
+            if avail >= t:
+                t, rel, after = avail, avail, 0.0
+            t += part * ii
+            after += part
     total = sum(tin)
     return (start or 0.0), t, (after / total if total > 0 else 0.0), rel
 
@@ -207,7 +215,7 @@ def fire(n, arch, ins: list, outs: list, spans: list, compressed: bool = False,
                           memory.timings if memory is not None else None)
     first = max((s.first for s in spans), default=0.0)
     last = max((s.last for s in spans), default=0.0)
-    q, rel = max(((s.tail, s.release) for s in spans), default=(0.0, 0.0))
+    q, rel, gs = max(((s.tail, s.release, s.groups) for s in spans), default=(0.0, 0.0, 0.0))
     phase = max((s.phase for s in spans), default=0)
     f = firings(n, ins, outs)
     bpf = bytes_per_firing(n, ins, outs, eb, compressed) if memory is not None else 0.0
@@ -231,6 +239,7 @@ def fire(n, arch, ins: list, outs: list, spans: list, compressed: bool = False,
         flush = max((tokens(s) for s in outs), default=0.0) / g if n.KIND != "reduce" else 1.0
     if n.KIND == "join" and len(spans) > 1 and _outermost_units(n, ins):
         out_first, end, q, rel = gather(spans, [tokens(s) for s in ins], ii)
+        gs = 0.0
         end = max(end - ii, last)
     else:
         # the inputs' tail share of the work can start only when the tail is released
@@ -240,10 +249,10 @@ def fire(n, arch, ins: list, outs: list, spans: list, compressed: bool = False,
         memory.moved[phase] = memory.moved.get(phase, 0.0) + f * bpf
         end = max(end, start + memory.moved[phase] / arch.bandwidth)
     if g > 0 and tail >= q:   # this node's last group is the tail from here on
-        q, rel = tail, last
+        q, rel, gs = tail, last, g
         if g <= 1.0:
             phase += 1
-    return Span(out_first + lat, end + lat, q, rel + lat, phase), end + lat, f
+    return Span(out_first + lat, end + lat, q, rel + lat, phase, gs), end + lat, f
 
 
 def bandwidth_bound(cost, arch) -> float:
