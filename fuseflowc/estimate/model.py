@@ -354,8 +354,8 @@ class _GraphModel:
         present group, so it holds a whole number of them (9 rows over 8 lanes: 2, 1, ..., 1;
         an even share, 9/8, would let a one-row lane emit before its row is done), and its
         first and last groups may be much longer than its average (BigBird's global rows).
-        A group's share is its expected tokens: its elements, and for an accumulator the
-        elements and stops of the fibers under it. None when not known (the model then takes
+        A group's share is its expected tokens: its elements (for an accumulator the
+        elements and stops of the fibers under it) and the stop closing it. None when not known (the model then takes
         groups / lanes, 1 / groups each)."""
         depth = {"reduce": 2, "spacc1": 3, "spacc2": 3}.get(n.KIND)
         if depth is None or not ins or len(ins[0].counts) != depth + 1 or self.arch is None:
@@ -382,6 +382,7 @@ class _GraphModel:
                 np.asarray(rel @ inner, dtype=float).reshape(-1)
         if under.shape != w.shape:
             return None
+        under = under + 1.0   # and the stop closing the group (an empty row is one token)
         present = np.flatnonzero(w > 0)[lane::lanes]
         work = (w * under)[present]
         total = float(work.sum())

@@ -180,8 +180,8 @@ def gather(spans: list, tin: list, ii: float) -> tuple[float, float, float, floa
     an even share of the rest. The tail: the tokens after the last wait on a lane."""
     lanes = []
     for s, tk in zip(spans, tin):
-        g = max(int(round(s.groups)), 1) if s.tail > 0 else 1
-        share = s.tail if s.tail > 0 else 1.0
+        g = max(int(round(s.groups)), 1) if s.groups > 0 else 1
+        share = s.tail if s.groups > 0 else 1.0
         lanes.append((s, tk, g, share))
     t, start, rel, after = 0.0, None, 0.0, 0.0
     for r in range(max((x[2] for x in lanes), default=0)):
@@ -189,7 +189,7 @@ def gather(spans: list, tin: list, ii: float) -> tuple[float, float, float, floa
             if r >= g:
                 continue
             avail = s.first + (s.release - s.first) * r / (g - 1) if g > 1 else s.release \
-                if s.tail > 0 else s.first
+                if s.groups > 0 else s.first
             part = tk * (share if r == g - 1 else (1.0 - share) / (g - 1))
             if part <= 0:
                 continue
