@@ -328,7 +328,9 @@ class _GraphModel:
     def _lane_balance(self, n, ins: list, sp: tuple) -> None:
         """StreamShape.lane_skew of n's outputs: 1 after a join; at a scanner under a split
         index, the lane's share of the fibers it looks up (its round-robin coordinates' expected
-        fiber lengths) relative to an even share; else the largest of the inputs'."""
+        fiber lengths) relative to an even share; at a reducer or spacc1 emitting the split
+        index's rows, the lane's share of what they emit (`_rows_share`); else the largest of
+        the inputs'."""
         skew = 1.0 if n.KIND == "join" else max((s.lane_skew for s in ins), default=1.0)
         if n.KIND == "scan" and ins and ins[0].per_coord is not None:
             r = ins[0]
@@ -343,9 +345,55 @@ class _GraphModel:
                     total = float(work.sum())
                     if total > 0 and present.size:
                         skew = float(work[present[lane::lanes]].sum()) / total * lanes
+        if n.KIND in ("reduce", "spacc1") and n.outputs:
+            # what an accumulator emits per row is not what it takes (spmm with a dense B: 8
+            # values for any row holding an element): the lane's share of the output's rows
+            own = self._rows_share(n, ins, sp)
+            skew = skew if own is None else own
         for s in n.outputs:
             if self.st[s].lane_skew != skew:
                 self.st[s] = replace(self.st[s], lane_skew=skew)
+
+    def _rows_share(self, n, ins: list, sp: tuple):
+        """For a reducer or spacc1 in a lane whose rows (the groups it emits) are the split
+        index's coordinates: the lane's output tokens relative to an even share, from each
+        row's output (one value for a reducer; for spacc1 the coordinates its row reaches, the
+        symbolic product of the relations, and the stop closing it); None when not known."""
+        depth = {"reduce": 2, "spacc1": 3}.get(n.KIND)
+        if depth is None or not ins or len(ins[0].counts) != depth + 1:
+            return None
+        v = ins[0]
+        rels, w = _rels(v), _by_depth(v)[-depth]
+        ctx = self._ctx.get(n.inputs[0], ())
+        hit = [e for e in sp if e[0] is not None and len(ctx) >= depth and e[0] == ctx[-depth]]
+        if not hit or w is None:
+            return None
+        _, lanes, lane = hit[-1]
+        if n.KIND == "reduce":
+            out = np.ones(w.shape)
+        else:
+            r1, r2 = rels[-2], rels[-1]
+            ng, nu, nc = v.dims[-3], v.dims[-2], v.dims[-1]
+            if r1 is None or r2 is None or w.shape != (ng,):
+                return None
+            if isinstance(r1, str):
+                reach = np.full(ng, float(nc) if isinstance(r2, str) else
+                                float((np.asarray(r2.sum(axis=0)).reshape(-1) > 0).sum()))
+            elif r1.shape != (ng, nu):
+                return None
+            elif isinstance(r2, str):
+                reach = (np.asarray(r1.sum(axis=1)).reshape(-1) > 0) * float(nc)
+            elif r2.shape != (nu, nc):
+                return None
+            else:
+                reach = np.asarray(((r1 @ r2) > 0).sum(axis=1), dtype=float).reshape(-1)
+            out = reach + 1.0
+        work = w * out
+        present = np.flatnonzero(w > 0)
+        total = float(work.sum())
+        if total <= 0 or not present.size:
+            return None
+        return float(work[present[lane::lanes]].sum()) / total * lanes
 
     def _group_shares(self, n, ins: list, sp: tuple):
         """For a reducer or sparse accumulator in a lane whose groups (what it releases one at a
