@@ -335,7 +335,9 @@ class _GraphModel:
     def _lane_balance(self, n, ins: list, sp: tuple) -> None:
         """StreamShape.lane_skew of n's outputs: 1 after a join; at a scanner under a split
         index, the lane's share of the fibers it looks up (its round-robin coordinates' expected
-        fiber lengths) relative to an even share; else the largest of the inputs'."""
+        fiber lengths) relative to an even share; at a reducer or spacc1 emitting the split
+        index's rows, the lane's share of what they emit (`_rows_share`); else the largest of
+        the inputs'."""
         skew = 1.0 if n.KIND == "join" else max((s.lane_skew for s in ins), default=1.0)
         if n.KIND == "scan" and ins and ins[0].per_coord is not None:
             r = ins[0]
@@ -350,36 +352,98 @@ class _GraphModel:
                     total = float(work.sum())
                     if total > 0 and present.size:
                         skew = float(work[present[lane::lanes]].sum()) / total * lanes
+        if n.KIND in ("reduce", "spacc1") and n.outputs:
+            # what an accumulator emits per row is not what it takes (spmm with a dense B: 8
+            # values for any row holding an element): the lane's share of the output's rows
+            own = self._rows_share(n, ins, sp)
+            skew = skew if own is None else own
         for s in n.outputs:
             if self.st[s].lane_skew != skew:
                 self.st[s] = replace(self.st[s], lane_skew=skew)
 
-    def _group_shares(self, n, ins: list, sp: tuple):
-        """For a reducer in a lane whose rows (the groups it releases one at a time) are the
-        split index's coordinates: (first row's share, last row's share) of the lane's input,
-        from the rows' expected lengths (the lane gets every lanes-th present row, so its first
-        and last rows may be much longer than its average: BigBird's global rows); None when
-        not known (the model then takes 1 / groups)."""
-        if n.KIND != "reduce" or not ins or len(ins[0].counts) != 3 or self.arch is None:
+    def _rows_share(self, n, ins: list, sp: tuple):
+        """For a reducer or spacc1 in a lane whose rows (the groups it emits) are the split
+        index's coordinates: the lane's output tokens relative to an even share, from each
+        row's output (one value for a reducer; for spacc1 the coordinates its row reaches, the
+        symbolic product of the relations, and the stop closing it); None when not known."""
+        depth = {"reduce": 2, "spacc1": 3}.get(n.KIND)
+        if depth is None or not ins or len(ins[0].counts) != depth + 1:
             return None
         v = ins[0]
-        rel, w = _rels(v)[-1], _by_depth(v)[-2]
-        if rel is None or w is None:
+        rels, w = _rels(v), _by_depth(v)[-depth]
+        ctx = self._ctx.get(n.inputs[0], ())
+        hit = [e for e in sp if e[0] is not None and len(ctx) >= depth and e[0] == ctx[-depth]]
+        if not hit or w is None:
             return None
-        hit = [e for e in sp if e[0] is not None and e[0] == self._out_index(n)]
+        _, lanes, lane = hit[-1]
+        if n.KIND == "reduce":
+            out = np.ones(w.shape)
+        else:
+            r1, r2 = rels[-2], rels[-1]
+            ng, nu, nc = v.dims[-3], v.dims[-2], v.dims[-1]
+            if r1 is None or r2 is None or w.shape != (ng,):
+                return None
+            if isinstance(r1, str):
+                reach = np.full(ng, float(nc) if isinstance(r2, str) else
+                                float((np.asarray(r2.sum(axis=0)).reshape(-1) > 0).sum()))
+            elif r1.shape != (ng, nu):
+                return None
+            elif isinstance(r2, str):
+                reach = (np.asarray(r1.sum(axis=1)).reshape(-1) > 0) * float(nc)
+            elif r2.shape != (nu, nc):
+                return None
+            else:
+                reach = np.asarray(((r1 @ r2) > 0).sum(axis=1), dtype=float).reshape(-1)
+            out = reach + 1.0
+        work = w * out
+        present = np.flatnonzero(w > 0)
+        total = float(work.sum())
+        if total <= 0 or not present.size:
+            return None
+        return float(work[present[lane::lanes]].sum()) / total * lanes
+
+    def _group_shares(self, n, ins: list, sp: tuple):
+        """For a reducer or sparse accumulator in a lane whose groups (what it releases one at a
+        time: rows) are the split index's coordinates: (first group's share, last group's share)
+        of the lane's input, and the lane's number of groups. The lane gets every lanes-th
+        present group, so it holds a whole number of them (9 rows over 8 lanes: 2, 1, ..., 1;
+        an even share, 9/8, would let a one-row lane emit before its row is done), and its
+        first and last groups may be much longer than its average (BigBird's global rows).
+        A group's share is its expected tokens: its elements (for an accumulator the
+        elements and stops of the fibers under it) and the stop closing it. None when not known (the model then takes
+        groups / lanes, 1 / groups each)."""
+        depth = {"reduce": 2, "spacc1": 3, "spacc2": 3}.get(n.KIND)
+        if depth is None or not ins or len(ins[0].counts) != depth + 1 or self.arch is None:
+            return None
+        v = ins[0]
+        rels, ws = _rels(v), _by_depth(v)
+        w = ws[-depth]
+        ctx = self._ctx.get(n.inputs[0], ())
+        if w is None or None in rels[-depth + 1:] or len(ctx) < depth:
+            return None
+        hit = [e for e in sp if e[0] is not None and e[0] == ctx[-depth]]
         if not hit:
             return None
         _, lanes, lane = hit[-1]
-        rows = np.full(w.shape, float(v.dims[-1])) if isinstance(rel, str) else \
-            np.asarray(rel.sum(axis=1), dtype=float).reshape(-1)
-        if rows.shape != w.shape:
+        # tokens under each coordinate of a depth: its fiber's elements (and their own
+        # tokens, one stop per fiber beneath), innermost first
+        under = None
+        for k in range(-1, -depth, -1):
+            rel = rels[k]
+            inner = np.ones(v.dims[k]) if under is None else under + 1.0
+            if inner.shape != (v.dims[k],):
+                return None
+            under = np.full(v.dims[k - 1], float(inner.sum())) if isinstance(rel, str) else \
+                np.asarray(rel @ inner, dtype=float).reshape(-1)
+        if under.shape != w.shape:
             return None
+        under = under + 1.0   # and the stop closing the group (an empty row is one token)
         present = np.flatnonzero(w > 0)[lane::lanes]
-        work = (w * rows)[present]
+        work = (w * under)[present]
         total = float(work.sum())
         if not present.size or total <= 0:
             return None
-        return float(work[0]) / total, float(work[-1]) / total
+        return float(work[0]) / total, float(work[-1]) / total, float(w[present].sum())
 
     def _out_index(self, n):
         """The innermost index of node n's first output stream (its context), or None."""

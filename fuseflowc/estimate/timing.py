@@ -20,6 +20,9 @@ whole stream is a barrier between what feeds it and what reads it. Its last grou
 the stream, the `tail`) reaches the nodes downstream only when it is released, so each of
 them still has that share of its work to do after the release (sparse autoencoder layers
 fused per batch row: every layer's last row runs after the layer before has finished it).
+In a parallel lane an accumulator over the split index's rows holds a whole number of them
+(every lanes-th row), and a join takes the lanes' rows round-robin, waiting on each lane in
+turn (`gather`), not on the latest lane for all of its work.
 
 Firings per node kind are counted from stream lengths in tokens (elements, one stop per
 innermost fiber, and D), as the primitives take them (sim/prims_*.py): one per output token for
@@ -56,6 +59,7 @@ class Span:
     tail: float = 0.0
     release: float = 0.0    # the cycle the tail starts to arrive
     phase: int = 0          # whole-stream barriers behind it
+    groups: float = 0.0     # the groups the tail's accumulator releases (0: none upstream)
 
 
 def tokens(s) -> float:
@@ -157,19 +161,61 @@ def bytes_per_firing(n, ins: list, outs: list, eb: int, compressed: bool) -> flo
     return 0.0
 
 
+def _outermost_units(n, ins: list) -> bool:
+    """Whether join `n` gathers units of one enclosing fiber (its lanes split the stream's
+    outermost index): then `gather` follows its rounds; under several enclosing fibers the
+    rounds restart in each, and the lanes' spans say too little to follow them."""
+    c = ins[0].counts if ins else []
+    k = len(c) - 2 - int(getattr(n, "level", 0))
+    return 0 <= k < len(c) and float(c[k]) <= 1.0
+
+
+def gather(spans: list, tin: list, ii: float) -> tuple[float, float, float, float]:
+    """A join's (first output, last output before latency, tail, release): it takes the lanes'
+    units round-robin (sim/prims_crd.py Join): lane 0's first group, lane 1's, ..., then
+    every lane's second group, so it waits on each lane in turn, not on the slowest lane
+    before it starts nor on the latest release for all its work. A lane's groups
+    (Span.groups; one unit when no accumulator is upstream) leave between its first output
+    and its release, evenly spaced, the last one its tail's share of its tokens, the others
+    an even share of the rest. The tail: the tokens after the last wait on a lane."""
+    lanes = []
+    for s, tk in zip(spans, tin):
+        g = max(int(round(s.groups)), 1) if s.groups > 0 else 1
+        share = s.tail if s.groups > 0 else 1.0
+        lanes.append((s, tk, g, share))
+    t, start, rel, after = 0.0, None, 0.0, 0.0
+    for r in range(max((x[2] for x in lanes), default=0)):
+        for s, tk, g, share in lanes:
+            if r >= g:
+                continue
+            avail = s.first + (s.release - s.first) * r / (g - 1) if g > 1 else s.release \
+                if s.groups > 0 else s.first
+            part = tk * (share if r == g - 1 else (1.0 - share) / (g - 1))
+            if part <= 0:
+                continue
+            if start is None:
+                start = avail
+            if avail >= t:
+                t, rel, after = avail, avail, 0.0
+            t += part * ii
+            after += part
+    total = sum(tin)
+    return (start or 0.0), t, (after / total if total > 0 else 0.0), rel
+
+
 def fire(n, arch, ins: list, outs: list, spans: list, compressed: bool = False,
          memory: Calendar | None = None, eb: int = 4, group_lanes: int = 1,
-         shares: tuple[float, float] | None = None) -> tuple[Span, float, float]:
+         shares: tuple[float, float, float] | None = None) -> tuple[Span, float, float]:
     """The span of node `n`'s outputs given its inputs' spans; also its finish (the cycle its
     last output arrives) and its firings. `memory`: the graph's Calendar (None: bandwidth not modelled here);
     `group_lanes`: the lanes an accumulator's groups are dealt to (it sees 1/group_lanes of
-    the serial stream's groups); `shares`: its first and last group's shares of its input when
-    known (else 1 / groups each)."""
+    the serial stream's groups); `shares`: its first and last group's shares of its input and
+    its number of groups, when known (else groups / group_lanes, 1 / groups each)."""
     lat, ii = node_timing(n, arch, ins, outs, compressed,
                           memory.timings if memory is not None else None)
     first = max((s.first for s in spans), default=0.0)
     last = max((s.last for s in spans), default=0.0)
-    q, rel = max(((s.tail, s.release) for s in spans), default=(0.0, 0.0))
+    q, rel, gs = max(((s.tail, s.release, s.groups) for s in spans), default=(0.0, 0.0, 0.0))
     phase = max((s.phase for s in spans), default=0)
     f = firings(n, ins, outs)
     bpf = bytes_per_firing(n, ins, outs, eb, compressed) if memory is not None else 0.0
@@ -184,21 +230,29 @@ def fire(n, arch, ins: list, outs: list, spans: list, compressed: bool = False,
         # it takes its inputs as they come, but a group leaves only after the group's last
         # input: the first output waits for the first group, and the last group's flush
         # (its share of the output tokens, for accumulators) follows the last input
+        if shares is not None:
+            head, tail, g = shares
         g = max(g, 1.0)
-        head, tail = shares if shares is not None else (1.0 / g, 1.0 / g)
+        if shares is None:
+            head, tail = 1.0 / g, 1.0 / g
         out_first = first + (last - first) * head
         flush = max((tokens(s) for s in outs), default=0.0) / g if n.KIND != "reduce" else 1.0
-    # the inputs' tail share of the work can start only when the tail is released
-    end = max(last + flush * ii, first + max(f - 1.0, 0.0) * ii, rel + q * f * ii)
+    if n.KIND == "join" and len(spans) > 1 and _outermost_units(n, ins):
+        out_first, end, q, rel = gather(spans, [tokens(s) for s in ins], ii)
+        gs = 0.0
+        end = max(end - ii, last)
+    else:
+        # the inputs' tail share of the work can start only when the tail is released
+        end = max(last + flush * ii, first + max(f - 1.0, 0.0) * ii, rel + q * f * ii)
     if bpf > 0:   # light nodes together may saturate the memory within a phase too
         start = memory.start.setdefault(phase, rel if phase else 0.0)
         memory.moved[phase] = memory.moved.get(phase, 0.0) + f * bpf
         end = max(end, start + memory.moved[phase] / arch.bandwidth)
     if g > 0 and tail >= q:   # this node's last group is the tail from here on
-        q, rel = tail, last
+        q, rel, gs = tail, last, g
         if g <= 1.0:
             phase += 1
-    return Span(out_first + lat, end + lat, q, rel + lat, phase), end + lat, f
+    return Span(out_first + lat, end + lat, q, rel + lat, phase, gs), end + lat, f
 
 
 def bandwidth_bound(cost, arch) -> float:
