@@ -140,6 +140,8 @@ def format_row(kind: str, row: dict, names: tuple[str, ...] = NAMES) -> str:
     """One row as one complete line of the file (with its newline); CSV cells of the columns
     `names` (a file's header)."""
     row = normalize_row(row)
+    if not row["orders"]:   # (read back as {}) empty but for `orders = "product"` rows
+        row["orders"] = None
     if kind == "jsonl":
         return json.dumps(row, separators=(", ", ": ")) + "\n"
     return _csv_line([_cell(n, row[n]) for n in names])

@@ -12,7 +12,14 @@ import pytest
 from fuseflowc.bench.orders import read_runs, summary_lines
 from fuseflowc.diagnostics import UserError
 from fuseflowc.sweep.grid import CONFIG_FIELDS, config_id, expand
-from fuseflowc.sweep.results import NAMES, OLD_NAMES, ResultsWriter, format_row, read_rows
+from fuseflowc.sweep.results import (
+    NAMES,
+    OLD_NAMES,
+    ResultsWriter,
+    format_row,
+    read_rows,
+    rewrite_sorted,
+)
 from fuseflowc.sweep.spec import parse_spec
 from tests.support.golden import ROOT, run_cli
 from tests.sweep.test_sweep import spec_error, write
@@ -118,6 +125,9 @@ def test_new_columns_are_last_and_empty_for_other_rows(tmp_path):
     w.close()
     lines = path.read_text().splitlines()
     assert lines[1].endswith(",,")
+    # read back and written again (as a finished sweep rewrites its file): still empty
+    rewrite_sorted(str(path), ["a", "b"])
+    assert path.read_text().splitlines()[1].endswith(",,")
     a, b = read_rows(str(path))
     assert a["orders"] == {} and a["unfused"] is None
     assert b["orders"] == {"E": 2, "D": 0} and b["unfused"] is True
