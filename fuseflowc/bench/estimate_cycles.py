@@ -38,7 +38,7 @@ def _build(config: dict, base: str):
     from fuseflowc.sweep.worker import compile_options
 
     path = os.path.normpath(os.path.join(base, config["program"]))
-    program = pipeline.load_program(path, tuple(config["schedule"]))
+    program = pipeline.load_program(path, tuple(config["schedule"]), config.get("unfused", False))
     options = replace(compile_options(config), verify=False)
     module = pipeline.compile(program, options, path).module
     return program, module, Arch.load(None, tuple(config["arch"]))

@@ -1,105 +1,107 @@
-"""The dataflow-order sweep (the paper's Sec. 8.6, Figure 17): every valid order of a program's
-regions through fuse | lower | simulate, checked against the reference evaluator.
+"""The dataflow-order sweep's summary (the paper's Sec. 8.6, Figure 17), read from the results
+of a sweep spec that crosses every region's orders (`orders = "product"`).
 
-`make bench-orders` runs `python -m fuseflowc.bench.orders` on the nested matmul
-(ir_examples/kernels/nested_matmul_sweep.ff) with KarateClub data, fused into one region and
-unfused, with `--free-input-order`: one line per order (cycles, cycles normalized to the worst
-order, permute-step cycles, check status) and a final `orders: N, best/worst = X` line.
+`make bench-orders` runs `fuseflowc sweep ir_examples/sweeps/bench_orders.toml` (the nested
+matmul on KarateClub, fused into one region and unfused, with free_input_order: every order
+fused, lowered, simulated and checked) and then `python -m fuseflowc.bench.orders SPEC
+RESULTS`: one line per configuration (each region's order index and index order, cycles,
+cycles normalized to the worst of its variant, speed-up over it, the permute steps' cycles and
+the permuted copies, or why it failed), a `VARIANT: ...` line per variant and a final
+`orders: N, best/worst = X` line.
 
-Not on the compile path: lowering, the simulator and the evaluator are imported when a sweep
-runs. Orders of several regions are swept as their cross product (each region's K from
-`fuseflowc orders`).
+The index orders are `fuseflowc orders`' listing (fuse.orders) of each program; the permute
+cycles and copies are the row's `permute X -> Y` kernels.
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
+import re
 import sys
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
 
 from fuseflowc.diagnostics import UserError
 
 
 @dataclass
 class OrderRun:
-    """One configuration: K per region, the regions' chosen orders, and what happened.
-    `status` is "ok", "mismatch: ..." or "error: ..." (a UserError's message, e.g. an order
-    lowering cannot build); `cycles` includes the permute steps (`permute_cycles`)."""
+    """One configuration of the results: its variant, each region's order (index and index
+    order, regions in execution order), and what happened. `status` is "ok", "mismatch: ..."
+    or "error: ..." (the first line of the failure); `cycles` includes the permute steps
+    (`permute_cycles`)."""
 
     variant: str
-    ks: dict[str, int]
-    orders: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    orders: dict[str, tuple[int, tuple[str, ...]]]
     copies: tuple[str, ...] = ()
     cycles: int | None = None
     permute_cycles: int = 0
-    flops: int = 0
-    bytes_moved: int = 0
     status: str = "ok"
 
     def label(self) -> str:
-        return "; ".join(f"{r}#{k} {' -> '.join(self.orders.get(r, ()))}"
-                         for r, k in self.ks.items())
+        return "; ".join(f"{r}#{k} {' -> '.join(names)}"
+                         for r, (k, names) in self.orders.items())
 
 
-def order_space(program, free: bool = True, inline_widened: bool = False) -> dict[str, int]:
-    """Region name -> its number of valid orders (fuse with order 0 everywhere)."""
+#: A row's error text: `STAGE: [FILE:LINE:COL: ]error: MESSAGE` (worker.run_config).
+_ERROR = re.compile(r"^[\w-]+: (?:.*?:\d+:\d+: )?(?:error: )?")
+
+
+def _listings(config: dict, base: Path) -> dict[str, list[tuple[str, ...]]]:
+    """Region name -> its valid index orders in `fuseflowc orders`' enumeration (the
+    program fused with order 0, as the sweep counts them), regions in execution order."""
     from fuseflowc import pipeline
-    from fuseflowc.fuse.orders import region_pog
-    fp = pipeline.fuse(program, pipeline.CompileOptions(free_input_order=free,
-                                                        inline_widened=inline_widened))
-    return {r.name: region_pog(r).count() for r in fp.regions}
+    from fuseflowc.fuse.orders import region_orders
+    path = str(base / config["program"])
+    program = pipeline.load_program(path, tuple(config["schedule"]), config["unfused"])
+    fused = pipeline.fuse(program, pipeline.CompileOptions(
+        inline_widened=config["inline_widened"], free_input_order=config["free_input_order"],
+        share=config["share"]), path)
+    counts = {r["region"]: r["orders"] for r in region_orders(fused)}
+    rows = region_orders(fused, None, max(counts.values()))
+    return {r["region"]: [tuple(o) for o in r["listed"]] for r in rows}
 
 
-def run_order(program, source: str | None, inputs: dict, sizes: dict, ks: dict[str, int],
-              variant: str = "", free: bool = True, inline_widened: bool = False,
-              reference: dict | None = None, arch=None) -> OrderRun:
-    """Fuse with order ks[R] for each region R, lower, simulate on `inputs` and compare the
-    outputs with `reference` (the evaluator's, computed here when None). The fused IR and the
-    module are printed and parsed back, as between the pipeline's processes."""
-    from fuseflowc import pipeline
-    from fuseflowc.sim.arch import Arch
-
-    run = OrderRun(variant, dict(ks))
-    try:
-        fp = pipeline.fuse(program, pipeline.CompileOptions(
-            orders=dict(ks), inline_widened=inline_widened, free_input_order=free), source)
-        run.orders = {r.name: tuple(r.order) for r in fp.regions}
-        run.copies = tuple(t.name for t in fp.tensors if t.role == "permuted")
-        module = pipeline.compile(fp, pipeline.CompileOptions(
-            reparse_fused=True, reparse_module=True), source).module
-        result = pipeline.simulate(module, pipeline.as_declared(module, inputs), dict(sizes),
-                                   arch or Arch.load(None, (), None))
-    except UserError as e:
-        run.status = "error: " + str(e).splitlines()[0]
+def order_run(config: dict, row: dict, listing: dict[str, list[tuple[str, ...]]]) -> OrderRun:
+    """The OrderRun of one results row (of configuration `config`)."""
+    ks = config["orders"] or {}
+    run = OrderRun(config["variant"], {r: (ks[r], listing[r][ks[r]]) for r in listing if r in ks})
+    if row["status"] != "ok":
+        kind = "mismatch" if row.get("check") == "mismatch" else "error"
+        text = (row.get("error") or row["status"]).removeprefix(
+            "check: outputs differ from the reference: ")
+        run.status = f"{kind}: " + (text if kind == "mismatch" else _ERROR.sub("", text))
         return run
-    run.cycles = result.cycles
-    run.permute_cycles = sum(k.cycles for k in result.kernels if k.graph.startswith("permute"))
-    run.flops = sum(k.flops for k in result.kernels)
-    run.bytes_moved = sum(sum(k.bytes_read().values()) + sum(k.bytes_written().values())
-                          for k in result.kernels)
-    if reference is None:
-        reference = pipeline.reference(program, inputs)
-    from fuseflowc.sim.compare import compare
-    outs, expected = pipeline.outputs_to_check(module, result, reference, "written")
-    problems = compare(outs, expected)
-    if not outs or problems:
-        run.status = "mismatch: " + ("; ".join(problems) if problems else "no output written")
+    permutes = {name: c for name, c in row["kernel_cycles"].items()
+                if name.startswith("permute ")}
+    run.cycles = row["cycles"]
+    run.permute_cycles = sum(permutes.values())
+    run.copies = tuple(sorted(name.split(" -> ", 1)[1] for name in permutes))
     return run
 
 
-def sweep(program, source: str | None, inputs: dict, sizes: dict, variant: str = "",
-          free: bool = True, inline_widened: bool = False, arch=None) -> list[OrderRun]:
-    """Every combination of the regions' valid orders, in order of (K of region 1, ...)."""
-    from fuseflowc import pipeline
-    space = order_space(program, free, inline_widened)
-    reference = pipeline.reference(program, inputs)
-    names = list(space)
+def read_runs(spec_path: str, results: str) -> list[OrderRun]:
+    """The OrderRuns of every configuration of the spec, in grid order, from its results file
+    (a configuration without a row there is a UserError: the sweep has not finished)."""
+    from fuseflowc.sweep.grid import expand
+    from fuseflowc.sweep.results import read_rows
+    from fuseflowc.sweep.spec import parse_spec
+    spec = parse_spec(spec_path)
+    rows = {r["id"]: r for r in read_rows(results)}
+    listings: dict[tuple, dict] = {}
     runs = []
-    for ks in itertools.product(*(range(space[n]) for n in names)):
-        runs.append(run_order(program, source, inputs, sizes, dict(zip(names, ks)), variant,
-                              free, inline_widened, reference, arch))
+    for config in expand(spec):
+        if config["orders"] is None:
+            raise UserError(f"{spec_path}: {config['variant']}: every program of an order "
+                            f"sweep needs orders = \"product\" (and must fuse)")
+        if config["id"] not in rows:
+            raise UserError(f"{results}: no row for configuration {config['id']} (run the "
+                            f"sweep to the end first)")
+        key = (config["program"], tuple(config["schedule"]), config["unfused"],
+               config["inline_widened"], config["free_input_order"], config["share"])
+        if key not in listings:
+            listings[key] = _listings(config, Path(spec_path).parent)
+        runs.append(order_run(config, rows[config["id"]], listings[key]))
     return runs
 
 
@@ -136,31 +138,20 @@ def summary_lines(runs: list[OrderRun]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m fuseflowc.bench.orders PROGRAM --data DIR [--unfused] ...`"""
+    """`python -m fuseflowc.bench.orders SPEC RESULTS`: exit 1 when an order simulated but did
+    not match the reference (an order that does not compile is a finding, not a failure)."""
     ap = argparse.ArgumentParser(prog="python -m fuseflowc.bench.orders",
                                  description=__doc__.splitlines()[0])
-    ap.add_argument("program")
-    ap.add_argument("--data", required=True, help="input data directory (gen-data)")
-    ap.add_argument("--variant", action="append", choices=("fused", "unfused"),
-                    help="fusion variants to sweep (default: both)")
-    ap.add_argument("--constrained", action="store_true",
-                    help="without --free-input-order (input storage orders constrain)")
+    ap.add_argument("spec", help='the sweep spec (orders = "product")')
+    ap.add_argument("results", help="its results file (fuseflowc sweep -o)")
     args = ap.parse_args(argv)
-    from fuseflowc import pipeline
-    t0 = time.perf_counter()
-    runs: list[OrderRun] = []
     try:
-        for variant in args.variant or ["fused", "unfused"]:
-            program = pipeline.load_program(args.program, (), variant == "unfused")
-            inputs, sizes = pipeline.load_program_data(program, args.data)
-            runs += sweep(program, args.program, inputs, sizes, variant,
-                          free=not args.constrained)
+        runs = read_runs(args.spec, args.results)
     except UserError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     for line in summary_lines(runs):
         print(line, flush=True)
-    print(f"wall time: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return 0 if all(r.status == "ok" or r.status.startswith("error") for r in runs) else 1
 
 

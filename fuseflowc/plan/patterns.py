@@ -258,9 +258,10 @@ def learn_pattern(results: str, out_dir: str, name: str | None) -> str:
         raise UserError(f"{results}: the best configuration ({best['id']}) reads program "
                         f"{prog}, which is not found (from the current directory or beside "
                         f"the results file)")
-    program = load_program(path, tuple(best.get("schedule") or ()))
+    # (the orders per region of an `orders = "product"` row, else its order index)
+    program = load_program(path, tuple(best.get("schedule") or ()), bool(best.get("unfused")))
     fused = fuse_program(program, path, FuseOptions(
-        pick_orders(best.get("order"), best.get("order_region")),
+        dict(best.get("orders") or {}) or pick_orders(best.get("order"), best.get("order_region")),
         bool(best.get("inline_widened")), bool(best.get("free_input_order")),
         bool(best.get("share"))))
     groups: dict[str, list] = {}

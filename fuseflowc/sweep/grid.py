@@ -24,7 +24,7 @@ CONFIG_FIELDS = ("model", "variant", "program", "inline_widened", "free_input_or
 
 #: Fields added after results files existed: they count in the id only when set, so the ids
 #: of configurations without them (and resumed results files) stay what they were.
-LATER_FIELDS = ("share", "estimate_only")
+LATER_FIELDS = ("share", "estimate_only", "unfused", "orders")
 
 
 def config_id(config: dict) -> str:
@@ -53,22 +53,52 @@ def _param_points(params: dict[str, list]) -> list[dict]:
     return [dict(zip(names, vals)) for vals in itertools.product(*(params[n] for n in names))]
 
 
-def _order_count(prog: ProgramEntry, schedule: list[str]) -> int | None:
-    """How many orders `"all"` means for this program and schedule: the order count of the
-    chosen region, or the smallest count over all regions (one index is applied to every
-    region); None when the program does not compile this far (its rows will say why)."""
+def _region_counts(prog: ProgramEntry, schedule: list[str]) -> dict[str, int] | None:
+    """Region name -> its number of valid orders (of the chosen region only, with an
+    order_region), in the fused program's order, fused with order 0; None when the program
+    does not compile this far (its rows will say why)."""
     from ..fuse.algorithm import FuseOptions, fuse_program
     from ..fuse.orders import region_orders
     from ..lang.load import load_program
     try:
-        p = load_program(str(prog.file), tuple(schedule))
+        p = load_program(str(prog.file), tuple(schedule), prog.unfused)
         fused = fuse_program(p, str(prog.file), FuseOptions(inline_widened=prog.inline_widened,
                                                                free_input_order=prog.free_input_order,
                                                                share=prog.share))
         rows = region_orders(fused, prog.order_region)
     except UserError:
         return None
-    return min(r["orders"] for r in rows) if rows else None
+    return {r["region"]: r["orders"] for r in rows} or None
+
+
+def _order_count(prog: ProgramEntry, schedule: list[str]) -> int | None:
+    """How many orders `"all"` means for this program and schedule: the order count of the
+    chosen region, or the smallest count over all regions (one index is applied to every
+    region); None when the program does not compile this far."""
+    counts = _region_counts(prog, schedule)
+    return min(counts.values()) if counts else None
+
+
+def _order_product(spec: SweepSpec, prog: ProgramEntry, schedule: list[str]
+                   ) -> list[dict[str, int] | None]:
+    """What `orders = "product"` means for this program and schedule: every combination of
+    every region's order indices, as {region: K} (regions in execution order, the last
+    varying fastest); [None] (order 0 everywhere) when the program does not compile this far.
+    More than max_orders combinations is the spec's error (counted before any is built)."""
+    counts = _region_counts(prog, schedule)
+    if counts is None:
+        return [None]
+    n = math.prod(counts.values())
+    if n > min(spec.max_orders, MAX_CONFIGS):
+        factors = " x ".join(f"{r}: {k:,}" for r, k in counts.items())
+        raise UserError(f"{spec.path}: {prog.path}: orders = \"product\" gives {n:,} order "
+                        f"combinations ({factors}), more than max_orders = {spec.max_orders:,}"
+                        + (f" (and the most configurations a sweep may have, {MAX_CONFIGS:,})"
+                           if n > MAX_CONFIGS else "")
+                        + "; raise max_orders or list order indices")
+    names = list(counts)
+    return [dict(zip(names, ks)) for ks in itertools.product(*(range(counts[r])
+                                                               for r in names))]
 
 
 def expand(spec: SweepSpec) -> list[dict]:
@@ -83,19 +113,25 @@ def expand(spec: SweepSpec) -> list[dict]:
             raise _too_many(spec, len(out) + points * rest)
         for point in _param_points(prog.params):
             schedule = [t.format(**point) for t in prog.schedule]
-            if prog.orders == "all":
+            # (order index, per-region indices or None): "product" gives the latter, with
+            # order None (no single index applies)
+            if prog.orders == "product":
+                choices = [(None if ks else 0, ks) for ks in _order_product(spec, prog, schedule)]
+            elif prog.orders == "all":
                 n = _order_count(prog, schedule)
-                orders = list(range(min(n, spec.max_orders, MAX_CONFIGS + 1))) if n else [0]
+                choices = [(k, None) for k in
+                           (range(min(n, spec.max_orders, MAX_CONFIGS + 1)) if n else [0])]
             else:
-                orders = list(prog.orders)
-            if len(out) + len(orders) * rest > MAX_CONFIGS:
-                raise _too_many(spec, len(out) + len(orders) * rest)
-            for order, pipeline, data, arch in itertools.product(
-                    orders, spec.pipelines, spec.data, spec.arch):
+                choices = [(k, None) for k in prog.orders]
+            if len(out) + len(choices) * rest > MAX_CONFIGS:
+                raise _too_many(spec, len(out) + len(choices) * rest)
+            for (order, per_region), pipeline, data, arch in itertools.product(
+                    choices, spec.pipelines, spec.data, spec.arch):
                 config = {
                     "model": prog.model, "variant": prog.variant, "program": prog.path,
                     "inline_widened": prog.inline_widened,
                     "free_input_order": prog.free_input_order, "share": prog.share,
+                    "unfused": prog.unfused, "orders": per_region,
                     "estimate_only": prog.estimate_only, "order": order,
                     "order_region": prog.order_region, "params": point,
                     "schedule": schedule, "pipeline": pipeline, "data": data.name,

@@ -31,15 +31,20 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("bytes", "int"),
     ("est_flops", "float"), ("est_bytes", "float"), ("est_cycles", "float"),
     ("wall_seconds", "float"), ("error", "str"),
+    # added later, at the end: files written before them read with these empty
+    ("unfused", "bool"), ("orders", "json"),
 )
 NAMES = tuple(n for n, _ in COLUMNS)
+#: The columns files written before `unfused` and `orders` existed have: a resumed sweep
+#: appends to such a file in its own layout (and rewrites it in the new one when done).
+OLD_NAMES = NAMES[:NAMES.index("unfused")]
 TYPES = dict(COLUMNS)
 STATUSES = ("ok", "error", "timeout", "pruned", "estimated")
 #: Columns `report` needs filled with text in every row: what it groups and names rows by.
 REPORT_COLUMNS = ("id", "model", "variant", "data", "status")
 #: What each JSON column holds; an empty cell reads as an empty one.
 JSON_SHAPES: dict[str, type] = {"params": dict, "schedule": list, "data_source": dict,
-                                "arch": list, "kernel_cycles": dict}
+                                "arch": list, "kernel_cycles": dict, "orders": dict}
 
 
 def results_kind(path: str) -> str:
@@ -131,12 +136,15 @@ def _parse_cell(path: str, line: int, name: str, text: str):
     return text
 
 
-def format_row(kind: str, row: dict) -> str:
-    """One row as one complete line of the file (with its newline)."""
+def format_row(kind: str, row: dict, names: tuple[str, ...] = NAMES) -> str:
+    """One row as one complete line of the file (with its newline); CSV cells of the columns
+    `names` (a file's header)."""
     row = normalize_row(row)
+    if not row["orders"]:   # (read back as {}) empty but for `orders = "product"` rows
+        row["orders"] = None
     if kind == "jsonl":
         return json.dumps(row, separators=(", ", ": ")) + "\n"
-    return _csv_line([_cell(n, row[n]) for n in NAMES])
+    return _csv_line([_cell(n, row[n]) for n in names])
 
 
 def _csv_line(cells: list[str]) -> str:
@@ -212,6 +220,7 @@ class ResultsWriter:
     def __init__(self, path: str):
         self.path = path
         self.kind = results_kind(path)
+        self.names = NAMES    # the CSV file's columns
         p = Path(path)
         parent = p.parent if str(p.parent) else Path(".")
         try:  # e.g. results/ in a fresh clone
@@ -226,7 +235,10 @@ class ResultsWriter:
             if self.kind == "csv":
                 lines = p.read_text(encoding="utf-8").split("\n")
                 first = next((x for x in lines if x.strip() and not x.startswith("#")), "")
-                if next(csv.reader([first]), []) != list(NAMES):
+                head = next(csv.reader([first]), [])
+                if head == list(OLD_NAMES):
+                    self.names = OLD_NAMES
+                elif head != list(NAMES):
                     raise UserError(f"{path}: its header is not the one this version writes; "
                                     f"write the results to a new file")
         try:
@@ -250,8 +262,13 @@ class ResultsWriter:
             self.f.flush()  # no fsync: a row lost to a power cut is simply run again
 
     def append(self, row: dict) -> None:
-        """Write one row (a complete line) and flush it."""
-        self._write(format_row(self.kind, row))
+        """Write one row (a complete line) and flush it. A row with a value for a column the
+        file's (older) header lacks is a UserError, before anything is written."""
+        lost = [n for n in NAMES if n not in self.names and row.get(n)]
+        if lost:
+            raise UserError(f"{self.path}: written by an older version, without the column "
+                            f"{lost[0]} this sweep records; write the results to a new file")
+        self._write(format_row(self.kind, row, self.names))
 
     def close(self) -> None:
         self.f.close()

@@ -17,6 +17,7 @@ from ..diagnostics import UserError
 from .grid import expand
 from .results import ResultsWriter, read_rows_if_any, rewrite_sorted
 from .spec import SweepSpec
+from .summary import order_label
 from .worker import ESTIMATE_KEYS, run_config, worker_init
 
 
@@ -70,7 +71,9 @@ def describe(config: dict) -> str:
         bits.append("free-input-order")
     if config.get("share"):
         bits.append("share")
-    bits.append(f"order {config['order']}")
+    if config.get("unfused"):
+        bits.append("unfused")
+    bits.append(f"order {order_label(config)}")
     if config.get("params"):
         bits.append(" ".join(f"{k}={v}" for k, v in sorted(config["params"].items())))
     if config.get("pipeline"):

@@ -7,10 +7,12 @@
     inline_widened = true              # fuse --inline-widened (default false)
     share = true                       # fuse --share (default false)
     free_input_order = false           # fuse --free-input-order (default false)
+    unfused = true                     # fuse --unfused: drop every fusion region (default false)
     estimate_only = "why"              # estimate, do not simulate (status estimated, the
                                        # reason in the row's error column)
 
-    orders = [0, 1]                    # dataflow order indices, or "all" (up to max_orders)
+    orders = [0, 1]                    # dataflow order indices, or "all" (up to max_orders),
+                                       # or "product" (every region's orders crossed)
     schedule = ["parallelize Y: i by {factor}"]   # --schedule directive templates
     [params]
     factor = [1, 2, 4]                 # template parameters, swept
@@ -41,7 +43,10 @@ from ..limits import number_too_long
 TOP_KEYS = ("programs", "orders", "max_orders", "order_region", "schedule", "params",
             "pipelines", "data", "arch", "check", "timeout", "max_cycles", "flops_per_cycle")
 PROGRAM_KEYS = ("path", "model", "variant", "inline_widened", "free_input_order", "share", "orders",
-                "order_region", "schedule", "params", "estimate_only")
+                "order_region", "schedule", "params", "estimate_only", "unfused")
+#: The words `orders` may be instead of a list of indices: "all" (one index applied to every
+#: region, or to order_region), "product" (every combination of every region's indices).
+ORDER_WORDS = ("all", "product")
 DATA_KEYS = ("name", "dir", "graph", "normalize", "sizes", "density", "seed",
              "graph_tensor", "feature_tensor")
 NORMALIZATIONS = ("gcn", "mean", "none")
@@ -64,6 +69,7 @@ class ProgramEntry:
     inline_widened: bool = False
     free_input_order: bool = False
     share: bool = False
+    unfused: bool = False
     orders: list[int] | str = field(default_factory=lambda: [0])
     order_region: str | None = None
     schedule: list[str] = field(default_factory=list)
@@ -206,13 +212,13 @@ def _str_list(keys: _Keys, key: str, v, allow_str: bool = True) -> list[str]:
 
 
 def _orders(keys: _Keys, key: str, v) -> list[int] | str:
-    if v == "all":
-        return "all"
+    if isinstance(v, str) and v in ORDER_WORDS:
+        return v
     if _is_int(v):
         v = [v]
     if not isinstance(v, list) or not v or not all(_is_int(x) and x >= 0 for x in v):
-        raise keys.error(key, 'expected "all" or a non-empty list of order indices (integers '
-                              '>= 0), e.g. [0, 1, 2]')
+        raise keys.error(key, 'expected "all", "product" or a non-empty list of order indices '
+                              '(integers >= 0), e.g. [0, 1, 2]')
     return sorted(set(v))
 
 
@@ -269,7 +275,7 @@ def _program(keys: _Keys, k: int, v, base: Path, defaults: dict) -> ProgramEntry
     for key in ("model", "variant", "order_region"):
         if key in v and not isinstance(v[key], str):
             raise keys.error(f"{where}.{key}", "expected a string")
-    for key in ("inline_widened", "free_input_order", "share"):
+    for key in ("inline_widened", "free_input_order", "share", "unfused"):
         if key in v and not isinstance(v[key], bool):
             raise keys.error(f"{where}.{key}", "expected true or false")
     if "estimate_only" in v and (not isinstance(v["estimate_only"], str)
@@ -289,13 +295,19 @@ def _program(keys: _Keys, k: int, v, base: Path, defaults: dict) -> ProgramEntry
     if not _probe(keys, f"{where}.path", v["path"], file, Path.is_file):
         raise keys.error(f"{where}.path", f"{v['path']}: no such file (relative to the spec "
                                           f"file's directory {base})")
+    orders = _orders(keys, f"{where}.orders", v["orders"]) if "orders" in v \
+        else defaults["orders"]
+    order_region = v.get("order_region", defaults["order_region"])
+    if orders == "product" and order_region is not None:
+        key = f"{where}.orders" if "orders" in v else "orders"
+        raise keys.error(key, f'"product" sweeps the orders of every region; it does not go '
+                              f'with order_region ({order_region}): use orders = "all" for the '
+                              f'orders of one region')
     return ProgramEntry(
         path=v["path"], file=file, model=v.get("model", model),
         variant=v.get("variant", variant), inline_widened=v.get("inline_widened", False),
         free_input_order=v.get("free_input_order", False), share=v.get("share", False),
-        orders=_orders(keys, f"{where}.orders", v["orders"]) if "orders" in v
-        else defaults["orders"],
-        order_region=v.get("order_region", defaults["order_region"]),
+        unfused=v.get("unfused", False), orders=orders, order_region=order_region,
         schedule=schedule, params=params, estimate_only=v.get("estimate_only"))
 
 

@@ -133,21 +133,33 @@ def block_table(rows: list[dict]) -> list[dict]:
     return out
 
 
+def order_label(r: dict) -> str:
+    """A row's dataflow order as text: its order index (`2`), or with `orders = "product"` each
+    region's (`E#1 D#2`)."""
+    if r.get("orders"):
+        return " ".join(f"{region}#{k}" for region, k in r["orders"].items())
+    return str(r["order"])
+
+
 def order_table(rows: list[dict]) -> list[dict]:
     """The spread over order indices of configurations otherwise equal (at least two
     orders): best, worst, median cycles and those normalized to the worst."""
     def key(r):
         flags = " ".join(f for f, on in (("inline-widened", r["inline_widened"]),
                                          ("free-input-order", r.get("free_input_order")),
-                                         ("share", r.get("share")))
+                                         ("share", r.get("share")),
+                                         ("unfused", r.get("unfused")))
                          if on)
         return (r["model"], r["variant"], flags, r["data"],
                 json.dumps(r["params"], sort_keys=True), r["pipeline"] or "",
-                _arch_label(r["arch"]), r["order_region"] or "")
+                _arch_label(r["arch"]), r["order_region"] or "",
+                # per-region orders ("product") and order indices are not compared
+                "product" if r.get("orders") else "")
     out = []
     groups = _group(rows, key)
     for k in sorted(groups):
-        by_order = {r["order"]: r["cycles"] for r in groups[k]}
+        by_order = {r["order"] if not r.get("orders") else order_label(r): r["cycles"]
+                    for r in groups[k]}
         if len(by_order) < 2:
             continue
         cycles = [by_order[o] for o in sorted(by_order)]
@@ -202,7 +214,7 @@ def ok_rows(rows: list[dict]) -> list[dict]:
 def _setting_text(r: dict) -> str:
     """A failed row's parameters: everything but model, variant, data and order that sets it."""
     bits = [f"{k}={v}" for k, v in sorted((r.get("params") or {}).items())]
-    for flag in ("inline_widened", "free_input_order", "share"):
+    for flag in ("inline_widened", "free_input_order", "share", "unfused"):
         if r.get(flag):
             bits.append(flag.replace("_", "-"))
     if r.get("pipeline"):
@@ -245,7 +257,8 @@ def summarize(rows: list[dict]) -> dict:
         status[r["status"] or "?"] = status.get(r["status"] or "?", 0) + 1
     ok = ok_rows(rows)
     failed = [{"id": r["id"], "model": r["model"], "variant": r["variant"],
-               "order": r["order"], "data": r["data"], "status": r["status"],
+               "order": order_label(r) if r.get("orders") else r["order"],
+               "data": r["data"], "status": r["status"],
                "setting": _setting_text(r), "error": r["error"]}
               for r in rows if r["status"] in ("error", "timeout")]
     return {

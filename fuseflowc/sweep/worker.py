@@ -243,7 +243,7 @@ def _run(config: dict, ctx: dict, row: dict, stage: list) -> None:
     from fuseflowc.sim.arch import Arch
 
     path = os.path.normpath(os.path.join(ctx["base"], config["program"]))
-    program = pipeline.load_program(path, tuple(config["schedule"]))
+    program = pipeline.load_program(path, tuple(config["schedule"]), config.get("unfused", False))
     row["parallel"], row["block"] = schedule_facts(program)
     module = pipeline.compile(program, compile_options(config), path,
                               on_stage=lambda name: stage.__setitem__(0, name)).module
@@ -273,10 +273,12 @@ def _run(config: dict, ctx: dict, row: dict, stage: list) -> None:
 
 
 def compile_options(config: dict) -> "pipeline.CompileOptions":
-    """How a configuration is compiled: its fuse options, lowering verified, its opt
-    pipeline (run even when empty, as `fuseflowc opt` would)."""
+    """How a configuration is compiled: its fuse options (the order index, or each region's
+    with `orders = "product"`), lowering verified, its opt pipeline (run even when empty, as
+    `fuseflowc opt` would)."""
     return pipeline.CompileOptions(
         order=config["order"], order_region=config["order_region"],
+        orders=config.get("orders") or None,
         inline_widened=config["inline_widened"],
         free_input_order=config.get("free_input_order", False),
         share=config.get("share", False), passes=config["pipeline"])

@@ -1,17 +1,21 @@
 """`fuse --free-input-order`: the storage orders of tensors read from memory leave the POG, and
 every discordant view reads a permuted copy. Counts, IR invariants, every order of the nested
 matmul (fused and unfused) through fuse | lower | simulate against the evaluator, the permute
-steps' cost in the simulation, the sweep's summary, and the CLI."""
+steps' cost in the simulation, the order sweep's summary (fuseflowc.bench.orders), and the
+CLI."""
 
 from __future__ import annotations
 
+import itertools
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from fuseflowc.bench.orders import OrderRun, run_order, summary_lines, sweep
+from fuseflowc import pipeline
+from fuseflowc.bench.orders import OrderRun, summary_lines
 from fuseflowc.data.gen import random_inputs
-from fuseflowc.diagnostics import Source
+from fuseflowc.diagnostics import Source, UserError
 from fuseflowc.fuse.algorithm import FuseOptions, fuse_program
 from fuseflowc.fuse.orders import region_pog
 from fuseflowc.fuse.parser import parse_fused
@@ -31,6 +35,51 @@ def _fuse(path=SWEEP, unfused=False, **kw):
 def _inputs(program, seed=0, density=0.4):
     specs = [s for s in program.specs() if s.name in set(program.inputs)]
     return random_inputs(specs, SIZES, seed, {"A": density, "B": density})
+
+
+@dataclass
+class Run:
+    """One order of a program through the pipeline, as `fuseflowc sweep` runs it."""
+
+    ks: dict
+    status: str = "ok"
+    cycles: int = 0
+    flops: int = 0
+    permute_cycles: int = 0
+    copies: tuple = ()
+
+
+def run_order(program, inputs, sizes, ks) -> Run:
+    """Fuse with order ks[R] of each region R (free input order), lower (the fused IR and the
+    module printed and parsed back, as between processes), simulate and compare the outputs
+    with the reference evaluator's; a UserError (an order lowering cannot build) is the
+    status."""
+    run = Run(dict(ks))
+    options = pipeline.CompileOptions(orders=dict(ks), free_input_order=True,
+                                      reparse_fused=True, reparse_module=True)
+    try:
+        compiled = pipeline.compile(program, options)
+    except UserError as e:
+        run.status = "error: " + str(e).splitlines()[0]
+        return run
+    module = compiled.module
+    run.copies = tuple(t.name for t in compiled.fused.tensors if t.role == "permuted")
+    result = pipeline.simulate(module, pipeline.as_declared(module, inputs), dict(sizes))
+    run.cycles = result.cycles
+    run.flops = sum(k.flops for k in result.kernels)
+    run.permute_cycles = sum(k.cycles for k in result.kernels if k.graph.startswith("permute"))
+    problems = pipeline.check(module, result, pipeline.reference(program, inputs), "written")
+    if problems or not pipeline.written_outputs(module, result):
+        run.status = "mismatch: " + ("; ".join(problems) or "no output written")
+    return run
+
+
+def sweep(program, inputs, sizes) -> list[Run]:
+    """Every combination of the regions' free orders (the last region varying fastest)."""
+    fp = pipeline.fuse(program, pipeline.CompileOptions(free_input_order=True))
+    space = {r.name: region_pog(r).count() for r in fp.regions}
+    return [run_order(program, inputs, sizes, dict(zip(space, ks)))
+            for ks in itertools.product(*(range(n) for n in space.values()))]
 
 
 # ---- counts --------------------------------------------------------------------------------
@@ -125,7 +174,7 @@ def test_every_fused_order_checks_or_needs_an_order3_accumulator():
     need an order-3 sparse accumulator that SAMML does not have (docs/fused-ir.md)."""
     p = load_program(SWEEP)
     inputs = _inputs(p)
-    runs = sweep(p, None, inputs, SIZES, "fused")
+    runs = sweep(p, inputs, SIZES)
     assert len(runs) == 12
     bad = {r.ks["abc"]: r.status for r in runs if r.status != "ok"}
     assert set(bad) == {9, 11}, bad
@@ -137,7 +186,7 @@ def test_every_fused_order_checks_or_needs_an_order3_accumulator():
 
 def test_every_unfused_order_pair_checks():
     p = load_program(SWEEP, (), True)
-    runs = sweep(p, None, _inputs(p, seed=2), SIZES, "unfused")
+    runs = sweep(p, _inputs(p, seed=2), SIZES)
     assert len(runs) == 9
     assert [r.status for r in runs] == ["ok"] * 9
     # a materialized intermediate read against its storage gets a copy too: E__T
@@ -149,16 +198,16 @@ def test_extreme_densities(density):
     p = load_program(SWEEP)
     inputs = _inputs(p, seed=5, density=density)
     for k in (0, 5, 8):
-        r = run_order(p, None, inputs, SIZES, {"abc": k})
+        r = run_order(p, inputs, SIZES, {"abc": k})
         assert r.status == "ok", r.status
 
 
 def test_permute_steps_are_charged():
     p = load_program(SWEEP)
     inputs = _inputs(p, seed=1)
-    concordant = run_order(p, None, inputs, SIZES, {"abc": 5})  # i -> u1 -> u0 -> l
+    concordant = run_order(p, inputs, SIZES, {"abc": 5})  # i -> u1 -> u0 -> l
     assert concordant.copies == () and concordant.permute_cycles == 0
-    r = run_order(p, None, inputs, SIZES, {"abc": 0})  # copies of B and C
+    r = run_order(p, inputs, SIZES, {"abc": 0})  # copies of B and C
     assert set(r.copies) == {"B__T", "C__T"}
     assert r.permute_cycles > 0 and r.cycles > r.permute_cycles
     # the module has the steps and the simulation reports them as kernels with bytes
@@ -195,11 +244,12 @@ def test_pipeline_through_the_cli(tmp_path):
 # ---- the sweep's report -------------------------------------------------------------------
 
 def test_summary_lines():
-    runs = [OrderRun("fused", {"r": 0}, {"r": ("i", "j")}, (), 100),
-            OrderRun("fused", {"r": 1}, {"r": ("j", "i")}, ("B__T",), 400, 30),
-            OrderRun("fused", {"r": 2}, {"r": ("k", "i")}, status="error: no")]
+    runs = [OrderRun("fused", {"r": (0, ("i", "j"))}, (), 100),
+            OrderRun("fused", {"r": (1, ("j", "i"))}, ("B__T",), 400, 30),
+            OrderRun("fused", {"r": (2, ("k", "i"))}, status="error: no")]
     lines = summary_lines(runs)
     assert len(lines) == 4
+    assert lines[0].startswith("fused    r#0 i -> j ")
     assert "norm 0.2500" in lines[0] and "4.00x" in lines[0] and "copies -" in lines[0]
     assert "norm 1.0000" in lines[1] and "copies B__T" in lines[1]
     assert lines[2].endswith("error: no")

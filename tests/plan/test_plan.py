@@ -297,6 +297,30 @@ def test_cli_learn_writes_a_pattern_that_matches(tmp_path):
     assert (wh / "mine.toml").read_text() == pat.to_toml()
 
 
+def test_learn_takes_the_per_region_orders_and_unfused_of_a_product_row(tmp_path):
+    """A row of an `orders = "product"` sweep is learned with its orders per region (and
+    `unfused`), not with order 0 of the fused program."""
+    from fuseflowc.plan.patterns import learn_pattern
+    sweep = str(ROOT / "ir_examples/kernels/nested_matmul_sweep.ff")
+
+    def learned(name, **fields):
+        row = {"id": name, "model": "nm", "variant": "v", "program": sweep, "schedule": [],
+               "order": 0, "order_region": None, "free_input_order": True, "pipeline": "",
+               "status": "ok", "cycles": 1, **fields}
+        res = tmp_path / f"{name}.jsonl"
+        res.write_text(json.dumps(row) + "\n")
+        wh = tmp_path / name
+        wh.mkdir()
+        return parse_pattern(Path(learn_pattern(str(res), str(wh), name)).read_text(), name)
+    base = learned("base")
+    assert learned("zero", order=None, orders={"abc": 0}).order == base.order
+    assert learned("five", order=None, orders={"abc": 5}).order != base.order
+    # unfused: the first region (E, one statement) is learned, at its own order index
+    e0 = learned("e0", order=None, unfused=True, orders={"E": 0, "D": 2})
+    e2 = learned("e2", order=None, unfused=True, orders={"E": 2, "D": 2})
+    assert len(e0.order) == 3 and e0.order != e2.order
+
+
 def test_region_cost_is_the_estimate_of_the_fused_program():
     """A region that reads only inputs costs what `estimate` gives the program fusing it, also
     when fuse splits it into several graphs (BigBird's softmax, materialized inside)."""
