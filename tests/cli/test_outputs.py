@@ -282,8 +282,18 @@ def _interrupt_while_writing(monkeypatch, sig):
     monkeypatch.setattr(io, "_save_one", save_one)
 
 
+@pytest.fixture
+def default_sigint():
+    """SIGINT raises KeyboardInterrupt, as at a terminal, however pytest was started: a run in the
+    background of a non-interactive shell inherits SIGINT ignored, and Python then installs no
+    handler, so the in-process Ctrl-C below would do nothing."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
 @pytest.mark.parametrize("fresh", [True, False])
-def test_ctrl_c_while_writing_leaves_nothing(work, monkeypatch, fresh):
+def test_ctrl_c_while_writing_leaves_nothing(work, monkeypatch, fresh, default_sigint):
     target = "new" if fresh else "d"
     before = snapshot(work)
     _interrupt_while_writing(monkeypatch, signal.SIGINT)
