@@ -137,13 +137,23 @@ class Segments {
 /// then the free slots, each holding the cycle it became free. Popping a token frees its
 /// entry, which is then the last free slot in ring order (d entries: head + d wraps to it); a
 /// firing reads the first free slot's cycle (Firing::slot) and pushes its token into it. So a
-/// token's whole life is two writes of one 16-byte entry, and the state is (head, n). An
-/// unbounded FIFO never waits for a slot; its tokens live in TokenBlocks.
+/// token's whole life is two writes of one 16-byte entry, and the state is (head, n).
+///
+/// A ring deeper than RING_MAX entries is the same ring in chunks of Segments::SEG entries,
+/// allocated (zeroed: free at cycle 0) as the ring first reaches them, so a deep channel costs
+/// the slots the run used, not its depth. An unbounded FIFO never waits for a slot; its
+/// entries live in Segments. The Reader's and Appender's cursors (a run of consecutive
+/// entries) work on all three: at the end of a ring, chunk or segment they wrap to the next.
 class Fifo {
  public:
-  explicit Fifo(i64 depth) : bounded_(depth >= 0) {
-    if (bounded_) {
-      cap_ = lim_ = size_t(depth);
+  enum Mode : uint8_t { RING, DEEP, SEGS };
+  static constexpr size_t RING_MAX = 65536;
+
+  explicit Fifo(i64 depth)
+      : bounded_(depth >= 0),
+        mode_(depth < 0 ? SEGS : size_t(depth) > RING_MAX ? DEEP : RING) {
+    if (bounded_) cap_ = lim_ = size_t(depth);
+    if (mode_ == RING) {
       // zeroed: every slot free at cycle 0 (calloc gets zero pages without writing them)
       e_ = static_cast<Entry*>(std::calloc(std::max<size_t>(cap_, 1), sizeof(Entry)));
       if (!e_) throw std::bad_alloc();
@@ -151,7 +161,10 @@ class Fifo {
   }
   Fifo(const Fifo&) = delete;
   Fifo& operator=(const Fifo&) = delete;
-  ~Fifo() { std::free(e_); }
+  ~Fifo() {
+    std::free(e_);
+    for (Entry* c : chunks_) std::free(c);
+  }
 
   FASTSIM_INLINE bool bounded() const { return bounded_; }
   FASTSIM_INLINE size_t size() const { return bounded_ ? n_ : u_.size(); }
@@ -164,7 +177,7 @@ class Fifo {
   FASTSIM_INLINE i64 time(size_t k) const { return entry(k).b; }
   FASTSIM_INLINE i64 back_time() const { return time(size() - 1); }
   FASTSIM_INLINE const Entry& entry(size_t k) const {
-    return bounded_ ? e_[wrap(head_ + k)] : u_.at(k);
+    return bounded_ ? at(wrap(head_ + k)) : u_.at(k);
   }
   /// f(token, cycle) for every token, from the head.
   template <class F>
@@ -181,14 +194,14 @@ class Fifo {
   FASTSIM_INLINE size_t free_count() const { return lim_ - n_; }
   FASTSIM_INLINE i64 free_time(size_t j) const {
     if (n_ + j >= filled_) fill_(fill_ctx_, n_ + j + 1);
-    return i64(e_[wrap(head_ + n_ + j)].a);
+    return i64(at(wrap(head_ + n_ + j)).a);
   }
   /// Push a token visible at cycle `at` into the first free slot (bounded: room() must hold),
   /// or at the end.
   FASTSIM_INLINE void push(Token x, i64 at) {
     if (!bounded_) return u_.push(x, at);
     if (n_ >= lim_) full();
-    e_[wrap(head_ + n_)] = Entry{x.bits(), at};
+    slot(wrap(head_ + n_)) = Entry{x.bits(), at};
     ++n_;
   }
 
@@ -196,7 +209,7 @@ class Fifo {
   /// Pop the head in a firing at cycle f: its slot frees at f + 1.
   FASTSIM_INLINE Token pop(i64 f) {
     if (!bounded_) return Token::from_bits(u_.pop().a);
-    Entry& h = e_[head_];
+    Entry& h = slot(head_);
     Token x = Token::from_bits(h.a);
     h.a = u64(f + 1);   // the entry is now the last free slot
     head_ = wrap(head_ + 1);
@@ -225,7 +238,7 @@ class Fifo {
     for (size_t j = from; j < to; ++j) {
       i64 s = 0;
       if (c.bounded_) {
-        s = i64(c.e_[i].a);
+        s = i64(c.mode_ == RING ? c.e_[i].a : c.at(i).a);
         i = i + 1 == c.cap_ ? 0 : i + 1;
       }
       if (first || s > i64(e_[j].a)) e_[j].a = u64(s);
@@ -247,11 +260,40 @@ class Fifo {
   friend class Appender;
   friend class Reader;
   FASTSIM_INLINE size_t wrap(size_t i) const { return i >= cap_ ? i - cap_ : i; }
+  /// Entry `pos` of a bounded ring (a deep ring's entries not reached yet are free at 0).
+  FASTSIM_INLINE const Entry& at(size_t pos) const {
+    if (mode_ == RING) return e_[pos];
+    size_t c = pos / Segments::SEG;
+    return c < chunks_.size() ? chunks_[c][pos % Segments::SEG] : zero();
+  }
+  FASTSIM_INLINE Entry& slot(size_t pos) {
+    if (mode_ == RING) return e_[pos];
+    return chunk(pos - pos % Segments::SEG)[pos % Segments::SEG];
+  }
+  /// A deep ring's chunk starting at entry `base` (a multiple of SEG), allocated in order.
+  Entry* chunk(size_t base) {
+    size_t c = base / Segments::SEG;
+    while (chunks_.size() <= c) {
+      auto* p = static_cast<Entry*>(std::calloc(Segments::SEG, sizeof(Entry)));
+      if (!p) throw std::bad_alloc();
+      chunks_.push_back(p);
+    }
+    return chunks_[c];
+  }
+  /// Where a deep ring's chunk at `base` ends, counted from its start.
+  FASTSIM_INLINE size_t chunk_end(size_t base) const {
+    return std::min(Segments::SEG, cap_ - base);
+  }
+  static const Entry& zero() {
+    static const Entry z{0, 0};
+    return z;
+  }
   [[noreturn, gnu::noinline]] static void full() {
     throw std::logic_error("push into a full bounded channel (primitive bug)");
   }
 
-  Entry* e_ = nullptr;                 // bounded: the ring
+  Entry* e_ = nullptr;                 // RING: the ring
+  std::vector<Entry*> chunks_;         // DEEP: the ring's chunks allocated so far
   size_t cap_ = 0, lim_ = 0;           // bounded: entries; slots usable (a staging port: fewer)
   size_t filled_ = ~size_t(0);         // staging: slots whose free cycle is written so far
   Fill fill_ = nullptr;
@@ -259,10 +301,17 @@ class Fifo {
   size_t head_ = 0, n_ = 0;            // bounded: first token, tokens
   Segments u_;                         // unbounded: the tokens
   bool bounded_;
+  Mode mode_;
 };
 
 class Port;
 class Channel;
+
+/// Entries [base, base + end) of a deep ring: one chunk.
+struct Span {
+  Entry* e;
+  size_t base, end;
+};
 
 /// Consecutive free slots of a FIFO (Appender::slots): the pushes of a hot loop without the
 /// Appender's per-token checks (wrap, limit, lazy free cycles); Appender::pushed(k) then commits
@@ -357,24 +406,33 @@ class Appender {
   }
   // The write position reached the ring's end (bounded: back to its start) or the tail
   // segment's (unbounded: the pushes so far are committed and a new tail segment chained).
+  // A deep ring: the next chunk (the first after the last).
   FASTSIM_INLINE void wrap() {
-    if (bounded_) {
-      pos_ = 0;
-    } else {
+    pos_ = 0;
+    if (mode_ == Fifo::SEGS) {
       e_ = next_segment(q_, pushed_);
       pushed_ = 0;
-      pos_ = 0;
+    } else if (mode_ == Fifo::DEEP) {
+      Span s = next_chunk(q_, base_ + cap_);
+      e_ = s.e;
+      base_ = s.base;
+      cap_ = s.end;
     }
   }
   [[gnu::noinline]] static Entry* next_segment(Fifo& q, size_t pushed) {
     q.u_.pushed(pushed);
     return q.u_.tail_seg();
   }
+  [[gnu::noinline]] static Span next_chunk(Fifo& q, size_t base) {
+    if (base == q.cap_) base = 0;
+    return Span{q.chunk(base), base, q.chunk_end(base)};
+  }
   Fifo& q_;
   Entry* e_;
-  size_t cap_, pos_, left_, pushed_ = 0;
+  size_t base_, cap_, pos_, left_, pushed_ = 0;   // (deep: e_ is entries [base_, base_ + cap_))
   size_t filled_;   // slots from pos_'s start whose free cycle is known
   bool bounded_;
+  Fifo::Mode mode_;
 };
 
 /// A run of pops from a channel with its read position in registers (see Appender). While a
@@ -415,7 +473,15 @@ class Reader {
   // segment's (unbounded: release it and read the next, which exists: see Segments).
   FASTSIM_INLINE void wrap() {
     head_ = 0;
-    if (!bounded_) e_ = next_segment(q_);
+    if (mode_ == Fifo::SEGS) {
+      e_ = next_segment(q_);
+    } else if (mode_ == Fifo::DEEP) {
+      size_t base = base_ + cap_;
+      if (base == q_.cap_) base = 0;
+      e_ = q_.chunk(base);
+      base_ = base;
+      cap_ = q_.chunk_end(base);
+    }
   }
   [[gnu::noinline]] static Entry* next_segment(Fifo& q) {
     q.u_.next_head();
@@ -423,8 +489,9 @@ class Reader {
   }
   Fifo& q_;
   Entry* e_;
-  size_t cap_, head_, n_;
+  size_t base_, cap_, head_, n_;
   bool bounded_;
+  Fifo::Mode mode_;
 };
 
 /// Read-only views of a FIFO's tokens and times by position (Python: `c.toks[k]`,
@@ -490,31 +557,54 @@ class Channel : public Port {
 };
 
 FASTSIM_INLINE Appender::Appender(Port& p)
-    : q_(p.q),
-      e_(p.q.bounded_ ? p.q.e_ : p.q.u_.tail_seg()),
-      cap_(p.q.bounded_ ? p.q.cap_ : Segments::SEG),
-      pos_(p.q.bounded_ ? p.q.wrap(p.q.head_ + p.q.n_) : p.q.u_.tail()),
+    : q_(p.q), base_(0),
       left_(p.q.bounded_ ? p.q.lim_ - p.q.n_ : ~size_t(0)),
       filled_(!p.q.bounded_ || p.q.filled_ == ~size_t(0) ? ~size_t(0) : p.q.filled_ - p.q.n_),
-      bounded_(p.q.bounded_) {}
+      bounded_(p.q.bounded_), mode_(p.q.mode_) {
+  if (mode_ == Fifo::RING) {
+    e_ = q_.e_;
+    cap_ = q_.cap_;
+    pos_ = q_.wrap(q_.head_ + q_.n_);
+  } else if (mode_ == Fifo::SEGS) {
+    e_ = q_.u_.tail_seg();
+    cap_ = Segments::SEG;
+    pos_ = q_.u_.tail();
+  } else {
+    size_t at = q_.wrap(q_.head_ + q_.n_);
+    pos_ = at % Segments::SEG;
+    base_ = at - pos_;
+    e_ = q_.chunk(base_);
+    cap_ = q_.chunk_end(base_);
+  }
+}
 FASTSIM_INLINE Appender::~Appender() {
   if (bounded_) q_.n_ += pushed_;
   else q_.u_.pushed(pushed_);
 }
 
 FASTSIM_INLINE Reader::Reader(Channel& c)
-    : q_(c.q),
-      e_(c.q.bounded_ ? c.q.e_ : c.q.u_.head_seg()),
-      cap_(c.q.bounded_ ? c.q.cap_ : Segments::SEG),
-      head_(c.q.bounded_ ? c.q.head_ : c.q.u_.head()),
-      n_(c.q.size()),
-      bounded_(c.q.bounded_) {}
-FASTSIM_INLINE Reader::~Reader() {
-  if (bounded_) {
-    q_.head_ = head_;
-    q_.n_ = n_;
+    : q_(c.q), base_(0), n_(c.q.size()), bounded_(c.q.bounded_), mode_(c.q.mode_) {
+  if (mode_ == Fifo::RING) {
+    e_ = q_.e_;
+    cap_ = q_.cap_;
+    head_ = q_.head_;
+  } else if (mode_ == Fifo::SEGS) {
+    e_ = q_.u_.head_seg();
+    cap_ = Segments::SEG;
+    head_ = q_.u_.head();
   } else {
+    head_ = q_.head_ % Segments::SEG;
+    base_ = q_.head_ - head_;
+    e_ = q_.chunk(base_);
+    cap_ = q_.chunk_end(base_);
+  }
+}
+FASTSIM_INLINE Reader::~Reader() {
+  if (mode_ == Fifo::SEGS) {
     q_.u_.set_head(head_, n_);
+  } else {
+    q_.head_ = base_ + head_;
+    q_.n_ = n_;
   }
 }
 
