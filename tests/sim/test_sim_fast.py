@@ -146,9 +146,10 @@ def test_cycle_budget_error_is_the_same():
 
 @st.composite
 def archs(draw):
-    """Channel depths 1 to unbounded (rings, deep rings), memory bandwidths from starved to ideal, latencies."""
-    sets = [f"channel.depth={draw(st.sampled_from(['1', '2', '3', '5', '1024', '65537',
-                                                     '1000000000000', 'inf']))}"]
+    """Channel depths 1 to unbounded (rings, deep rings), memory bandwidths from starved to
+    ideal, latencies."""
+    depths = ['1', '2', '3', '5', '1024', '65537', '1000000000000', 'inf']
+    sets = [f"channel.depth={draw(st.sampled_from(depths))}"]
     if draw(st.booleans()):
         sets.append(f"memory.bandwidth={draw(st.sampled_from([0.25, 1, 3, 16, 256, 1e9]))}")
         sets.append(f"memory.window={draw(st.sampled_from([1, 4, 16]))}")
