@@ -31,11 +31,11 @@ SCHEMA = {
 
 # The range of every value (documented in arch.toml): integers where the simulator counts
 # cycles, entries or bytes, and bounds that keep a run finite and its memory small (a channel
-# preallocates its depth; a request spans bytes / (bandwidth * window) calendar windows).
+# allocates the slots it uses; a request spans bytes / (bandwidth * window) calendar windows).
 LATENCY = (0, 1_000_000)        # cycles
 II = (1, 1024)                  # cycles between firings
 RANGES = {
-    "channel.depth": ("int", 1, 65536),             # entries, or "inf"
+    "channel.depth": ("int", 1, 2**62),             # entries, or "inf"
     "memory.bandwidth": ("number", 0.1, 1e12),      # bytes per cycle
     "memory.latency": ("int", *LATENCY),
     "memory.element_bytes": ("int", 1, 64),         # bytes

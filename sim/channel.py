@@ -15,10 +15,14 @@ buffer that is copied to every FIFO after its activation), or a `NullPort` when 
 from __future__ import annotations
 
 from collections import deque
-from itertools import islice, repeat
+from itertools import chain, islice, repeat
 
 #: The most tokens a fan-out producer emits per activation (see FanOut.prepare).
 STAGE = 256
+
+#: Deeper channels keep their initial free slots as a count (LazyFree), not as a deque of
+#: zeros: a channel of any depth costs memory for the slots it used, not for its depth.
+EAGER_DEPTH = 65536
 
 _drain = deque(maxlen=0).extend  # consume an iterator at C speed
 
@@ -27,6 +31,50 @@ def pop_n(d: deque, k: int) -> None:
     """Pop the first k items of deque `d` in one C-level call (no Python loop per item). The
     items must not compare equal to None (ints do; numpy blocks do not compare with None)."""
     _drain(islice(iter(d.popleft, None), k))
+
+
+class LazyFree(deque):
+    """The free slots of a deep channel: `hidden` slots free at cycle 0, then the deque's
+    (the cycles popped slots became free), exactly the queue `deque(repeat(0, depth))` would
+    be, without materializing the zeros. Every deque operation the primitives use on `free`
+    (popleft, append, extend, len, truthiness, indexing, iteration) sees the whole queue."""
+
+    __slots__ = ("hidden",)
+
+    def __init__(self, hidden: int):
+        super().__init__()
+        self.hidden = hidden
+
+    def popleft(self):
+        if self.hidden:
+            self.hidden -= 1
+            return 0
+        return super().popleft()
+
+    def __len__(self) -> int:
+        return self.hidden + super().__len__()
+
+    def __bool__(self) -> bool:
+        return bool(self.hidden) or super().__len__() > 0
+
+    def __getitem__(self, k: int):
+        if k < 0:
+            k += len(self)
+        if k < self.hidden:
+            return 0
+        return super().__getitem__(k - self.hidden)
+
+    def __iter__(self):
+        return chain(repeat(0, self.hidden), super().__iter__())
+
+
+def free_slots(depth: int | None) -> deque:
+    """A new channel's free slots: `depth` slots free at cycle 0 (none kept when unbounded)."""
+    if depth is None:
+        return deque(maxlen=0)
+    if depth > EAGER_DEPTH:
+        return LazyFree(depth)
+    return deque(repeat(0, depth))
 
 
 class Channel:
@@ -42,7 +90,7 @@ class Channel:
         self.times: deque = deque()
         self.depth = depth
         self.bounded = depth is not None
-        self.free: deque = deque(repeat(0, depth)) if depth is not None else deque(maxlen=0)
+        self.free: deque = free_slots(depth)
         self.src = None  # producer node
         self.dst = None  # consumer node
         self.pushed = 0  # tokens moved over this channel (token-hops)

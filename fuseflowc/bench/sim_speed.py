@@ -4,6 +4,12 @@ agree on everything (sim/differential.py), and print per case the cycles, token-
 engine's token-hops per second and their ratio; then the compiled engine's median rate as
 `token-hops/s: N` and the median ratio as `speedup: N`.
 
+Then, with the compiled engine, each case on the default architecture (channel depth 1024)
+and on SAM-like settings (the Python SAM simulator's: no memory model, unbounded channels:
+`--set memory.latency=0 --set memory.bandwidth=1000000000 --depth inf`; checked against the
+Python engine too when both run): CPU nanoseconds per token-hop at each (median of 3 runs),
+their ratio, and `depth-inf ns/hop: N` (the median over cases).
+
 Rates are token-hops (tokens moved over channels) per second of process CPU time of the engine
 run (building the graph excluded, for the compiled engine its compiled graph too, and
 assembling outputs excluded; the compiled engine's reading of its counters and writer streams
@@ -43,6 +49,9 @@ CASES = [
 ]
 QUICK = [("spmm_ikj", "jazz.mtx", None), ("sddmm", "jazz.mtx", None)]
 K = 16  # the dense inner dimension of SDDMM
+#: The Python SAM simulator's settings: no memory model, unbounded channels.
+SAM_LIKE = ("memory.latency=0", "memory.bandwidth=1000000000")
+REPEATS = 3  # runs per ns/hop figure (the median)
 
 
 def _inputs(kernel: str, a: sp.csr_matrix) -> dict:
@@ -92,7 +101,37 @@ def run_case(kernel: str, matrix: Path, rows: int | None, engines: tuple[str, ..
                        "ran": k.engine}
     if len(engines) == 2:
         out["diff"] = first_difference(outcomes["python"], outcomes["fast"])
+    if "fast" in engines:
+        out["ns"] = {}
+        for label, arch in (("1024", Arch.load()), ("inf", Arch.load(sets=SAM_LIKE,
+                                                                     depth="inf"))):
+            out["ns"][label] = _ns_per_hop(module, tensors, sizes, arch)
+        if len(engines) == 2 and not out["diff"]:
+            sam = Arch.load(sets=SAM_LIKE, depth="inf")
+            out["diff"] = first_difference(run(module, tensors, sizes, sam, "python"),
+                                           run(module, tensors, sizes, sam, "fast"))
     return out
+
+
+def _ns_per_hop(module, tensors, sizes, arch) -> float:
+    """The compiled engine's CPU nanoseconds per token-hop on one architecture (median)."""
+    ns = []
+    for _ in range(REPEATS):
+        o = run(module, tensors, sizes, arch, "fast")
+        if o.error is not None:
+            raise SystemExit(o.error.diagnostics[0].message)
+        k = o.result.kernels[0]
+        ns.append(k.cpu * 1e9 / k.hops if k.hops else 0.0)
+    return statistics.median(ns)
+
+
+def _print_ns(rows: list[dict]) -> None:
+    """The per-case ns/hop table at depth 1024 and SAM-like (depth inf), and its median."""
+    print(f"\n{'case':24} {'ns/hop depth 1024':>18} {'ns/hop depth inf':>17} {'inf/1024':>9}")
+    for r in rows:
+        a, b = r["ns"]["1024"], r["ns"]["inf"]
+        print(f"{r['case']:24} {a:>18.2f} {b:>17.2f} {b / a if a else 0.0:>9.2f}")
+    print(f"depth-inf ns/hop: {statistics.median([r['ns']['inf'] for r in rows]):.2f}")
 
 
 def main(argv=None) -> int:
@@ -138,6 +177,8 @@ def main(argv=None) -> int:
     print(f"token-hops/s: {statistics.median_low([r[last]['rate'] for r in rows]):.0f}")
     if len(engines) == 2:
         print(f"speedup: {statistics.median_low([r['ratio'] for r in rows]):.1f}")
+    if "fast" in engines:
+        _print_ns(rows)
     return 1 if bad else 0
 
 

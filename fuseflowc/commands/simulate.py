@@ -31,7 +31,8 @@ from .options import LegacyJsonCommand, json_option, json_out_option
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
               help="Override one architecture value, e.g. channel.depth=2, kind.alu.latency=3, "
                    "memory.latency=0 (repeatable).")
-@click.option("--depth", metavar="N|inf", help="Channel depth (FIFO entries), or inf.")
+@click.option("--depth", metavar="N|inf",
+              help="Channel depth (FIFO entries, 1 to 2**62), or inf (unbounded, as in SAM).")
 @click.option("--max-cycles", type=click.IntRange(min=1, max=2**62), default=None, metavar="N",
               help="Stop with an error if any node passes this cycle (a runaway run).")
 @click.option("--graph", "graph_name", metavar="NAME",
@@ -75,6 +76,7 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
       fuseflowc lower prog.fused | fuseflowc simulate --data d/ --check --json-out stats.json
       fuseflowc simulate g.samml --data d/ --depth 2 --set memory.latency=0 -o out/
       fuseflowc simulate g.samml --data d/ --engine python    # the reference engine
+      fuseflowc simulate g.samml --data d/ --depth inf --set memory.latency=0 --set memory.bandwidth=1e9
     """
     from fuseflowc.data.io import save_tensors
     from fuseflowc.sim.arch import Arch

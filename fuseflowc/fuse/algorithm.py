@@ -269,8 +269,26 @@ def _unorderable_copies(region: ir.Region, materialized: set[str]) -> tuple[str,
 
 
 def _consumers(program: ast.Program, producer: str) -> list[str]:
-    return [s.name for s in program.statements
-            if any(isinstance(a, ast.Access) and a.tensor == producer for a in s.rhs.walk())]
+    """The statements that read `producer`, in program order."""
+    return _consumer_index(program).get(producer, [])
+
+
+# (program, its statement list, that list's length, tensor -> reading statements): one walk of
+# the program for all the groups' questions, not one per statement asked about (quadratic in
+# the statements of an unrolled loop)
+_CONSUMERS: list = [None, None, -1, {}]
+
+
+def _consumer_index(program: ast.Program) -> dict[str, list[str]]:
+    c = _CONSUMERS
+    if c[0] is program and c[1] is program.statements and c[2] == len(program.statements):
+        return c[3]
+    index: dict[str, list[str]] = {}
+    for st in program.statements:
+        for t in dict.fromkeys(a.tensor for a in st.rhs.walk() if isinstance(a, ast.Access)):
+            index.setdefault(t, []).append(st.name)
+    c[:] = [program, program.statements, len(program.statements), index]
+    return index
 
 
 def _plan_kernels(program: ast.Program, stmts: list[str], materialized: set[str]) -> list[list[str]]:
@@ -651,9 +669,10 @@ def _execution_order(program: ast.Program, regions: list[ir.Region]) -> list[ir.
     key = {r.name: min(index[s] for s in r.statements) for r in regions}
     by_name = {r.name: r for r in regions}
     done: list[ir.Region] = []
+    done_names: set[str] = set()
     left = dict(deps)
     while left:
-        ready = [n for n, d in left.items() if not d - {x.name for x in done}]
+        ready = [n for n, d in left.items() if not d - done_names]
         if not ready:
             names = sorted(left, key=key.__getitem__)
             r = by_name[names[0]]
@@ -664,6 +683,7 @@ def _execution_order(program: ast.Program, regions: list[ir.Region]) -> list[ir.
                                         for n in names), r.loc)
         n = min(ready, key=key.__getitem__)
         done.append(by_name[n])
+        done_names.add(n)
         del left[n]
     return done
 

@@ -318,7 +318,19 @@ class Program:
         return next(t for t in self.tensors if t.name == name)
 
     def statement(self, name: str) -> Assignment:
-        return next(s for s in self.statements if s.name == name)
+        # an index by name, rebuilt when the statement list is another or has grown (a
+        # linear search per lookup made fusing an unrolled loop quadratic in its statements)
+        sts = self.statements
+        cache = self.__dict__.get("_statement_index")
+        if cache is None or cache[0] is not sts or cache[1] != len(sts):
+            index: dict[str, Assignment] = {}
+            for s in sts:
+                index.setdefault(s.name, s)
+            cache = self.__dict__["_statement_index"] = (sts, len(sts), index)
+        s = cache[2].get(name)
+        if s is None:
+            raise StopIteration(name)   # as the search this replaces: no such statement
+        return s
 
     def dim(self, name: str) -> DimDecl:
         return next(d for d in self.dims if d.name == name)

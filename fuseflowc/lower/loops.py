@@ -31,7 +31,7 @@ def _shape(g: ir.Graph) -> tuple[str, tuple[str, ...]]:
     """g's text with its tensors replaced by their order of appearance, and those tensors: two
     graphs of one shape are one configuration with other tensors bound."""
     names = _tensors(g)
-    text = print_graph(g.rebound("_", {t: f"_t{k}" for k, t in enumerate(names)}))
+    text = print_graph(g, "_", {t: f"_t{k}" for k, t in enumerate(names)})
     return text, tuple(names)
 
 

@@ -21,7 +21,8 @@ def print_module(m: Module) -> str:
     if m.source is not None:
         out.append(f'source "{m.source}"')
     out += [print_tensor(t) for t in m.tensors]
-    out += [print_names(g) for g in m.graphs if g.source_names and not _reuses(m, g)]
+    reuses = {g.name for g in m.graphs if _reuses(m, g)}
+    out += [print_names(g) for g in m.graphs if g.source_names and g.name not in reuses]
     out += [print_schedule(d) for d in m.schedules]
     out += [f"wave {g.name} {g.wave}" for g in m.graphs if g.wave is not None]
     out += [f"iteration {g.name} {g.iteration[0]} {g.iteration[1]}" for g in m.graphs
@@ -29,7 +30,7 @@ def print_module(m: Module) -> str:
     for item in m.sequence():
         if out:
             out.append("")
-        if isinstance(item, Graph) and _reuses(m, item):
+        if isinstance(item, Graph) and item.name in reuses:
             binds = ", ".join(f"{a} = {b}" for a, b in item.binds.items())
             out.append(f"graph {item.name} = {item.template} {{{binds}}}")
         else:
@@ -45,8 +46,8 @@ def _reuses(m: Module, g: Graph) -> bool:
     t = m.graph(g.template) if g.template else None
     if t is None or t.template is not None:
         return False
-    same = t.rebound(g.name, g.binds)
-    return print_graph(same) == print_graph(g) and same.source_names == g.source_names
+    # t.rebound(g.name, g.binds) printed, without copying t
+    return t.source_names == g.source_names and print_graph(t, g.name, g.binds) == print_graph(g)
 
 
 def print_names(g: Graph) -> str:
@@ -85,11 +86,13 @@ def print_tensor(t: TensorDecl) -> str:
     return text
 
 
-def print_graph(g: Graph) -> str:
-    """`graph NAME { ... }` with one node per line."""
+def print_graph(g: Graph, name: str | None = None, tensors: dict[str, str] | None = None) -> str:
+    """`graph NAME { ... }` with one node per line. With `name` and `tensors`, the text of
+    `g.rebound(name, tensors)` (g named `name`, reading and writing tensors[t] for each tensor t
+    it names), without copying g."""
     names = g.stream_names()
-    lines = [f"graph {g.name} {{"]
-    lines += ["  " + print_node(n, names) for n in g.topo_order()]
+    lines = [f"graph {g.name if name is None else name} {{"]
+    lines += ["  " + print_node(n, names, tensors) for n in g.topo_order()]
     lines.append("}")
     return "\n".join(lines)
 
@@ -99,8 +102,9 @@ def _stream(s: Stream, names: dict[Stream, str]) -> str:
     return "%" + (names.get(s) or s.name or "undefined")
 
 
-def print_node(n: Node, names: dict[Stream, str]) -> str:
-    """`%c0, %r1 = scan %r0 {tensor = A, mode = 0, format = compressed, index = j}`."""
+def print_node(n: Node, names: dict[Stream, str], tensors: dict[str, str] | None = None) -> str:
+    """`%c0, %r1 = scan %r0 {tensor = A, mode = 0, format = compressed, index = j}`; with
+    `tensors`, its `tensor` attribute t printed as tensors[t] (when there)."""
     text = ""
     if n.outputs:
         text = ", ".join(_stream(s, names) for s in n.outputs) + " = "
@@ -110,6 +114,8 @@ def print_node(n: Node, names: dict[Stream, str]) -> str:
     attrs = []
     for spec in n.attr_specs():
         value = getattr(n, spec.name)
+        if tensors and spec.name == "tensor" and isinstance(value, str):
+            value = tensors.get(value, value)
         if not spec.required and (value is None or value == spec.default):
             continue
         if spec.type == "float" and isinstance(value, int) and not isinstance(value, bool):

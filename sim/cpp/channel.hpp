@@ -31,154 +31,102 @@ class Node;
 /// The most tokens a fan-out producer emits per activation (sim/channel.py STAGE).
 constexpr size_t STAGE = 256;
 
-/// The tokens of an unbounded FIFO, in blocks (Python's deque is a list of blocks too): its
-/// memory follows the tokens it holds now, not the most it ever held. Compact, since an
-/// unbounded channel may hold a large part of a run's stream for a while (the fully fused
-/// element-sparse BigBird head at S = 1024 keeps 2.3 * 10^8 tokens in flight at its peak):
-///
-/// - a token's cycle is a 16-bit offset from its block's first cycle (a token whose offset
-///   does not fit starts a new block);
-/// - a stream of ints that fit in 32 bits (coordinates, refs, control tokens) keeps 4 bytes per
-///   token ("narrow" blocks); a value or a larger int switches the FIFO to 8-byte tokens for
-///   good ("wide" blocks: a val stream after its first value).
-///
-/// So 6 bytes per token in a crd or ref stream, 10 in a val stream, in 24 KB blocks recycled
-/// through a small pool.
-class TokenBlocks {
+/// The entries of an unbounded FIFO: the same 16-byte entries as a bounded ring (Entry),
+/// in fixed segments of SEG entries chained in order, so that the cursors of the hot loops
+/// (Reader::tokens, Appender::slots: a run of consecutive entries) work on every channel kind.
+/// The tail segment is allocated as soon as the one before it fills, so the write position is
+/// always inside a segment and the head segment is released as soon as it is read to its end:
+/// the memory follows the tokens in flight (plus one segment), not the most ever held.
+/// Segments are recycled through a small pool.
+/// An entry of a FIFO: a token and its visible cycle, or (a bounded ring's) free slot.
+struct Entry {
+  u64 a;   // a token's bits, or a free slot's free cycle
+  i64 b;   // the token's visible cycle
+};
+
+class Segments {
  public:
-  TokenBlocks() = default;
-  TokenBlocks(const TokenBlocks&) = delete;
-  TokenBlocks& operator=(const TokenBlocks&) = delete;
-  ~TokenBlocks() { clear(); }
+  static constexpr size_t SEG = 2048;   // entries per segment (32 KB)
+
+  Segments() = default;
+  Segments(const Segments&) = delete;
+  Segments& operator=(const Segments&) = delete;
+  ~Segments() { clear(); }
 
   FASTSIM_INLINE size_t size() const { return n_; }
-  FASTSIM_INLINE Token front() const { return blocks_.front()->tok(head_off_); }
-  FASTSIM_INLINE i64 front_time() const { return blocks_.front()->time(head_off_); }
-  FASTSIM_INLINE i64 back_time() const {
-    const Block* b = blocks_.back();
-    return b->time(b->fill - 1);
+  FASTSIM_INLINE const Entry& at(size_t k) const {
+    size_t i = head_ + k;
+    return segs_[i / SEG][i % SEG];
   }
+  /// The head segment and the read position in it (segs_ empty: nullptr).
+  FASTSIM_INLINE Entry* head_seg() const { return segs_.empty() ? nullptr : segs_.front(); }
+  FASTSIM_INLINE size_t head() const { return head_; }
+  /// The tail segment and the write position in it, allocating the first segment.
+  FASTSIM_INLINE Entry* tail_seg() {
+    if (segs_.empty()) segs_.push(take());
+    return segs_.back();
+  }
+  FASTSIM_INLINE size_t tail() const { return (head_ + n_) % SEG; }
   FASTSIM_INLINE void push(Token x, i64 at) {
-    bool narrow = !wide_ && x.is_int() && x.as_int() == i64(int32_t(x.as_int()));
-    Block* b = blocks_.empty() ? nullptr : blocks_.back();
-    if (!b || b->fill == b->end || b->narrow != narrow || at < b->base ||
-        at - b->base > 0xFFFF)
-      b = start_block(x, at);
-    b->put(x, uint16_t(at - b->base));
+    Entry* s = tail_seg();
+    size_t i = tail();
+    s[i] = Entry{x.bits(), at};
     ++n_;
+    if (i + 1 == SEG) segs_.push(take());
   }
-  FASTSIM_INLINE Token pop() {
-    Block* b = blocks_.front();
-    Token x = b->tok(head_off_);
-    ++head_off_;
+  FASTSIM_INLINE Entry pop() {
+    Entry e = segs_.front()[head_];
     --n_;
-    if (head_off_ == b->fill) release_head();
-    return x;
+    if (++head_ == SEG) next_head();
+    return e;
   }
-  /// The k-th token from the head and its cycle (k < size(); walks the blocks: for small k).
-  Token tok(size_t k) const {
-    const Block* b;
-    uint32_t i;
-    locate(k, b, i);
-    return b->tok(i);
+  /// The head moved to the end of its segment (Reader): release it; the next one exists
+  /// (the tail segment is allocated as soon as the one before it fills).
+  [[gnu::noinline]] void next_head() {
+    recycle(segs_.pop());
+    head_ = 0;
   }
-  i64 time(size_t k) const {
-    const Block* b;
-    uint32_t i;
-    locate(k, b, i);
-    return b->time(i);
+  /// k tokens were pushed through a cursor (they fill the tail segment at most to its end).
+  FASTSIM_INLINE void pushed(size_t k) {
+    bool full = tail() + k == SEG;
+    n_ += k;
+    if (full) segs_.push(take());
   }
-  /// f(token, cycle) for every token, from the head.
+  /// Positions set by a Reader when it ends (the head segment already released as it went).
+  FASTSIM_INLINE void set_head(size_t head, size_t n) {
+    head_ = head;
+    n_ = n;
+  }
   template <class F>
   void for_each(F&& f) const {
-    uint32_t i = head_off_;
-    for (size_t j = 0; j < blocks_.size(); ++j, i = 0)
-      for (const Block* b = blocks_[j]; i < b->fill; ++i) f(b->tok(i), b->time(i));
+    for (size_t k = 0; k < n_; ++k) {
+      const Entry& e = at(k);
+      f(Token::from_bits(e.a), e.b);
+    }
   }
   void clear() {
-    while (!blocks_.empty()) recycle(blocks_.pop());
-    head_off_ = 0;
-    n_ = 0;
+    while (!segs_.empty()) recycle(segs_.pop());
+    head_ = n_ = 0;
   }
 
  private:
-  static constexpr size_t BYTES = 24576;                  // of tokens and offsets per block
-  static constexpr uint32_t NARROW = BYTES / 6;           // 4 + 2 bytes per token
-  static constexpr uint32_t WIDE = BYTES / 10;            // 8 + 2 bytes per token
-  struct Block {
-    i64 base;          // the cycle offsets count from
-    uint32_t fill;     // tokens written
-    uint32_t end;      // tokens it holds when full
-    bool narrow;       // 32-bit tokens
-    // tokens, then their 16-bit offsets, typed (a store through a char array could alias
-    // anything and force the hot loops to reload their state after every push)
-    union {
-      struct {
-        int32_t tok[NARROW];
-        uint16_t off[NARROW];
-      } n;
-      struct {
-        u64 tok[WIDE];
-        uint16_t off[WIDE];
-      } w;
-    };
-    FASTSIM_INLINE uint16_t* offs() { return narrow ? n.off : w.off; }
-    FASTSIM_INLINE const uint16_t* offs() const { return narrow ? n.off : w.off; }
-    FASTSIM_INLINE Token tok(uint32_t i) const {
-      return narrow ? Token::of_int(n.tok[i]) : Token::from_bits(w.tok[i]);
-    }
-    FASTSIM_INLINE i64 time(uint32_t i) const { return base + i64(offs()[i]); }
-    FASTSIM_INLINE void put(Token x, uint16_t off) {
-      if (narrow) {
-        n.tok[fill] = int32_t(x.as_int());
-        n.off[fill] = off;
-      } else {
-        w.tok[fill] = x.bits();
-        w.off[fill] = off;
-      }
-      ++fill;
-    }
-  };
-  void locate(size_t k, const Block*& b, uint32_t& i) const {
-    size_t idx = head_off_ + k;
-    for (size_t j = 0;; ++j) {
-      b = blocks_[j];
-      if (idx < b->fill) {
-        i = uint32_t(idx);
-        return;
-      }
-      idx -= b->fill;
-    }
+  [[gnu::noinline]] static Entry* take() {
+    if (!pool().empty()) return pool().pop();
+    auto* s = static_cast<Entry*>(std::malloc(SEG * sizeof(Entry)));
+    if (!s) throw std::bad_alloc();
+    return s;
   }
-  [[gnu::noinline]] Block* start_block(Token x, i64 at) {
-    if (!blocks_.empty()) blocks_.back()->end = blocks_.back()->fill;   // closed
-    if (!wide_ && !(x.is_int() && x.as_int() == i64(int32_t(x.as_int())))) wide_ = true;
-    Block* b = pool().empty() ? static_cast<Block*>(std::malloc(sizeof(Block))) : pool().pop();
-    if (!b) throw std::bad_alloc();
-    b->base = at;
-    b->fill = 0;
-    b->narrow = !wide_;
-    b->end = b->narrow ? NARROW : WIDE;
-    blocks_.push(b);
-    return b;
+  static void recycle(Entry* s) {
+    if (pool().size() < 256) pool().push(s);
+    else std::free(s);
   }
-  [[gnu::noinline]] void release_head() {
-    recycle(blocks_.pop());
-    head_off_ = 0;
-  }
-  static void recycle(Block* b) {
-    if (pool().size() < 64) pool().push(b);
-    else std::free(b);
-  }
-  static Ring<Block*>& pool() {
-    static Ring<Block*> p;   // the engine is single-threaded (it holds the GIL)
+  static Ring<Entry*>& pool() {
+    static Ring<Entry*> p;   // the engine is single-threaded (it holds the GIL)
     return p;
   }
 
-  Ring<Block*> blocks_;
-  uint32_t head_off_ = 0;
-  size_t n_ = 0;
-  bool wide_ = false;   // a token did not fit in 32 bits: 8-byte tokens from then on
+  Ring<Entry*> segs_;
+  size_t head_ = 0, n_ = 0;
 };
 
 /// The FIFO of a channel (or of a fan-out's staging port): tokens with the cycle each becomes
@@ -189,13 +137,23 @@ class TokenBlocks {
 /// then the free slots, each holding the cycle it became free. Popping a token frees its
 /// entry, which is then the last free slot in ring order (d entries: head + d wraps to it); a
 /// firing reads the first free slot's cycle (Firing::slot) and pushes its token into it. So a
-/// token's whole life is two writes of one 16-byte entry, and the state is (head, n). An
-/// unbounded FIFO never waits for a slot; its tokens live in TokenBlocks.
+/// token's whole life is two writes of one 16-byte entry, and the state is (head, n).
+///
+/// A ring deeper than RING_MAX entries is the same ring in chunks of Segments::SEG entries,
+/// allocated (zeroed: free at cycle 0) as the ring first reaches them, so a deep channel costs
+/// the slots the run used, not its depth. An unbounded FIFO never waits for a slot; its
+/// entries live in Segments. The Reader's and Appender's cursors (a run of consecutive
+/// entries) work on all three: at the end of a ring, chunk or segment they wrap to the next.
 class Fifo {
  public:
-  explicit Fifo(i64 depth) : bounded_(depth >= 0) {
-    if (bounded_) {
-      cap_ = lim_ = size_t(depth);
+  enum Mode : uint8_t { RING, DEEP, SEGS };
+  static constexpr size_t RING_MAX = 65536;
+
+  explicit Fifo(i64 depth)
+      : bounded_(depth >= 0),
+        mode_(depth < 0 ? SEGS : size_t(depth) > RING_MAX ? DEEP : RING) {
+    if (bounded_) cap_ = lim_ = size_t(depth);
+    if (mode_ == RING) {
       // zeroed: every slot free at cycle 0 (calloc gets zero pages without writing them)
       e_ = static_cast<Entry*>(std::calloc(std::max<size_t>(cap_, 1), sizeof(Entry)));
       if (!e_) throw std::bad_alloc();
@@ -203,25 +161,23 @@ class Fifo {
   }
   Fifo(const Fifo&) = delete;
   Fifo& operator=(const Fifo&) = delete;
-  ~Fifo() { std::free(e_); }
+  ~Fifo() {
+    std::free(e_);
+    for (Entry* c : chunks_) std::free(c);
+  }
 
   FASTSIM_INLINE bool bounded() const { return bounded_; }
   FASTSIM_INLINE size_t size() const { return bounded_ ? n_ : u_.size(); }
   FASTSIM_INLINE bool empty() const { return size() == 0; }
   /// The head token and the cycle it becomes visible (not empty()).
-  FASTSIM_INLINE Token front() const {
-    return bounded_ ? Token::from_bits(e_[head_].a) : u_.front();
-  }
-  FASTSIM_INLINE i64 front_time() const { return bounded_ ? e_[head_].b : u_.front_time(); }
+  FASTSIM_INLINE Token front() const { return tok(0); }
+  FASTSIM_INLINE i64 front_time() const { return time(0); }
   /// The k-th token from the head and the cycle it becomes visible (k < size()).
-  FASTSIM_INLINE Token tok(size_t k) const {
-    return bounded_ ? Token::from_bits(e_[wrap(head_ + k)].a) : u_.tok(k);
-  }
-  FASTSIM_INLINE i64 time(size_t k) const {
-    return bounded_ ? e_[wrap(head_ + k)].b : u_.time(k);
-  }
-  FASTSIM_INLINE i64 back_time() const {
-    return bounded_ ? e_[wrap(head_ + n_ - 1)].b : u_.back_time();
+  FASTSIM_INLINE Token tok(size_t k) const { return Token::from_bits(entry(k).a); }
+  FASTSIM_INLINE i64 time(size_t k) const { return entry(k).b; }
+  FASTSIM_INLINE i64 back_time() const { return time(size() - 1); }
+  FASTSIM_INLINE const Entry& entry(size_t k) const {
+    return bounded_ ? at(wrap(head_ + k)) : u_.at(k);
   }
   /// f(token, cycle) for every token, from the head.
   template <class F>
@@ -230,11 +186,6 @@ class Fifo {
     for (size_t k = 0; k < n_; ++k) f(tok(k), time(k));
   }
 
-  /// An entry of a bounded ring: a token and its visible cycle, or a free slot.
-  struct Entry {
-    u64 a;   // a token's bits, or a free slot's free cycle
-    i64 b;   // the token's visible cycle
-  };
 
   // ---- the producer's side ------------------------------------------------------------------
   /// True when a token can be pushed now (a free slot, or unbounded).
@@ -243,22 +194,22 @@ class Fifo {
   FASTSIM_INLINE size_t free_count() const { return lim_ - n_; }
   FASTSIM_INLINE i64 free_time(size_t j) const {
     if (n_ + j >= filled_) fill_(fill_ctx_, n_ + j + 1);
-    return i64(e_[wrap(head_ + n_ + j)].a);
+    return i64(at(wrap(head_ + n_ + j)).a);
   }
   /// Push a token visible at cycle `at` into the first free slot (bounded: room() must hold),
   /// or at the end.
   FASTSIM_INLINE void push(Token x, i64 at) {
     if (!bounded_) return u_.push(x, at);
     if (n_ >= lim_) full();
-    e_[wrap(head_ + n_)] = Entry{x.bits(), at};
+    slot(wrap(head_ + n_)) = Entry{x.bits(), at};
     ++n_;
   }
 
   // ---- the consumer's side ------------------------------------------------------------------
   /// Pop the head in a firing at cycle f: its slot frees at f + 1.
   FASTSIM_INLINE Token pop(i64 f) {
-    if (!bounded_) return u_.pop();
-    Entry& h = e_[head_];
+    if (!bounded_) return Token::from_bits(u_.pop().a);
+    Entry& h = slot(head_);
     Token x = Token::from_bits(h.a);
     h.a = u64(f + 1);   // the entry is now the last free slot
     head_ = wrap(head_ + 1);
@@ -287,7 +238,7 @@ class Fifo {
     for (size_t j = from; j < to; ++j) {
       i64 s = 0;
       if (c.bounded_) {
-        s = i64(c.e_[i].a);
+        s = i64(c.mode_ == RING ? c.e_[i].a : c.at(i).a);
         i = i + 1 == c.cap_ ? 0 : i + 1;
       }
       if (first || s > i64(e_[j].a)) e_[j].a = u64(s);
@@ -309,48 +260,86 @@ class Fifo {
   friend class Appender;
   friend class Reader;
   FASTSIM_INLINE size_t wrap(size_t i) const { return i >= cap_ ? i - cap_ : i; }
+  /// Entry `pos` of a bounded ring (a deep ring's entries not reached yet are free at 0).
+  FASTSIM_INLINE const Entry& at(size_t pos) const {
+    if (mode_ == RING) return e_[pos];
+    size_t c = pos / Segments::SEG;
+    return c < chunks_.size() ? chunks_[c][pos % Segments::SEG] : zero();
+  }
+  FASTSIM_INLINE Entry& slot(size_t pos) {
+    if (mode_ == RING) return e_[pos];
+    return chunk(pos - pos % Segments::SEG)[pos % Segments::SEG];
+  }
+  /// A deep ring's chunk starting at entry `base` (a multiple of SEG), allocated in order.
+  Entry* chunk(size_t base) {
+    size_t c = base / Segments::SEG;
+    while (chunks_.size() <= c) {
+      auto* p = static_cast<Entry*>(std::calloc(Segments::SEG, sizeof(Entry)));
+      if (!p) throw std::bad_alloc();
+      chunks_.push_back(p);
+    }
+    return chunks_[c];
+  }
+  /// Where a deep ring's chunk at `base` ends, counted from its start.
+  FASTSIM_INLINE size_t chunk_end(size_t base) const {
+    return std::min(Segments::SEG, cap_ - base);
+  }
+  static const Entry& zero() {
+    static const Entry z{0, 0};
+    return z;
+  }
   [[noreturn, gnu::noinline]] static void full() {
     throw std::logic_error("push into a full bounded channel (primitive bug)");
   }
 
-  Entry* e_ = nullptr;                 // bounded: the ring
+  Entry* e_ = nullptr;                 // RING: the ring
+  std::vector<Entry*> chunks_;         // DEEP: the ring's chunks allocated so far
   size_t cap_ = 0, lim_ = 0;           // bounded: entries; slots usable (a staging port: fewer)
   size_t filled_ = ~size_t(0);         // staging: slots whose free cycle is written so far
   Fill fill_ = nullptr;
   void* fill_ctx_ = nullptr;
   size_t head_ = 0, n_ = 0;            // bounded: first token, tokens
-  TokenBlocks u_;                      // unbounded: the tokens
+  Segments u_;                         // unbounded: the tokens
   bool bounded_;
+  Mode mode_;
 };
 
 class Port;
 class Channel;
 
-/// Consecutive free slots of a bounded ring (Appender::slots): the pushes of a hot loop
-/// without the Appender's per-token checks (wrap, limit, lazy free cycles); Appender::pushed(k)
-/// then commits the k tokens pushed. Firing::slot and Firing::emit take it in place of the
-/// port.
-class Slots {
- public:
-  FASTSIM_INLINE explicit Slots(Fifo::Entry* p) : p_(p) {}
-  FASTSIM_INLINE bool bounded() const { return true; }
-  /// The cycle the slot the next push fills became free.
-  FASTSIM_INLINE i64 free_time() const { return i64(p_->a); }
-  FASTSIM_INLINE void push(Token x, i64 at) { *p_++ = Fifo::Entry{x.bits(), at}; }
-
- private:
-  Fifo::Entry* p_;
+/// Entries [base, base + end) of a deep ring: one chunk.
+struct Span {
+  Entry* e;
+  size_t base, end;
 };
 
-/// Consecutive tokens of a bounded ring (Reader::tokens): the pops of a hot loop without the
-/// Reader's per-token checks; Reader::popped(k) then commits the k tokens popped. Firing::after
-/// and Firing::pop take it in place of the channel.
+/// Consecutive free slots of a FIFO (Appender::slots): the pushes of a hot loop without the
+/// Appender's per-token checks (wrap, limit, lazy free cycles); Appender::pushed(k) then commits
+/// the k tokens pushed. Firing::slot and Firing::emit take it in place of the port. An
+/// unbounded FIFO's slots are free at cycle 0 (the mask drops what its entries hold).
+class Slots {
+ public:
+  FASTSIM_INLINE Slots(Entry* p, u64 mask) : p_(p), mask_(mask) {}
+  FASTSIM_INLINE bool bounded() const { return mask_ != 0; }
+  /// The cycle the slot the next push fills became free.
+  FASTSIM_INLINE i64 free_time() const { return i64(p_->a & mask_); }
+  FASTSIM_INLINE void push(Token x, i64 at) { *p_++ = Entry{x.bits(), at}; }
+
+ private:
+  Entry* p_;
+  u64 mask_;
+};
+
+/// Consecutive tokens of a FIFO (Reader::tokens): the pops of a hot loop without the Reader's
+/// per-token checks; Reader::popped(k) then commits the k tokens popped. Firing::after and
+/// Firing::pop take it in place of the channel.
 class Tokens {
  public:
-  FASTSIM_INLINE explicit Tokens(Fifo::Entry* p) : p_(p) {}
+  FASTSIM_INLINE explicit Tokens(Entry* p) : p_(p) {}
   FASTSIM_INLINE Token head() const { return Token::from_bits(p_->a); }
   FASTSIM_INLINE i64 head_time() const { return p_->b; }
-  /// Pop the head in a firing at cycle f: its slot frees at f + 1.
+  /// Pop the head in a firing at cycle f: its slot frees at f + 1 (an unbounded FIFO never
+  /// reads a popped entry again).
   FASTSIM_INLINE Token pop(i64 f) {
     Token x = Token::from_bits(p_->a);
     p_->a = u64(f + 1);
@@ -359,13 +348,15 @@ class Tokens {
   }
 
  private:
-  Fifo::Entry* p_;
+  Entry* p_;
 };
 
 /// A run of pushes into a FIFO with its write position in registers (the FIFO's own fields
 /// could be aliased by the entries it writes, forcing a memory round trip per token). While
 /// an Appender is alive, push into that FIFO only through it; it commits when it goes out of
-/// scope. Firing::slot and Firing::emit take it in place of the port.
+/// scope. Firing::slot and Firing::emit take it in place of the port. A bounded FIFO is one
+/// ring, an unbounded one a chain of segments: either way the next pushes fill consecutive
+/// entries up to the ring's (segment's) end, where wrap() moves on.
 class Appender {
  public:
   FASTSIM_INLINE explicit Appender(Port& p);
@@ -382,28 +373,26 @@ class Appender {
     return i64(e_[pos_].a);
   }
   FASTSIM_INLINE void push(Token x, i64 at) {
-    if (!bounded_) return q_.u_.push(x, at);
-    e_[pos_] = Fifo::Entry{x.bits(), at};
-    pos_ = pos_ + 1 == cap_ ? 0 : pos_ + 1;
+    e_[pos_] = Entry{x.bits(), at};
     --left_;
     ++pushed_;
+    if (++pos_ == cap_) wrap();
   }
 
-  /// How many of the next pushes fill consecutive entries of a bounded ring whose free cycles
-  /// are known (no wrap, no refill between them); 0 when unbounded.
+  /// How many of the next pushes fill consecutive entries whose free cycles are known (no
+  /// wrap, no refill between them).
   FASTSIM_INLINE size_t run() const {
-    if (!bounded_) return 0;
     size_t k = std::min(left_, cap_ - pos_);
     if (filled_ == ~size_t(0)) return k;
     return filled_ > pushed_ ? std::min(k, filled_ - pushed_) : 0;   // (a staging port)
   }
   /// A cursor at the next slot (for up to run() pushes); pushed(k) commits the k it pushed.
-  FASTSIM_INLINE Slots slots() const { return Slots(e_ + pos_); }
+  FASTSIM_INLINE Slots slots() const { return Slots(e_ + pos_, bounded_ ? ~u64(0) : 0); }
   FASTSIM_INLINE void pushed(size_t k) {
     pos_ += k;
-    if (pos_ == cap_) pos_ = 0;
     left_ -= k;
     pushed_ += k;
+    if (pos_ == cap_) wrap();
   }
 
  private:
@@ -415,11 +404,35 @@ class Appender {
     q.fill_(q.fill_ctx_, q.n_ + pushed + 1);
     return q.filled_ - q.n_;
   }
+  // The write position reached the ring's end (bounded: back to its start) or the tail
+  // segment's (unbounded: the pushes so far are committed and a new tail segment chained).
+  // A deep ring: the next chunk (the first after the last).
+  FASTSIM_INLINE void wrap() {
+    pos_ = 0;
+    if (mode_ == Fifo::SEGS) {
+      e_ = next_segment(q_, pushed_);
+      pushed_ = 0;
+    } else if (mode_ == Fifo::DEEP) {
+      Span s = next_chunk(q_, base_ + cap_);
+      e_ = s.e;
+      base_ = s.base;
+      cap_ = s.end;
+    }
+  }
+  [[gnu::noinline]] static Entry* next_segment(Fifo& q, size_t pushed) {
+    q.u_.pushed(pushed);
+    return q.u_.tail_seg();
+  }
+  [[gnu::noinline]] static Span next_chunk(Fifo& q, size_t base) {
+    if (base == q.cap_) base = 0;
+    return Span{q.chunk(base), base, q.chunk_end(base)};
+  }
   Fifo& q_;
-  Fifo::Entry* e_;
-  size_t cap_, pos_, left_, pushed_ = 0;
+  Entry* e_;
+  size_t base_, cap_, pos_, left_, pushed_ = 0;   // (deep: e_ is entries [base_, base_ + cap_))
   size_t filled_;   // slots from pos_'s start whose free cycle is known
   bool bounded_;
+  Fifo::Mode mode_;
 };
 
 /// A run of pops from a channel with its read position in registers (see Appender). While a
@@ -432,37 +445,53 @@ class Reader {
   Reader(const Reader&) = delete;
   Reader& operator=(const Reader&) = delete;
 
-  FASTSIM_INLINE bool empty() const { return bounded_ ? n_ == 0 : q_.u_.size() == 0; }
-  FASTSIM_INLINE size_t size() const { return bounded_ ? n_ : q_.u_.size(); }
-  FASTSIM_INLINE Token head() const {
-    return bounded_ ? Token::from_bits(e_[head_].a) : q_.u_.front();
-  }
-  FASTSIM_INLINE i64 head_time() const { return bounded_ ? e_[head_].b : q_.u_.front_time(); }
+  FASTSIM_INLINE bool empty() const { return n_ == 0; }
+  FASTSIM_INLINE size_t size() const { return n_; }
+  FASTSIM_INLINE Token head() const { return Token::from_bits(e_[head_].a); }
+  FASTSIM_INLINE i64 head_time() const { return e_[head_].b; }
   /// Pop the head in a firing at cycle f: its slot frees at f + 1.
   FASTSIM_INLINE Token pop(i64 f) {
-    if (!bounded_) return q_.u_.pop();
-    Fifo::Entry& h = e_[head_];
+    Entry& h = e_[head_];
     Token x = Token::from_bits(h.a);
     h.a = u64(f + 1);
-    head_ = head_ + 1 == cap_ ? 0 : head_ + 1;
     --n_;
+    if (++head_ == cap_) wrap();
     return x;
   }
-  /// How many tokens from the head lie consecutively in a bounded ring (0 when unbounded).
-  FASTSIM_INLINE size_t run() const { return bounded_ ? std::min(n_, cap_ - head_) : 0; }
+  /// How many tokens from the head lie consecutively in the ring (the head segment).
+  FASTSIM_INLINE size_t run() const { return std::min(n_, cap_ - head_); }
   /// A cursor at the head (for up to run() pops); popped(k) commits the k it popped.
   FASTSIM_INLINE Tokens tokens() const { return Tokens(e_ + head_); }
   FASTSIM_INLINE void popped(size_t k) {
     head_ += k;
-    if (head_ == cap_) head_ = 0;
     n_ -= k;
+    if (head_ == cap_) wrap();
   }
 
  private:
+  // The read position reached the ring's end (bounded: back to its start) or the head
+  // segment's (unbounded: release it and read the next, which exists: see Segments).
+  FASTSIM_INLINE void wrap() {
+    head_ = 0;
+    if (mode_ == Fifo::SEGS) {
+      e_ = next_segment(q_);
+    } else if (mode_ == Fifo::DEEP) {
+      size_t base = base_ + cap_;
+      if (base == q_.cap_) base = 0;
+      e_ = q_.chunk(base);
+      base_ = base;
+      cap_ = q_.chunk_end(base);
+    }
+  }
+  [[gnu::noinline]] static Entry* next_segment(Fifo& q) {
+    q.u_.next_head();
+    return q.u_.head_seg();
+  }
   Fifo& q_;
-  Fifo::Entry* e_;
-  size_t cap_, head_, n_;
+  Entry* e_;
+  size_t base_, cap_, head_, n_;
   bool bounded_;
+  Fifo::Mode mode_;
 };
 
 /// Read-only views of a FIFO's tokens and times by position (Python: `c.toks[k]`,
@@ -528,18 +557,53 @@ class Channel : public Port {
 };
 
 FASTSIM_INLINE Appender::Appender(Port& p)
-    : q_(p.q), e_(p.q.e_), cap_(p.q.cap_), pos_(p.q.bounded_ ? p.q.wrap(p.q.head_ + p.q.n_) : 0),
+    : q_(p.q), base_(0),
       left_(p.q.bounded_ ? p.q.lim_ - p.q.n_ : ~size_t(0)),
-      filled_(p.q.filled_ == ~size_t(0) ? ~size_t(0) : p.q.filled_ - p.q.n_),
-      bounded_(p.q.bounded_) {}
-FASTSIM_INLINE Appender::~Appender() { q_.n_ += pushed_; }
+      filled_(!p.q.bounded_ || p.q.filled_ == ~size_t(0) ? ~size_t(0) : p.q.filled_ - p.q.n_),
+      bounded_(p.q.bounded_), mode_(p.q.mode_) {
+  if (mode_ == Fifo::RING) {
+    e_ = q_.e_;
+    cap_ = q_.cap_;
+    pos_ = q_.wrap(q_.head_ + q_.n_);
+  } else if (mode_ == Fifo::SEGS) {
+    e_ = q_.u_.tail_seg();
+    cap_ = Segments::SEG;
+    pos_ = q_.u_.tail();
+  } else {
+    size_t at = q_.wrap(q_.head_ + q_.n_);
+    pos_ = at % Segments::SEG;
+    base_ = at - pos_;
+    e_ = q_.chunk(base_);
+    cap_ = q_.chunk_end(base_);
+  }
+}
+FASTSIM_INLINE Appender::~Appender() {
+  if (bounded_) q_.n_ += pushed_;
+  else q_.u_.pushed(pushed_);
+}
 
 FASTSIM_INLINE Reader::Reader(Channel& c)
-    : q_(c.q), e_(c.q.e_), cap_(c.q.cap_), head_(c.q.head_), n_(c.q.n_),
-      bounded_(c.q.bounded_) {}
+    : q_(c.q), base_(0), n_(c.q.size()), bounded_(c.q.bounded_), mode_(c.q.mode_) {
+  if (mode_ == Fifo::RING) {
+    e_ = q_.e_;
+    cap_ = q_.cap_;
+    head_ = q_.head_;
+  } else if (mode_ == Fifo::SEGS) {
+    e_ = q_.u_.head_seg();
+    cap_ = Segments::SEG;
+    head_ = q_.u_.head();
+  } else {
+    head_ = q_.head_ % Segments::SEG;
+    base_ = q_.head_ - head_;
+    e_ = q_.chunk(base_);
+    cap_ = q_.chunk_end(base_);
+  }
+}
 FASTSIM_INLINE Reader::~Reader() {
-  if (bounded_) {
-    q_.head_ = head_;
+  if (mode_ == Fifo::SEGS) {
+    q_.u_.set_head(head_, n_);
+  } else {
+    q_.head_ = base_ + head_;
     q_.n_ = n_;
   }
 }
@@ -586,25 +650,35 @@ class FanOut : public Port {
     if (!m) return;
     for (Channel* c : chans) {
       Appender into(*c);
-      if (!q.bounded()) {
-        q.for_each([&into](Token x, i64 at) { into.push(x, at); });
-        continue;
-      }
-      const Fifo::Entry* e = q.staged();
-      for (size_t k = 0; k < m;) {
-        size_t r = std::min(into.run(), m - k);
-        if (r > 1) {
-          Slots s = into.slots();
-          for (size_t end = k + r; k < end; ++k) s.push(Token::from_bits(e[k].a), e[k].b);
-          into.pushed(r);
-        } else {
-          into.push(Token::from_bits(e[k].a), e[k].b);
-          ++k;
-        }
-      }
+      if (q.bounded()) copy(q.staged(), m, into);
+      else copy(q, m, into);
     }
     q.clear();
   }
+
+ private:
+  /// Copy the staged entries src[0, m) into a consumer FIFO, a run of consecutive slots at a
+  /// time (src: a bounded staging ring's entries, or the unbounded staging FIFO itself).
+  template <class Src>
+  static void copy(const Src& src, size_t m, Appender& into) {
+    for (size_t k = 0; k < m;) {
+      size_t r = std::min(into.run(), m - k);
+      if (r > 1) {
+        Slots s = into.slots();
+        for (size_t end = k + r; k < end; ++k) {
+          const Entry& e = at(src, k);
+          s.push(Token::from_bits(e.a), e.b);
+        }
+        into.pushed(r);
+      } else {
+        const Entry& e = at(src, k);
+        into.push(Token::from_bits(e.a), e.b);
+        ++k;
+      }
+    }
+  }
+  static FASTSIM_INLINE const Entry& at(const Entry* src, size_t k) { return src[k]; }
+  static FASTSIM_INLINE const Entry& at(const Fifo& src, size_t k) { return src.entry(k); }
 };
 
 }  // namespace fastsim

@@ -168,8 +168,8 @@ def test_parallel_factor_and_nested_lanes_are_bounded(tmp_path):
 # ---- arch values ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("opt, msg", [
-    (["--depth", "99999999999999999999"], "channel.depth must be a whole number from 1 to 65536"),
-    (["--depth", "0"], "channel.depth must be a whole number from 1 to 65536 or inf, not 0"),
+    (["--depth", "99999999999999999999"], "channel.depth must be a whole number from 1 to 4611686018427387904"),
+    (["--depth", "0"], "channel.depth must be a whole number from 1 to 4611686018427387904 or inf, not 0"),
     (["--set", "memory.latency=nan"], "memory.latency must be a whole number"),
     (["--set", "memory.element_bytes=nan"], "memory.element_bytes must be a whole number"),
     (["--set", "memory.bandwidth=nan"], "memory.bandwidth must be a number from 0.1"),

@@ -123,8 +123,8 @@ def test_stream_graphs(text, sets):
 
 @pytest.mark.parametrize("text", [COPY, BROADCAST], ids=["copy", "broadcast"])
 def test_unbounded_channels_holding_many_tokens(text):
-    """Unbounded channels holding ~10^4 tokens: several of the compiled engine's token blocks
-    per channel, coordinates in 4 bytes, values in 8 (sim/cpp/channel.hpp, TokenBlocks)."""
+    """Unbounded channels holding ~10^4 tokens: several of the compiled engine's 2048-entry
+    segments per channel, released as they are read (sim/cpp/channel.hpp, Segments)."""
     module = _module(text)
     sizes = {"N": 160, "M": 120}
     inputs = _inputs(module, sizes, 0.5, 7)
@@ -146,8 +146,10 @@ def test_cycle_budget_error_is_the_same():
 
 @st.composite
 def archs(draw):
-    """Channel depths 1 to unbounded, memory bandwidths from starved to ideal, latencies."""
-    sets = [f"channel.depth={draw(st.sampled_from(['1', '2', '3', '5', '1024', 'inf']))}"]
+    """Channel depths 1 to unbounded (rings, deep rings), memory bandwidths from starved to
+    ideal, latencies."""
+    depths = ['1', '2', '3', '5', '1024', '65537', '1000000000000', 'inf']
+    sets = [f"channel.depth={draw(st.sampled_from(depths))}"]
     if draw(st.booleans()):
         sets.append(f"memory.bandwidth={draw(st.sampled_from([0.25, 1, 3, 16, 256, 1e9]))}")
         sets.append(f"memory.window={draw(st.sampled_from([1, 4, 16]))}")
