@@ -1,0 +1,136 @@
+"""`simulate --trace`: the Chrome trace-event file read back by a strict reader of the format
+(tests/support/trace_reader.py); each node's busy and stalled slices sum to its counters (what
+`--json` prints); both engines write the same bytes; a trace above --trace-limit is merged,
+says so and keeps exact totals; a failed run writes no trace."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fuseflowc.sim import engine_fast
+from fuseflowc.sim.arch import Arch
+from fuseflowc.sim.build import Simulator
+from fuseflowc.sim.trace import Recorder, trace_text
+from tests.opt.test_opt_parallel import ROOT, inputs_for, lowered
+from tests.opt.test_opt_sim import optimized
+from tests.support.trace_reader import TraceError, read_trace
+
+fast_only = pytest.mark.skipif(not engine_fast.available(),
+                               reason="fuseflowc.sim._fast is not built")
+
+CASES = [("spmv", "locate"), ("spmm", "parallelize{index=i,factor=2}"),
+         ("sddmm", "locate"), ("mttkrp", "cleanup")]
+
+
+def traced(module, inputs, sizes, arch, engine, limit=10**8):
+    rec = Recorder(limit)
+    result = Simulator(module, inputs, sizes, arch, engine=engine, trace=rec).run()
+    return result, trace_text(rec.document())
+
+
+def check_counters(result, text: str) -> None:
+    """Every node's busy/stalled slices (and the args of merged ones) equal its counters."""
+    tr = read_trace(text)
+    for k in result.kernels:
+        threads = tr.threads(tr.process(f": {k.graph}"))
+        for n in k.nodes:
+            [track] = [t for name, t in threads.items()
+                       if name == n.name or name.startswith(n.name + " = ")]
+            assert track.args_total("busy_cycles") == n.fires * n.ii, n.name
+            assert track.args_total("stalled_cycles") == n.stall, n.name
+            if not tr.other["merged"]:
+                assert track.total("busy") == n.fires * n.ii, n.name
+                assert track.total("stalled") == n.stall, n.name
+        kernel = threads["kernel"].slices
+        assert [(e - s) for s, e, _, _ in kernel] == [k.cycles]
+
+
+def module_for(name, pipeline):
+    module, sizes = lowered(ROOT / "ir_examples" / "kernels" / f"{name}.ff")
+    return optimized(module, pipeline), sizes
+
+
+@fast_only
+@pytest.mark.parametrize("name,pipeline", CASES)
+@pytest.mark.parametrize("depth", ["2", "inf"])
+def test_both_engines_write_the_same_trace(name, pipeline, depth):
+    module, sizes = module_for(name, pipeline)
+    inputs, all_sizes = inputs_for(module, sizes, 0, 0.4, 7)
+    arch = Arch.load(depth=depth)
+    py, text_py = traced(module, inputs, all_sizes, arch, "python")
+    fast, text_fast = traced(module, inputs, all_sizes, arch, "fast")
+    assert text_py == text_fast
+    check_counters(py, text_py)
+    assert read_trace(text_py).other["merged"] is False
+
+
+@fast_only
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 1000), density=st.sampled_from([0.0, 0.1, 0.5, 1.0]),
+       dim=st.integers(1, 9), depth=st.sampled_from(["2", "8", "inf"]),
+       case=st.sampled_from(CASES))
+def test_random_runs_agree_and_add_up(seed, density, dim, depth, case):
+    module, sizes = module_for(*case)
+    inputs, all_sizes = inputs_for(module, sizes, seed, density, dim)
+    arch = Arch.load(depth=depth)
+    py, text_py = traced(module, inputs, all_sizes, arch, "python")
+    _, text_fast = traced(module, inputs, all_sizes, arch, "fast")
+    assert text_py == text_fast
+    check_counters(py, text_py)
+
+
+def test_a_trace_above_its_limit_is_merged_with_exact_totals():
+    module, sizes = module_for("spmm", "locate")
+    inputs, all_sizes = inputs_for(module, sizes, 3, 0.5, 9)
+    arch = Arch.load(depth="2")
+    result, full = traced(module, inputs, all_sizes, arch, "python")
+    n_full = len(json.loads(full)["traceEvents"])
+    limit = max(n_full // 3, 200)
+    assert limit < n_full
+    _, small = traced(module, inputs, all_sizes, arch, "python", limit)
+    doc = json.loads(small)
+    assert len(doc["traceEvents"]) <= limit
+    assert doc["otherData"]["merged"] is True and doc["otherData"]["quantum_cycles"] > 1
+    check_counters(result, small)
+
+
+def test_memory_and_occupancy_counters():
+    module, sizes = module_for("spmv", "cleanup")
+    inputs, all_sizes = inputs_for(module, sizes, 1, 0.5, 8)
+    result, text = traced(module, inputs, all_sizes, Arch.load(), "python")
+    tr = read_trace(text)
+    [k] = result.kernels
+    mem = tr.counters[(1, "memory bandwidth")]
+    # a step function: each value holds until the next sample; the last is 0
+    assert mem[-1][1]["bytes_per_cycle"] == 0
+    moved = sum(a["bytes_per_cycle"] * (t1 - t0) for (t0, a), (t1, _) in zip(mem, mem[1:]))
+    total = sum(k.bytes_read().values()) + sum(k.bytes_written().values())
+    assert moved == pytest.approx(total, rel=1e-3)
+    occ = [name for (_, name) in tr.counters if name.startswith("occupancy ")]
+    assert sorted(occ) == sorted(f"occupancy {c.name}" for c in k.channels)
+    # every channel ends empty, and no sample exceeds the depth
+    for c in k.channels:
+        samples = tr.counters[(1, f"occupancy {c.name}")]
+        assert samples[-1][1]["tokens"] == 0
+        assert max(a["tokens"] for _, a in samples) <= Arch.load().depth
+
+
+def test_the_strict_reader_refuses_broken_traces():
+    good = {"traceEvents": [
+        {"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "k"}},
+        {"ph": "B", "name": "busy", "pid": 1, "tid": 1, "ts": 0},
+        {"ph": "E", "pid": 1, "tid": 1, "ts": 5}]}
+    read_trace(json.dumps(good))
+    for broken in (good["traceEvents"][:2],                         # B never ended
+                   good["traceEvents"][:1] + good["traceEvents"][2:],   # E without B
+                   [good["traceEvents"][0], {**good["traceEvents"][1], "ts": 9},
+                    good["traceEvents"][2]],                          # time goes back
+                   [good["traceEvents"][0], {"ph": "B", "pid": 1, "tid": 1, "ts": 0},
+                    good["traceEvents"][2]],                          # B without a name
+                   good["traceEvents"][1:]):                          # no process name
+        with pytest.raises(TraceError):
+            read_trace(json.dumps({"traceEvents": broken}))
