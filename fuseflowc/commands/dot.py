@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
+from ..diagnostics import UserError
 from ..files import read_source
 from ..outputs import Outputs
-from ..diagnostics import UserError
 from ..samml.dot import INSTALL_HINT, check_drawable, graphviz_installed, module_dot, render
 from ..samml.parser import parse_module
 from ..samml.verify import verify
@@ -59,6 +59,8 @@ def cmd(graph: str, output: str | None, graph_name: str | None, load_file: str |
     With Graphviz installed (`apt-get install graphviz`, `brew install graphviz`) pictures are
     Graphviz's; without it the built-in drawer makes them.
     """
+    if load_file == "-" and graph == "-":
+        raise click.UsageError("GRAPH and --load cannot both be read from stdin (-)")
     out = Outputs(graph, load_file)
     dest = out.file(output)
     suffix = Path(output).suffix.lower() if output and output != "-" else ".dot"
@@ -70,7 +72,7 @@ def cmd(graph: str, output: str | None, graph_name: str | None, load_file: str |
     load = None
     if load_file is not None:
         from ..samml.runload import check_matches, read_load
-        load = read_load(read_source(load_file), load_file)
+        load = read_load(read_source(load_file).text, load_file)
         check_matches(load, module, graph_name, load_file)
     text = module_dot(module, graph_name, load)
     use_graphviz = renderer == "graphviz" or (renderer == "auto" and graphviz_installed())

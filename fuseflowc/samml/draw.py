@@ -123,6 +123,12 @@ def module_blocks(m: Module, graph: str | None = None, load=None) -> list[Block]
     return out
 
 
+def _ink(fill: str) -> str:
+    """Black text on light fills, white on dark ones (the busiest nodes' red)."""
+    r, g, b = (int(fill[i:i + 2], 16) for i in (1, 3, 5))
+    return "#000000" if 0.299 * r + 0.587 * g + 0.114 * b > 140 else "#ffffff"
+
+
 def draw(m: Module, path: str | os.PathLike, fmt: str, graph: str | None = None,
          load=None) -> None:
     """Write the picture of the module (or one graph) as SVG or PNG to `path`."""
@@ -144,7 +150,11 @@ def draw(m: Module, path: str | os.PathLike, fmt: str, graph: str | None = None,
     fs = 7 * scale
     x0 = 0.0
     for b in blocks:
-        ax.text(x0 + (b.width - 1) / 2, 0.65, b.title, ha="center", va="center",
+        title = b.title
+        if load is not None and b.title.startswith("graph ") and b.title[6:] in load.graphs:
+            title += (f": fill = busy fraction of its "
+                      f"{load.graphs[b.title[6:]].cycles:,} cycles (white idle, red always)")
+        ax.text(x0 + (b.width - 1) / 2, 0.65, title, ha="center", va="center",
                 fontsize=fs * 1.3, color="#555555")
         for src, dst, style, label, w in b.edges:
             ls, lw = LINE.get(style, ("-", 1.0))
@@ -159,7 +169,7 @@ def draw(m: Module, path: str | os.PathLike, fmt: str, graph: str | None = None,
                     color="#666666", ha="center", va="center")
         for box in b.boxes:
             ax.text(x0 + box.x, box.y, "\n".join(box.lines), ha="center", va="center",
-                    fontsize=fs, bbox={"boxstyle": "round,pad=0.3", "fc": box.fill,
+                    fontsize=fs, color=_ink(box.fill), bbox={"boxstyle": "round,pad=0.3", "fc": box.fill,
                                        "ec": "#777777", "lw": 0.6})
         x0 += b.width + 0.6
     meta = {"Date": None} if fmt == "svg" else {}

@@ -47,9 +47,9 @@ def read_load(text: str, shown: str) -> RunLoad:
     """Parse a `simulate --json` document; UserError naming `shown` when it is not one."""
     try:
         doc = json.loads(text)
-    except ValueError as e:
-        raise UserError(f"{shown}: not JSON ({e}); give the file `simulate --json-out` "
-                        "wrote") from None
+    except json.JSONDecodeError as e:
+        raise UserError(f"{shown}:{e.lineno}:{e.colno}: not JSON ({e.msg}); give the file "
+                        "`simulate --json-out` wrote") from None
     kernels = doc.get("kernels") if isinstance(doc, dict) else None
     if not isinstance(kernels, list):
         raise UserError(f"{shown}: not a `simulate --json` result (no \"kernels\" list)")
