@@ -155,8 +155,9 @@ def utilization_plot(runs: list[Run], path: str) -> None:
         for k in r.kernels[1:]:
             ax.axvline(k.start, color="gray", linewidth=0.7, linestyle="--")
         total = sum(len(k.nodes) for k in r.kernels)
-        ax.set_title(f"{r.label}: busy nodes over time ({total} nodes, "
-                     f"{len(r.kernels)} kernel{'s' if len(r.kernels) != 1 else ''}, mean per {width:,.0f} cycles)", fontsize=9)
+        kernels = f"{len(r.kernels)} kernel" + ("s" if len(r.kernels) != 1 else "")
+        ax.set_title(f"{r.label}: busy nodes over time ({total} nodes, {kernels}, mean per "
+                     f"{width:,.0f} cycles)", fontsize=9)
         ax.set_ylabel("busy nodes")
         ax.set_xlim(0, xs[-1] if xs else 1)
         ax.set_ylim(bottom=0)
@@ -177,7 +178,7 @@ def timeline_plot(run: Run, path: str, most: int = 60) -> None:
     rows = sorted(rows[:most], key=lambda r: (r[0].start, _index(r[1]), r[1]))
     fig, ax = plt.subplots(figsize=(10, 0.22 * len(rows) + 1.2))
     colours = {"busy": "tab:orange", "stalled": "tab:red"}
-    for y, (k, name, slices) in enumerate(rows):
+    for y, (k, _name, slices) in enumerate(rows):
         for state in ("busy", "stalled"):
             bars = [(k.start + s, e - s) for s, e, st in slices if st == state]
             if bars:
