@@ -183,11 +183,10 @@ class Recorder:
         """The trace as a JSON-ready dict, coarsened to at most `limit` events."""
         quantum = 1
         span = max(self.end, 1)
-        while True:
-            events = self._events(quantum)
-            if len(events) <= self.limit or quantum > span:
-                break
+        count = EventCount(self.kernels)
+        while count(quantum) > self.limit and quantum <= span:
             quantum *= 2
+        events = self._events(quantum)
         if len(events) > self.limit:
             from fuseflowc.diagnostics import UserError
             raise UserError(f"--trace-limit {self.limit:,}: the trace needs at least "
@@ -208,6 +207,39 @@ class Recorder:
         for p, k in enumerate(self.kernels, start=1):
             out += kernel_events(k, p, q)
         return out
+
+
+class EventCount:
+    """How many events the trace has at a quantum, without making them (numpy over the gaps
+    between slices and the counter samples): `document` tries quanta 1, 2, 4, ..."""
+
+    def __init__(self, kernels: list[KernelTrace]):
+        import numpy as np
+        self.np = np
+        self.fixed = 0          # metadata, kernel slices, and the tracks' first slices
+        gaps, keys = [], []
+        for k in kernels:
+            self.fixed += 6 + 2 * len(k.tracks)
+            for slices in k.slices:
+                if slices:
+                    self.fixed += 2
+                    a = np.array([x[0] for x in slices[1:]], dtype=np.int64)
+                    b = np.array([x[1] for x in slices[:-1]], dtype=np.int64)
+                    gaps.append(a - b)
+            for c, samples in enumerate(k.occupancy):
+                keys.append((c + len(keys), np.array(sorted(samples), dtype=np.int64)))
+        self.gaps = np.concatenate(gaps) if gaps else np.zeros(0, dtype=np.int64)
+        self.counters = keys
+        self.kernels = kernels
+
+    def __call__(self, q: int) -> int:
+        np = self.np
+        n = self.fixed
+        n += 2 * (len(self.gaps) if q == 1 else int(np.count_nonzero(self.gaps >= q)))
+        for _, ts in self.counters:
+            n += len(ts) if q == 1 else len(np.unique(ts // q))
+        n += sum(len(memory_events(k, 1, q)) for k in self.kernels)
+        return n
 
 
 def track_names(nodes: list, graph) -> list[str]:

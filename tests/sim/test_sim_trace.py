@@ -98,6 +98,19 @@ def test_a_trace_above_its_limit_is_merged_with_exact_totals():
     check_counters(result, small)
 
 
+def test_the_event_count_is_the_events_made():
+    """document() picks the quantum by counting (EventCount), then makes the events once."""
+    from fuseflowc.sim.trace import EventCount
+    module, sizes = module_for("spmm", "locate")
+    inputs, all_sizes = inputs_for(module, sizes, 4, 0.5, 8)
+    rec = Recorder()
+    Simulator(module, inputs, all_sizes, Arch.load(depth="2"), engine="python",
+              trace=rec).run()
+    count = EventCount(rec.kernels)
+    for q in (1, 2, 4, 16, 256, 1 << 20):
+        assert count(q) == len(rec._events(q)), q
+
+
 def test_memory_and_occupancy_counters():
     module, sizes = module_for("spmv", "cleanup")
     inputs, all_sizes = inputs_for(module, sizes, 1, 0.5, 8)
