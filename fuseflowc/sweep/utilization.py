@@ -23,8 +23,9 @@ class Kernel:
     cycles: int
     # node name -> (busy, stalled) cycles
     nodes: dict[str, tuple[int, int]] = field(default_factory=dict)
-    # node name -> [(start, end, state)] (traces only)
-    slices: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
+    # node name -> [(start, end, state, busy cycles in it)] (traces only; a slice merged above
+    # --trace-limit holds fewer busy cycles than it spans)
+    slices: dict[str, list[tuple[int, int, str, int]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -77,7 +78,8 @@ def read_trace(path: str, text: str) -> Run:
                 k = kernels[pid]
                 node = names[(pid, e["tid"])].split(" = ")[0]
                 k.slices.setdefault(node, []).append(
-                    (int(b["ts"]) - k.start, int(e["ts"]) - k.start, str(b["name"])))
+                    (int(b["ts"]) - k.start, int(e["ts"]) - k.start, str(b["name"]),
+                     int(b["args"]["busy_cycles"])))
                 busy, stalled = k.nodes.get(node, (0, 0))
                 k.nodes[node] = (busy + int(b["args"]["busy_cycles"]),
                                  stalled + int(b["args"]["stalled_cycles"]))
@@ -130,14 +132,15 @@ def busy_over_time(run: Run, bins: int = 400) -> tuple[list[float], list[float],
     acc = [0.0] * n
     for k in run.kernels:
         for slices in k.slices.values():
-            for s, e, state in slices:
-                if state != "busy":
+            for s, e, _, busy in slices:
+                if not busy:
                     continue
+                density = busy / (e - s)     # 1 unless merged: its busy cycles spread evenly
                 a, b = k.start + s, k.start + e
                 i = int(a / width)
                 while a < b:
                     edge = min(b, (i + 1) * width)
-                    acc[i] += edge - a
+                    acc[i] += (edge - a) * density
                     a, i = edge, i + 1
     return [i * width for i in range(n)], [v / width for v in acc], width
 
@@ -180,7 +183,7 @@ def timeline_plot(run: Run, path: str, most: int = 60) -> None:
     colours = {"busy": "tab:orange", "stalled": "tab:red"}
     for y, (k, _name, slices) in enumerate(rows):
         for state in ("busy", "stalled"):
-            bars = [(k.start + s, e - s) for s, e, st in slices if st == state]
+            bars = [(k.start + s, e - s) for s, e, st, _ in slices if st == state]
             if bars:
                 ax.broken_barh(bars, (y - 0.4, 0.8), color=colours[state], linewidth=0)
     for k in run.kernels[1:]:

@@ -8,10 +8,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fuseflowc.sweep import plots
 from fuseflowc.sweep.markdown import render
 from fuseflowc.sweep.summary import summarize
+from fuseflowc.sweep.utilization import Kernel, Run, busy_over_time
 from tests.support.golden import ROOT, run_cli
 from tests.support.trace_reader import read_trace
 from tests.sweep.test_report import row
@@ -115,3 +118,24 @@ def test_fusion_table_names_the_pipeline():
     header = next(line for line in md.splitlines() if line.startswith("| model"))
     assert "pipeline" in header
     assert "locate,cleanup" in md and "(none)" in md
+
+
+@given(st.lists(st.lists(st.tuples(st.integers(0, 50), st.integers(1, 40), st.booleans()),
+                         max_size=8), min_size=1, max_size=5),
+       st.integers(1, 3))
+def test_busy_over_time_keeps_every_busy_cycle(nodes, merge):
+    """The plot's area is the busy cycles of the trace, merged slices included (their busy
+    cycles spread over their span)."""
+    k = Kernel("g", 0, 0)
+    total = 0
+    for j, gaps in enumerate(nodes):
+        t, slices = 0, []
+        for gap, length, busy in gaps:
+            start, t = t + gap, t + gap + length
+            b = length // merge if busy else 0
+            slices.append((start, t, "busy" if busy else "stalled", b))
+            total += b
+        k.slices[f"#{j}"] = slices
+        k.cycles = max(k.cycles, t)
+    xs, ys, width = busy_over_time(Run("r", [k], True), bins=7)
+    assert sum(ys) * width == pytest.approx(total)
