@@ -57,7 +57,7 @@ from .options import LegacyJsonCommand, json_option, json_out_option
                    "process per kernel (docs/trace.md).")
 @click.option("--trace-limit", type=click.IntRange(min=1_000, max=100_000_000), default=None,
               metavar="N",
-              help="Most events in the --trace file (default 1,000,000, about 100 MB); above it "
+              help="Most events in the --trace file (default 500,000, about 50 MB); above it "
                    "nearby intervals are merged and the trace says so.")
 @click.option("-q", "--quiet", is_flag=True,
               help="No progress, no notes and no tables on stderr (errors and the --check "

@@ -36,12 +36,8 @@ class Run:
 
 
 def label_of(path: str) -> str:
-    """A configuration's label: its file name without .json / .trace.json."""
-    name = Path(path).name
-    for suffix in (".trace.json", ".json"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
+    """A configuration's label: its file name (a trace and the JSON of one run stay apart)."""
+    return Path(path).name
 
 
 def _load(path: str, text: str) -> dict:
