@@ -79,11 +79,13 @@ class FastEngine:
         self.prepare()
         g, chans = self._graph
         try:
-            status, cycles, acts, over = g.run(
-                # a budget past 2**62 cycles is no budget (the core's clock is 64-bit)
-                -1 if self.max_cycles is None or self.max_cycles > 2**62 else self.max_cycles,
-                self.progress, Engine.PROGRESS_EVERY,   # progress(cycle, flops), as Engine's
-                self.trace)
+            # a budget past 2**62 cycles is no budget (the core's clock is 64-bit)
+            args = (-1 if self.max_cycles is None or self.max_cycles > 2**62
+                    else self.max_cycles,
+                    self.progress, Engine.PROGRESS_EVERY)   # progress(cycle, flops), as Engine's
+            if self.trace is not None:          # untraced: the call it always was
+                args += (self.trace,)
+            status, cycles, acts, over = g.run(*args)
         except _fast.SimError as e:
             self._sync(g, chans)
             node, msg, what, toks = e.args
