@@ -27,8 +27,9 @@ from __future__ import annotations
 
 from .engine import Engine
 
-#: Default most events in a trace: a file of some 100 MB, which Perfetto's UI opens in seconds.
-DEFAULT_LIMIT = 1_000_000
+#: Default most events in a trace: a file of some 50 MB (under the 64 MiB `report` reads), which
+#: Perfetto's UI opens in seconds.
+DEFAULT_LIMIT = 500_000
 #: Fewest events a limit may ask for (every track's name and one slice each need a few).
 MIN_LIMIT = 1_000
 #: Buffered record ints before the recorder parses them (the compiled engine batches too).
@@ -88,7 +89,7 @@ class KernelTrace:
         self.ii = [n.ii for n in nodes]
         pos = {id(c): k for k, c in enumerate(channels)}
         self.node_chans = [[pos[id(c)] for c in list(n.ins) + list(n.ochans)] for n in nodes]
-        self.chan_names = [c.name for c in channels]
+        self.chan_names = unique_names([c.name for c in channels])
         # per node: [start, end, state] slices, contiguous same-state ones merged
         self.slices: list[list[list]] = [[] for _ in nodes]
         self.occupancy: list[dict[int, int]] = [{} for _ in channels]
@@ -148,6 +149,18 @@ class KernelTrace:
                 last[1] = end
                 return
         s.append([start, end, state])
+
+
+def unique_names(names: list[str]) -> list[str]:
+    """The names, a repeated one numbered (`%c->#3`, `%c->#3 (2)`): a node reading one stream
+    at two operands has two channels of one name, and a counter track is known by its name
+    (one series per name, or its samples would interleave out of time order)."""
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+        out.append(n if seen[n] == 1 else f"{n} ({seen[n]})")
+    return out
 
 
 class Recorder:

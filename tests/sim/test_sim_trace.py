@@ -132,6 +132,33 @@ def test_memory_and_occupancy_counters():
         assert max(a["tokens"] for _, a in samples) <= Arch.load().depth
 
 
+def test_a_stream_read_twice_by_one_node_gets_two_counter_tracks():
+    """Found on GCN (fully fused, Cora): node #39 reads %c11 at two operands, two channels
+    named `%c11->#39`; one counter name for both interleaved their samples out of time order
+    (the strict reader refused the trace)."""
+    text = """tensor x[N]: dense input
+tensor y[N]: dense output
+graph g {
+  %r = root {tensor = x}
+  %c, %f = scan %r {tensor = x, mode = 0, format = dense, index = i}
+  %v = array %f {tensor = x}
+  %w = alu %v, %v {op = mul}
+  write_vals %w {tensor = y}
+}
+"""
+    import numpy as np
+
+    from fuseflowc.data.fibertree import FiberTensor
+    from fuseflowc.formats import dense
+    from fuseflowc.samml.parser import parse_text
+    module = parse_text(text)
+    x = FiberTensor.from_dense(np.arange(1.0, 40.0), dense(1))
+    _, out = traced(module, {"x": x}, {"N": 39}, Arch.load(depth="2"), "python")
+    tr = read_trace(out)
+    names = sorted(n for (_, n) in tr.counters if "->#3" in n)
+    assert len(names) == 2 and len(set(names)) == 2, names
+
+
 def test_the_strict_reader_refuses_broken_traces():
     good = {"traceEvents": [
         {"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "k"}},
