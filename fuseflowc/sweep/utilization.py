@@ -161,7 +161,15 @@ def utilization_plot(runs: list[Run], path: str) -> None:
         ax.set_xlim(0, xs[-1] if xs else 1)
         ax.set_ylim(bottom=0)
     axes[-1, 0].set_xlabel("cycle")
+    for ax in axes[:, 0]:
+        _plain_cycles(ax)
     _save(fig, path)
+
+
+def _plain_cycles(ax) -> None:
+    """Cycles on the x axis as 1,500,000, not 1.5 with a `1e6` offset in the corner."""
+    from matplotlib.ticker import FuncFormatter
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
 
 
 def timeline_plot(run: Run, path: str, most: int = 60) -> None:
@@ -189,6 +197,7 @@ def timeline_plot(run: Run, path: str, most: int = 60) -> None:
     ax.invert_yaxis()
     ax.set_xlabel("cycle")
     ax.set_title(f"{run.label}: node time-line (orange busy, red stalled)", fontsize=9)
+    _plain_cycles(ax)
     _save(fig, path)
 
 
