@@ -37,7 +37,9 @@ def check_counters(result, text: str) -> None:
     tr = read_trace(text)
     for k in result.kernels:
         threads = tr.threads(tr.process(f": {k.graph}"))
-        for n in k.nodes:
+        step = not k.channels          # a permute or decompose step: its kernel slice only
+        assert step == (set(threads) == {"kernel"})
+        for n in [] if step else k.nodes:
             [track] = [t for name, t in threads.items()
                        if name == n.name or name.startswith(n.name + " = ")]
             assert track.args_total("busy_cycles") == n.fires * n.ii, n.name
@@ -174,3 +176,26 @@ def test_the_strict_reader_refuses_broken_traces():
                    good["traceEvents"][1:]):                          # no process name
         with pytest.raises(TraceError):
             read_trace(json.dumps({"traceEvents": broken}))
+
+
+def test_a_permute_step_is_a_kernel_of_the_time_line():
+    """A permute step before a graph: its own process with a kernel slice of its cycles, and
+    the graph's kernel starts where it ends."""
+    import numpy as np
+
+    from fuseflowc.data.fibertree import FiberTensor
+    from fuseflowc.formats import shorthand
+    from fuseflowc.samml.parser import parse_text
+    from tests.sim.test_permute_sim import MODULE
+    module = parse_text(MODULE)
+    rng = np.random.default_rng(1)
+    dense = np.where(rng.random((5, 7)) < 0.3, rng.uniform(-1, 1, (5, 7)), 0.0)
+    A = FiberTensor.from_dense(dense, shorthand("csr", 2))
+    result, text = traced(module, {"A": A}, {"N": 5, "M": 7}, Arch.load(), "python")
+    tr = read_trace(text)
+    assert [k.graph for k in result.kernels] == ["permute A -> U", "copy"]
+    step, graph = (tr.threads(tr.process(f"kernel {i}: "))["kernel"].slices[0]
+                   for i in (1, 2))
+    assert step[:2] == (0, result.kernels[0].cycles)
+    assert graph[:2] == (result.kernels[0].cycles, result.cycles)
+    check_counters(result, text)
