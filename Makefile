@@ -37,9 +37,11 @@ demo: $(STAMP)
 	$(FFC) fuse $(DEMO) --inline-widened -o out/demo/gcn.fused
 	$(FFC) lower out/demo/gcn.fused -o out/demo/gcn.samml
 	$(FFC) simulate out/demo/gcn.samml --data out/demo/data --check -o out/demo/result \
-	  --json-out out/demo/sim.json
+	  --json-out out/demo/sim.json --trace out/demo/gcn.trace.json
 	$(FFC) dot out/demo/gcn.samml -o out/demo/gcn.dot
-	@echo "demo: outputs in out/demo (fused IR, SAMML graph, DOT picture, simulated tensors, sim.json)"
+	$(FFC) dot out/demo/gcn.samml --load out/demo/sim.json -o out/demo/gcn-load.svg
+	@echo "demo: outputs in out/demo (fused IR, SAMML graph, DOT picture, simulated tensors, sim.json," \
+	  "gcn.trace.json: open it in ui.perfetto.dev; gcn-load.svg: the graph coloured by load)"
 
 test: $(STAMP) lint
 	$(PY) -m pytest

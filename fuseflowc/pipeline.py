@@ -256,13 +256,14 @@ def as_declared(module, inputs: dict) -> dict:
 
 def simulate(module, inputs: dict, sizes: dict, arch=None, graphs: list[str] | None = None, *,
              max_cycles: int | None = None, progress=None, engine: str | None = None,
-             hoist: bool = False, notes: list[str] | None = None):
+             hoist: bool = False, notes: list[str] | None = None, trace=None):
     """Run the module's graphs (or the first ones, `graphs`) on `inputs` with the simulator
     (fuseflowc.sim.build.Simulator; `arch` None: sim/arch.toml); its SimResult. The
-    simulator's notes (why a graph ran on the Python engine) are added to `notes`."""
+    simulator's notes (why a graph ran on the Python engine) are added to `notes`. `trace`:
+    None or a fuseflowc.sim.trace.Recorder the run's activations feed."""
     from .sim.build import Simulator
     sim = Simulator(module, inputs, sizes, arch, max_cycles, progress, engine=engine,
-                    hoist=hoist)
+                    hoist=hoist, trace=trace)
     result = sim.run(graphs)
     if notes is not None:
         notes.extend(sim.notes)

@@ -96,14 +96,15 @@ class Simulator:
 
     def __init__(self, module, inputs: dict, sizes: dict | None = None, arch: Arch | None = None,
                  max_cycles: int | None = None, progress=None, engine: str | None = None,
-                 hoist: bool = False, keep_streams: bool = False):
+                 hoist: bool = False, keep_streams: bool = False, trace=None):
         """`progress`: None, or what to tell where the run is (sim.progress.Progress):
         `kernel(k, n, name)` as kernel k of n starts, `tick(cycle, flops)` while it runs (on
         either engine). `hoist`: decompose steps are left out of the totals (a static
         pattern's split, done once). `keep_streams`: a finished graph's nodes keep the data
         they read and the streams their writers recorded (tests look at them); by default
         they keep only their counters (Node.release), so memory does not grow graph by
-        graph."""
+        graph. `trace`: None, or a sim.trace.Recorder that every graph's activations feed
+        (either engine: the same records)."""
         if engine is not None and engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES} or None, not {engine!r}")
         self.module = module
@@ -115,6 +116,7 @@ class Simulator:
         self.engine = engine
         self.hoist = hoist           # decompose steps left out of the totals
         self.keep_streams = keep_streams
+        self.trace = trace
         self.notes: list[str] = []   # one line each: why a graph ran on the Python engine
 
     # ---- public --------------------------------------------------------------------------
@@ -131,6 +133,9 @@ class Simulator:
                 result.kernels.append(self.run_decompose(g))
             else:
                 result.kernels.append(self.run_graph(g))
+                continue
+            if self.trace is not None:
+                self.trace.step(g.name, result.kernels[-1].cycles)
         for decl in self.module.tensors:
             if decl.role != "input" and decl.name in self.tensors:
                 result.tensors[decl.name] = self.tensors[decl.name]
@@ -176,7 +181,8 @@ class Simulator:
         nodes, chans, writers, memory = self.build(graph)
         engine_class = self.engine_for(graph, nodes)
         tick = None if self.progress is None else self.progress.tick
-        engine = engine_class(nodes, writers, self.max_cycles, tick, memory)
+        traced = None if self.trace is None else self.trace.kernel(graph.name, nodes, chans, graph)
+        engine = self._engine(engine_class, nodes, writers, tick, memory, traced)
         try:
             try:
                 if engine_class is not Engine:
@@ -189,7 +195,7 @@ class Simulator:
                     raise UserError(f"--engine fast: {e}; use --engine python") from None
                 self._note(f"graph {graph.name}: {e}: running it on the Python engine")
                 engine_class = Engine
-                engine = Engine(nodes, writers, self.max_cycles, tick, memory)
+                engine = self._engine(Engine, nodes, writers, tick, memory, traced)
             t0 = time.perf_counter()
             c0 = time.process_time()
             cycles = engine.run()
@@ -199,11 +205,23 @@ class Simulator:
         wall = time.perf_counter() - t0
         cpu = time.process_time() - c0
         written = self.collect(graph, writers)
+        if traced is not None:
+            self.trace.finish(traced, cycles, nodes)
         if not self.keep_streams:
             for n in nodes:
                 n.release()
         return KernelResult(graph.name, cycles, nodes, chans, written, wall, engine.activations,
                             "python" if engine_class is Engine else "fast", cpu)
+
+    def _engine(self, engine_class, nodes, writers, tick, memory, traced):
+        """An engine of `engine_class` for the nodes, feeding `traced` (a sim.trace.KernelTrace)
+        when tracing; the untraced engines are the plain ones (tracing off costs nothing)."""
+        if traced is None:
+            return engine_class(nodes, writers, self.max_cycles, tick, memory)
+        if engine_class is Engine:
+            from .trace import TracedEngine
+            return TracedEngine(nodes, writers, self.max_cycles, tick, memory, trace=traced)
+        return engine_class(nodes, writers, self.max_cycles, tick, memory, trace=traced.feed)
 
     def engine_for(self, graph, nodes):
         """The engine class that runs `graph` (see the class docstring)."""

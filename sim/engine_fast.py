@@ -54,7 +54,9 @@ class FastEngine:
     sim.engine.Engine (`run()` returns the total cycle count; `activations` counts them)."""
 
     def __init__(self, nodes: list, writers: list | None = None,
-                 max_cycles: int | None = None, progress=None, memory=None):
+                 max_cycles: int | None = None, progress=None, memory=None, trace=None):
+        """`trace`: None, or a callable given the activation records in batches (a
+        sim.trace.KernelTrace's feed)."""
         if _fast is None:
             raise UserError(f"the compiled simulation engine is {_WHY}")
         self.nodes = nodes
@@ -63,6 +65,7 @@ class FastEngine:
         self.max_cycles = max_cycles
         self.progress = progress
         self.memory = memory
+        self.trace = trace
         self.activations = 0
         self._graph = None
 
@@ -76,10 +79,13 @@ class FastEngine:
         self.prepare()
         g, chans = self._graph
         try:
-            status, cycles, acts, over = g.run(
-                # a budget past 2**62 cycles is no budget (the core's clock is 64-bit)
-                -1 if self.max_cycles is None or self.max_cycles > 2**62 else self.max_cycles,
-                self.progress, Engine.PROGRESS_EVERY)   # progress(cycle, flops), as Engine's
+            # a budget past 2**62 cycles is no budget (the core's clock is 64-bit)
+            args = (-1 if self.max_cycles is None or self.max_cycles > 2**62
+                    else self.max_cycles,
+                    self.progress, Engine.PROGRESS_EVERY)   # progress(cycle, flops), as Engine's
+            if self.trace is not None:          # untraced: the call it always was
+                args += (self.trace,)
+            status, cycles, acts, over = g.run(*args)
         except _fast.SimError as e:
             self._sync(g, chans)
             node, msg, what, toks = e.args

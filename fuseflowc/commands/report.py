@@ -10,17 +10,25 @@ from .options import json_option, json_out_option
 
 
 @click.command("report")
-@click.argument("results", metavar="RESULTS")
+@click.argument("results", metavar="RESULTS", required=False)
 @click.option("-o", "--output", "out_dir", metavar="DIR", default=None,
               help="Write DIR/report.md, DIR/summary.json and the plots into DIR (a new or "
                    "empty directory, or one fuseflowc wrote: see docs/outputs.md) instead of "
                    "printing the markdown.")
 @click.option("--format", "fmt", type=click.Choice(["svg", "png"]), default="svg",
               show_default=True, help="Image format of the plots.")
+@click.option("--trace", "traces", multiple=True, metavar="FILE",
+              help="A `simulate --trace` file of a configuration (repeatable): its busy nodes "
+                   "over time (a plot, with -o) and its critical nodes per kernel.")
+@click.option("--run", "runs", multiple=True, metavar="RUN.json",
+              help="A `simulate --json-out` file of a configuration (repeatable): its critical "
+                   "nodes per kernel.")
 @json_option
 @json_out_option
-def cmd(results: str, out_dir: str | None, fmt: str, as_json: bool, json_out: str | None) -> None:
-    """Summarize RESULTS (a .csv or .jsonl file written by `fuseflowc sweep`).
+def cmd(results: str | None, out_dir: str | None, fmt: str, traces: tuple[str, ...],
+        runs: tuple[str, ...], as_json: bool, json_out: str | None) -> None:
+    """Summarize RESULTS (a .csv or .jsonl file written by `fuseflowc sweep`), and where the
+    cycles went in simulated configurations (--trace, --run).
 
     The markdown holds: per model and fusion variant, cycles and speedup over unfused; FLOPs
     and bytes normalized to unfused; cycles against parallel factor and block size; the spread
@@ -36,22 +44,29 @@ def cmd(results: str, out_dir: str | None, fmt: str, as_json: bool, json_out: st
       fuseflowc report results/gcn.csv
       fuseflowc report results/gcn.csv -o results/gcn-report --format png
       fuseflowc report results/orders.jsonl --json > summary.json
+      fuseflowc report --trace fused.trace.json --trace unfused.trace.json -o util/
     """
     from ..outputs import Outputs
     from ..sweep.markdown import render
     from ..sweep.results import REPORT_COLUMNS, read_rows
     from ..sweep.summary import clean_json, summarize
 
-    out = Outputs(results)
+    if results is None and not traces and not runs:
+        raise click.UsageError("give RESULTS (a sweep's results file), or --trace / --run files")
+    out = Outputs(results, *traces, *runs)
     report_dir = out.directory(out_dir) if out_dir is not None else None
     stdout = out.file("-") if as_json or report_dir is None else None
     json_file = out.file(json_out, "--json-out") if json_out is not None else None
-    summary = summarize(read_rows(results, REPORT_COLUMNS))
+    summary = summarize(read_rows(results, REPORT_COLUMNS) if results is not None else [])
+    sims = _simulated(traces, runs)
+    if sims:
+        from ..sweep.utilization import critical_nodes
+        summary["critical_nodes"] = critical_nodes(sims)
     text_json = json.dumps(clean_json(summary), indent=1) + "\n"
     images: dict[str, str] = {}
     with out:
         if stdout is not None:
-            stdout.write(text_json if as_json else render(summary, results) + "\n")
+            stdout.write(text_json if as_json else render(summary, results or "traces") + "\n")
         if json_file is not None:
             json_file.write(text_json)
         if report_dir is not None:
@@ -59,12 +74,36 @@ def cmd(results: str, out_dir: str | None, fmt: str, as_json: bool, json_out: st
             tmp = report_dir.path()
             if plots.available():
                 images = plots.draw_all(summary, tmp, fmt)
+                images.update(_utilization_plots(sims, tmp, fmt))
             else:
                 click.echo("report: matplotlib is not installed (pip install matplotlib): "
                            "text only, no plots", err=True)
-            (tmp / "report.md").write_text(render(summary, results, images) + "\n",
+            (tmp / "report.md").write_text(render(summary, results or "traces", images) + "\n",
                                            encoding="utf-8")
             (tmp / "summary.json").write_text(text_json, encoding="utf-8")
     if report_dir is not None:
         names = ["report.md", "summary.json", *images.values()]
         click.echo(f"report: wrote {', '.join(names)} to {out_dir}", err=True)
+
+
+def _simulated(traces, runs) -> list:
+    """The configurations given as traces and runs (sweep.utilization.Run), in order."""
+    from ..files import read_source
+    from ..sweep.utilization import read_run, read_trace
+    return ([read_trace(t, read_source(t).text) for t in traces]
+            + [read_run(r, read_source(r).text) for r in runs])
+
+
+def _utilization_plots(sims, out_dir, fmt: str) -> dict[str, str]:
+    """utilization.FMT (busy nodes over time, every trace) and timeline-LABEL.FMT per trace."""
+    from ..sweep.utilization import timeline_plot, utilization_plot
+    traced = [r for r in sims if r.traced]
+    if not traced:
+        return {}
+    out = {"utilization": f"utilization.{fmt}"}
+    utilization_plot(traced, str(out_dir / out["utilization"]))
+    for k, r in enumerate(traced):
+        name = f"timeline-{k + 1}.{fmt}"
+        timeline_plot(r, str(out_dir / name))
+        out[f"timeline:{r.label}"] = name
+    return out

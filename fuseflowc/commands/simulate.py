@@ -51,11 +51,20 @@ from .options import LegacyJsonCommand, json_option, json_out_option
               help="Report progress on stderr (plain lines) even when it is not a terminal; a "
                    "terminal gets a transient progress line without asking. Either way only "
                    "after the first second.")
+@click.option("--trace", "trace_file", metavar="FILE",
+              help="Also write a time-line of the run as Chrome trace-event JSON (open it in "
+                   "ui.perfetto.dev or chrome://tracing): a track per node with its busy and "
+                   "stalled intervals, channel occupancy and memory bandwidth counters, one "
+                   "process per kernel (docs/trace.md).")
+@click.option("--trace-limit", type=click.IntRange(min=1_000, max=100_000_000), default=None,
+              metavar="N",
+              help="Most events in the --trace file (default 500,000, about 50 MB); above it "
+                   "nearby intervals are merged and the trace says so.")
 @click.option("-q", "--quiet", is_flag=True,
               help="No progress, no notes and no tables on stderr (errors and the --check "
                    "verdict still show).")
 def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_file, sets, depth,
-        max_cycles, graph_name, hoist, engine, show_progress, quiet):
+        max_cycles, graph_name, hoist, engine, show_progress, trace_file, trace_limit, quiet):
     """Simulate the SAMML graphs of GRAPH (a .samml file, or - for stdin) on data.
 
     Every graph of the module runs in order (tensors written by one feed the later ones). A
@@ -77,6 +86,7 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
       fuseflowc simulate g.samml --data d/ --depth 2 --set memory.latency=0 -o out/
       fuseflowc simulate g.samml --data d/ --engine python    # the reference engine
       fuseflowc simulate g.samml --data d/ --depth inf --set memory.latency=0 --set memory.bandwidth=1e9
+      fuseflowc simulate g.samml --data d/ --trace run.trace.json   # open in ui.perfetto.dev
     """
     from fuseflowc.data.io import save_tensors
     from fuseflowc.sim.arch import Arch
@@ -95,6 +105,9 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
     tensors_dir = out.directory(out_dir) if out_dir else None
     json_stdout = out.file("-", "--json") if as_json else None
     json_file = out.file(json_out, "--json-out") if json_out is not None else None
+    trace_dest = out.file(trace_file, "--trace") if trace_file is not None else None
+    if trace_limit is not None and trace_file is None:
+        raise click.UsageError("--trace-limit needs --trace FILE")
     module = pipeline.compile(pipeline.load(graph, kind="samml")).module  # parsed, verified
     if graph_name is not None and module.graph(graph_name) is None:
         raise UserError(f"--graph {graph_name}: no such graph (the module has: "
@@ -111,13 +124,18 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
         raise click.UsageError("--quiet and --progress contradict each other")
     progress = None
     notes: list[str] = []
+    recorder = None
+    if trace_dest is not None:
+        from fuseflowc.sim.trace import DEFAULT_LIMIT, Recorder
+        recorder = Recorder(trace_limit or DEFAULT_LIMIT)
     if not quiet and (show_progress or sys.stderr.isatty()):
         from fuseflowc.sim.progress import Progress
         progress = Progress(sys.stderr, after=PROGRESS_AFTER, interval=PROGRESS_INTERVAL,
                             estimate=_flops_estimate(module, inputs, sizes, arch))
     try:
         result = pipeline.simulate(module, inputs, sizes, arch, graphs, max_cycles=max_cycles,
-                                   progress=progress, engine=engine, hoist=hoist, notes=notes)
+                                   progress=progress, engine=engine, hoist=hoist, notes=notes,
+                                   trace=recorder)
     finally:
         if progress is not None:
             progress.close()
@@ -156,7 +174,12 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
                             + "\n".join(problems))
         click.echo("check: " + ", ".join(sorted(expected)) + " match", err=True)
     text_json = json.dumps(stats, indent=1, sort_keys=False) + "\n"
+    if recorder is not None:
+        from fuseflowc.sim.trace import trace_text
+        text_trace = trace_text(recorder.document())
     with out:
+        if trace_dest is not None:
+            trace_dest.write(text_trace)
         if tensors_dir is not None:
             save_tensors(tensors_dir.path(), outputs)
         for dest in (json_stdout, json_file):

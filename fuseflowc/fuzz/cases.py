@@ -20,6 +20,7 @@ import random
 import re
 from dataclasses import dataclass, field
 
+from . import trace_cases
 from .corpus import KINDS, Corpus, Seed
 from .datamut import mutate_data, mutate_file, mutate_tree
 from .sandbox import Entry, Special
@@ -595,6 +596,7 @@ class _Builder:
         seed = self.input(READS[command], command in STDIN_OK)
         names = self.names(seed)
         getattr(self, {"opt": "opt_", "gen-data": "gen_data"}.get(command, command))(seed, names)
+        trace_cases.extend(self, command, seed)   # simulate --trace, dot --load
         if self.chance(0.03):  # an unknown option or a stray argument
             self.opt(self.pick(("--nope", "extra-arg", "-o", "--size")))
         c.outputs = list(dict.fromkeys(c.outputs))

@@ -15,6 +15,7 @@ import subprocess
 
 from ..diagnostics import UserError
 from ..names import shown
+from . import runload
 from .ir import Graph, Module, Node, Permute, region_of
 
 EDGE_STYLE = {"crd": "dashed", "ref": "bold", "val": "solid", "repsig": "dotted"}
@@ -30,6 +31,11 @@ def node_label(n: Node, names: dict[str, tuple[str, ...]] | None = None) -> str:
     """Kind on the first line; then tensor, mode and level format; then the other key
     attributes that are set (`index=j`, `op=mul`, ...), an index with the program's name(s)
     for it from `names` (`index=u0(j)`)."""
+    return "\\n".join(_escape_label(x) for x in label_lines(n, names))
+
+
+def label_lines(n: Node, names: dict[str, tuple[str, ...]] | None = None) -> list[str]:
+    """The lines of node_label, unescaped (what the built-in drawer prints)."""
     lines = [n.KIND]
     tensor = getattr(n, "tensor", None)
     if tensor is not None:
@@ -46,7 +52,7 @@ def node_label(n: Node, names: dict[str, tuple[str, ...]] | None = None) -> str:
         if key in ("index", "outer", "inner"):
             v = shown(v, names)
         lines.append(f"{key}={v}")
-    return "\\n".join(_escape_label(x) for x in lines)
+    return lines
 
 
 def _quote(text: str) -> str:
@@ -57,8 +63,11 @@ def _escape_label(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def graph_dot(g: Graph, prefix: str = "", indent: str = "  ") -> list[str]:
-    """The DOT lines (node clusters and edges) of one graph; node ids start with `prefix`."""
+def graph_dot(g: Graph, prefix: str = "", indent: str = "  ", load=None) -> list[str]:
+    """The DOT lines (node clusters and edges) of one graph; node ids start with `prefix`.
+    `load`: None, or the graph's samml.runload.GraphLoad (nodes filled by busy fraction and
+    labelled with their cycles, edges as wide as the tokens they carried) with the run's
+    largest token count (a (GraphLoad, int) pair)."""
     names = g.stream_names()
     order = g.topo_order()
     ids = {id(n): f"{prefix}n{i}" for i, n in enumerate(order)}
@@ -71,8 +80,12 @@ def graph_dot(g: Graph, prefix: str = "", indent: str = "  ") -> list[str]:
         out.append(f'{indent}  label={_quote(title)}; style="filled,rounded"; color="{fill}"; '
                    f'fillcolor="{fill}"; fontcolor="#555555";')
         for n in members:
-            out.append(f'{indent}  {ids[id(n)]} [label="{node_label(n, g.source_names)}", '
-                       f'fillcolor="{node_fill}"];')
+            label, colour = node_label(n, g.source_names), node_fill
+            if load is not None:
+                nl = load[0].nodes[order.index(n)]
+                label += "\\n" + _escape_label(runload.node_text(nl))
+                colour = runload.fill(nl.fraction)
+            out.append(f'{indent}  {ids[id(n)]} [label="{label}", fillcolor="{colour}"];')
         out.append(f"{indent}}}")
     for n in order:
         for s in n.inputs:
@@ -80,13 +93,22 @@ def graph_dot(g: Graph, prefix: str = "", indent: str = "  ") -> list[str]:
                 continue
             style = EDGE_STYLE.get(s.kind, "solid")
             label = "%" + names.get(s, s.name or "?")
+            extra = ""
+            if load is not None:
+                tok = load[0].edge(names.get(s, "?"), order.index(n)) or 0
+                label += f" {tok:,}"
+                extra = f", penwidth={runload.width(tok, load[1])}"
             out.append(f"{indent}{ids[id(s.producer)]} -> {ids[id(n)]} [style={style}, "
-                       f"label={_quote(label)}];")
+                       f"label={_quote(label)}{extra}];")
     return out
 
 
-def module_dot(m: Module, graph: str | None = None) -> str:
-    """DOT text of a module: every graph (each its own cluster) or only the one named `graph`."""
+def module_dot(m: Module, graph: str | None = None, load=None) -> str:
+    """DOT text of a module: every graph (each its own cluster) or only the one named `graph`;
+    `load`: None or a samml.runload.RunLoad of a run of this module (see graph_dot)."""
+    def of(g):
+        return None if load is None else (load.graphs[g.name], load.max_tokens)
+
     graphs = m.graphs
     if graph is not None:
         chosen = m.graph(graph)
@@ -100,7 +122,7 @@ def module_dot(m: Module, graph: str | None = None) -> str:
            '  node [shape=box, style="filled,rounded", fontname="Helvetica", fontsize=11];',
            '  edge [fontname="Helvetica", fontsize=9, fontcolor="#666666"];']
     if len(graphs) == 1 and (graph is not None or not m.steps):
-        out += graph_dot(graphs[0])
+        out += graph_dot(graphs[0], load=of(graphs[0]))
     else:
         k = 0
         for item in m.sequence():
@@ -118,7 +140,7 @@ def module_dot(m: Module, graph: str | None = None) -> str:
             g = item
             out.append(f"  subgraph cluster_g{k} {{")
             out.append(f'    label={_quote("graph " + g.name)}; style=rounded; color="#999999";')
-            out += graph_dot(g, prefix=f"g{k}_", indent="    ")
+            out += graph_dot(g, prefix=f"g{k}_", indent="    ", load=of(g))
             out.append("  }")
             k += 1
     out.append("}")
@@ -149,7 +171,13 @@ def check_drawable(m: Module, graph: str | None, shown: str) -> None:
 
 
 INSTALL_HINT = ("install Graphviz (Debian/Ubuntu: `apt-get install graphviz`, macOS: "
-                "`brew install graphviz`), or write DOT text with `-o FILE.dot`")
+                "`brew install graphviz`), use --renderer builtin, or write DOT text with "
+                "`-o FILE.dot`")
+
+
+def graphviz_installed() -> bool:
+    """Whether the Graphviz `dot` program is on PATH."""
+    return shutil.which("dot") is not None
 
 
 def render(dot_text: str, path: str | os.PathLike, fmt: str, shown: str | None = None) -> None:

@@ -92,10 +92,12 @@ def render(s: dict, source: str, images: dict[str, str] | None = None) -> str:
     fusion = s["fusion"]
     out += _section(
         "Fusion: cycles and speedup over unfused",
-        "Best configuration of each variant; speedup = unfused cycles / cycles.",
-        ["model", "data", "variant", "cycles", "speedup", "config"],
+        "Best configuration of each variant; speedup = unfused cycles / cycles; pipeline: "
+        "the `opt` passes that configuration ran (none: the lowered graph as it is).",
+        ["model", "data", "variant", "cycles", "speedup", "pipeline", "config"],
         [[r["model"] + (f" ({r['arch']})" if r["arch"] else ""), r["data"], r["variant"],
-          _num(r["cycles"]), _x(r["speedup"]), r["id"]] for r in fusion],
+          _num(r["cycles"]), _x(r["speedup"]), r.get("pipeline") or "(none)", r["id"]]
+         for r in fusion],
         {3, 4}, img("fusion", "speedup over unfused"),
         "No model has results for an `unfused` variant and another one.")
     lost = [u for u in s.get("unfinished", []) if u["variant_failed"]]
@@ -112,7 +114,9 @@ def render(s: dict, source: str, images: dict[str, str] | None = None) -> str:
             {3, 4, 5, 6}, img("normalized", "FLOPs and bytes normalized to unfused"))
     out += _section(
         "Cycles against parallel factor",
-        "Speedup over the unparallelized (or least parallel) configuration.",
+        "Speedup over the unparallelized (or least parallel) configuration; factor: the lanes "
+        "of one graph (the product of the factors of one tensor's parallelized indices, the "
+        "largest over tensors: graphs parallelized apart do not multiply).",
         ["model", "variant", "data", "parallelized", "factor", "cycles", "speedup"],
         [[r["model"], r["variant"], r["data"], r["site"], str(r["factor"]), _num(r["cycles"]),
           _x(r["speedup"])] for r in s["parallel"]],
@@ -143,6 +147,21 @@ def render(s: dict, source: str, images: dict[str, str] | None = None) -> str:
          "cycles median", "cycles max"],
         _estimator_rows(est) if est["overall"] else [], None, None,
         "No estimates in the results (the estimator was not available).")
+    if s.get("critical_nodes"):
+        shots = [f"![{k.split(':', 1)[1]}: node time-line]({v})" for k, v in images.items()
+                 if k.startswith("timeline:")]
+        out += _section(
+            "Utilization: critical nodes per kernel",
+            "The busiest nodes of each kernel of each simulated configuration (from its trace "
+            "or run JSON): busy = firings x ii, stalled = cycles waiting for an output slot; "
+            "busy % of the kernel's cycles.",
+            ["config", "kernel", "cycles", "#", "node", "busy", "busy %", "stalled"],
+            [[r["config"], r["kernel"], _num(r["cycles"]), str(r["rank"]), r["node"],
+              _num(r["busy"]), _pct(r["busy_fraction"]), _num(r["stalled"])]
+             for r in s["critical_nodes"]],
+            {2, 3, 5, 6, 7}, img("utilization", "busy nodes over time"))
+        for shot in shots:
+            out += [shot, ""]
     if s["failed"]:
         out += _section(
             "Failed configurations", "Errors and timeouts, with the parameters that set them; "

@@ -114,14 +114,25 @@ def parallel(rows: list[dict], path: str, marks: list[dict] = ()) -> None:
         lines.setdefault(f"{r['model']}/{r['variant']} {r['data']} {r['site']}", []).append(r)
     for name, rs in lines.items():
         ax.plot([r["factor"] for r in rs], [r["cycles"] for r in rs], marker="o", label=name)
+    # on the log axis a failure sits below the lowest curve (0 has no place on it)
+    low = min(r["cycles"] for r in rows) / 1.5 if rows else 0.0
     for m in marks:
         if m["site"]:
-            _mark(ax, m["factor"], 0.0, f"{m['model']}/{m['variant']} {m['status']}")
+            _mark(ax, m["factor"], low, f"{m['model']}/{m['variant']} {m['status']}")
     ax.set_xscale("log", base=2)
-    from matplotlib.ticker import ScalarFormatter
-    ax.xaxis.set_major_formatter(ScalarFormatter())   # 1 2 4 8, not 2^0 2^1 ...
-    ax.set_xlabel("parallel factor")
-    ax.set_ylabel("cycles")
+    # integer ticks at the factors run (1 2 4 8, not 2^0 or 1.0); no minor ticks between
+    from matplotlib.ticker import FixedLocator, NullLocator
+    factors = sorted({int(r["factor"]) for r in rows} | {int(m["factor"]) for m in marks
+                                                         if m["site"]})
+    if factors:
+        ax.xaxis.set_major_locator(FixedLocator(factors))
+        ax.set_xticklabels([str(f) for f in factors])
+    ax.xaxis.set_minor_locator(NullLocator())
+    # data sets of very different sizes share the axis: log cycles keep each curve's shape
+    if rows:
+        ax.set_yscale("log")
+    ax.set_xlabel("parallel factor (lanes per graph)")
+    ax.set_ylabel("cycles (log)")
     ax.set_title("Cycles against parallel factor")
     if lines:
         ax.legend(fontsize="small")

@@ -65,6 +65,7 @@ def fusion_table(rows: list[dict]) -> list[dict]:
             out.append({
                 "model": model, "data": data, "arch": arch, "variant": v, "id": b["id"],
                 "cycles": b["cycles"], "flops": b["flops"], "bytes": b["bytes"],
+                "pipeline": b.get("pipeline") or "",
                 "speedup": _ratio(base["cycles"], b["cycles"]),
                 "flops_norm": _ratio(b["flops"], base["flops"]),
                 "bytes_norm": _ratio(b["bytes"], base["bytes"]),
@@ -73,13 +74,17 @@ def fusion_table(rows: list[dict]) -> list[dict]:
 
 
 def _factors(parallel: str) -> tuple[str, int]:
-    """'Y:i=4,Z:j=2' -> ('Y:i,Z:j', 8)."""
-    sites, total = [], 1
+    """The sites and the lanes of one graph: 'Y:i=4,Y:j=2' -> ('Y:i,Y:j', 8) (one tensor's
+    indices nest in one graph: their factors multiply), 'Y:i=4,Z:j=4' -> ('Y:i,Z:j', 4)
+    (two tensors' graphs run apart: the largest, not the product)."""
+    sites = []
+    per_tensor: dict[str, int] = {}
     for part in parallel.split(","):
         site, _, f = part.rpartition("=")
         sites.append(site)
-        total *= int(f) if f.isdigit() else 1
-    return ",".join(sites), total
+        tensor = site.split(":", 1)[0]
+        per_tensor[tensor] = per_tensor.get(tensor, 1) * (int(f) if f.isdigit() else 1)
+    return ",".join(sites), max(per_tensor.values(), default=1)
 
 
 def parallel_table(rows: list[dict]) -> list[dict]:

@@ -5,6 +5,25 @@
 
 namespace fastsim {
 
+static i64 bytes_moved(const Node& n) {
+  return n.rd_seg + n.rd_crd + n.rd_vals + n.wr_seg + n.wr_crd + n.wr_vals;
+}
+
+// The record sim/trace.py's Recorder.feed reads (the Python engine's TracedEngine writes the same).
+void Engine::trace_activation(const Node* node, i64 fires0, i64 stall0, i64 bytes0) {
+  trace_buf.push_back(node->index);
+  trace_buf.push_back(node->t);
+  trace_buf.push_back(node->fires - fires0);
+  trace_buf.push_back(node->stall - stall0);
+  trace_buf.push_back(bytes_moved(*node) - bytes0);
+  for (Channel* c : node->ins) trace_buf.push_back(i64(c->size()));
+  for (Channel* c : node->ochans) trace_buf.push_back(i64(c->size()));
+  if (trace_buf.size() >= (size_t(1) << 16)) {
+    trace(trace_buf);
+    trace_buf.clear();
+  }
+}
+
 void Engine::push(i64 cycle, Node* n) {
   n->queued = true;
   heap_.push_back(Entry{cycle, seq_++, n});
@@ -16,6 +35,7 @@ Engine::Status Engine::run() {
   size_t remaining = 0;
   for (Node* w : writers_) remaining += !w->done;
   std::vector<size_t> pre_in, pre_out;
+  const bool tracing = bool(trace);
   i64 to_tick = progress_every;   // activations until the next progress call
   while (!heap_.empty()) {
     std::pop_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
@@ -27,6 +47,8 @@ Engine::Status Engine::run() {
     pre_out.clear();
     for (Channel* c : node->ins) pre_in.push_back(c->size());
     for (Channel* c : node->ochans) pre_out.push_back(c->size());
+    i64 fires0 = 0, stall0 = 0, bytes0 = 0;
+    if (tracing) fires0 = node->fires, stall0 = node->stall, bytes0 = bytes_moved(*node);
     for (FanOut* p : node->stages) p->prepare();
     node->wants_out = node->run();
     for (FanOut* p : node->stages) p->flush();
@@ -45,10 +67,12 @@ Engine::Status Engine::run() {
     if (housekeeping && memory_) memory_->forget_before(earliest_firing());
     wake_after(node, pre_in, pre_out);
     if (blocks_ && blocks_->due()) collect_blocks();
+    if (tracing) trace_activation(node, fires0, stall0, bytes0);
     if (node->done && node->is_writer) {
       if (--remaining == 0) break;
     }
   }
+  if (tracing && !trace_buf.empty()) trace(trace_buf);
   for (Node* w : writers_)
     if (!w->done) return Status::Deadlock;
   cycles = 0;

@@ -31,6 +31,12 @@ class Engine {
   std::function<void(i64, i64)> progress;   // every progress_every activations: (clock(), flops())
   i64 progress_every = 1024;                // sim/engine.py Engine.PROGRESS_EVERY
   std::function<void()> interrupt;          // also: may throw to stop the run (Ctrl-C)
+  /// Tracing (sim/trace.py): when set, every activation appends its record to trace_buf
+  /// (node, clock after, firings, stall cycles and bytes it added, then the token count of each
+  /// input and output channel), handed to `trace` whenever the buffer fills and at the end.
+  /// Unset: one predictable branch per activation, nothing else.
+  std::function<void(std::vector<i64>&)> trace;
+  std::vector<i64> trace_buf;
   i64 activations = 0;
   i64 cycles = 0;                           // the total (largest finish) when Done
   Node* over_budget = nullptr;              // the node past the budget when Budget
@@ -48,6 +54,7 @@ class Engine {
   void wake_after(Node* node, const std::vector<size_t>& pre_in,
                   const std::vector<size_t>& pre_out);
   void collect_blocks();
+  void trace_activation(const Node* node, i64 fires0, i64 stall0, i64 bytes0);
 
   struct Entry {
     i64 cycle, seq;

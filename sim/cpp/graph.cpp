@@ -82,7 +82,8 @@ void Graph::set_writers(const std::vector<int>& writers) {
   }
 }
 
-py::tuple Graph::run(i64 max_cycles, py::object progress, i64 progress_every) {
+py::tuple Graph::run(i64 max_cycles, py::object progress, i64 progress_every,
+                     py::object trace) {
   std::vector<Node*> nodes;
   for (auto& n : nodes_) nodes.push_back(n.get());
   std::vector<Channel*> chans;
@@ -95,6 +96,8 @@ py::tuple Graph::run(i64 max_cycles, py::object progress, i64 progress_every) {
   engine.interrupt = [] {   // Ctrl-C (KeyboardInterrupt) stops a long run
     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
   };
+  if (!trace.is_none())   // trace(list of ints): a batch of activation records (sim/trace.py)
+    engine.trace = [trace](std::vector<i64>& buf) { trace(py::cast(buf)); };
   Engine::Status st = engine.run();
   const char* status = st == Engine::Status::Done ? "done"
                        : st == Engine::Status::Deadlock ? "deadlock" : "budget";

@@ -38,7 +38,10 @@ class Graph {
   void set_writers(const std::vector<int>& writers);
   /// Run; returns (status, cycles, activations, node past the budget or -1). `progress`
   /// (None or a callable(cycle, flops)) is called every `progress_every` activations.
-  py::tuple run(i64 max_cycles, py::object progress, i64 progress_every = 1024);
+  /// `trace` (None or a callable(list of ints)) receives the activation records in batches
+  /// (engine.hpp, Engine::trace).
+  py::tuple run(i64 max_cycles, py::object progress, i64 progress_every = 1024,
+                py::object trace = py::none());
 
   Memory* memory_for(py::handle pymem);
   BlockTable& blocks() { return blocks_; }

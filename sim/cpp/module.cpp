@@ -53,9 +53,10 @@ PYBIND11_MODULE(_fast, m) {
       .def("wire", &Graph::wire)
       .def("set_writers", &Graph::set_writers)
       .def("run",
-           [](Graph& g, i64 max_cycles, py::object progress, i64 progress_every) {
+           [](Graph& g, i64 max_cycles, py::object progress, i64 progress_every,
+              py::object trace) {
              try {
-               return g.run(max_cycles, progress, progress_every);
+               return g.run(max_cycles, progress, progress_every, trace);
              } catch (const SimError& e) {
                // SimError(node index, message, what, tokens): sim/engine_fast.py raises the
                // Python node's error(message) or mismatch(what, tokens) from it.
@@ -65,7 +66,8 @@ PYBIND11_MODULE(_fast, m) {
                throw py::error_already_set();
              }
            },
-           py::arg("max_cycles"), py::arg("progress"), py::arg("progress_every") = 1024)
+           py::arg("max_cycles"), py::arg("progress"), py::arg("progress_every") = 1024,
+           py::arg("trace") = py::none())
       .def("counters",
            [](Graph& g) {
              py::list out;

@@ -27,12 +27,13 @@ def test_dot_from_stdin_matches_file():
     assert run_cli(["dot", "-"], input=text).stdout == run_cli(["dot", SPMV]).stdout
 
 
-def test_svg_without_graphviz(tmp_path, monkeypatch):
+def test_svg_without_graphviz_asked_for(tmp_path, monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name: None)
     out = tmp_path / "g.svg"
-    r = run_cli(["dot", SPMV, "-o", str(out)])
+    r = run_cli(["dot", SPMV, "-o", str(out), "--renderer", "graphviz"])
     assert r.exit_code == 1
     assert "apt-get install graphviz" in r.stderr and "brew install graphviz" in r.stderr
+    assert "--renderer builtin" in r.stderr
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 

@@ -79,11 +79,15 @@ def test_parallel_baseline_is_the_unparallelized_row():
     rows = [row(0, cycles=800, flops=1, bytes=1),
             row(1, parallel="Y:i=2", cycles=500, flops=1, bytes=1),
             row(2, parallel="Y:i=4", cycles=200, flops=1, bytes=1),
-            row(3, parallel="Y:i=2,Z:j=2", cycles=100, flops=1, bytes=1)]
+            row(3, parallel="Y:i=2,Z:j=2", cycles=100, flops=1, bytes=1),
+            row(4, parallel="Y:i=4,Y:j=2", cycles=90, flops=1, bytes=1)]
     p = summarize(rows)["parallel"]
+    # the factor is one graph's lanes (issue 22): Y and Z's graphs with 2 lanes each are 2,
+    # not 4; two indices of Y's nest multiply (8)
     assert [(r["site"], r["factor"], r["speedup"]) for r in p] == [
         ("Y:i", 1, 1.0), ("Y:i", 2, 1.6), ("Y:i", 4, 4.0),
-        ("Y:i,Z:j", 1, 1.0), ("Y:i,Z:j", 4, 8.0)]
+        ("Y:i,Y:j", 1, 1.0), ("Y:i,Y:j", 8, 800 / 90),
+        ("Y:i,Z:j", 1, 1.0), ("Y:i,Z:j", 2, 8.0)]
 
 
 def test_estimator_error():
