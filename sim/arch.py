@@ -16,7 +16,7 @@ from fuseflowc.limits import MAX_INT, number_too_long, shown, whole_number
 DEFAULT_ARCH = Path(__file__).with_name("arch.toml")
 
 KINDS = ("root", "scan", "repsig", "repeat", "intersect", "union", "locate", "array", "alu",
-         "reduce", "spacc1", "spacc2", "crddrop", "crdhold", "write_level", "write_vals", "fork",
+         "reduce", "spacc1", "spacc2", "spacc3", "crddrop", "crdhold", "write_level", "write_vals", "fork",
          "join")
 BLOCK_KEYS = tuple(f"{w}_{x}" for w in ("bmm", "elementwise", "load", "reduce")
                    for x in ("latency", "ii"))
@@ -235,7 +235,7 @@ class Arch:
                 which = "bmm" if op == "bmm" else "elementwise"
             elif kind == "array":
                 which = "load"
-            elif kind in ("reduce", "spacc1", "spacc2"):
+            elif kind in ("reduce", "spacc1", "spacc2", "spacc3"):
                 which = "reduce"
             if which:
                 blk = self.table["block"]

@@ -25,6 +25,7 @@ from .prims_compute import Alu, Reduce, Spacc1, Spacc2
 from .prims_crd import CrdDrop, CrdHold, Fork, Join
 from .prims_join import Intersect, Union
 from .prims_locate import Locate
+from .prims_spacc import Spacc3
 from .prims_stream import Array, Repeat, RepSig, Root, Scan
 from .prims_write import Writer
 
@@ -362,7 +363,7 @@ class Simulator:
             return Locate(name, lvl.size, ii=ii, lat=lat)
         if k == "array":
             return self._make_array(n, name, lat, ii, mem, eb)
-        if k in ("alu", "reduce", "spacc1", "spacc2"):
+        if k in ("alu", "reduce", "spacc1", "spacc2", "spacc3"):
             return self._make_compute(n, name, lat, ii, vb)
         if k == "crddrop":
             return CrdDrop(name, ii, lat)
@@ -424,7 +425,7 @@ class Simulator:
             labels = ((n.in0, n.in1, n.out) if k == "alu" else (n.in0, n.out))
         if k == "alu":
             return Alu(name, n.op, vb, n.const, ii=ii, lat=lat, labels=labels)
-        cls = {"reduce": Reduce, "spacc1": Spacc1, "spacc2": Spacc2}[k]
+        cls = {"reduce": Reduce, "spacc1": Spacc1, "spacc2": Spacc2, "spacc3": Spacc3}[k]
         return cls(name, n.op, vb, ii=ii, lat=lat, labels=labels)
 
     def _make_writer(self, n, name: str, lat: int, ii: int, mem: Memory, eb: int):

@@ -79,16 +79,23 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | No
 
 
 def _note_splits(fused, inline_widened: bool) -> None:
-    """Tell the user when a fusion region was split into several graphs (never silently)."""
+    """Tell the user when a fusion region was split into several graphs (never silently):
+    which intermediates are stored and read back, and why each."""
+    from ..fuse.algorithm import FORMAT_REASON
     parts: dict[str, list] = {}
     for r in fused.regions:
         if r.group is not None:
             parts.setdefault(r.group, []).append(r)
     for group, regions in parts.items():
         if len(regions) > 1:
+            why = {t: w for r in regions for t, w in r.why.items()}
             stored = sorted({t for r in regions for t in r.materialized})
-            click.echo(f"note: fusion region {group} is split into {len(regions)} graphs: "
-                       f"{', '.join(stored)} must be stored and read back (their declared formats "
-                       f"store entries their computed patterns lack, or their orders conflict)"
-                       + ("" if inline_widened else "; --inline-widened keeps such "
-                          "intermediates in the stream"), err=True)
+            by: dict[str, list[str]] = {}
+            for t in stored:
+                by.setdefault(why.get(t, ""), []).append(t)
+            each = "; ".join(", ".join(ts) + (f" ({w})" if w else "") for w, ts in by.items())
+            click.echo(f"note: fusion region {group} is split into {len(regions)} graphs; "
+                       f"stored and read back: {each}"
+                       + ("; --inline-widened keeps widened intermediates in the stream"
+                          if not inline_widened and FORMAT_REASON in by else ""),
+                       err=True)

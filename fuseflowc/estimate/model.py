@@ -293,7 +293,7 @@ class _GraphModel:
             sp_in = sp
             # A per-lane reducer over the split index (parallelize{reduce=lanes}): every lane
             # emits the whole reduced stream's structure (with its own subset's coordinates).
-            gone = [e for e in sp if n.KIND in ("reduce", "spacc1", "spacc2")
+            gone = [e for e in sp if n.KIND in ("reduce", "spacc1", "spacc2", "spacc3")
                     and e[0] == getattr(n, "index", None)
                     and not any(e[0] in ctx.get(o, ()) for o in n.outputs)]
             self._lane = gone[-1][1:] if gone else None
@@ -728,23 +728,34 @@ class _GraphModel:
         return np.asarray(b.T @ w, dtype=float).reshape(-1), b
 
     def _spacc2(self, n, ci: StreamShape, cj: StreamShape, v: StreamShape):
+        return self._spacc_n(n, [ci, cj], v)
+
+    def _spacc3(self, n, ci: StreamShape, cj: StreamShape, ck: StreamShape, v: StreamShape):
+        return self._spacc_n(n, [ci, cj, ck], v)
+
+    def _spacc_n(self, n, crds: list, v: StreamShape):
+        """A sparse accumulator of order len(crds) >= 2: the distinct coordinates of each level
+        per distinct point of the level outside it, level by level from the outermost (whose
+        groups are those above the reduced index)."""
         self.cost.flops += v.data * _reduce_flops(v.block, n)
+        ci = crds[0]
         groups = float(ci.counts[-3]) if len(ci.counts) >= 3 else 1.0
         k = ci.fibers / groups if groups > 0 else 0.0
         space = ci.dims[-2] if len(ci.dims) >= 2 else 1
-        per_coord_i = self._distinct(ci, groups, k, space)
-        ni = float(per_coord_i.sum())
-        kj = ci.data / ni if ni > 0 else 0.0
-        per_coord_j = self._distinct(cj, ni, kj, space)
-        counts_i = list(ci.counts[:-2]) + [ni]
-        counts_j = counts_i + [float(per_coord_j.sum())]
-        dimsi = list(ci.dims[:-2]) + [ci.dims[-1]]
-        dimsj = dimsi + [cj.dims[-1]]
-        labi = DENSE if _full(ci) else self.fresh()
-        labj = DENSE if _full(cj) else self.fresh()
-        return [StreamShape("crd", counts_i, dimsi, per_coord_i, 0.0, ci.index, labi),
-                StreamShape("crd", counts_j, dimsj, per_coord_j, 0.0, cj.index, labj),
-                StreamShape("val", list(counts_j), list(dimsj), None, block=v.block)]
+        counts = list(ci.counts[:-2])
+        dims = list(ci.dims[:-2])
+        outs = []
+        outer, data = groups, None
+        for c in crds:
+            if data is not None:
+                k = data / outer if outer > 0 else 0.0
+            per_coord = self._distinct(c, outer, k, space)
+            outer, data = float(per_coord.sum()), c.data
+            counts = counts + [outer]
+            dims = dims + [c.dims[-1]]
+            lab = DENSE if _full(c) else self.fresh()
+            outs.append(StreamShape("crd", counts, dims, per_coord, 0.0, c.index, lab))
+        return outs + [StreamShape("val", list(counts), list(dims), None, block=v.block)]
 
     # ---- construction --------------------------------------------------------------------
     def _crddrop(self, n, o: StreamShape, i: StreamShape):

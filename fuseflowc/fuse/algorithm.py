@@ -177,6 +177,10 @@ def choose_order(region: ir.Region, k: int) -> None:
 
 # ---- one fusion group ---------------------------------------------------------------------
 
+#: Why a widened intermediate is materialized, in fuse's note on a split region.
+FORMAT_REASON = "a use can tell its declared format's stored zeros from absent entries"
+
+
 def _fuse_group(program: ast.Program, group: str | None, name: str, stmts: list[str],
                 loc: Loc | None, inline_widened: bool = False, share: bool = False,
                 free_input_order: bool = False) -> list[ir.Region]:
@@ -190,13 +194,16 @@ def _fuse_group(program: ast.Program, group: str | None, name: str, stmts: list[
         (f"{t} is materialized (not inlined): a use in the region can tell its declared "
          f"format's stored zeros from absent entries", program.statement(t).loc)
         for t in sorted(materialized, key=lambda n: stmts.index(n))]
+    short = {t: FORMAT_REASON for t in materialized}
     if share and len(stmts) > 1:
         inside = set(stmts)
         for s in stmts:
-            if s not in materialized and sum(c in inside for c in _consumers(program, s)) > 1:
+            readers = sorted(c for c in _consumers(program, s) if c in inside)
+            if s not in materialized and len(readers) > 1:
                 materialized.add(s)
                 why.append((f"{s} is materialized (--share): several statements of the region "
                             f"read it", program.statement(s).loc))
+                short[s] = f"--share: {', '.join(readers)} read it"
     while True:
         kernels = _plan_kernels(program, stmts, materialized)
         out: list[ir.Region] = []
@@ -220,8 +227,10 @@ def _fuse_group(program: ast.Program, group: str | None, name: str, stmts: list[
         if retry is None:
             for r in out:
                 r.materialized = tuple(s for s in stmts if s in materialized)
+                r.why = {s: short[s] for s in r.materialized if s in short}
             return out
         materialized.add(retry[0])
+        short[retry[0]] = f"the orders of its producer and consumer conflict: {retry[1]}"
         why.append((f"{retry[0]} was materialized (not inlined) because the orders of its "
                     f"producer and consumer conflict: {retry[1]}",
                     program.statement(retry[0]).loc))

@@ -138,6 +138,8 @@ class Region:
     parallel: list[Parallel] = field(default_factory=list)
     loc: Loc | None = field(default=None, compare=False, repr=False)
     order_loc: Loc | None = field(default=None, compare=False, repr=False)
+    # Why each materialized statement is (fuse's note on a split region; not printed).
+    why: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def unfused(self) -> bool:

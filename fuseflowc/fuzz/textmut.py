@@ -41,7 +41,7 @@ STRINGS = ('""', '"."', '"/"', '"/dev/zero"', '"/dev/null"', '"/proc/self/fd/0"'
 WORDS = ("dense", "compressed", "singleton", "csr", "csc", "dcsr", "dcsc", "bcsr", "bdense",
          "sparse", "coo", "relu", "exp", "gelu", "softmax", "sqrt", "sum", "max", "min", "mask",
          "input", "output", "intermediate", "scan", "intersect", "union", "repeat", "repsig",
-         "array", "alu", "reduce", "spacc1", "spacc2", "root", "write_level", "write_vals",
+         "array", "alu", "reduce", "spacc1", "spacc2", "spacc3", "root", "write_level", "write_vals",
          "locate", "crddrop", "crdhold", "fork", "join", "i", "j", "k", "u0", "u9", "I", "N",
          "A", "x", "y", "zz", "_", "n" * 3000, "é", "None", "true", "false", "inf", "nan")
 PUNCT = ("(", ")", "[", "]", "{", "}", ",", ":", "=", "->", "+", "-", "*", "/", "%", "#", '"',

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from ..diagnostics import UserError
 from ..ops import INTERSECT_OPS, UNION_OPS, ZERO_PRESERVING
+from ..samml.ir import MAX_SPACC_ORDER
 from . import expr as X
 
 
@@ -151,11 +152,12 @@ class Analysis:
             r = e.index
             body_space = self._sorted(set(space) | {r})
             after = [x for x in body_space if self.pos[x] > self.pos[r]]
-            if len(after) > 2:
+            if len(after) > MAX_SPACC_ORDER:
                 raise UserError(
                     f"the reduction over {r} would need an order-{len(after)} sparse accumulator "
-                    f"(indices {', '.join(after)} are iterated inside {r}); only orders 0-2 "
-                    f"exist: choose a dataflow order with {r} nearer the innermost level",
+                    f"(indices {', '.join(after)} are iterated inside {r}); only orders "
+                    f"0-{MAX_SPACC_ORDER} exist: choose a dataflow order with {r} nearer the "
+                    "innermost level",
                     e.loc or self.st.loc)
             # (Only when the level outside r is one of e's own indices: a context level,
             # iterated for recomputation, has no coordinates of e's own to hold.)

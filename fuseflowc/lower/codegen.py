@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..diagnostics import UserError
 from ..ops import BINARY_OP, CONST_OP
 from ..samml import ir
+from ..samml.ir import SPACC_KINDS
 from . import expr as X
 from .blocks import BlockPlan
 from .build import Analysis, Join, Leaf, Loop
@@ -273,13 +274,10 @@ class Codegen:
                 # the outer coordinate held once per reduced coordinate: points to accumulate
                 crds[0], _ = self.add(ir.CrdHold(outer=levels[0], inner=e.index), crds[0],
                                       self.crd(_seen_loop(body, e.index)))
-            if len(levels) == 1:
-                c, v = self.add(ir.Spacc1(op=e.op, index=e.index, **self._labr(e)), crds[0],
-                                self.val(body))
-                return {levels[0]: c}, v
-            c1, c0, v = self.add(ir.Spacc2(op=e.op, index=e.index, **self._labr(e)), crds[0],
-                                 crds[1], self.val(body))
-            return {levels[0]: c1, levels[1]: c0}, v
+            kind = SPACC_KINDS[len(levels)]
+            *cs, v = self.add(kind(op=e.op, index=e.index, **self._labr(e)), *crds,
+                              self.val(body))
+            return dict(zip(levels, cs)), v
         return self._memo(("spacc", e), make)
 
     # -- writers --------------------------------------------------------------------------------

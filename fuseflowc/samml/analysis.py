@@ -44,7 +44,7 @@ def node_contexts(n: ir.Node, ins: list[Context]) -> list[Context]:
         return [ins[1] if len(ins) > 1 else first] * k
     if isinstance(n, ir.Reduce):
         return [first[:-1]] * k
-    if isinstance(n, (ir.Spacc1, ir.Spacc2)):
+    if isinstance(n, (ir.Spacc1, ir.Spacc2, ir.Spacc3)):
         # Output k is input k with the reduced level gone.
         return [_drop(ins[j] if j < len(ins) else first, n.index) for j in range(k)]
     if isinstance(n, ir.CrdHold):

@@ -360,7 +360,7 @@ class Alu(Node):
 
 @dataclass(eq=False)
 class _Reduction(Node):
-    """Shared attributes of reduce, spacc1 and spacc2 (not a kind itself)."""
+    """Shared attributes of reduce and the sparse accumulators (not a kind itself)."""
 
     op: str = attr("enum", choices=REDUCE_OPS, doc="reduction")
     index: str = attr("ident", doc="the reduced index variable")
@@ -402,6 +402,20 @@ class Spacc2(_Reduction):
     REGION: ClassVar[str] = "compute"
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("crd1", "crd"), _p("crd0", "crd"), _p("val", "val"))
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd1", "crd"), _p("crd0", "crd"), _p("val", "val"))
+
+
+@dataclass(eq=False)
+class Spacc3(_Reduction):
+    """Order-3 sparse accumulator over three inner levels; flushes on Sk with k >= 3 in the crd0
+    stream (crd2 gets S(k-3), crd1 S(k-2), crd0 and val S(k-1)).
+    (crd2, crd1, crd0, val) -> (crd2, crd1, crd0, val)."""
+
+    KIND: ClassVar[str] = "spacc3"
+    REGION: ClassVar[str] = "compute"
+    INPUTS: ClassVar[tuple[Port, ...]] = (_p("crd2", "crd"), _p("crd1", "crd"), _p("crd0", "crd"),
+                                          _p("val", "val"))
+    OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd2", "crd"), _p("crd1", "crd"),
+                                           _p("crd0", "crd"), _p("val", "val"))
 
 
 # -- tensor construction -------------------------------------------------------------------------
@@ -504,7 +518,13 @@ class Join(Node):
 #: Kind name -> node class, in documentation order.
 KINDS: dict[str, type[Node]] = {cls.KIND: cls for cls in (
     Root, Scan, Repsig, Repeat, Intersect, Union, Locate, Array, Alu, Reduce, Spacc1, Spacc2,
-    CrdDrop, CrdHold, WriteLevel, WriteVals, Fork, Join)}
+    Spacc3, CrdDrop, CrdHold, WriteLevel, WriteVals, Fork, Join)}
+
+
+#: The sparse accumulator of each order (the number of inner levels it accumulates): lowering
+#: picks by order, and no reduction may need a larger one than MAX_SPACC_ORDER.
+SPACC_KINDS: dict[int, type[Node]] = {1: Spacc1, 2: Spacc2, 3: Spacc3}
+MAX_SPACC_ORDER = max(SPACC_KINDS)
 
 
 def region_of(node: Node) -> str:

@@ -69,6 +69,7 @@ from .ir import (
     Scan,
     Spacc1,
     Spacc2,
+    Spacc3,
     Stream,
     Union,
     WriteLevel,
@@ -669,7 +670,7 @@ class _Verifier:
         """Block einsum labels (docs/samml.md, Blocked tensors): `out` with every input's
         labels; results only from input labels; only a product contracts a label; a reducer
         only drops labels."""
-        if not isinstance(n, (Alu, Reduce, Spacc1, Spacc2)):
+        if not isinstance(n, (Alu, Reduce, Spacc1, Spacc2, Spacc3)):
             return True
         binary = isinstance(n, Alu) and n.op in ALU_BINARY
         need = ["in0", "out"] + (["in1"] if binary else [])

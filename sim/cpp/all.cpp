@@ -8,6 +8,7 @@
 #include "prims_join.cpp"
 #include "prims_locate.cpp"
 #include "prims_compute.cpp"
+#include "prims_spacc.cpp"
 #include "prims_crd.cpp"
 #include "prims_write.cpp"
 #include "module.cpp"

@@ -19,6 +19,7 @@ const Registry& registry() {
     register_join(reg);
     register_locate(reg);
     register_compute(reg);
+    register_spacc(reg);
     register_crd(reg);
     register_write(reg);
     return reg;

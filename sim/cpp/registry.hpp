@@ -97,6 +97,7 @@ void register_stream(Registry&);
 void register_join(Registry&);
 void register_locate(Registry&);
 void register_compute(Registry&);
+void register_spacc(Registry&);
 void register_crd(Registry&);
 void register_write(Registry&);
 
