@@ -62,7 +62,8 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
     busiest nodes, goes to stderr, then the energy per kernel in picojoules (ALU operations,
     FIFO hops, on-chip buffer bytes, DRAM bytes, configuration; priced by sim/arch.toml
     [energy]) and the energy-delay product; --json prints every counter (per kernel, node and
-    channel, with `energy_pj` per kernel and in total) as JSON on stdout instead, --json-out
+    channel, with `energy_pj` per kernel and in total, and the `tiles` of each graph on
+    the fabric of sim/arch.toml [fabric], which refuses a module that does not fit it) as JSON on stdout instead, --json-out
     FILE also writes it to FILE. Every output is checked before the simulation starts, and all
     are written (after --check passes), or none. Timing comes from sim/arch.toml (see --arch, --set, --depth). A deadlock (nothing can move while a writer waits for D) is
     reported with what every stuck node waits on, exit 1. A run longer than a second tells on
@@ -87,6 +88,7 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
         result_stats,
         schedule_stats,
     )
+    from fuseflowc.sim.tiles import add_tiles, check_fits
 
     from .. import pipeline
     from ..outputs import Outputs
@@ -103,6 +105,7 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
         check = True
     arch = Arch.load(arch_file, sets, depth)
     inputs, sizes = pipeline.load_data(module, data_dir)
+    check_fits(module, arch, sizes)
     graphs = None
     if graph_name is not None:
         names = [g.name for g in module.graphs]
@@ -129,6 +132,7 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
     stats = result_stats(result, arch)
     stats["schedule"] = schedule_stats(result, module, arch)
     add_energy(stats, module, arch)
+    add_tiles(stats, module, arch, sizes)
     # the text report shows it for reused and wavefront graphs (other modules' tables stay)
     loops = any(g.template is not None or g.wave is not None for g in module.graphs)
     if not as_json and not quiet:

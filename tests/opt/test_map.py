@@ -110,3 +110,19 @@ def test_arch_selects_a_preset_and_overrides():
     assert Arch.load().fabric.unlimited
     f = Arch.load(sets=["fabric.preset=onyx", "fabric.mem_tiles=inf", "fabric.pe_tiles=8"]).fabric
     assert (f.pe, f.mem, f.mem_bytes) == (8, None, 4096)
+
+
+def test_simulate_reports_tiles_and_refuses_a_module_too_big():
+    import json
+    data = EXAMPLES.parents[1] / "tests" / "golden" / "sim" / "data"
+    g = str(EXAMPLES / "spmv_col.samml")
+    r = run_cli(["simulate", g, "--data", str(data), "--json"])
+    # with the data's N = 4: the accumulator's buffer is 4 x 8 bytes, one tile
+    assert json.loads(r.stdout)["kernels"][0]["tiles"] == {"pe": 4, "mem": 8,
+                                                          "buffer_bytes": [32]}
+    r = run_cli(["simulate", g, "--data", str(data), "--set", "fabric.preset=onyx",
+                 "--set", "fabric.mem_tiles=7", "-q"])
+    assert r.exit_code == 1 and r.stdout == ""
+    assert r.stderr.splitlines()[0].endswith(
+        "spmv_col.samml:8:7: error: graph spmv_col does not fit fabric onyx (sim/arch.toml "
+        "[fabric]): it needs 8 MEM tiles, onyx has 7")
