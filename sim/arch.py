@@ -20,6 +20,8 @@ KINDS = ("root", "scan", "repsig", "repeat", "intersect", "union", "locate", "ar
          "join")
 BLOCK_KEYS = tuple(f"{w}_{x}" for w in ("bmm", "elementwise", "load", "reduce")
                    for x in ("latency", "ii"))
+#: The energy table's events (sim/energy.py charges them), each in picojoules.
+ENERGY_KEYS = ("alu_op", "fifo_hop", "onchip_byte", "dram_byte", "reconfiguration", "config_node")
 SCHEMA = {
     "channel": {"depth"},
     "default": {"latency", "ii"},
@@ -27,6 +29,8 @@ SCHEMA = {
     "memory": {"bandwidth", "latency", "element_bytes", "window"},
     "permute": {"elements_per_cycle"},
     "config": {"base", "per_node", "rebind"},
+    "energy": set(ENERGY_KEYS),
+    "fabric": {"preset", "pe_tiles", "mem_tiles", "mem_tile_bytes"},
 }
 
 # The range of every value (documented in arch.toml): integers where the simulator counts
@@ -44,7 +48,10 @@ RANGES = {
     "config.base": ("int", *LATENCY),
     "config.per_node": ("int", *LATENCY),
     "config.rebind": ("int", *LATENCY),
+    **{f"energy.{k}": ("number", 0, 1e9) for k in ENERGY_KEYS},   # picojoules
 }
+#: The most tiles of a class, and bytes of a memory tile, a fabric may have.
+MAX_TILES = 1 << 40
 #: Longest block-cost expression ("2*b-1"): its evaluation recurses over the expression.
 MAX_BLOCK_EXPR = 100
 
@@ -197,6 +204,7 @@ class Arch:
                 kv[k] = _checked(f"kind.{kind}.{k}", v, "int", *(II if k == "ii" else LATENCY))
         for k, expr in t.get("block", {}).items():
             eval_block_expr(expr, 1, f"block.{k}")  # syntax now, ranges per block size
+        _ = self.fabric  # the preset is known and the tile figures are in range
 
     @property
     def permute_rate(self) -> float:
@@ -255,6 +263,34 @@ class Arch:
     def rebind_cycles(self, tensors: int) -> int:
         """Cycles to bind `tensors` other tensors to a loaded configuration ([config])."""
         return int(self.table.get("config", {}).get("rebind", 4)) * tensors
+
+    @property
+    def energy(self) -> dict[str, float]:
+        """Picojoules per event ([energy]): ENERGY_KEYS -> float."""
+        e = self.table.get("energy", {})
+        return {k: float(e.get(k, 0.0)) for k in ENERGY_KEYS}
+
+    @property
+    def fabric(self):
+        """The fabric ([fabric]): its preset (fuseflowc.fabric.PRESETS) with any of
+        pe_tiles, mem_tiles, mem_tile_bytes overridden."""
+        from fuseflowc.fabric import PRESETS
+        f = self.table.get("fabric", {})
+        name = f.get("preset", "unlimited")
+        if name not in PRESETS:
+            raise UserError(f"fabric.preset must be one of {', '.join(PRESETS)}, not "
+                            f"{str(name)[:40]!r}")
+        fig = {}
+        for key, field in (("pe_tiles", "pe"), ("mem_tiles", "mem"),
+                           ("mem_tile_bytes", "mem_bytes")):
+            v = f.get(key)
+            if v is not None and v != "inf":
+                fig[field] = _checked(f"fabric.{key}", v, "int", 1, MAX_TILES, " or inf")
+            elif v == "inf":
+                fig[field] = "inf"
+        base = PRESETS[name].with_overrides(**{k: v for k, v in fig.items() if v != "inf"})
+        from dataclasses import replace
+        return replace(base, **{k: None for k, v in fig.items() if v == "inf"})
 
     @property
     def mem_window(self) -> int:

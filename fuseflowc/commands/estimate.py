@@ -75,7 +75,7 @@ def _pairs(values: tuple[str, ...], what: str, conv) -> tuple[dict, object]:
 @output_option
 def cmd(input_path, data_dir, densities, sizes, region, as_json, json_out, quiet, element_bytes,
         arch_file, schedule, unfused, order, inline_widened, output):
-    """Estimate FLOPs, off-chip bytes and cycles of INPUT without simulating it.
+    """Estimate FLOPs, off-chip bytes, cycles and energy of INPUT without simulating it.
 
     INPUT is a SAMML module (from `lower`/`opt`), or fused IR or a .ff program, compiled here
     (fuse, then lower); - reads stdin. Expected stream lengths are propagated through every
@@ -84,7 +84,10 @@ def cmd(input_path, data_dir, densities, sizes, region, as_json, json_out, quiet
     (docs/estimate.md); cycles from the stream lengths with each node kind's latency and ii,
     the bandwidth, parallel lanes and blocks of sim/arch.toml (or --arch FILE). Sizes,
     densities and intersection rates come from --data DIR, or else from --size and --density
-    (uniform independent non-zeros).
+    (uniform independent non-zeros). Energy (picojoules) prices the expected FLOPs, token
+    hops, accumulator buffer bytes, off-chip bytes and configuration loads with sim/arch.toml
+    [energy], as `simulate` prices its counters: the table shows it; the JSON has it
+    (`energy_pj`) with its parts and the energy-delay product (`edp`, pJ x cycles).
 
     Stdout (or -o FILE) gets one tab-separated line per kernel and a total line, or JSON with
     --json; --json-out FILE also writes the JSON to FILE. A table of the same numbers goes to
@@ -102,6 +105,7 @@ def cmd(input_path, data_dir, densities, sizes, region, as_json, json_out, quiet
 
     from .. import pipeline
     from ..estimate import DataStats, estimate_module
+    from ..estimate.energy import estimate_energy
     from ..outputs import Outputs
     from ..pipeline import CompileOptions
     out = Outputs(input_path, data_dir, arch_file)
@@ -144,14 +148,19 @@ def cmd(input_path, data_dir, densities, sizes, region, as_json, json_out, quiet
             raise UserError(f"--region {region}: no such kernel (the module has: "
                             + ", ".join(kernels) + ")")
         kernels = {region: kernels[region]}
+    energy, energy_total = estimate_energy(kernels, module, arch)
     total = kernels[region].to_json() if region is not None else est.total.to_json()
-    doc = {"total": total, "kernels": {k: c.to_json() for k, c in kernels.items()},
+    total["energy_pj"] = energy_total
+    total["edp"] = round(energy_total["total"] * total["cycles"], 1)
+    doc = {"total": total, "kernels": {k: {**c.to_json(), "energy_pj": energy[k]}
+                                       for k, c in kernels.items()},
            "ms": round(est.ms, 3), "stats": stats.origin}
     text_json = json.dumps(doc, indent=1) + "\n"
     lines = ["kernel\t" + "\t".join(_COLUMNS)]
     rows = list(kernels.items())
     if region is None:
         rows.append(("total", est.total))
+    energy["total"] = energy_total
     for name, c in rows:
         lines.append(name + "\t" + "\t".join(f"{_value(c, col):.0f}" for col in _COLUMNS))
     table = not quiet and not as_json
@@ -162,7 +171,7 @@ def cmd(input_path, data_dir, densities, sizes, region, as_json, json_out, quiet
         else:
             table = False  # `> log 2>&1`: the lines, once
     if table:
-        _table(kernels, est, stats)
+        _table(kernels, est, stats, energy)
     with out:
         if text is not None:
             dest.write(text)
@@ -184,7 +193,7 @@ def _value(c, col: str) -> float:
     return float(getattr(c, col))
 
 
-def _table(kernels: dict, est, stats) -> None:
+def _table(kernels: dict, est, stats, energy: dict) -> None:
     """The rich table on stderr, with the model's wall time."""
     from rich import box
     from rich.console import Console
@@ -193,12 +202,13 @@ def _table(kernels: dict, est, stats) -> None:
     t = Table(title=f"estimate ({stats.origin}, {est.ms:.1f} ms)", title_justify="left",
               box=box.SIMPLE)
     for col in ("kernel", "FLOPs", "read seg", "read crd", "read vals", "write seg",
-                "write crd", "write vals", "bytes", "cycles"):
+                "write crd", "write vals", "bytes", "cycles", "energy (pJ)"):
         t.add_column(col, justify="left" if col == "kernel" else "right",
                      no_wrap=col == "kernel")
     rows = list(kernels.items())
     if len(kernels) > 1:
         rows.append(("total", est.total))
     for name, c in rows:
-        t.add_row(name, *(f"{_value(c, col):,.0f}" for col in _COLUMNS))
+        t.add_row(name, *(f"{_value(c, col):,.0f}" for col in _COLUMNS),
+                  f"{energy[name]['total']:,.0f}")
     console.print(t)

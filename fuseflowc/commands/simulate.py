@@ -69,11 +69,13 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
 
     Every graph of the module runs in order (tensors written by one feed the later ones). A
     table of cycles, FLOPs and off-chip bytes (seg, crd and vals apart) per kernel, and the
-    busiest nodes, goes to stderr; --json prints every counter (per kernel, node and channel) as
-    JSON on stdout instead, --json-out FILE also writes it to FILE. Every output is checked
-    before the simulation starts, and all are written (after --check passes), or none. Timing
-    comes from sim/arch.toml
-    (see --arch, --set, --depth). A deadlock (nothing can move while a writer waits for D) is
+    busiest nodes, goes to stderr, then the energy per kernel in picojoules (ALU operations,
+    FIFO hops, on-chip buffer bytes, DRAM bytes, configuration; priced by sim/arch.toml
+    [energy]) and the energy-delay product; --json prints every counter (per kernel, node and
+    channel, with `energy_pj` per kernel and in total, and the `tiles` of each graph on
+    the fabric of sim/arch.toml [fabric], which refuses a module that does not fit it) as JSON on stdout instead, --json-out
+    FILE also writes it to FILE. Every output is checked before the simulation starts, and all
+    are written (after --check passes), or none. Timing comes from sim/arch.toml (see --arch, --set, --depth). A deadlock (nothing can move while a writer waits for D) is
     reported with what every stuck node waits on, exit 1. A run longer than a second tells on
     stderr where it is (on a terminal, or with --progress): the kernel (k of n), the cycles so
     far, and the FLOPs done against `fuseflowc estimate`'s estimate of the kernel's FLOPs (the
@@ -91,12 +93,14 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
     from fuseflowc.data.io import save_tensors
     from fuseflowc.sim.arch import Arch
     from fuseflowc.sim.compare import compare
+    from fuseflowc.sim.energy import add_energy, print_energy
     from fuseflowc.sim.report import (
         print_schedule_stats,
         print_tables,
         result_stats,
         schedule_stats,
     )
+    from fuseflowc.sim.tiles import add_tiles, check_fits
 
     from .. import pipeline
     from ..outputs import Outputs
@@ -116,6 +120,7 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
         check = True
     arch = Arch.load(arch_file, sets, depth)
     inputs, sizes = pipeline.load_data(module, data_dir)
+    check_fits(module, arch, sizes)
     graphs = None
     if graph_name is not None:
         names = [g.name for g in module.graphs]
@@ -146,12 +151,15 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
         result.kernels = [k for k in result.kernels if k.graph == graph_name]
     stats = result_stats(result, arch)
     stats["schedule"] = schedule_stats(result, module, arch)
+    add_energy(stats, module, arch)
+    add_tiles(stats, module, arch, sizes)
     # the text report shows it for reused and wavefront graphs (other modules' tables stay)
     loops = any(g.template is not None or g.wave is not None for g in module.graphs)
     if not as_json and not quiet:
         from rich.console import Console
         console = Console(file=sys.stderr, width=None if sys.stderr.isatty() else 110)
         print_tables(stats, console, module=module)
+        print_energy(stats, console)
         if loops:
             print_schedule_stats(stats["schedule"], console)
     outputs = pipeline.written_outputs(module, result)

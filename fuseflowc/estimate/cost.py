@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 _FIELDS = ("flops", "read_seg", "read_crd", "read_vals", "write_seg", "write_crd", "write_vals",
-           "cycles")
+           "cycles", "hops", "onchip_bytes")
 
 
 @dataclass
@@ -25,6 +25,8 @@ class Cost:
     write_crd: float = 0.0
     write_vals: float = 0.0
     cycles: float = 0.0     # modelled cycles (timing.py); a sum over kernels run in sequence
+    hops: float = 0.0       # tokens moved over channels (the simulator's token_hops)
+    onchip_bytes: float = 0.0  # bytes accumulators move in and out of their buffers
 
     @property
     def bytes_read(self) -> float:

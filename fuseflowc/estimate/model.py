@@ -328,9 +328,21 @@ class _GraphModel:
                     split[s] = sp + ((x, int(n.lanes), k),)
                 else:
                     split[s] = sp
+            self._count_moves(n, ins, weight)
             if sp_in or n.KIND == "join":
                 self._lane_balance(n, ins, sp_in)
             self._time(n, ins, [self.st[s] for s in n.outputs], self._group_shares(n, ins, sp_in))
+
+    def _count_moves(self, n, ins: list, weight: float) -> None:
+        """Node n's token hops (every token of its outputs, in its lane) and, for an
+        accumulator, the bytes its firings move through its buffer (sim.energy)."""
+        from fuseflowc.sim.energy import BUFFER_KINDS
+        outs = [self.st[s] for s in n.outputs]
+        for s in outs:
+            stops = float(s.counts[-2]) if len(s.counts) >= 2 else 0.0
+            self.cost.hops += (float(s.counts[-1]) + stops + 1.0) * s.lane_weight
+        if n.KIND in BUFFER_KINDS:
+            self.cost.onchip_bytes += timing.firings(n, ins, outs) * weight * self.eb
 
     def _lane_balance(self, n, ins: list, sp: tuple) -> None:
         """StreamShape.lane_skew of n's outputs: 1 after a join; at a scanner under a split

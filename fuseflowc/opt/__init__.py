@@ -8,6 +8,7 @@ Modules:
   - `dce`, `cse`, `cleanup`: the clean-up passes.
   - `locate`: intersections with a dense level scan become `locate` nodes.
   - `parallelize` (with `samml.analysis`, the loop nest of each stream): fork/lanes/join.
+  - `map`: checks every graph fits a fabric's tiles (fuseflowc.fabric, samml.tiles).
   - `schedule`: applies the module's `schedule parallelize` directives (`resolve_pipeline` lets
     explicit `parallelize` passes override them).
 
@@ -16,7 +17,7 @@ scipy: `opt` is on the compile path.
 """
 
 # Importing a pass module registers it.
-from . import cleanup, cse, dce, locate, parallelize, schedule  # noqa: E402,F401  (registration side effect)
+from . import cleanup, cse, dce, locate, map, parallelize, schedule  # noqa: E402,F401  (registration side effect)
 from .base import PASSES, ModulePass, OptionSpec, option_specs, register
 from .pipeline import PassTiming, PipelineError, parse_pipeline, run_pipeline
 

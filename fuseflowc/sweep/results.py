@@ -33,10 +33,12 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("wall_seconds", "float"), ("error", "str"),
     # added later, at the end: files written before them read with these empty
     ("unfused", "bool"), ("orders", "json"),
+    ("energy", "float"), ("edp", "float"),   # picojoules (sim.energy), and pJ x cycles
 )
 NAMES = tuple(n for n, _ in COLUMNS)
 #: The columns files written before `unfused` and `orders` existed have: a resumed sweep
-#: appends to such a file in its own layout (and rewrites it in the new one when done).
+#: appends to such a file (or one of any later layout, a prefix of NAMES) in its own layout
+#: (and rewrites it in the new one when done).
 OLD_NAMES = NAMES[:NAMES.index("unfused")]
 TYPES = dict(COLUMNS)
 STATUSES = ("ok", "error", "timeout", "pruned", "estimated")
@@ -236,8 +238,8 @@ class ResultsWriter:
                 lines = p.read_text(encoding="utf-8").split("\n")
                 first = next((x for x in lines if x.strip() and not x.startswith("#")), "")
                 head = next(csv.reader([first]), [])
-                if head == list(OLD_NAMES):
-                    self.names = OLD_NAMES
+                if len(head) >= len(OLD_NAMES) and head == list(NAMES[:len(head)]):
+                    self.names = tuple(head)   # an older layout: columns were only appended
                 elif head != list(NAMES):
                     raise UserError(f"{path}: its header is not the one this version writes; "
                                     f"write the results to a new file")

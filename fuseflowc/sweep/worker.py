@@ -285,12 +285,15 @@ def compile_options(config: dict) -> "pipeline.CompileOptions":
 
 
 def _simulate(module, program, data_dir: Path, arch, ctx: dict, row: dict, stage: list) -> None:
+    from fuseflowc.sim.energy import add_energy
     from fuseflowc.sim.report import result_stats
 
     inputs, sizes = pipeline.load_data(module, data_dir)
     result = pipeline.simulate(module, inputs, sizes, arch, max_cycles=ctx.get("max_cycles"))
-    stats = result_stats(result)
+    stats = add_energy(result_stats(result), module, arch)
     total = stats["total"]
+    row["energy"] = total["energy_pj"]["total"]
+    row["edp"] = total["edp"]
     row["cycles"] = total["cycles"]
     row["kernel_cycles"] = {k["graph"]: k["cycles"] for k in stats["kernels"]}
     row["flops"] = total["flops"]

@@ -19,7 +19,7 @@ from tests.support.paths import ROOT
 #: Top-level modules every package may import: diagnostics, limits and formats shared by all,
 #: the operator table, the grammar front end. They import only each other.
 FOUNDATION = ("fuseflowc", "diagnostics", "limits", "formats", "files", "outputs", "names",
-              "ir_kind", "ops", "syntax", "grammars")
+              "ir_kind", "ops", "syntax", "grammars", "fabric")
 
 #: Everything a harness or the command line may reach.
 EVERYTHING = "*"
@@ -37,15 +37,15 @@ RULES: dict[str, tuple[tuple[str, ...], str]] = {
     "samml": (("data",), "the SAMML IR (a tensor's data spec)"),
     "opt": (("samml",), "SAMML -> SAMML passes"),
     "sim": (("samml", "data"), "runs a SAMML module on tensor data"),
-    "estimate": (("samml", "lang", "data", "sim.arch", "pipeline"),
+    "estimate": (("samml", "lang", "data", "sim.arch", "sim.energy", "pipeline"),
                  "models a SAMML module's cost on the simulator's machine description "
                  "(sim.arch), never the simulator; the advisor compiles through the pipeline"),
     "pipeline": (("data", "lang", "fuse", "lower", "samml", "opt", "sim", "reference",
                   "estimate"), "the library facade over every stage (imported lazily)"),
     "sweep": (("data", "lang", "fuse", "lower", "samml", "opt", "sim", "reference", "estimate",
                "pipeline"), "runs experiments over the whole tool chain"),
-    "plan": (("data", "lang", "fuse", "lower", "samml", "opt", "estimate", "sim.arch", "sweep",
-              "pipeline"), "compiles and estimates candidate plans"),
+    "plan": (("data", "lang", "fuse", "lower", "samml", "opt", "estimate", "sim.arch",
+              "sim.energy", "sweep", "pipeline"), "compiles and estimates candidate plans"),
     "bench": (("data", "lang", "fuse", "lower", "samml", "opt", "sim", "reference", "estimate",
                "pipeline", "sweep", "plan"), "harnesses: anything but the commands"),
     "fuzz": (("data", "lang", "fuse", "lower", "samml", "opt", "sim", "reference", "estimate",
