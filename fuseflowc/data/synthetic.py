@@ -31,8 +31,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..diagnostics import UserError
+from ..limits import check_memory
 from .gen import nonzero_uniform
-from .graph import Graph, symmetric_adjacency, unique_sorted
+from .graph import Graph, adjacency_bytes, check_graph_size, symmetric_adjacency, unique_sorted
 
 PREFIX = "synthetic:"
 
@@ -69,8 +70,15 @@ class SyntheticSpec:
         for f in fields(self):
             v = getattr(self, f.name)
             if f.name != "name" and v != f.default:
-                parts.append(f"{f.name}={v:g}" if isinstance(v, float) else f"{f.name}={v}")
+                parts.append(f"{f.name}={_number(v)}" if isinstance(v, float)
+                             else f"{f.name}={v}")
         return PREFIX + ",".join(parts)
+
+
+def _number(v: float) -> str:
+    """A float as short as `:g` writes it when that reads back the same, else in full (found by
+    fuzzing: exponent=1.0000001 was reported as "exponent=1")."""
+    return f"{v:g}" if float(f"{v:g}") == v else repr(v)
 
 
 _CONVERT = {"nodes": int, "edges": int, "features": int, "density": float, "exponent": float,
@@ -125,11 +133,11 @@ def _check(source: str, s: SyntheticSpec, given: set[str]) -> None:
     if s.edges < 0 or s.features < 0:
         bad("edges and features must be non-negative")
     if not 0.0 <= s.density <= 1.0 or not math.isfinite(s.density):
-        bad(f"density={s.density:g}: expected a fraction between 0 and 1")
+        bad(f"density={_number(s.density)}: expected a fraction between 0 and 1")
     if not (math.isfinite(s.exponent) and s.exponent > 2.0):
-        bad(f"exponent={s.exponent:g}: a power law with a finite mean needs an exponent > 2")
+        bad(f"exponent={_number(s.exponent)}: a power law with a finite mean needs an exponent > 2")
     if s.max_degree is not None and not (math.isfinite(s.max_degree) and s.max_degree >= 1):
-        bad(f"max_degree={s.max_degree:g}: expected a number >= 1")
+        bad(f"max_degree={_number(s.max_degree)}: expected a number >= 1")
     if s.seed is not None and s.seed < 0:  # numpy's generators refuse negative seeds
         bad(f"seed={s.seed}: expected an integer >= 0")
 
@@ -238,6 +246,25 @@ def random_features(n: int, f: int, density: float, rng: np.random.Generator
     return m
 
 
+def synthetic_bytes(n: int, edges: int, features: int, density: float) -> int:
+    """About the most bytes drawing a synthetic graph holds at once: float64 arrays of n (the
+    weights, their bisection's temporaries, the probabilities, the shuffle), int64 arrays of
+    the drawn pairs (both endpoints, their keys, the sort) and the adjacency, and the features
+    (positions, values; the whole n x features grid when dense enough for a permutation)."""
+    k = int(round(density * n * features))
+    grid = 8 * n * features if k * 50 > n * features else 0
+    return 56 * n + 96 * edges + adjacency_bytes(n, edges) + 40 * k + 8 * n + grid
+
+
+def check_synthetic_size(source: str, n: int, edges: int, features: int,
+                         density: float) -> None:
+    """Refuse a synthetic graph whose drawing would not fit in memory, before anything is
+    allocated (found by fuzzing: nodes=10^9 was a MemoryError)."""
+    check_graph_size(n, edges, source)
+    check_memory(synthetic_bytes(n, edges, features, density),
+                 f"{source}: drawing {n:,} nodes, {edges:,} edges and {features:,} features")
+
+
 def synthetic_graph(source: str, seed: int = 0):
     """The Graph a `synthetic:...` spec describes (its own seed= wins over `seed`)."""
     s = parse_synthetic(source)
@@ -245,8 +272,10 @@ def synthetic_graph(source: str, seed: int = 0):
         weights = _degree_file(s.degrees)
         n = weights.shape[0]
         edges = s.edges if s.edges else int(round(weights.sum() / 2))
+        check_synthetic_size(source, n, edges, s.features, s.density)
     else:
         n, edges = s.nodes, s.edges
+        check_synthetic_size(source, n, edges, s.features, s.density)
         cap = s.max_degree if s.max_degree is not None else math.sqrt(2 * edges)
         weights = power_law_weights(n, 2 * edges / n, s.exponent, cap)
     seq = np.random.SeedSequence(s.seed if s.seed is not None else seed)
@@ -254,7 +283,7 @@ def synthetic_graph(source: str, seed: int = 0):
     rng = np.random.default_rng(graph_seq)
     u, v = chung_lu_edges(weights, edges, rng, source)
     perm = rng.permutation(n)
-    adj = symmetric_adjacency(n, perm[u], perm[v])
+    adj = symmetric_adjacency(n, perm[u], perm[v], source)
     feats = random_features(n, s.features, s.density, np.random.default_rng(feat_seq)) \
         if s.features else None
     return Graph(s.name, adj, feats, None)
