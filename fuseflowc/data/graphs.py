@@ -172,7 +172,7 @@ def split_options(source: str) -> tuple[str, dict[str, str]]:
 
 
 def load_graph(source: str, features: str = "identity", num_features: int = 16,
-               seed: int = 0) -> Graph:
+               seed: int = 0, progress=None) -> Graph:
     """A graph by name or path (what a `--graph` option takes):
     - `karate` (built in);
     - `synthetic:...`: a seeded Chung-Lu graph (fuseflowc.data.synthetic), e.g.
@@ -182,6 +182,7 @@ def load_graph(source: str, features: str = "identity", num_features: int = 16,
     - `PATH.npy`: a PyG `edge_index` (fuseflowc.data.pyg);
     - `PATH.mtx`: a Matrix Market adjacency.
     Features apply where the source has none; `seed` is also a synthetic graph's default seed.
+    `progress` (a fuseflowc.data.progress.WorkProgress) reports a synthetic graph's drawing.
     """
     from .synthetic import is_synthetic
 
@@ -189,7 +190,7 @@ def load_graph(source: str, features: str = "identity", num_features: int = 16,
         return karate_club(features, num_features, seed)
     if is_synthetic(source):
         from .synthetic import synthetic_graph
-        g = synthetic_graph(source, seed)
+        g = synthetic_graph(source, seed, progress)
         if g.features is None:
             g.features = _make_features(features, g.num_nodes, num_features, seed)
         return g

@@ -158,10 +158,21 @@ def _degree_file(path: str) -> np.ndarray:
     return d
 
 
-def power_law_weights(n: int, mean: float, exponent: float, max_degree: float) -> np.ndarray:
+#: Work units (about nanoseconds of one core) per element of each step of drawing a graph,
+#: measured on ogbn-mag's size: what the progress report's time left is scaled by.
+WORK_PER_NODE_ITERATION = 27     # one bisection step of the weights, per node
+WORK_PER_DRAWN_PAIR = 320        # drawing (half), deduplicating and sorting (half) a pair
+WORK_PER_EDGE = 260              # the adjacency, per edge
+WORK_PER_FEATURE = 170           # a stored feature value
+BISECTION_STEPS = 60
+
+
+def power_law_weights(n: int, mean: float, exponent: float, max_degree: float,
+                      tick=None) -> np.ndarray:
     """Expected degrees w_i = c (i + i0)^(-1 / (exponent - 1)), i = 0..n-1 (Chung and Lu's
     power-law sequence), in decreasing order, with mean exactly `mean` and largest exactly
-    `max_degree` (when the mean allows it: at most n * mean, at least the mean)."""
+    `max_degree` (when the mean allows it: at most n * mean, at least the mean). `tick()`, if
+    given, is called after each of the BISECTION_STEPS steps."""
     if n == 0 or mean <= 0:
         return np.zeros(n)
     a = 1.0 / (exponent - 1.0)
@@ -172,20 +183,23 @@ def power_law_weights(n: int, mean: float, exponent: float, max_degree: float) -
         return i0 ** -a / np.mean((i + i0) ** -a)
     # ratio falls from n (i0 -> 0) towards 1 (i0 -> inf): bisect log i0
     lo, hi = -30.0, 30.0 + math.log(n + 1)
-    for _ in range(60):
+    for _ in range(BISECTION_STEPS):
         mid = (lo + hi) / 2
         if ratio(math.exp(mid)) > target:
             lo = mid
         else:
             hi = mid
+        if tick is not None:
+            tick()
     w = (i + math.exp((lo + hi) / 2)) ** -a
     return w * (mean * n / w.sum())
 
 
 def chung_lu_edges(weights: np.ndarray, edges: int, rng: np.random.Generator,
-                   source: str = "synthetic") -> tuple[np.ndarray, np.ndarray]:
+                   source: str = "synthetic", tick=None) -> tuple[np.ndarray, np.ndarray]:
     """`edges` distinct undirected edges (u < v, no self loops, sorted) with endpoints drawn
-    proportionally to `weights`."""
+    proportionally to `weights`. `tick(pairs, round)`, if given, is called twice a round of
+    drawing (after the draw, after the deduplication), with half the pairs drawn each."""
     n = weights.shape[0]
     if edges == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -196,13 +210,18 @@ def chung_lu_edges(weights: np.ndarray, edges: int, rng: np.random.Generator,
         raise UserError(f"{source}: fewer than two nodes have a non-zero degree")
     p = weights / weights.sum()
     keys = np.zeros(0, np.int64)          # the distinct pairs drawn so far, as lo * n + hi
-    for _ in range(_MAX_ROUNDS):
+    for rnd in range(_MAX_ROUNDS):
         missing = edges - keys.shape[0]
-        u, v = _endpoint_pairs(rng, p, int(missing * _OVERDRAW) + 64)
+        drawn = int(missing * _OVERDRAW) + 64
+        u, v = _endpoint_pairs(rng, p, drawn)
+        if tick is not None:
+            tick(drawn / 2, rnd + 1)
         keep = u != v
         u, v = u[keep], v[keep]
         lo, hi = np.minimum(u, v), np.maximum(u, v)
         keys = unique_sorted(np.concatenate([keys, lo * n + hi]))
+        if tick is not None:
+            tick(drawn / 2, rnd + 1)
         if keys.shape[0] >= edges:
             # more distinct pairs than wanted: keep a uniform random subset of them
             if keys.shape[0] > edges:
@@ -265,8 +284,10 @@ def check_synthetic_size(source: str, n: int, edges: int, features: int,
                  f"{source}: drawing {n:,} nodes, {edges:,} edges and {features:,} features")
 
 
-def synthetic_graph(source: str, seed: int = 0):
-    """The Graph a `synthetic:...` spec describes (its own seed= wins over `seed`)."""
+def synthetic_graph(source: str, seed: int = 0, progress=None):
+    """The Graph a `synthetic:...` spec describes (its own seed= wins over `seed`).
+    `progress` (a fuseflowc.data.progress.WorkProgress, or None) is told the work and each
+    step's share of it."""
     s = parse_synthetic(source)
     if s.degrees is not None:
         weights = _degree_file(s.degrees)
@@ -276,14 +297,33 @@ def synthetic_graph(source: str, seed: int = 0):
     else:
         n, edges = s.nodes, s.edges
         check_synthetic_size(source, n, edges, s.features, s.density)
+    k = int(round(s.density * n * s.features))
+    if progress is not None:
+        progress.add_work((BISECTION_STEPS * n * WORK_PER_NODE_ITERATION
+                           if s.degrees is None else 0)
+                          + edges * _OVERDRAW * WORK_PER_DRAWN_PAIR + edges * WORK_PER_EDGE
+                          + k * WORK_PER_FEATURE)
+
+    def weights_tick():
+        progress.advance(n * WORK_PER_NODE_ITERATION, "the degree weights")
+
+    def edges_tick(pairs, rnd):
+        progress.advance(pairs * WORK_PER_DRAWN_PAIR, f"drawing edges (round {rnd})")
+    if s.degrees is None:
         cap = s.max_degree if s.max_degree is not None else math.sqrt(2 * edges)
-        weights = power_law_weights(n, 2 * edges / n, s.exponent, cap)
+        weights = power_law_weights(n, 2 * edges / n, s.exponent, cap,
+                                    weights_tick if progress is not None else None)
     seq = np.random.SeedSequence(s.seed if s.seed is not None else seed)
     graph_seq, feat_seq = seq.spawn(2)
     rng = np.random.default_rng(graph_seq)
-    u, v = chung_lu_edges(weights, edges, rng, source)
+    u, v = chung_lu_edges(weights, edges, rng, source,
+                          edges_tick if progress is not None else None)
     perm = rng.permutation(n)
     adj = symmetric_adjacency(n, perm[u], perm[v], source)
+    if progress is not None:
+        progress.advance(edges * WORK_PER_EDGE, "the adjacency")
     feats = random_features(n, s.features, s.density, np.random.default_rng(feat_seq)) \
         if s.features else None
+    if progress is not None:
+        progress.advance(k * WORK_PER_FEATURE, "the features")
     return Graph(s.name, adj, feats, None)
