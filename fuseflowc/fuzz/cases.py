@@ -25,10 +25,6 @@ from .datamut import mutate_data, mutate_file, mutate_tree
 from .sandbox import Entry, Special
 from .textmut import TextMutator
 
-#: Every subcommand, with its weight in the mix (cheap ones more often; all of them always).
-COMMANDS: dict[str, int] = {"check": 10, "fuse": 10, "orders": 6, "lower": 10, "opt": 10,
-                            "simulate": 12, "dot": 6, "estimate": 9, "run": 9, "gen-data": 8,
-                            "graph": 5, "sweep": 4, "report": 6}
 #: The seed kind each command reads (estimate reads all three IRs).
 READS = {"check": ("program",), "fuse": ("program",), "orders": ("program",),
          "run": ("program",), "gen-data": ("program",), "lower": ("fused",),
@@ -80,10 +76,21 @@ class Case:
     made: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     mutated: list[str] = field(default_factory=list)
+    family: str = ""
+    #: (differential cases) the option groups that, swapped for `twin[0]`, make the run on the
+    #: other engine: the driver runs both and compares them (fuseflowc.fuzz.twins)
+    twin: tuple[tuple[str, ...], tuple[str, ...]] | None = None
 
     @property
     def argv(self) -> list[str]:
         return [self.command, *(a for g in self.args for a in g)]
+
+    @property
+    def twin_argv(self) -> list[str]:
+        """The command line of the differential twin run (the other engine)."""
+        assert self.twin is not None
+        mine, other = self.twin
+        return [self.command, *(a for g in self.args for a in (other if g == mine else g))]
 
 
 def norm(path: str) -> str | None:
@@ -595,15 +602,28 @@ class _Builder:
         seed = self.input(READS[command], command in STDIN_OK)
         names = self.names(seed)
         getattr(self, {"opt": "opt_", "gen-data": "gen_data"}.get(command, command))(seed, names)
-        if self.chance(0.03):  # an unknown option or a stray argument
-            self.opt(self.pick(("--nope", "extra-arg", "-o", "--size")))
-        c.outputs = list(dict.fromkeys(c.outputs))
+        self.stray()
         return c
 
+    def stray(self) -> None:
+        if self.chance(0.03):  # an unknown option or a stray argument
+            self.opt(self.pick(("--nope", "extra-arg", "-o", "--size")))
 
-def make_case(corpus: Corpus, seed: int, index: int, commands: tuple[str, ...] = ()) -> Case:
-    """Case `index` of the run with `seed` (only `commands`, if given)."""
+
+def make_case(corpus: Corpus, seed: int, index: int, families: tuple[str, ...] = ()) -> Case:
+    """Case `index` of the run with `seed`: a family picked by weight (only `families`, given
+    by family or command name, if any), which builds it (fuseflowc.fuzz.families)."""
+    from .families import pick_family
+
     b = _Builder(corpus, seed, index)
-    pool = {k: w for k, w in COMMANDS.items() if not commands or k in commands}
-    command = b.rng.choices(sorted(pool), weights=[pool[k] for k in sorted(pool)])[0]
-    return b.build(command)
+    fam = pick_family(b.rng, families)
+    b.case.family = fam.name
+    fam.builder()(b, fam)
+    c = b.case
+    c.outputs = list(dict.fromkeys(c.outputs))
+    return c
+
+
+def command_case(b: _Builder, family) -> None:
+    """A family that is one subcommand with its seeds and options (the builder's method)."""
+    b.build(family.command)
