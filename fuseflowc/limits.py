@@ -38,6 +38,10 @@ MAX_ORDER_WORK = 2_000_000
 #: and more to fuse and lower (a `map` over 10,000 iterations checks in ~7 s); the loop models
 #: unroll to fewer than 1,000.
 MAX_UNROLLED = 100_000
+#: Most candidate decompositions `decompose-advisor` costs (each is compiled and estimated, a
+#: few tens of milliseconds): the defaults make at most 70; --blocks and --thresholds lists
+#: of hundreds of values made tens of thousands.
+MAX_ADVISOR_CANDIDATES = 500
 #: Largest text input (a program, an include, an IR file, a spec): 64 MiB. The largest
 #: generated file of the examples (GPT-3 fully fused, SAMML) is under 1 MiB.
 MAX_TEXT_BYTES = 64 << 20

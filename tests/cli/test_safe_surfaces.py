@@ -247,3 +247,18 @@ def test_read_only_results_file_is_not_appended(tmp_path):
     os.chmod(r, 0o444)
     with pytest.raises(UserError, match="read-only"):
         ResultsWriter(str(r))
+
+
+# ---- searches bounded: the advisor's candidates ------------------------------------------------
+
+def test_advisor_candidates_are_bounded(tmp_path):
+    prog = tmp_path / "spmv.ff"
+    prog.write_text("dim I, J\ntensor A[I, J] : csr\ntensor x[J] : dense\n"
+                    "tensor y[I] : dense\ny[i] = A[i,j] * x[j]\n")
+    m = tmp_path / "a.mtx"
+    m.write_text("%%MatrixMarket matrix coordinate real general\n16 16 2\n1 1 1\n16 16 2\n")
+    many = ",".join(f"{0.001 * (k + 1):.3f}" for k in range(900))
+    t = time.monotonic()
+    fails(["decompose-advisor", str(m), "--program", str(prog), "--thresholds", many],
+          "3,628 candidate decompositions", "at most 500")
+    assert time.monotonic() - t < 10
