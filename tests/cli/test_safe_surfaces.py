@@ -262,3 +262,10 @@ def test_advisor_candidates_are_bounded(tmp_path):
     fails(["decompose-advisor", str(m), "--program", str(prog), "--thresholds", many],
           "3,628 candidate decompositions", "at most 500")
     assert time.monotonic() - t < 10
+
+
+def test_matrix_market_graph_size_beyond_memory(tmp_path):
+    p = tmp_path / "big.mtx"
+    p.write_text("%%MatrixMarket matrix coordinate pattern general\n"
+                 "1099511627776 1099511627776 1\n1 1\n")
+    fails(["graph", str(p)], "big.mtx", "32.0 TiB")   # was exit 3: an 8 TiB indptr
