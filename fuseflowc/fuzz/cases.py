@@ -80,6 +80,9 @@ class Case:
     #: (differential cases) the option groups that, swapped for `twin[0]`, make the run on the
     #: other engine: the driver runs both and compares them (fuseflowc.fuzz.twins)
     twin: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+    #: (plan cases) the output a successful run writes, which `fuse` must then accept: the
+    #: driver runs `fuse` on it (a plan that does not compile is `wrong`)
+    then_fuse: str | None = None
 
     @property
     def argv(self) -> list[str]:

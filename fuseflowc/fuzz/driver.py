@@ -88,6 +88,25 @@ class CaseRunner:
     def __init__(self, work: Path, limits: Limits):
         self.work = work
         self.limits = limits
+        self.made: dict[int, bytes] = {}   # case -> the output `fuse` must accept next
+
+    def fuse_output(self, case: Case, text: bytes, tag: str) -> Verdict:
+        """The verdict on `fuse` of a plan case's output (its program, beside the case's own
+        files): ok, or `wrong` when fuse rejects the plan, or the run's own failure."""
+        name = case.then_fuse
+        follow = Case(case.seed, case.index, "fuse", [(name,)], {**case.files, name: text},
+                      inputs=[name], family=case.family)
+        child, base, before = self.start(follow, tag + "-fuse")
+        try:
+            run = child.wait()
+        except BaseException:
+            child.kill()
+            raise
+        verdict = self.judge(follow, run, base, before)
+        if verdict.outcome == "user-error":
+            first = (run.stderr.strip().splitlines() or [""])[0]
+            return Verdict("wrong", ("wrong", "fuse rejects the plan", "plan"), first[:160])
+        return verdict
 
     def start(self, case: Case, tag: str) -> tuple[Child, Path, dict]:
         base = self.work / tag
@@ -106,6 +125,11 @@ class CaseRunner:
                                f"fuzzer):\n{run.stderr}")
         after = snapshot(base / "c")
         verdict = classify(case, run, diff(before, after), after)
+        if case.then_fuse and verdict.outcome == "ok":
+            try:
+                self.made[case.index] = (base / "c" / "work" / case.then_fuse).read_bytes()
+            except OSError:
+                pass
         _remove(base)
         return verdict
 
@@ -121,7 +145,11 @@ class CaseRunner:
 
     def twin(self, case: Case, verdict: Verdict, run: Run, tag: str) -> tuple[Verdict, Run]:
         """A differential case's second run (the other engine), compared with the first: the
-        combined verdict (fuseflowc.fuzz.twins). Other cases pass through."""
+        combined verdict (fuseflowc.fuzz.twins); a plan case's output through `fuse`. Other
+        cases pass through."""
+        made = self.made.pop(case.index, None)
+        if made is not None:
+            return self.fuse_output(case, made, tag), run
         if case.twin is None:
             return verdict, run
         other = dataclasses.replace(case, args=[case.twin[1] if g == case.twin[0] else g

@@ -90,3 +90,17 @@ def test_graph_damage_is_deterministic_and_changes_the_files(seed):
     how_a = _damage_hetero(a, "mag", random.Random(seed))
     how_b = _damage_hetero(b, "mag", random.Random(seed))
     assert how_a == how_b and a == b and a != files
+
+
+def test_a_plan_that_fuse_rejects_is_wrong(tmp_path):
+    from fuseflowc.fuzz.cases import Case
+    from fuseflowc.fuzz.driver import CaseRunner
+    from fuseflowc.fuzz.execute import Limits
+    from tests.support.golden import ROOT
+    runner = CaseRunner(tmp_path, Limits())
+    case = Case(1, 0, "plan", [], {}, family="plan", then_fuse="planned.ff")
+    bad = b"dim I\ntensor A[I] : dense\ntensor B[I] : dense\nB[i] = C[i]\n"
+    v = runner.fuse_output(case, bad, "t")
+    assert v.outcome == "wrong" and v.key == ("wrong", "fuse rejects the plan", "plan"), v
+    good = (ROOT / "ir_examples/kernels/spmv.ff").read_bytes()
+    assert runner.fuse_output(case, good, "t").outcome == "ok"

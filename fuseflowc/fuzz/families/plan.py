@@ -4,7 +4,8 @@ a warehouse (the shipped one, the corpus's pattern files, mutated TOML, odd path
 escape it (`../x`, absolute, with a slash), with `--json` and odd outputs.
 
 A plan case is bounded by the fuzzer's per-case time limit like any case: a search that does not
-finish is a hang."""
+finish is a hang. A plan written to a file then goes through `fuse` (the driver runs it): a plan
+that `fuse` rejects is `wrong`."""
 
 from __future__ import annotations
 
@@ -49,6 +50,10 @@ def build(b, fam) -> None:
         b.opt("-q")
     if b.chance(0.3):
         b.output("-o", "file")
+    elif "--json" not in b.case.argv and b.chance(0.6):
+        b.opt("-o", "planned.ff")   # fuse must accept what plan writes (issue 23, item 7)
+        c.outputs.append("planned.ff")
+        c.then_fuse = "planned.ff"
     b.stray()
 
 
