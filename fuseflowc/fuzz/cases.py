@@ -1,7 +1,8 @@
 """Fuzz cases: one subcommand with its options and input files, made from the corpus by a seed.
 
-`make_case(corpus, seed, index)` picks a subcommand (every one of COMMANDS), an input of the
-kind it reads (now and then one of another kind, or stdin), maybe mutates it (textmut) and the
+`make_case(corpus, seed, index)` picks a family (fuseflowc.fuzz.families: every subcommand has
+some), whose builder makes the case; the plain one-subcommand families (`command_case`) pick an
+input of the kind it reads (now and then one of another kind, or stdin), maybe mutates it (textmut) and the
 data directory it reads (datamut), and picks options, mostly with good values and sometimes with
 bad ones: sizes and densities (zero, negative, 20 and 5000 digits, nan, inf, text), arch values,
 channel depths, pipelines, schedule directives, order numbers, and outputs that are odd places
