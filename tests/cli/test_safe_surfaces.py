@@ -269,3 +269,14 @@ def test_matrix_market_graph_size_beyond_memory(tmp_path):
     p.write_text("%%MatrixMarket matrix coordinate pattern general\n"
                  "1099511627776 1099511627776 1\n1 1\n")
     fails(["graph", str(p)], "big.mtx", "32.0 TiB")   # was exit 3: an 8 TiB indptr
+
+
+@pytest.mark.parametrize("size", ["K=-1", "K=0"])
+def test_advisor_refuses_sizes_below_one(tmp_path, size):
+    # found by the advisor family (fuzz seed 1, case 1117): a ValueError in the model, exit 3
+    from tests.support.golden import ROOT
+    mtx = tmp_path / "ints.mtx"
+    mtx.write_text("%%MatrixMarket matrix coordinate integer general\n8 8 2\n1 1 3\n8 8 1\n")
+    fails(["decompose-advisor", str(mtx), "--program",
+           str(ROOT / "ir_examples/kernels/sddmm.ff"), "--size", size],
+          f"--size {size}: a size is at least 1")
