@@ -45,7 +45,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("differential", "simulate", 6, "differential:build"),
     Family("dot", "dot", 6, "cases:command_case"),
     Family("estimate", "estimate", 8, "cases:command_case"),
-    Family("formats", "gen-data", 6, "formats:formats"),
+    Family("formats", "estimate", 6, "formats:formats"),
     Family("fuse", "fuse", 8, "cases:command_case"),
     Family("gen-data", "gen-data", 6, "cases:command_case"),
     Family("graph", "graph", 5, "cases:command_case"),
