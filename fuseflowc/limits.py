@@ -33,6 +33,15 @@ MAX_TENSOR_ORDER = 32
 #: sets of indices times the region's indices (each set costs a pass over them, ~1 us per
 #: index), so a few seconds at worst. Every example needs fewer than 20 sets.
 MAX_ORDER_WORK = 2_000_000
+#: Most statements and list elements a program with loops unrolls to (fuseflowc.lang.unroll):
+#: every later stage works on the flat program, at about a millisecond per statement to check
+#: and more to fuse and lower (a `map` over 10,000 iterations checks in ~7 s); the loop models
+#: unroll to fewer than 1,000.
+MAX_UNROLLED = 100_000
+#: Most candidate decompositions `decompose-advisor` costs (each is compiled and estimated, a
+#: few tens of milliseconds): the defaults make at most 70; --blocks and --thresholds lists
+#: of hundreds of values made tens of thousands.
+MAX_ADVISOR_CANDIDATES = 500
 #: Largest text input (a program, an include, an IR file, a spec): 64 MiB. The largest
 #: generated file of the examples (GPT-3 fully fused, SAMML) is under 1 MiB.
 MAX_TEXT_BYTES = 64 << 20
@@ -120,8 +129,9 @@ def check_nesting(tree, source: Source, rules=EXPRESSION_RULES,
 
 def available_memory() -> int | None:
     """Bytes of memory this process can still allocate, as the system reports it: the
-    kernel's MemAvailable (Linux), else the free physical pages (os.sysconf), bounded by a
-    cgroup's memory limit when there is one; None when the system does not say."""
+    kernel's MemAvailable (Linux), else the free physical pages (os.sysconf), bounded by the
+    address-space limit (RLIMIT_AS, less what is mapped) and a cgroup's memory limit when there
+    are; None when the system does not say."""
     avail = None
     try:
         with open("/proc/meminfo", encoding="ascii") as f:
@@ -136,6 +146,15 @@ def available_memory() -> int | None:
             avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
         except (ValueError, OSError, AttributeError):
             return None
+    try:  # an address-space limit (ulimit -v; the fuzzer's cases) bounds it too
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft != resource.RLIM_INFINITY:
+            with open("/proc/self/statm", encoding="ascii") as f:
+                mapped = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+            avail = min(avail, max(soft - mapped, 0))
+    except (ImportError, OSError, ValueError, IndexError):
+        pass
     try:
         with open("/sys/fs/cgroup/memory.max", encoding="ascii") as f:
             limit = f.read().strip()

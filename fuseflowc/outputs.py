@@ -78,6 +78,18 @@ def _shown_parent(path: str) -> str:
     return os.path.dirname(path.rstrip("/")) or "."
 
 
+def writable(path) -> bool:
+    """Whether this process may write `path` (a file, or a directory's entries) and its mode
+    says anyone may: root is allowed everything (os.access says yes), so a file whose mode has
+    no write bit (chmod a-w) would be replaced by root although docs/outputs.md says a read-only
+    file is not replaced; the mode bits are checked here as well."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return os.access(path, os.W_OK) and bool(mode & 0o222)
+
+
 def _check_parent(path: str, option: str, target: Path) -> None:
     """The directory that will hold `target` exists and is writable."""
     parent = target.parent
@@ -86,7 +98,7 @@ def _check_parent(path: str, option: str, target: Path) -> None:
         raise UserError(f"{option} {path}: directory {shown} does not exist")
     if not parent.is_dir():
         raise UserError(f"{option} {path}: {shown} is not a directory")
-    if not os.access(parent, os.W_OK | os.X_OK):
+    if not (writable(parent) and os.access(parent, os.X_OK)):
         raise UserError(f"{option} {path}: cannot write in directory {shown} (permission denied)")
 
 
@@ -130,7 +142,7 @@ class OutFile:
         if st is None and os.path.islink(p):
             raise UserError(f"{opt} {p}: is a symbolic link to a missing file")
         _check_parent(p, opt, self.target)
-        if st is not None and not os.access(self.target, os.W_OK):
+        if st is not None and not writable(self.target):
             raise UserError(f"{opt} {p}: the file is read-only; not replacing it")
 
     def write(self, content: str | bytes) -> None:
@@ -211,7 +223,7 @@ class OutDir:
             if not self.target.is_dir():
                 raise UserError(f"{opt} {p}: exists and is not a directory")
             self.existing = True
-            if not os.access(self.target, os.W_OK | os.X_OK):
+            if not (writable(self.target) and os.access(self.target, os.X_OK)):
                 raise UserError(f"{opt} {p}: cannot write in it (permission denied)")
             self.owned_files()
         else:

@@ -98,6 +98,9 @@ def cmd(matrix, program_path, tensor, sizes, blocks, thresholds, pad, top, hoist
         raise UserError(f"--tensor {tensor}: not an unblocked sparse matrix "
                         f"({decl.format.name()})")
     size_map, _ = _pairs(sizes, "--size", int)
+    for k, v in size_map.items():  # (found by fuzzing: K=-1 was a ValueError in the model)
+        if v < 1:
+            raise UserError(f"--size {k}={v}: a size is at least 1")
     fixed = {d.name: d.size for d in program.dims if d.size is not None}
     spec = next(s for s in program.specs() if s.name == tensor)
     shape = tuple(d if isinstance(d, int) else fixed.get(d) for d in decl.dims)

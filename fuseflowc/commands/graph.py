@@ -4,8 +4,12 @@ optionally write it as a graph archive (the npz layout `--graph PATH.npz` reads)
 from __future__ import annotations
 
 import json
+import sys
 
 import click
+
+#: Work units (fuseflowc.data.synthetic's) of the degree statistics, per stored entry.
+STATS_WORK_PER_ENTRY = 83
 
 
 @click.command("graph")
@@ -15,10 +19,19 @@ import click
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of a synthetic graph without its own seed=.")
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
-def cmd(source: str, output: str | None, seed: int, as_json: bool) -> None:
+@click.option("--progress", "show_progress", is_flag=True,
+              help="Report progress on stderr (plain lines) even when it is not a terminal; a "
+                   "terminal gets a transient progress line without asking. Only runs longer "
+                   "than a second show any.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
+def cmd(source: str, output: str | None, seed: int, as_json: bool, show_progress: bool,
+        quiet: bool) -> None:
     """Load SOURCE (what gen-data --graph takes) and print its degree statistics: nodes,
     undirected edges, mean, median, 90th/99th percentile and max degree, isolated nodes, the
     power-law exponent of the tail (degrees >= 10), and the features' shape and density.
+    Drawing a large synthetic graph (synthetic:mag: about a minute) shows its step, the
+    fraction done and the time left on stderr when it is a terminal (or with --progress);
+    --quiet silences it.
 
     SOURCE: karate; synthetic:collab, synthetic:mag or synthetic:nodes=N,edges=E[,...] (a
     seeded Chung-Lu graph); an OGB data set directory (its raw/ files; DIR,relation=all for
@@ -30,6 +43,7 @@ def cmd(source: str, output: str | None, seed: int, as_json: bool) -> None:
       fuseflowc graph synthetic:collab
       fuseflowc graph ~/ogb/ogbn_arxiv -o arxiv.npz
       fuseflowc graph edge_index.npy -o g.npz
+      fuseflowc graph synthetic:mag --progress 2> progress.log
     """
     from ..data.graphs import (
         check_archive_name,
@@ -48,8 +62,21 @@ def cmd(source: str, output: str | None, seed: int, as_json: bool) -> None:
     if output is not None:
         check_archive_name(output)
     archive = out.file(output) if output is not None else None
-    g = load_graph(source, features="none", seed=seed)
-    stats = {"name": g.name, **degree_stats(g.adj)}
+    if quiet and show_progress:
+        raise click.UsageError("--quiet and --progress contradict each other")
+    progress = None
+    if is_synthetic(source) and not quiet and (show_progress or sys.stderr.isatty()):
+        from ..data.progress import WorkProgress
+        from ..data.synthetic import parse_synthetic
+        # the statistics' share (an entry per edge and direction) is known from the spec
+        progress = WorkProgress(2 * parse_synthetic(source).edges * STATS_WORK_PER_ENTRY,
+                                f"graph {source}", sys.stderr)
+    try:
+        g = load_graph(source, features="none", seed=seed, progress=progress)
+        stats = {"name": g.name, **degree_stats(g.adj)}
+    finally:
+        if progress is not None:
+            progress.close()
     if g.features is not None:
         f = g.features
         stats["features"] = int(f.shape[1])

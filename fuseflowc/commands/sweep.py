@@ -17,6 +17,17 @@ def _finite(ctx, param, value: float | None) -> float | None:
     return value
 
 
+def _executor(ctx, param, value: str) -> str:
+    # a malformed --executor is a usage error (exit 2), found before the spec is read
+    from ..diagnostics import UserError
+    from ..sweep.cluster import parse_executor
+    try:
+        parse_executor(value)
+    except UserError as e:
+        raise click.BadParameter(str(e).removeprefix(f"--executor {value}: ")) from None
+    return value
+
+
 @click.command("sweep")
 @click.argument("spec", metavar="SPEC")
 @click.option("-o", "--output", "results", metavar="RESULTS", required=True,
@@ -36,6 +47,7 @@ def _finite(ctx, param, value: float | None) -> float | None:
 @click.option("--dry-run", is_flag=True,
               help="List the configurations (id, what, whether done) on stdout; run nothing.")
 @click.option("--executor", default="local", show_default=True, metavar="local|dask://HOST:PORT",
+              callback=_executor,
               help="Where configurations run: local worker processes (-j), or the workers of "
                    "a Dask cluster whose scheduler listens at HOST:PORT (pip install "
                    "'fuseflowc[dask]'; docs/sweep.md).")
@@ -79,7 +91,7 @@ def cmd(spec: str, results: str, jobs: int, prune: float | None, timeout: float 
         click.echo(f"sweep: {len(configs)} configurations, {n} already in {results}", err=True)
         return
     summary = run_sweep(s, results, jobs, prune, timeout, executor)
-    click.echo(summary.text(results), err=True)
+    click.echo(summary.text(results, strict), err=True)
     sys.stderr.flush()
     if strict and summary.failures:
         click.get_current_context().exit(1)

@@ -11,6 +11,13 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ..diagnostics import UserError
+from ..limits import check_memory
+
+#: The most nodes a graph may have: an undirected edge {u, v} is keyed u * n + v in an int64
+#: while the adjacency is built, so n * n must stay below 2^63.
+MAX_NODES = 3_037_000_499
+
 
 @dataclass
 class Graph:
@@ -66,9 +73,30 @@ def unique_sorted(a: np.ndarray) -> np.ndarray:
     return s[keep]
 
 
-def symmetric_adjacency(n: int, u: np.ndarray, v: np.ndarray) -> sp.csr_matrix:
+def adjacency_bytes(n: int, edges: int) -> int:
+    """About the most bytes building the n x n adjacency of `edges` undirected edges holds at
+    once: a few int64 arrays of n + 1 (indptr, counts) and of the edges in both directions
+    (keys, rows, columns, values, the transpose and the sum)."""
+    return 32 * (n + 1) + 96 * edges
+
+
+def check_graph_size(n: int, edges: int, what: str) -> None:
+    """Refuse, before anything is allocated, a graph of `n` nodes and `edges` edges (read from a
+    file or an option: `what` names where) whose node ids do not fit the adjacency's keys or
+    whose arrays would not fit in the machine's memory (found by fuzzing: a node id of 2^40
+    asked for 8 TiB)."""
+    check_memory(adjacency_bytes(n, edges), f"{what}: a graph of {n:,} nodes and {edges:,} "
+                                            f"edges")
+    if n > MAX_NODES:
+        raise UserError(f"{what}: {n:,} nodes is too many (at most {MAX_NODES:,})")
+
+
+def symmetric_adjacency(n: int, u: np.ndarray, v: np.ndarray,
+                        what: str = "the graph") -> sp.csr_matrix:
     """The n x n 0/1 CSR adjacency (canonical: sorted indices, no duplicates) holding each
-    undirected edge {u, v}, u != v, given once in either direction, in both directions."""
+    undirected edge {u, v}, u != v, given once in either direction, in both directions.
+    Refused (UserError naming `what`) when it would not fit in memory."""
+    check_graph_size(n, int(np.shape(u)[0]), what)
     u = np.asarray(u, np.int64)
     v = np.asarray(v, np.int64)
     lo, hi = np.minimum(u, v), np.maximum(u, v)
@@ -86,12 +114,15 @@ def symmetric_adjacency(n: int, u: np.ndarray, v: np.ndarray) -> sp.csr_matrix:
     return adj
 
 
-def undirected_adjacency(n: int, u: np.ndarray, v: np.ndarray) -> sp.csr_matrix:
+def undirected_adjacency(n: int, u: np.ndarray, v: np.ndarray,
+                         what: str = "the graph") -> sp.csr_matrix:
     """The n x n symmetric 0/1 CSR adjacency of edges (u, v) in either direction; self loops
-    dropped, repeated edges kept once."""
+    dropped, repeated edges kept once. Refused (UserError naming `what`) when it would not fit
+    in memory."""
+    check_graph_size(n, int(np.shape(u)[0]), what)
     u = np.asarray(u, np.int64)
     v = np.asarray(v, np.int64)
     keep = u != v
     lo, hi = np.minimum(u[keep], v[keep]), np.maximum(u[keep], v[keep])
     keys = unique_sorted(lo * n + hi)
-    return symmetric_adjacency(n, keys // n, keys % n)
+    return symmetric_adjacency(n, keys // n, keys % n, what)

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 
 from ..diagnostics import UserError
 from .gen import nonzero_uniform
-from .graph import Graph, count_undirected_edges
+from .graph import Graph, check_graph_size, count_undirected_edges
 
 FEATURE_CHOICES = ("identity", "random", "none")
 
@@ -122,6 +122,12 @@ def load_mtx_graph(path, features: str = "identity", num_features: int = 16, see
     if not path.is_file():
         raise UserError(f"{path}: no such file")
     mm = read_mtx(path)
+    if mm.shape[0] != mm.shape[1]:
+        raise UserError(f"{path}: adjacency must be square, found {mm.shape[0]} x "
+                        f"{mm.shape[1]}")
+    # the size line is a size read from a file: checked before the CSR arrays of n + 1 are
+    # made (found by fuzzing: a size of 2^40 asked for 8 TiB)
+    check_graph_size(mm.shape[0], 0 if mm.dense else int(np.shape(mm.rows)[0]), str(path))
     m = sp.csr_matrix(mm.array) if mm.dense else \
         sp.csr_matrix((mm.values, (mm.rows, mm.cols)), shape=mm.shape)
     if m.shape[0] != m.shape[1]:
@@ -172,7 +178,7 @@ def split_options(source: str) -> tuple[str, dict[str, str]]:
 
 
 def load_graph(source: str, features: str = "identity", num_features: int = 16,
-               seed: int = 0) -> Graph:
+               seed: int = 0, progress=None) -> Graph:
     """A graph by name or path (what a `--graph` option takes):
     - `karate` (built in);
     - `synthetic:...`: a seeded Chung-Lu graph (fuseflowc.data.synthetic), e.g.
@@ -182,6 +188,7 @@ def load_graph(source: str, features: str = "identity", num_features: int = 16,
     - `PATH.npy`: a PyG `edge_index` (fuseflowc.data.pyg);
     - `PATH.mtx`: a Matrix Market adjacency.
     Features apply where the source has none; `seed` is also a synthetic graph's default seed.
+    `progress` (a fuseflowc.data.progress.WorkProgress) reports a synthetic graph's drawing.
     """
     from .synthetic import is_synthetic
 
@@ -189,7 +196,7 @@ def load_graph(source: str, features: str = "identity", num_features: int = 16,
         return karate_club(features, num_features, seed)
     if is_synthetic(source):
         from .synthetic import synthetic_graph
-        g = synthetic_graph(source, seed)
+        g = synthetic_graph(source, seed, progress)
         if g.features is None:
             g.features = _make_features(features, g.num_nodes, num_features, seed)
         return g

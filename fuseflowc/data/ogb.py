@@ -37,7 +37,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..diagnostics import UserError
-from .graph import Graph, undirected_adjacency
+from ..limits import check_memory
+from .graph import Graph, check_graph_size, undirected_adjacency
 
 _CHUNK = 1 << 24   # bytes of text parsed at a time: bounds memory, keeps line numbers
 
@@ -52,6 +53,7 @@ def read_csv_numbers(path: Path, dtype, columns: int | None = None) -> np.ndarra
     Every line must have the same number of columns (`columns` when given); errors name the
     file and line."""
     parts: list[np.ndarray] = []
+    held = 0
     line0 = 1
     tail = b""
     try:
@@ -65,6 +67,10 @@ def read_csv_numbers(path: Path, dtype, columns: int | None = None) -> np.ndarra
                     cut = data.rfind(b"\n") + 1
                     block, tail = data[:cut], data[cut:]
                 if block.strip():
+                    # what is held must fit once more (the concatenation): a file that unzips
+                    # to more than memory holds is refused, not a MemoryError
+                    held += len(block) * 2
+                    check_memory(held, f"{path}: reading {line0 - 1:,} lines and more")
                     arr = _parse_block(path, block, line0, dtype)
                     if columns is None:
                         columns = arr.shape[1]
@@ -182,28 +188,22 @@ def load_ogb_graph(path, relation: str | None = None):
         raise UserError(f"{d / 'num-node-list.csv.gz'}: holds {len(counts)} graphs; only "
                         f"single-graph data sets (ogbn-*, ogbl-*) are graphs here")
     n = counts[0]
+    if n < 0:
+        raise UserError(f"{d / 'num-node-list.csv.gz'}:1: a node count must be >= 0, not {n}")
+    check_graph_size(n, 0, str(d / "num-node-list.csv.gz"))  # before the edges are read
     u, v = _edges(d / "edge.csv.gz", n)
     if (d / "num-edge-list.csv.gz").is_file():
         m = _one_int_per_line(d / "num-edge-list.csv.gz")
         if m != [u.shape[0]]:
             raise UserError(f"{d / 'num-edge-list.csv.gz'}: says {m} edges, edge.csv.gz has "
                             f"{u.shape[0]}")
-    return Graph(name, undirected_adjacency(n, u, v), _features(d / "node-feat.csv.gz", n),
+    return Graph(name, undirected_adjacency(n, u, v, str(d)), _features(d / "node-feat.csv.gz", n),
                  _labels(d / "node-label.csv.gz", n))
 
 
 def _hetero(d: Path, name: str, relation: str | None):
-    head = read_text_gz(d / "num-node-dict.csv.gz").strip().split("\n")
-    if len(head) != 2:
-        raise UserError(f"{d / 'num-node-dict.csv.gz'}: expected a line of node types and a "
-                        f"line of counts")
-    types = [t.strip() for t in head[0].split(",")]
-    try:
-        counts = dict(zip(types, (int(x) for x in head[1].split(","))))
-    except ValueError:
-        raise UserError(f"{d / 'num-node-dict.csv.gz'}:2: expected integer counts") from None
-    triplets = sorted(tuple(x.strip() for x in ln.split(","))
-                      for ln in read_text_gz(d / "triplet-type-list.csv.gz").strip().split("\n"))
+    counts = _node_dict(d / "num-node-dict.csv.gz")
+    triplets = _triplets(d / "triplet-type-list.csv.gz", counts)
     names = ["___".join(t) for t in triplets]
     if relation is None:
         same = [nm for nm, t in zip(names, triplets) if t[0] == t[2]]
@@ -215,12 +215,13 @@ def _hetero(d: Path, name: str, relation: str | None):
         order = sorted(counts)
         offset = dict(zip(order, np.cumsum([0] + [counts[t] for t in order])[:-1].tolist()))
         n = sum(counts.values())
+        check_graph_size(n, 0, str(d / "num-node-dict.csv.gz"))  # before the edges are read
         us, vs = [], []
         for nm, (h, _, t) in zip(names, triplets):
             u, v = _edges(d / "relations" / nm / "edge.csv.gz", counts[h], counts[t])
             us.append(u + offset[h])
             vs.append(v + offset[t])
-        adj = undirected_adjacency(n, np.concatenate(us), np.concatenate(vs))
+        adj = undirected_adjacency(n, np.concatenate(us), np.concatenate(vs), str(d))
         feats = _stacked_features(d, order, counts)
         return Graph(f"{name}-all", adj, feats, None)
     if relation not in names:
@@ -230,10 +231,53 @@ def _hetero(d: Path, name: str, relation: str | None):
         raise UserError(f"{d}: relation {relation} joins {h} and {t} nodes; a graph here is "
                         f"one node type (or relation=all)")
     n = counts[h]
+    check_graph_size(n, 0, str(d / "num-node-dict.csv.gz"))  # before the edges are read
     u, v = _edges(d / "relations" / relation / "edge.csv.gz", n)
-    return Graph(f"{name}-{relation.split('___')[1]}", undirected_adjacency(n, u, v),
+    return Graph(f"{name}-{relation.split('___')[1]}", undirected_adjacency(n, u, v, str(d)),
                  _features(d / "node-feat" / h / "node-feat.csv.gz", n),
                  _labels(d / "node-label" / h / "node-label.csv.gz", n))
+
+
+def _node_dict(path: Path) -> dict[str, int]:
+    """num-node-dict.csv.gz: a line of node types and a line of as many counts (>= 0)."""
+    head = read_text_gz(path).strip().split("\n")
+    if len(head) != 2:
+        raise UserError(f"{path}: expected a line of node types and a line of counts")
+    types = [t.strip() for t in head[0].split(",")]
+    fields = [x.strip() for x in head[1].split(",")]
+    if len(fields) != len(types) or len(set(types)) != len(types) or not all(types):
+        raise UserError(f"{path}: expected {len(types)} distinct node types on line 1 and as "
+                        f"many counts on line 2, found {len(set(types))} and {len(fields)}")
+    bad = next((x for x in fields if not (x.isascii() and x.isdigit()) or len(x) > 30), None)
+    if bad is not None:
+        raise UserError(f"{path}:2: expected counts (whole numbers >= 0), found '{bad[:40]}'")
+    return dict(zip(types, (int(x) for x in fields)))
+
+
+def _triplets(path: Path, counts: dict[str, int]) -> list[tuple[str, str, str]]:
+    """triplet-type-list.csv.gz: one relation `head,relation,tail` per line, sorted; each node
+    type one of num-node-dict's (found by fuzzing: a line of two fields and an unknown type
+    were an IndexError and a KeyError)."""
+    out = []
+    for k, ln in enumerate(read_text_gz(path).split("\n"), 1):
+        if not ln.strip():
+            continue
+        t = tuple(x.strip() for x in ln.split(","))
+        if len(t) != 3 or not all(t):
+            raise UserError(f"{path}:{k}: expected head,relation,tail, found "
+                            f"'{ln.strip()[:80]}'")
+        if any("/" in x or "\\" in x or x in (".", "..") for x in t):
+            # the names become a directory under relations/: they stay inside it
+            raise UserError(f"{path}:{k}: a relation's names may not hold '/' or be '.' or "
+                            f"'..', found '{ln.strip()[:80]}'")
+        unknown = [x for x in (t[0], t[2]) if x not in counts]
+        if unknown:
+            raise UserError(f"{path}:{k}: node type '{unknown[0][:40]}' is not in "
+                            f"num-node-dict.csv.gz (it has {', '.join(sorted(counts))})")
+        out.append(t)
+    if not out:
+        raise UserError(f"{path}: no relations")
+    return sorted(out)
 
 
 def _stacked_features(d: Path, order: list[str], counts: dict) -> sp.csr_matrix | None:

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..diagnostics import UserError
-from .graph import Graph, undirected_adjacency
+from .graph import Graph, check_graph_size, undirected_adjacency
 
 
 def _load(path: Path) -> dict[str, np.ndarray]:
@@ -59,10 +59,11 @@ def load_edge_index_graph(path):
             else ""
         raise UserError(f"{path}: edge_index must be a 2 x E integer array, found shape "
                         f"{e.shape} of {e.dtype}{hint}")
-    e = e.astype(np.int64)
-    if e.size and e.min() < 0:
-        raise UserError(f"{path}: edge_index has a negative node id")
+    if e.size and int(e.min()) < 0:  # (compared as Python ints: a uint64 of 2^64 - 1 is no
+        raise UserError(f"{path}: edge_index has a negative node id "  # negative number)
+                        f"{int(e.min())}")
     guess = int(e.max()) + 1 if e.size else 0
+    check_graph_size(guess, e.shape[1], f"{path} (largest node id {guess - 1:,})")
     n = guess
     if "num_nodes" in a:
         nn = np.asarray(a["num_nodes"])
@@ -70,6 +71,10 @@ def load_edge_index_graph(path):
             raise UserError(f"{path}: num_nodes must be one integer >= the largest node id + 1 "
                             f"({guess})")
         n = int(nn.reshape(-1)[0])
+    # before the edges are converted and any array of n is made (found by fuzzing: a node id
+    # or num_nodes of 2^40 asked for 8 TiB)
+    check_graph_size(n, e.shape[1], str(path))
+    e = e.astype(np.int64)
     feats = None
     if "x" in a:
         x = np.asarray(a["x"])
@@ -84,4 +89,4 @@ def load_edge_index_graph(path):
         if y.shape != (n,) or y.dtype.kind not in "iu":
             raise UserError(f"{path}: y must hold one integer class per node ({n})")
         labels = y.astype(np.int64)
-    return Graph(path.stem, undirected_adjacency(n, e[0], e[1]), feats, labels)
+    return Graph(path.stem, undirected_adjacency(n, e[0], e[1], str(path)), feats, labels)

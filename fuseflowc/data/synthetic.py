@@ -31,8 +31,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..diagnostics import UserError
+from ..limits import check_memory
 from .gen import nonzero_uniform
-from .graph import Graph, symmetric_adjacency, unique_sorted
+from .graph import Graph, adjacency_bytes, check_graph_size, symmetric_adjacency, unique_sorted
 
 PREFIX = "synthetic:"
 
@@ -69,8 +70,15 @@ class SyntheticSpec:
         for f in fields(self):
             v = getattr(self, f.name)
             if f.name != "name" and v != f.default:
-                parts.append(f"{f.name}={v:g}" if isinstance(v, float) else f"{f.name}={v}")
+                parts.append(f"{f.name}={_number(v)}" if isinstance(v, float)
+                             else f"{f.name}={v}")
         return PREFIX + ",".join(parts)
+
+
+def _number(v: float) -> str:
+    """A float as short as `:g` writes it when that reads back the same, else in full (found by
+    fuzzing: exponent=1.0000001 was reported as "exponent=1")."""
+    return f"{v:g}" if float(f"{v:g}") == v else repr(v)
 
 
 _CONVERT = {"nodes": int, "edges": int, "features": int, "density": float, "exponent": float,
@@ -125,11 +133,11 @@ def _check(source: str, s: SyntheticSpec, given: set[str]) -> None:
     if s.edges < 0 or s.features < 0:
         bad("edges and features must be non-negative")
     if not 0.0 <= s.density <= 1.0 or not math.isfinite(s.density):
-        bad(f"density={s.density:g}: expected a fraction between 0 and 1")
+        bad(f"density={_number(s.density)}: expected a fraction between 0 and 1")
     if not (math.isfinite(s.exponent) and s.exponent > 2.0):
-        bad(f"exponent={s.exponent:g}: a power law with a finite mean needs an exponent > 2")
+        bad(f"exponent={_number(s.exponent)}: a power law with a finite mean needs an exponent > 2")
     if s.max_degree is not None and not (math.isfinite(s.max_degree) and s.max_degree >= 1):
-        bad(f"max_degree={s.max_degree:g}: expected a number >= 1")
+        bad(f"max_degree={_number(s.max_degree)}: expected a number >= 1")
     if s.seed is not None and s.seed < 0:  # numpy's generators refuse negative seeds
         bad(f"seed={s.seed}: expected an integer >= 0")
 
@@ -150,10 +158,21 @@ def _degree_file(path: str) -> np.ndarray:
     return d
 
 
-def power_law_weights(n: int, mean: float, exponent: float, max_degree: float) -> np.ndarray:
+#: Work units (about nanoseconds of one core) per element of each step of drawing a graph,
+#: measured on ogbn-mag's size: what the progress report's time left is scaled by.
+WORK_PER_NODE_ITERATION = 27     # one bisection step of the weights, per node
+WORK_PER_DRAWN_PAIR = 320        # drawing (half), deduplicating and sorting (half) a pair
+WORK_PER_EDGE = 260              # the adjacency, per edge
+WORK_PER_FEATURE = 170           # a stored feature value
+BISECTION_STEPS = 60
+
+
+def power_law_weights(n: int, mean: float, exponent: float, max_degree: float,
+                      tick=None) -> np.ndarray:
     """Expected degrees w_i = c (i + i0)^(-1 / (exponent - 1)), i = 0..n-1 (Chung and Lu's
     power-law sequence), in decreasing order, with mean exactly `mean` and largest exactly
-    `max_degree` (when the mean allows it: at most n * mean, at least the mean)."""
+    `max_degree` (when the mean allows it: at most n * mean, at least the mean). `tick()`, if
+    given, is called after each of the BISECTION_STEPS steps."""
     if n == 0 or mean <= 0:
         return np.zeros(n)
     a = 1.0 / (exponent - 1.0)
@@ -164,20 +183,23 @@ def power_law_weights(n: int, mean: float, exponent: float, max_degree: float) -
         return i0 ** -a / np.mean((i + i0) ** -a)
     # ratio falls from n (i0 -> 0) towards 1 (i0 -> inf): bisect log i0
     lo, hi = -30.0, 30.0 + math.log(n + 1)
-    for _ in range(60):
+    for _ in range(BISECTION_STEPS):
         mid = (lo + hi) / 2
         if ratio(math.exp(mid)) > target:
             lo = mid
         else:
             hi = mid
+        if tick is not None:
+            tick()
     w = (i + math.exp((lo + hi) / 2)) ** -a
     return w * (mean * n / w.sum())
 
 
 def chung_lu_edges(weights: np.ndarray, edges: int, rng: np.random.Generator,
-                   source: str = "synthetic") -> tuple[np.ndarray, np.ndarray]:
+                   source: str = "synthetic", tick=None) -> tuple[np.ndarray, np.ndarray]:
     """`edges` distinct undirected edges (u < v, no self loops, sorted) with endpoints drawn
-    proportionally to `weights`."""
+    proportionally to `weights`. `tick(pairs, round)`, if given, is called twice a round of
+    drawing (after the draw, after the deduplication), with half the pairs drawn each."""
     n = weights.shape[0]
     if edges == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -188,13 +210,18 @@ def chung_lu_edges(weights: np.ndarray, edges: int, rng: np.random.Generator,
         raise UserError(f"{source}: fewer than two nodes have a non-zero degree")
     p = weights / weights.sum()
     keys = np.zeros(0, np.int64)          # the distinct pairs drawn so far, as lo * n + hi
-    for _ in range(_MAX_ROUNDS):
+    for rnd in range(_MAX_ROUNDS):
         missing = edges - keys.shape[0]
-        u, v = _endpoint_pairs(rng, p, int(missing * _OVERDRAW) + 64)
+        drawn = int(missing * _OVERDRAW) + 64
+        u, v = _endpoint_pairs(rng, p, drawn)
+        if tick is not None:
+            tick(drawn / 2, rnd + 1)
         keep = u != v
         u, v = u[keep], v[keep]
         lo, hi = np.minimum(u, v), np.maximum(u, v)
         keys = unique_sorted(np.concatenate([keys, lo * n + hi]))
+        if tick is not None:
+            tick(drawn / 2, rnd + 1)
         if keys.shape[0] >= edges:
             # more distinct pairs than wanted: keep a uniform random subset of them
             if keys.shape[0] > edges:
@@ -238,23 +265,65 @@ def random_features(n: int, f: int, density: float, rng: np.random.Generator
     return m
 
 
-def synthetic_graph(source: str, seed: int = 0):
-    """The Graph a `synthetic:...` spec describes (its own seed= wins over `seed`)."""
+def synthetic_bytes(n: int, edges: int, features: int, density: float) -> int:
+    """About the most bytes drawing a synthetic graph holds at once: float64 arrays of n (the
+    weights, their bisection's temporaries, the probabilities, the shuffle), int64 arrays of
+    the drawn pairs (both endpoints, their keys, the sort) and the adjacency, and the features
+    (positions, values; the whole n x features grid when dense enough for a permutation)."""
+    k = int(round(density * n * features))
+    grid = 8 * n * features if k * 50 > n * features else 0
+    return 56 * n + 96 * edges + adjacency_bytes(n, edges) + 40 * k + 8 * n + grid
+
+
+def check_synthetic_size(source: str, n: int, edges: int, features: int,
+                         density: float) -> None:
+    """Refuse a synthetic graph whose drawing would not fit in memory, before anything is
+    allocated (found by fuzzing: nodes=10^9 was a MemoryError)."""
+    check_graph_size(n, edges, source)
+    check_memory(synthetic_bytes(n, edges, features, density),
+                 f"{source}: drawing {n:,} nodes, {edges:,} edges and {features:,} features")
+
+
+def synthetic_graph(source: str, seed: int = 0, progress=None):
+    """The Graph a `synthetic:...` spec describes (its own seed= wins over `seed`).
+    `progress` (a fuseflowc.data.progress.WorkProgress, or None) is told the work and each
+    step's share of it."""
     s = parse_synthetic(source)
     if s.degrees is not None:
         weights = _degree_file(s.degrees)
         n = weights.shape[0]
         edges = s.edges if s.edges else int(round(weights.sum() / 2))
+        check_synthetic_size(source, n, edges, s.features, s.density)
     else:
         n, edges = s.nodes, s.edges
+        check_synthetic_size(source, n, edges, s.features, s.density)
+    k = int(round(s.density * n * s.features))
+    if progress is not None:
+        progress.add_work((BISECTION_STEPS * n * WORK_PER_NODE_ITERATION
+                           if s.degrees is None else 0)
+                          + edges * _OVERDRAW * WORK_PER_DRAWN_PAIR + edges * WORK_PER_EDGE
+                          + k * WORK_PER_FEATURE)
+
+    def weights_tick():
+        progress.advance(n * WORK_PER_NODE_ITERATION, "the degree weights")
+
+    def edges_tick(pairs, rnd):
+        progress.advance(pairs * WORK_PER_DRAWN_PAIR, f"drawing edges (round {rnd})")
+    if s.degrees is None:
         cap = s.max_degree if s.max_degree is not None else math.sqrt(2 * edges)
-        weights = power_law_weights(n, 2 * edges / n, s.exponent, cap)
+        weights = power_law_weights(n, 2 * edges / n, s.exponent, cap,
+                                    weights_tick if progress is not None else None)
     seq = np.random.SeedSequence(s.seed if s.seed is not None else seed)
     graph_seq, feat_seq = seq.spawn(2)
     rng = np.random.default_rng(graph_seq)
-    u, v = chung_lu_edges(weights, edges, rng, source)
+    u, v = chung_lu_edges(weights, edges, rng, source,
+                          edges_tick if progress is not None else None)
     perm = rng.permutation(n)
-    adj = symmetric_adjacency(n, perm[u], perm[v])
+    adj = symmetric_adjacency(n, perm[u], perm[v], source)
+    if progress is not None:
+        progress.advance(edges * WORK_PER_EDGE, "the adjacency")
     feats = random_features(n, s.features, s.density, np.random.default_rng(feat_seq)) \
         if s.features else None
+    if progress is not None:
+        progress.advance(k * WORK_PER_FEATURE, "the features")
     return Graph(s.name, adj, feats, None)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from ..diagnostics import UserError
 from ..formats import shorthand
 from ..lang import ast
+from ..limits import MAX_ADVISOR_CANDIDATES
 from .cost import Cost
 
 
@@ -101,7 +102,12 @@ def advise(program: ast.Program, tensor: str, matrix, sizes: dict[str, int], arc
     for d, n in zip(program.tensor(tensor).dims, matrix.shape):
         if isinstance(d, str):
             sizes[d] = n
-    for parts in candidates(matrix.shape, blocks, thresholds):
+    cands = candidates(matrix.shape, blocks, thresholds)
+    if len(cands) > MAX_ADVISOR_CANDIDATES:
+        raise UserError(f"--blocks and --thresholds make {len(cands):,} candidate "
+                        f"decompositions of {tensor}; at most {MAX_ADVISOR_CANDIDATES} are "
+                        f"costed (each is compiled): give fewer block sizes or thresholds")
+    for parts in cands:
         prog = base
         if parts:
             d = ast.Decompose(tensor, tuple(

@@ -11,6 +11,10 @@ temporary directory, under a wall-clock and a memory limit. The pieces:
                text inputs;
   datamut.py   mutations of data directories (headers, shapes, dtypes, values, file kinds);
   cases.py     a case: a subcommand, its options (good and bad values), its input files;
+  families/    the families of cases (one registry line each: name, subcommand, weight,
+               builder) and the builders of the generated ones (plan, graph readers, formats,
+               loops, sweeps, damaged results, the differential runs of both engines);
+  twins.py     comparing a differential case's two runs (the two engines);
   execute.py   running a case in a forked child and recording what it did;
   classify.py  the outcome of a run (ok, user-error, internal, hang, crash, leftover, clobber,
                perm, silent) and the key that tells distinct failures apart;

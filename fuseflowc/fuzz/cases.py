@@ -1,7 +1,8 @@
 """Fuzz cases: one subcommand with its options and input files, made from the corpus by a seed.
 
-`make_case(corpus, seed, index)` picks a subcommand (every one of COMMANDS), an input of the
-kind it reads (now and then one of another kind, or stdin), maybe mutates it (textmut) and the
+`make_case(corpus, seed, index)` picks a family (fuseflowc.fuzz.families: every subcommand has
+some), whose builder makes the case; the plain one-subcommand families (`command_case`) pick an
+input of the kind it reads (now and then one of another kind, or stdin), maybe mutates it (textmut) and the
 data directory it reads (datamut), and picks options, mostly with good values and sometimes with
 bad ones: sizes and densities (zero, negative, 20 and 5000 digits, nan, inf, text), arch values,
 channel depths, pipelines, schedule directives, order numbers, and outputs that are odd places
@@ -26,10 +27,6 @@ from .datamut import mutate_data, mutate_file, mutate_tree
 from .sandbox import Entry, Special
 from .textmut import TextMutator
 
-#: Every subcommand, with its weight in the mix (cheap ones more often; all of them always).
-COMMANDS: dict[str, int] = {"check": 10, "fuse": 10, "orders": 6, "lower": 10, "opt": 10,
-                            "simulate": 12, "dot": 6, "estimate": 9, "run": 9, "gen-data": 8,
-                            "graph": 5, "sweep": 4, "report": 6}
 #: The seed kind each command reads (estimate reads all three IRs).
 READS = {"check": ("program",), "fuse": ("program",), "orders": ("program",),
          "run": ("program",), "gen-data": ("program",), "lower": ("fused",),
@@ -81,10 +78,24 @@ class Case:
     made: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     mutated: list[str] = field(default_factory=list)
+    family: str = ""
+    #: (differential cases) the option groups that, swapped for `twin[0]`, make the run on the
+    #: other engine: the driver runs both and compares them (fuseflowc.fuzz.twins)
+    twin: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+    #: (plan cases) the output a successful run writes, which `fuse` must then accept: the
+    #: driver runs `fuse` on it (a plan that does not compile is `wrong`)
+    then_fuse: str | None = None
 
     @property
     def argv(self) -> list[str]:
         return [self.command, *(a for g in self.args for a in g)]
+
+    @property
+    def twin_argv(self) -> list[str]:
+        """The command line of the differential twin run (the other engine)."""
+        assert self.twin is not None
+        mine, other = self.twin
+        return [self.command, *(a for g in self.args for a in (other if g == mine else g))]
 
 
 def norm(path: str) -> str | None:
@@ -597,15 +608,28 @@ class _Builder:
         names = self.names(seed)
         getattr(self, {"opt": "opt_", "gen-data": "gen_data"}.get(command, command))(seed, names)
         trace_cases.extend(self, command, seed)   # simulate --trace, dot --load
-        if self.chance(0.03):  # an unknown option or a stray argument
-            self.opt(self.pick(("--nope", "extra-arg", "-o", "--size")))
-        c.outputs = list(dict.fromkeys(c.outputs))
+        self.stray()
         return c
 
+    def stray(self) -> None:
+        if self.chance(0.03):  # an unknown option or a stray argument
+            self.opt(self.pick(("--nope", "extra-arg", "-o", "--size")))
 
-def make_case(corpus: Corpus, seed: int, index: int, commands: tuple[str, ...] = ()) -> Case:
-    """Case `index` of the run with `seed` (only `commands`, if given)."""
+
+def make_case(corpus: Corpus, seed: int, index: int, families: tuple[str, ...] = ()) -> Case:
+    """Case `index` of the run with `seed`: a family picked by weight (only `families`, given
+    by family or command name, if any), which builds it (fuseflowc.fuzz.families)."""
+    from .families import pick_family
+
     b = _Builder(corpus, seed, index)
-    pool = {k: w for k, w in COMMANDS.items() if not commands or k in commands}
-    command = b.rng.choices(sorted(pool), weights=[pool[k] for k in sorted(pool)])[0]
-    return b.build(command)
+    fam = pick_family(b.rng, families)
+    b.case.family = fam.name
+    fam.builder()(b, fam)
+    c = b.case
+    c.outputs = list(dict.fromkeys(c.outputs))
+    return c
+
+
+def command_case(b: _Builder, family) -> None:
+    """A family that is one subcommand with its seeds and options (the builder's method)."""
+    b.build(family.command)

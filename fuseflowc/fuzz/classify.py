@@ -15,6 +15,8 @@ Outcomes, worst first (a run gets the first that applies):
   silent     exit 1 or 2 with nothing on stderr (and no -q);
   wrong      `simulate --check` of an unmutated graph found the simulator and the reference
              evaluator disagreeing (on the seed's data or mutated data that both accept);
+  differ     (differential cases) the two engines ran the same case differently: exit status,
+             the JSON report (wall times aside) or the messages (fuseflowc.fuzz.twins);
   warning    success or a clean error, but a Python warning leaked onto stderr;
   user-error exit 1 or 2 with a message;
   ok         exit 0.
@@ -36,10 +38,11 @@ from .cases import Case
 from .execute import ESCAPED, Run
 from .sandbox import Changes, Stat
 
-OUTCOMES = ("ok", "user-error", "warning", "silent", "wrong", "perm", "leftover", "clobber",
-            "internal", "crash", "hang")
+OUTCOMES = ("ok", "user-error", "warning", "silent", "wrong", "differ", "perm", "leftover",
+            "clobber", "internal", "crash", "hang")
 #: Outcomes that are defects (`make fuzz` and the test suite's run fail on any).
-FAILURES = ("silent", "wrong", "perm", "leftover", "clobber", "internal", "crash", "hang")
+FAILURES = ("silent", "wrong", "differ", "perm", "leftover", "clobber", "internal", "crash",
+            "hang")
 #: What `simulate --check` says when the simulator and the reference evaluator disagree.
 MISMATCH = "simulated outputs differ from the expected ones"
 
@@ -134,7 +137,7 @@ def _file_outcome(case: Case, run: Run, changes: Changes, after: dict[str, Stat]
     made = [work(m) for m in case.made]
     # `sweep --strict` exits 1 when a configuration failed, its rows written as without it
     ok = run.exit_code == 0 or (cmd == "sweep" and run.exit_code == 1
-                                and "--strict makes this exit 1" in run.stderr)
+                                and "exit 1 (--strict)" in run.stderr)
     lost = [p for p in changes.removed + changes.modified if not p.startswith("tmp")]
     new = [p for p in changes.added if not p.startswith("tmp")]
     if not ok:

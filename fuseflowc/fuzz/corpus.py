@@ -68,6 +68,20 @@ density = 0.3
 seed = 1
 """
 
+FAILING_SPEC = """\
+# A sweep whose configurations fail (a schedule naming no index): rows with status error,
+# and `--strict` exits 1.
+timeout = 5
+
+[[programs]]
+path = "../../ir_examples/kernels/spmv.ff"
+schedule = ["parallelize y: zz by 2"]
+
+[[data]]
+name = "tiny"
+sizes = { I = 4, J = 3 }
+"""
+
 DIR_SPEC = """\
 # A sweep over an existing data directory (made by gen-data when the corpus was built).
 [[programs]]
@@ -142,6 +156,8 @@ def _stamp(repo: Path, scope: str) -> str:
                 h.update(f.relative_to(repo).as_posix().encode())
                 h.update(hashlib.sha256(f.read_bytes()).digest())
     h.update((repo / "tests/golden/sweep/fixture.jsonl").read_bytes())
+    for f in sorted((repo / "fuseflowc/plan/warehouse").glob("*.toml")):
+        h.update(f.read_bytes())
     return h.hexdigest()
 
 
@@ -364,6 +380,7 @@ def _build(repo: Path, root: Path, scope: str, log) -> tuple[dict[str, list[Seed
     specs = root / "seeds/specs"
     specs.mkdir(parents=True)
     (specs / "small.toml").write_text(SMALL_SPEC)
+    (specs / "failing.toml").write_text(FAILING_SPEC)
     if "data/kernels/spmv" in data_of.values():
         (specs / "dir.toml").write_text(DIR_SPEC)
     spec_files = sorted(p.relative_to(root).as_posix() for p in specs.glob("*.toml"))
@@ -386,6 +403,12 @@ def _build(repo: Path, root: Path, scope: str, log) -> tuple[dict[str, list[Seed
     seeds["arch"] = [Seed("arch", f"seeds/arch/{n}") for n in ("arch.toml", "small.toml")]
 
     seeds["graph"] = _make_graphs(b, root)
+    seeds["matrix"] = _make_matrices(root)
+    wh = root / "seeds/warehouse"
+    wh.mkdir(parents=True)
+    for f in sorted((repo / "fuseflowc/plan/warehouse").glob("*.toml"))[:3]:
+        shutil.copy(f, wh / f.name)
+    seeds["warehouse"] = [Seed("warehouse", "seeds/warehouse")]
 
     shutil.rmtree(root / ".build", ignore_errors=True)
     if log:
@@ -432,6 +455,33 @@ def _make_graphs(b: _Builder, root: Path) -> list[Seed]:
     files = [f"seeds/graphs/{f}" for f in ("karate.npz", "edge_index.npy", "pyg.npz",
                                            "karate.mtx", "ogb")]
     return [Seed("graph", g) for g in (*GRAPH_NAMES, *files) if b.run(["graph", g])[0]]
+
+
+def _make_matrices(root: Path) -> list[Seed]:
+    """Matrix Market files for `decompose-advisor`: a 16 x 16 matrix with dense 2 x 2 and
+    4 x 4 blocks and scattered entries, a 12 x 12 symmetric pattern, an 8 x 8 integer one."""
+    import numpy as np
+
+    d = root / "seeds/matrices"
+    d.mkdir(parents=True)
+    rng = np.random.default_rng(3)
+    dense = np.zeros((16, 16))
+    dense[0:4, 0:4] = 1.5
+    dense[8:10, 6:8] = -2.0
+    mask = rng.random((16, 16)) < 0.08
+    dense[mask] = np.round(rng.uniform(-1, 1, mask.sum()), 3) + 0.001
+    rows, cols = np.nonzero(dense)
+    (d / "blocks.mtx").write_text(
+        f"%%MatrixMarket matrix coordinate real general\n16 16 {rows.size}\n"
+        + "".join(f"{r + 1} {c + 1} {dense[r, c]:g}\n" for r, c in zip(rows, cols)))
+    pairs = sorted({(max(a, b), min(a, b)) for a, b in rng.integers(0, 12, (20, 2))})
+    (d / "sym.mtx").write_text(
+        f"%%MatrixMarket matrix coordinate pattern symmetric\n12 12 {len(pairs)}\n"
+        + "".join(f"{a + 1} {b + 1}\n" for a, b in pairs))
+    (d / "ints.mtx").write_text("%%MatrixMarket matrix coordinate integer general\n8 8 5\n"
+                                "1 1 3\n2 5 -1\n4 4 7\n8 1 2\n8 8 1\n")
+    return [Seed("matrix", f"seeds/matrices/{n}") for n in ("blocks.mtx", "sym.mtx",
+                                                            "ints.mtx")]
 
 
 def _jsonl_to_csv(src: Path, dst: Path) -> None:

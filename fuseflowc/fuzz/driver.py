@@ -11,6 +11,7 @@ mutated, the output of the original and of the minimized run).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shlex
@@ -23,12 +24,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .cases import COMMANDS, Case, make_case
+from .cases import Case, make_case
 from .classify import FAILURES, OUTCOMES, Verdict, classify
 from .corpus import Corpus, build_corpus
 from .execute import SANDBOX_FAILED, Child, Limits, Run, wait_any
+from .families import BY_NAME, FAMILIES
 from .minimize import Budget, minimize
 from .sandbox import diff, materialize, snapshot
+from .twins import combine, compare
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -52,12 +55,14 @@ class Summary:
 
     cases: int = 0
     seconds: float = 0.0
-    counts: dict[str, Counter] = field(default_factory=dict)
+    counts: dict[str, Counter] = field(default_factory=dict)      # family -> outcomes
+    commands: Counter = field(default_factory=Counter)            # subcommand -> cases
     failures: dict[tuple, Failure] = field(default_factory=dict)
 
     def add(self, case: Case, verdict: Verdict, run: Run) -> None:
         self.cases += 1
-        self.counts.setdefault(case.command, Counter())[verdict.outcome] += 1
+        self.counts.setdefault(case.family or case.command, Counter())[verdict.outcome] += 1
+        self.commands[case.command] += 1
         if verdict.key is not None:
             f = self.failures.get(verdict.key)
             if f is None:
@@ -83,6 +88,25 @@ class CaseRunner:
     def __init__(self, work: Path, limits: Limits):
         self.work = work
         self.limits = limits
+        self.made: dict[int, bytes] = {}   # case -> the output `fuse` must accept next
+
+    def fuse_output(self, case: Case, text: bytes, tag: str) -> Verdict:
+        """The verdict on `fuse` of a plan case's output (its program, beside the case's own
+        files): ok, or `wrong` when fuse rejects the plan, or the run's own failure."""
+        name = case.then_fuse
+        follow = Case(case.seed, case.index, "fuse", [(name,)], {**case.files, name: text},
+                      inputs=[name], family=case.family)
+        child, base, before = self.start(follow, tag + "-fuse")
+        try:
+            run = child.wait()
+        except BaseException:
+            child.kill()
+            raise
+        verdict = self.judge(follow, run, base, before)
+        if verdict.outcome == "user-error":
+            first = (run.stderr.strip().splitlines() or [""])[0]
+            return Verdict("wrong", ("wrong", "fuse rejects the plan", "plan"), first[:160])
+        return verdict
 
     def start(self, case: Case, tag: str) -> tuple[Child, Path, dict]:
         base = self.work / tag
@@ -101,6 +125,11 @@ class CaseRunner:
                                f"fuzzer):\n{run.stderr}")
         after = snapshot(base / "c")
         verdict = classify(case, run, diff(before, after), after)
+        if case.then_fuse and verdict.outcome == "ok":
+            try:
+                self.made[case.index] = (base / "c" / "work" / case.then_fuse).read_bytes()
+            except OSError:
+                pass
         _remove(base)
         return verdict
 
@@ -111,7 +140,28 @@ class CaseRunner:
         except BaseException:
             child.kill()
             raise
-        return self.judge(case, run, base, before), run
+        verdict = self.judge(case, run, base, before)
+        return self.twin(case, verdict, run, tag)
+
+    def twin(self, case: Case, verdict: Verdict, run: Run, tag: str) -> tuple[Verdict, Run]:
+        """A differential case's second run (the other engine), compared with the first: the
+        combined verdict (fuseflowc.fuzz.twins); a plan case's output through `fuse`. Other
+        cases pass through."""
+        made = self.made.pop(case.index, None)
+        if made is not None:
+            return self.fuse_output(case, made, tag), run
+        if case.twin is None:
+            return verdict, run
+        other = dataclasses.replace(case, args=[case.twin[1] if g == case.twin[0] else g
+                                                for g in case.args], twin=None)
+        child, base, before = self.start(other, tag + "-twin")
+        try:
+            run2 = child.wait()
+        except BaseException:
+            child.kill()
+            raise
+        verdict2 = self.judge(other, run2, base, before)
+        return combine(case.command, verdict, verdict2, compare(run, run2)), run
 
 
 def scratch_dir() -> str | None:
@@ -158,6 +208,8 @@ def run_cases(corpus: Corpus, runner: CaseRunner, seed: int, n: int, jobs: int =
                     still.append((case, child, base, before))
                     continue
                 verdict = runner.judge(case, run, base, before)
+                # (a differential case's twin runs here, while the other jobs go on)
+                verdict, run = runner.twin(case, verdict, run, f"case{case.index}")
                 summary.add(case, verdict, run)
                 if record:
                     record(case, verdict, run)
@@ -181,14 +233,16 @@ def ordered_failures(summary: Summary) -> list[Failure]:
 
 
 def table(summary: Summary, seed: int, limits: Limits, jobs: int) -> str:
-    """The table of outcomes per command, and the distinct failures."""
+    """The table of outcomes per family (with the subcommand it runs), the cases per
+    subcommand, and the distinct failures."""
     cols = [o for o in OUTCOMES]
-    rows = [["command", "cases", *cols]]
-    for cmd in sorted(summary.counts):
-        c = summary.counts[cmd]
-        rows.append([cmd, str(sum(c.values())), *(str(c[o]) for o in cols)])
+    rows = [["family", "command", "cases", *cols]]
+    for fam in sorted(summary.counts):
+        c = summary.counts[fam]
+        cmd = BY_NAME[fam].command if fam in BY_NAME else fam
+        rows.append([fam, cmd, str(sum(c.values())), *(str(c[o]) for o in cols)])
     t = summary.total()
-    rows.append(["total", str(summary.cases), *(str(t[o]) for o in cols)])
+    rows.append(["total", "", str(summary.cases), *(str(t[o]) for o in cols)])
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = [f"fuseflowc fuzz: {summary.cases} cases, seed {seed}, {summary.seconds:.0f} s "
              f"({summary.cases / max(summary.seconds, 1e-9):.1f} cases/s, {jobs} job(s)), "
@@ -198,6 +252,8 @@ def table(summary: Summary, seed: int, limits: Limits, jobs: int) -> str:
                                for i, (v, w) in enumerate(zip(r, widths))).rstrip())
         if k == 0 or k == len(rows) - 2:
             lines.append("  ".join("-" * w for w in widths))
+    lines += ["", "cases per subcommand: " + ", ".join(
+        f"{cmd} {n}" for cmd, n in sorted(summary.commands.items()))]
     fails = ordered_failures(summary)
     lines += ["", f"failures: {summary.fatal()} cases, {len(fails)} distinct (outcome, what, "
                   f"where)"]
@@ -271,7 +327,8 @@ def _record_to(path: Path):
     fh = open(path, "w", encoding="utf-8")
 
     def record(case: Case, verdict: Verdict, run: Run) -> None:
-        fh.write(json.dumps({"case": case.index, "command": case.command,
+        fh.write(json.dumps({"case": case.index, "family": case.family,
+                             "command": case.command,
                              "outcome": verdict.outcome, "key": verdict.key,
                              "seconds": round(run.seconds, 3), "argv": case.argv,
                              "notes": case.notes}) + "\n")
@@ -284,11 +341,13 @@ def prepare() -> None:
     starts with the parsers built (and Lark writes no cache file into its temp directory)."""
     import importlib
 
-    from fuseflowc.cli import _module_name
+    from fuseflowc.cli import COMMANDS, _module_name
     from fuseflowc.pipeline import import_stages
     from fuseflowc.syntax import parser
     for name in COMMANDS:
         importlib.import_module(_module_name(name))
+    for fam in FAMILIES:
+        fam.builder()
     import_stages()
     for mod in ("scipy.sparse", "scipy.io"):
         importlib.import_module(mod)
@@ -340,7 +399,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", "-j", type=int, default=1, help="cases run at once")
     ap.add_argument("--minimize-seconds", type=float, default=60.0,
                     help="time to shrink each distinct failure (0: save it as found)")
-    ap.add_argument("--commands", default="", help="only these subcommands (comma-separated)")
+    ap.add_argument("--commands", "--families", default="",
+                    help="only these families or subcommands (comma-separated)")
     ap.add_argument("--scope", choices=("full", "small"), default="full",
                     help="seeds: every example (full) or a few kernels and GCN (small)")
     ap.add_argument("--corpus", type=Path, default=None, help="corpus directory "
@@ -352,9 +412,10 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"the fuzzer's seeds are the examples of a fuseflowc checkout; "
                  f"{REPO / 'ir_examples'} does not exist")
     commands = tuple(c for c in a.commands.split(",") if c)
-    unknown = set(commands) - set(COMMANDS)
+    unknown = set(commands) - set(BY_NAME) - {f.command for f in FAMILIES}
     if unknown:
-        ap.error(f"unknown commands: {', '.join(sorted(unknown))}")
+        ap.error(f"unknown families or commands: {', '.join(sorted(unknown))} (families: "
+                 f"{', '.join(BY_NAME)})")
     limits = Limits(seconds=a.time_limit, memory_mb=a.memory_mb)
 
     def log(msg: str) -> None:
@@ -382,7 +443,7 @@ def show(a, commands, limits, log) -> int:
     case = make_case(corpus, a.seed, a.show, commands)
     with tempfile.TemporaryDirectory(prefix="fuseflowc-fuzz-", dir=scratch_dir()) as tmp:
         verdict, run = CaseRunner(Path(tmp), limits).run(case)
-    print(f"case {a.show}: fuseflowc {shlex.join(case.argv)}")
+    print(f"case {a.show} ({case.family}): fuseflowc {shlex.join(case.argv)}")
     for n in case.notes:
         print(f"  mutation: {n[:200]}")
     print(f"  outcome: {verdict.outcome} {verdict.key or ''} {verdict.detail}")

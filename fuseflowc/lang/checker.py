@@ -44,6 +44,26 @@ class _Checker:
         self.states: dict[str, ast.Loop] = {}
         self.local_owner: dict[str, ast.Loop] = {}
         self.assigned_anywhere: set[str] = set()
+        self._first: tuple | None = None
+        self._index_names: tuple | None = None
+
+    def first_statement(self, name: str) -> ast.Assignment | None:
+        """The first statement of the program that assigns `name` (a dict made once per
+        statement list: a scan per access made checking an unrolled loop quadratic, found by
+        fuzzing: a map over 10,000 iterations took minutes)."""
+        stmts = self.p.statements
+        if self._first is None or self._first[0] is not stmts:
+            first: dict[str, ast.Assignment] = {}
+            for x in stmts:
+                first.setdefault(x.name, x)
+            self._first = (stmts, first)
+        return self._first[1].get(name)
+
+    def index_names(self) -> set[str]:
+        """The names of the program's index lists (made once per list of them)."""
+        if self._index_names is None or self._index_names[0] is not self.p.indices:
+            self._index_names = (self.p.indices, {x.name for x in self.p.indices})
+        return self._index_names[1]
 
     def err(self, msg: str, loc: Loc | None) -> None:
         self.sink.error(msg, loc)
@@ -86,9 +106,11 @@ class _Checker:
                              f"may be empty", loc)
             for dim, loc in zip(t.lists, t.list_locs):
                 self.list_dim(dim, loc)
+        at_loc: dict = {}  # (name, loc) -> how many index lists (linear: found by fuzzing)
+        for y in self.p.indices:
+            at_loc[y.name, y.loc] = at_loc.get((y.name, y.loc), 0) + 1
         for x in self.p.indices:
-            if x.name in self.tensors or x.name in {y.name for y in self.p.indices
-                                                    if y is not x and y.loc == x.loc}:
+            if x.name in self.tensors or at_loc[x.name, x.loc] > 1:
                 self.err(f"index list {x.name} has the name of a tensor", x.loc)
             n = self.list_dim(x.dim, x.dim_loc)
             if n is not None and len(x.values) != n:
@@ -193,8 +215,8 @@ class _Checker:
                 self.err(f"{a.tensor} is read in its own definition", a.loc)
             elif a.tensor not in assigned and a.tensor in self.assigned_anywhere:
                 self.err(f"{a.tensor} is used before it is assigned", a.loc)
-            elif a.tensor not in assigned and any(x.name == a.tensor for x in self.p.statements):
-                later = next(x for x in self.p.statements if x.name == a.tensor)
+            elif a.tensor not in assigned and self.first_statement(a.tensor) is not None:
+                later = self.first_statement(a.tensor)
                 self.err(f"{a.tensor} is used before it is assigned", a.loc)
                 self.note(f"{a.tensor} is assigned here", later.lhs.loc)
         if len(a.indices) != t.order:
@@ -232,7 +254,7 @@ class _Checker:
             self.err(f"{a.tensor} is a list over {', '.join(map(str, t.lists))} but is given "
                      f"{len(a.lists)} list index(es)", a.loc)
             return False
-        names = {x.name for x in self.p.indices}
+        names = self.index_names()
         ok = True
         for x in a.lists:
             for v, loc in _var_locs(x):

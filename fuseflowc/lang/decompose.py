@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..diagnostics import Loc
-from ..formats import Format
+from ..formats import Format, format_problem
 from . import ast
 
 
@@ -205,6 +205,11 @@ def _blocking_problem(program, statements, s, a, b, tensors) -> str | None:
                     f"are matrices")
         if t.format.blocked:
             return f"{x.tensor} is already blocked; a decomposed statement reads unblocked tensors"
+        why = format_problem(t.format.levels, True)
+        if why:  # its blocked copy would be no format (found by fuzzing: coo, ell(c) and
+            #        compressed(c) were an AssertionError in fuse)
+            return (f"{x.tensor} is {t.format.name()}, but a blocked part reads it through a "
+                    f"blocked copy and {why}: declare {x.tensor} dense, csr or dcsr")
         if x is not s.lhs and x.tensor in assigned and program.region_of(x.tensor) is not None \
                 and program.region_of(x.tensor) is program.region_of(s.name):
             return (f"{x.tensor} is computed in the same fusion region as {s.name}, but a blocked "

@@ -13,9 +13,11 @@ Everything downstream (fuse, lower, simulate) sees an ordinary program.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import replace
 
 from ..diagnostics import UserError
+from ..limits import MAX_UNROLLED
 from . import ast
 
 
@@ -79,7 +81,37 @@ class _Unroll:
     def size(self, dim) -> int:
         return dim if isinstance(dim, int) else self.p.dim(dim).size
 
+    def check_size(self) -> None:
+        """Refuse, before unrolling, a program whose flat form would hold more than
+        MAX_UNROLLED statements and list elements (a list dim of 10^9 would take hours)."""
+        total = 0
+        for t in self.p.tensors:
+            if t.lists:
+                n = math.prod(list_sizes(self.p, t))
+                total += n
+                if total > MAX_UNROLLED:
+                    raise UserError(f"the lists of the program have more than {MAX_UNROLLED:,} "
+                                    f"elements in all ({t.name} has {n:,}); "
+                                    f"the loops are unrolled, so at most {MAX_UNROLLED:,} "
+                                    f"statements and list elements", t.loc)
+
+        def count(items) -> int:
+            n = 0
+            for item in items:
+                n += self.size(item.dim) * count(item.body) if isinstance(item, ast.Loop) else 1
+                if n > MAX_UNROLLED:
+                    return n
+            return n
+        for item in self.p.body:
+            if isinstance(item, ast.Loop):
+                total += count([item])
+                if total > MAX_UNROLLED:
+                    raise UserError(f"the loops unroll to more than {MAX_UNROLLED:,} statements "
+                                    f"and list elements; at most {MAX_UNROLLED:,} (lower the "
+                                    f"size of {item.dim})", item.loc)
+
     def run(self) -> ast.Program:
+        self.check_size()
         for item in self.p.body:
             if isinstance(item, ast.Loop):
                 self.loop(item, {}, {})

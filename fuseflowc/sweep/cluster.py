@@ -44,12 +44,12 @@ def parse_executor(text: str) -> tuple[str, str | None, float]:
     'tcp://HOST:PORT', S). Anything else is a UserError."""
     if text == "local":
         return "local", None, 0.0
-    u = urlsplit(text)
     try:
-        port = u.port
-    except ValueError:  # not a number, or past 65535 (found by fuzzing: it was exit 3)
-        port = None
-    if u.scheme != "dask" or not u.hostname or port is None:
+        u = urlsplit(text)
+        port, host = u.port, u.hostname
+    except ValueError:  # a port not a number or past 65535, an unclosed `[` (found by
+        u, port, host = None, None, None  # fuzzing: both were exit 3)
+    if u is None or u.scheme != "dask" or not host or port is None:
         raise UserError(f"--executor {text}: expected local or dask://HOST:PORT (e.g. "
                         f"dask://127.0.0.1:8786)")
     timeout = DEFAULT_CONNECT_TIMEOUT
@@ -63,7 +63,7 @@ def parse_executor(text: str) -> tuple[str, str | None, float]:
         if not 0 < timeout <= MAX_TIMEOUT:  # (nan and inf too: no wait without end)
             raise UserError(f"--executor {text}: connect-timeout must be a positive number "
                             f"of seconds, at most {MAX_TIMEOUT:g}")
-    host = f"[{u.hostname}]" if ":" in u.hostname else u.hostname
+    host = f"[{host}]" if ":" in host else host
     return "dask", f"tcp://{host}:{port}", timeout
 
 

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 
 from ..diagnostics import Source, UserError
+from ..outputs import writable
 
 # (name, type): type is one of str, int, float, bool, json
 COLUMNS: tuple[tuple[str, str], ...] = (
@@ -231,6 +232,8 @@ class ResultsWriter:
             raise UserError(f"{path}: cannot create directory {parent}: {e.strerror}") from None
         if p.is_dir():
             raise UserError(f"{path}: is a directory, expected a results file")
+        if p.exists() and not writable(p):  # (root may write it: the mode bits decide)
+            raise UserError(f"{path}: the file is read-only; not appending to it")
         fresh = not p.exists() or p.stat().st_size == 0
         if not fresh:
             self._repair_tail(p)

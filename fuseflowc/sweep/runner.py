@@ -39,8 +39,9 @@ class SweepSummary:
         if row.get("parallel") and not re.search(r"(^|,)\s*schedule\b", row["pipeline"] or ""):
             self.unapplied += 1
 
-    def text(self, results: str) -> str:
-        """The closing lines on stderr (no wall times: the same sweep prints the same)."""
+    def text(self, results: str, strict: bool = False) -> str:
+        """The closing lines on stderr (no wall times: the same sweep prints the same); under
+        `strict` the last says the run exits 1, not that --strict would make it."""
         parts = [f"{self.counts.get(s, 0)} {s}"
                  for s in ("ok", "error", "timeout", "pruned", "estimated") if self.counts.get(s)]
         lines = [f"{describe(r)}: {r['status']}: {r['error']}" for r in self.failed]
@@ -53,7 +54,8 @@ class SweepSummary:
         if self.failures:
             what = ", ".join(f"{n} {s}" for s, n in sorted(self.unsuccessful.items()))
             lines.append(f"sweep: {self.failures} configuration(s) of the grid failed in "
-                         f"{results} ({what}); --strict makes this exit 1")
+                         f"{results} ({what})"
+                         + ("; exit 1 (--strict)" if strict else "; --strict makes this exit 1"))
         return "\n".join(lines)
 
     @property

@@ -226,7 +226,7 @@ def test_asked_for_outputs_are_fine_others_are_not():
                                                           ("-o", "r.csv")],
                  files={}, inputs=["s.toml"], outputs=["r.csv"])
     run = Run(exit_code=1, signal=None, timed_out=False, stdout="", stderr="sweep: 1 "
-              "configuration(s) of the grid failed in r.csv (1 error); --strict makes this exit 1",
+              "configuration(s) of the grid failed in r.csv (1 error); exit 1 (--strict)",
               stack="", stray_processes=False, seconds=0.1)
     after = {"work/r.csv": Stat("file", 0o644, "h")}
     assert classify(sweep, run, Changes(["work/r.csv"], [], []), after).outcome == "user-error"
