@@ -28,12 +28,12 @@ TILE_CLASSES = ("pe", "mem")
 PLACEMENT: dict[str, str] = {
     "root": "",
     "scan": "mem", "array": "mem", "write_level": "mem", "write_vals": "mem",
-    "spacc1": "mem", "spacc2": "mem",
+    "spacc1": "mem", "spacc2": "mem", "spacc3": "mem",
     "repsig": "pe", "repeat": "pe", "intersect": "pe", "union": "pe", "locate": "pe",
     "alu": "pe", "reduce": "pe", "crddrop": "pe", "crdhold": "pe", "fork": "pe", "join": "pe",
 }
 #: Kinds whose memory tiles hold a buffer sized by the data: tiles = ceil(bytes / capacity).
-BUFFERED = ("spacc1", "spacc2")
+BUFFERED = ("spacc1", "spacc2", "spacc3")
 
 
 @dataclass(frozen=True)

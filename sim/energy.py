@@ -10,7 +10,7 @@ from __future__ import annotations
 
 #: Node kinds whose firings read and write an on-chip buffer (an accumulator's): each firing
 #: moves one element in and out of it.
-BUFFER_KINDS = ("spacc1", "spacc2")
+BUFFER_KINDS = ("spacc1", "spacc2", "spacc3")
 #: The parts of an energy figure, in print order, and the event each charges.
 PARTS = (("alu", "alu_op"), ("fifo", "fifo_hop"), ("onchip", "onchip_byte"),
          ("dram", "dram_byte"), ("config", None))

@@ -4,7 +4,8 @@ accumulators' buffers (as many as their bytes need).
 
 An accumulator's buffer holds one fiber of the levels it accumulates: spacc1 the extent of its
 inner index times (one coordinate + one value), spacc2 the product of its two inner extents
-times (two coordinates + one value), in bytes of `element_bytes` each. An extent is the size of
+times (two coordinates + one value), spacc3 likewise over three, in bytes of `element_bytes`
+each. An extent is the size of
 a dim some scanner of the graph reads at that index: a number the module fixes, or one of
 `sizes` (the data's, when known); an unknown extent counts one tile.
 """
@@ -60,6 +61,10 @@ def index_extents(graph: ir.Graph, module: ir.Module, sizes: dict | None = None)
     return out
 
 
+#: An accumulator kind's order: the levels its buffer holds.
+_SPACC_ORDER = {cls.KIND: order for order, cls in ir.SPACC_KINDS.items()}
+
+
 def tile_usage(graph: ir.Graph, module: ir.Module, fabric, element_bytes: int = 4,
                sizes: dict | None = None) -> TileUsage:
     """The tiles `graph` occupies on `fabric` (see the module docstring)."""
@@ -69,7 +74,7 @@ def tile_usage(graph: ir.Graph, module: ir.Module, fabric, element_bytes: int = 
     for n in graph.nodes:
         where = PLACEMENT[n.KIND]
         if n.KIND in BUFFERED:
-            levels = 1 if n.KIND == "spacc1" else 2
+            levels = _SPACC_ORDER[n.KIND]
             c = ctx.get(n.inputs[levels - 1], ()) if len(n.inputs) >= levels else ()
             inner = [x for x in c if x != n.index][-levels:]
             dims = [extents.get(x) for x in inner]
