@@ -5,9 +5,8 @@ accumulators' buffers (as many as their bytes need).
 An accumulator's buffer holds one fiber of the levels it accumulates: spacc1 the extent of its
 inner index times (one coordinate + one value), spacc2 the product of its two inner extents
 times (two coordinates + one value), spacc3 likewise over three, in bytes of `element_bytes`
-each. An extent is the size of
-a dim some scanner of the graph reads at that index: a number the module fixes, or one of
-`sizes` (the data's, when known); an unknown extent counts one tile.
+each. An extent is the size of a dim some scanner of the graph reads at that index: a number
+the module fixes, or one of `sizes` (the data's, when known); an unknown extent counts one tile.
 """
 
 from __future__ import annotations
