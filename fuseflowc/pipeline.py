@@ -270,15 +270,17 @@ def simulate(module, inputs: dict, sizes: dict, arch=None, graphs: list[str] | N
 
 
 def source_program(module, module_path: str) -> Path:
-    """The path of the program the module was compiled from (its recorded `source`, looked up
-    from the module file's directory, then the cwd); UserError when it names none or the file
-    is gone."""
+    """The path of the program the module was compiled from (its recorded `source`, relative
+    to the module file's directory, or to the cwd for `-`: files.recorded_base); UserError when
+    it names none or the file is gone."""
     if not module.source:
-        raise UserError("--check needs --expect DIR: the module names no source program")
+        raise UserError("--check needs --expect DIR or --program PROG: the module names no "
+                        "source program")
     from .files import missing_recorded, recorded_path
     src = recorded_path(module.source, module_path)
     if src is None:
-        raise missing_recorded("the module's source program", module.source, module_path)
+        raise missing_recorded("the module's source program", module.source, module_path,
+                               "--program PROG")
     return src
 
 
