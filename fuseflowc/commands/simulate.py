@@ -95,6 +95,9 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, program, as_json, json_out,
     from .. import pipeline
     from ..outputs import Outputs
 
+    if program is not None and (expect_dir or not check):
+        raise click.UsageError("--program names the program --check evaluates: it needs "
+                               "--check and contradicts --expect")
     out = Outputs(graph, data_dir, expect_dir, arch_file, program)
     tensors_dir = out.directory(out_dir) if out_dir else None
     json_stdout = out.file("-", "--json") if as_json else None
@@ -105,9 +108,7 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, program, as_json, json_out,
                         + ", ".join(g.name for g in module.graphs) + ")")
     if expect_dir and not check:
         check = True
-    if program is not None and (expect_dir or not check):
-        raise click.UsageError("--program names the program --check evaluates: it needs "
-                               "--check and contradicts --expect")
+
     arch = Arch.load(arch_file, sets, depth)
     inputs, sizes = pipeline.load_data(module, data_dir)
     graphs = None
