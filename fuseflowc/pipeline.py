@@ -232,15 +232,22 @@ def load_data(module, data_dir, sizes: dict | None = None) -> tuple[dict, dict]:
     """(input tensors, dim sizes) of the module's inputs, read from DATA_DIR as `simulate
     --data` reads them (fuseflowc.data.io.load_inputs)."""
     from .data.io import load_inputs
-    return load_inputs(data_dir, [t.spec() for t in module.tensors if t.role == "input"], sizes)
+    inputs, bound = load_inputs(data_dir, [t.spec() for t in module.tensors
+                                           if t.role == "input"], sizes)
+    from .samml.block_sizes import require_blocks
+    require_blocks(module, bound)
+    return inputs, bound
 
 
 def load_program_data(program, data_dir, sizes: dict | None = None) -> tuple[dict, dict]:
     """(input tensors, dim sizes) of a checked program's inputs, read from DATA_DIR as the
     program declares them (which a module may store otherwise: see `as_declared`)."""
     from .data.io import load_inputs
+    from .lang.decompose import require_sizes
     names = set(program.inputs)
-    return load_inputs(data_dir, [s for s in program.specs() if s.name in names], sizes)
+    inputs, bound = load_inputs(data_dir, [s for s in program.specs() if s.name in names], sizes)
+    require_sizes(program, bound)
+    return inputs, bound
 
 
 def as_declared(module, inputs: dict) -> dict:
