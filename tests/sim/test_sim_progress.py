@@ -257,3 +257,12 @@ def test_a_terminal_gets_a_transient_line():
     text = out.getvalue()
     assert "simulate: kernel 1 of 1 (g): cycle 10 of ~20 (estimate), 50%; 500 of ~1 k FLOPs" in text
     assert text.endswith("\x1b[2K")                        # erased when the run is over
+
+
+def test_the_help_says_what_progress_shows():
+    """It said the estimator had no cycle model (issue #22); it has one, and progress uses it."""
+    r = run_cli(["simulate", "--help"])
+    text = " ".join(r.stdout.split())
+    assert r.exit_code == 0 and "no cycle model" not in text
+    assert "the cycles `fuseflowc estimate`'s cycle model expects of the kernel" in text
+    assert "the time left" in text
