@@ -46,7 +46,7 @@ class Loc:
 
 @dataclass
 class Diagnostic:
-    """One message, optionally located, of severity `error` or `note`."""
+    """One message, optionally located, of severity `error`, `warning` or `note`."""
 
     message: str
     loc: Loc | None = None

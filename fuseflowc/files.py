@@ -46,23 +46,52 @@ def read_source(path: str) -> Source:
     return Source(name, text.replace("\r\n", "\n").replace("\r", "\n"))  # universal newlines
 
 
-def recorded_path(recorded: str, holder: str) -> Path | None:
-    """Find a path recorded inside the file `holder` (e.g. a module's `source "..."`).
+def recorded_base(holder: str | None) -> Path:
+    """The directory a path recorded inside `holder` is written relative to: the holder file's
+    directory, or the current directory when the holder is a stream (`-` or None: stdin or
+    stdout; the commands of a pipeline share one current directory).
 
-    A relative path is tried first against the holder's directory (a file that moved with its
-    program) and then against the current directory (the recording command wrote it relative to
-    its own cwd, as `fuseflowc fuse prog.ff | fuseflowc lower > elsewhere/g.samml` does). `holder`
-    '-' (stdin) has only the current directory. Returns the first that exists, else None.
-    """
+    This is the one rule for recorded paths (a module's or a fused file's `source "..."`):
+    `fuse`, `lower` and `opt` write them relative to their output this way, and `simulate`
+    reads them back relative to their input the same way (docs/samml.md, "Recorded paths")."""
+    if holder is None or holder == "-":
+        return Path(".")
+    return Path(holder).parent
+
+
+def recorded_path(recorded: str, holder: str) -> Path | None:
+    """Find a path recorded inside `holder` (e.g. a module's `source "..."`): relative to
+    `recorded_base(holder)`, and for a file also relative to the current directory (a module
+    written to stdout records a cwd-relative path, and `> elsewhere/g.samml` cannot tell the
+    command where it goes). Returns the first that exists, else None."""
     path = Path(recorded)
     if path.is_absolute():
         return path if _exists(path) else None
-    bases = [Path(holder).parent] if holder != "-" else []
-    bases.append(Path("."))
+    bases = [recorded_base(holder)]
+    if holder not in (None, "-"):
+        bases.append(Path("."))
     for base in bases:
         if _exists(base / path):
             return base / path
     return None
+
+
+def rebase_recorded(recorded: str | None, holder_in: str | None,
+                    holder_out: str | None) -> str | None:
+    """A path recorded in `holder_in`, rewritten to name the same file from `holder_out` (see
+    `recorded_base`; the file is the one `recorded_path` finds, or where the rule says it
+    should be when it finds none). Absolute paths, and relative paths that name the same file
+    from both, are kept as they are; others become a relative POSIX path from the output's
+    directory, computed lexically (the same layout gives the same bytes)."""
+    if recorded is None or os.path.isabs(recorded):
+        return recorded
+    found = recorded_path(recorded, holder_in or "-")
+    where = os.path.abspath(found if found is not None
+                            else os.path.join(recorded_base(holder_in), recorded))
+    dst_base = os.path.abspath(recorded_base(holder_out))
+    if where == os.path.normpath(os.path.join(dst_base, recorded)):
+        return recorded
+    return Path(os.path.relpath(where, dst_base)).as_posix()
 
 
 def _exists(path: Path) -> bool:
@@ -74,10 +103,16 @@ def _exists(path: Path) -> bool:
         return False
 
 
-def missing_recorded(what: str, recorded: str, holder: str) -> UserError:
-    """The error for a recorded path that `recorded_path` did not find: says where it looked."""
-    if Path(recorded).is_absolute() or holder == "-":
-        return UserError(f"{what} {recorded}: no such file")
+def missing_recorded(what: str, recorded: str, holder: str, option: str = "") -> UserError:
+    """The error for a recorded path that `recorded_path` did not find: says where it looked,
+    and `option` (e.g. "--program PROG") names the way to give the file instead."""
+    name = f"; name it with {option}" if option else ""
+    if Path(recorded).is_absolute():
+        return UserError(f"{what} {recorded}: no such file{name}")
+    if holder == "-":
+        return UserError(f"{what} {recorded}: no such file in the current directory "
+                         f"{os.getcwd()}/ (read from stdin, the path is taken relative to the "
+                         f"current directory){name}")
     here = Path(holder).parent
     return UserError(f"{what} {recorded}: no such file (looked beside {holder}, in {here}/, "
-                     f"and in the current directory {os.getcwd()}/)")
+                     f"and in the current directory {os.getcwd()}/){name}")

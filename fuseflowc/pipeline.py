@@ -232,15 +232,22 @@ def load_data(module, data_dir, sizes: dict | None = None) -> tuple[dict, dict]:
     """(input tensors, dim sizes) of the module's inputs, read from DATA_DIR as `simulate
     --data` reads them (fuseflowc.data.io.load_inputs)."""
     from .data.io import load_inputs
-    return load_inputs(data_dir, [t.spec() for t in module.tensors if t.role == "input"], sizes)
+    inputs, bound = load_inputs(data_dir, [t.spec() for t in module.tensors
+                                           if t.role == "input"], sizes)
+    from .samml.block_sizes import require_blocks
+    require_blocks(module, bound)
+    return inputs, bound
 
 
 def load_program_data(program, data_dir, sizes: dict | None = None) -> tuple[dict, dict]:
     """(input tensors, dim sizes) of a checked program's inputs, read from DATA_DIR as the
     program declares them (which a module may store otherwise: see `as_declared`)."""
     from .data.io import load_inputs
+    from .lang.decompose import require_sizes
     names = set(program.inputs)
-    return load_inputs(data_dir, [s for s in program.specs() if s.name in names], sizes)
+    inputs, bound = load_inputs(data_dir, [s for s in program.specs() if s.name in names], sizes)
+    require_sizes(program, bound)
+    return inputs, bound
 
 
 def as_declared(module, inputs: dict) -> dict:
@@ -271,15 +278,17 @@ def simulate(module, inputs: dict, sizes: dict, arch=None, graphs: list[str] | N
 
 
 def source_program(module, module_path: str) -> Path:
-    """The path of the program the module was compiled from (its recorded `source`, looked up
-    from the module file's directory, then the cwd); UserError when it names none or the file
-    is gone."""
+    """The path of the program the module was compiled from (its recorded `source`, relative
+    to the module file's directory, or to the cwd for `-`: files.recorded_base); UserError when
+    it names none or the file is gone."""
     if not module.source:
-        raise UserError("--check needs --expect DIR: the module names no source program")
+        raise UserError("--check needs --expect DIR or --program PROG: the module names no "
+                        "source program")
     from .files import missing_recorded, recorded_path
     src = recorded_path(module.source, module_path)
     if src is None:
-        raise missing_recorded("the module's source program", module.source, module_path)
+        raise missing_recorded("the module's source program", module.source, module_path,
+                               "--program PROG")
     return src
 
 

@@ -63,14 +63,18 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | No
 
     out = Outputs(program)
     dest = out.file(output)
+    from ..files import rebase_recorded
     if verify_ir:
         from ..fuse.parser import parse_fused
-        text = fused_str(parse_fused(read_source(program)))
+        fused = parse_fused(read_source(program))
+        fused.source = rebase_recorded(fused.source, program, output)
+        text = fused_str(fused)
         with out:
             dest.write(text)
         return
     p = load_program(program, schedule, unfused)
-    source = None if program == "-" else program
+    # the program's path, relative to where the fused IR goes (docs/samml.md, "Recorded paths")
+    source = None if program == "-" else rebase_recorded(program, "-", output)
     fused = fuse_program(p, source, FuseOptions(pick_orders(order, region), inline_widened,
                                                 free_input_order, share))
     with out:
@@ -79,23 +83,30 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | No
 
 
 def _note_splits(fused, inline_widened: bool) -> None:
-    """Tell the user when a fusion region was split into several graphs (never silently):
-    which intermediates are stored and read back, and why each."""
-    from ..fuse.algorithm import FORMAT_REASON
+    """Tell the user when a fusion region was split into several graphs (never silently), and
+    why: which tensor had to be stored and read back, and whose format or order forced it, at
+    the statement that computes it."""
+    from ..diagnostics import Diagnostic
     parts: dict[str, list] = {}
     for r in fused.regions:
         if r.group is not None:
             parts.setdefault(r.group, []).append(r)
     for group, regions in parts.items():
         if len(regions) > 1:
-            why = {t: w for r in regions for t, w in r.why.items()}
             stored = sorted({t for r in regions for t in r.materialized})
-            by: dict[str, list[str]] = {}
-            for t in stored:
-                by.setdefault(why.get(t, ""), []).append(t)
-            each = "; ".join(", ".join(ts) + (f" ({w})" if w else "") for w, ts in by.items())
-            click.echo(f"note: fusion region {group} is split into {len(regions)} graphs; "
-                       f"stored and read back: {each}"
-                       + ("; --inline-widened keeps widened intermediates in the stream"
-                          if not inline_widened and FORMAT_REASON in by else ""),
-                       err=True)
+            whys = regions[0].split_why
+            declared = any("declared format" in text for text, _ in whys)
+            hint = ("; --inline-widened keeps intermediates whose declared formats store "
+                    "entries their computed patterns lack in the stream"
+                    if declared and not inline_widened else "")
+            click.echo(f"note: fusion region {group} is split into {len(regions)} graphs: "
+                       f"{', '.join(stored)} must be stored and read back{hint}", err=True)
+            for text, loc in whys[:NOTES_PER_SPLIT]:
+                click.echo(Diagnostic(text, loc, "note").format(), err=True)
+            if len(whys) > NOTES_PER_SPLIT:
+                click.echo(f"note: and {len(whys) - NOTES_PER_SPLIT} more of region {group}'s "
+                           f"stored intermediates", err=True)
+
+
+#: The located notes shown per split region (a GPT-3 layer stores 28 intermediates).
+NOTES_PER_SPLIT = 4

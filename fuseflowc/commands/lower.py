@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from .options import output_option
@@ -42,10 +40,9 @@ def cmd(fused: str, output: str | None, dump_table: bool) -> None:
     out = Outputs(fused)
     dest = out.file(output)
     inp = pipeline.load(fused, kind="fused")  # a program or SAMML module: says what to run
-    base = os.path.dirname(os.path.abspath(output)) if output not in (None, "-") \
-        else os.getcwd()
+    from ..files import rebase_recorded
     compiled = pipeline.compile(inp, pipeline.CompileOptions(verify=not dump_table),
-                                source=_source_from(inp.ir.source, fused, base))
+                                source=rebase_recorded(inp.ir.source, fused, output))
     if dump_table:
         text = dump_tables(compiled.analyses)
     else:
@@ -53,18 +50,3 @@ def cmd(fused: str, output: str | None, dump_table: bool) -> None:
     with out:
         dest.write(text)
 
-
-def _source_from(source: str | None, fused: str, base: str) -> str | None:
-    """The fused file's `source` path, rewritten to be found from the output's directory `base`.
-
-    The recorded path is looked up like `simulate` does (the fused file's directory, then the
-    cwd); a path that is not found is taken relative to the cwd, as `fuse` records it.
-    """
-    if source is None or os.path.isabs(source):
-        return source
-    from ..files import recorded_path
-    found = recorded_path(source, fused)
-    where = os.path.abspath(found if found is not None else source)
-    if where == os.path.abspath(os.path.join(base, source)):
-        return source
-    return os.path.relpath(where, base)

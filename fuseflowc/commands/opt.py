@@ -73,6 +73,9 @@ def cmd(graph: str, pipeline_text: str, output: str | None, no_verify: bool,
                                       verify_each=not no_verify)
     compiled = pipeline.compile(pipeline.load(graph, kind="samml"), options,
                                 after=after if print_after_all else None)
+    from ..files import rebase_recorded
+    # the recorded source, relative to where the module goes (docs/samml.md, "Recorded paths")
+    compiled.module.source = rebase_recorded(compiled.module.source, graph, output)
     with out:
         dest.write(print_module(compiled.module))
     if time_passes:

@@ -71,6 +71,8 @@ def cmd(program: str, data: str, output: str | None, schedule: tuple[str, ...], 
     t0 = time.perf_counter()
     specs = [s for s in p.specs() if s.name in set(p.inputs)]
     inputs, sizes = load_inputs(data, specs, declared)
+    from ..lang.decompose import require_sizes
+    require_sizes(p, sizes)     # a decomposition's block size must divide the data's dims
     load_seconds = time.perf_counter() - t0
     outputs = set(p.outputs)
     rows = [tensor_row(n, inputs[n], "input", None) for n in p.inputs]

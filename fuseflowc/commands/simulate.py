@@ -24,6 +24,10 @@ from .options import LegacyJsonCommand, json_option, json_out_option
                    "--graph, every tensor the graphs that ran wrote (intermediates too).")
 @click.option("--expect", "expect_dir", metavar="DIR",
               help="Directory of expected output tensors for --check.")
+@click.option("--program", "program", metavar="PROG",
+              help="The source program --check runs the reference evaluator on, instead of the "
+                   "one the module records (`source \"...\"`, relative to the module file's "
+                   "directory, or to the current directory when the module comes from stdin).")
 @json_option
 @json_out_option
 @click.option("--arch", "arch_file", metavar="FILE",
@@ -63,23 +67,28 @@ from .options import LegacyJsonCommand, json_option, json_out_option
 @click.option("-q", "--quiet", is_flag=True,
               help="No progress, no notes and no tables on stderr (errors and the --check "
                    "verdict still show).")
-def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_file, sets, depth,
-        max_cycles, graph_name, hoist, engine, show_progress, trace_file, trace_limit, quiet):
+def cmd(graph, data_dir, out_dir, check, expect_dir, program, as_json, json_out, arch_file, sets,
+        depth, max_cycles, graph_name, hoist, engine, show_progress, trace_file, trace_limit,
+        quiet):
     """Simulate the SAMML graphs of GRAPH (a .samml file, or - for stdin) on data.
 
     Every graph of the module runs in order (tensors written by one feed the later ones). A
     table of cycles, FLOPs and off-chip bytes (seg, crd and vals apart) per kernel, and the
     busiest nodes, goes to stderr, then the energy per kernel in picojoules (ALU operations,
     FIFO hops, on-chip buffer bytes, DRAM bytes, configuration; priced by sim/arch.toml
-    [energy]) and the energy-delay product; --json prints every counter (per kernel, node and
-    channel, with `energy_pj` per kernel and in total, and the `tiles` of each graph on
-    the fabric of sim/arch.toml [fabric], which refuses a module that does not fit it) as JSON on stdout instead, --json-out
-    FILE also writes it to FILE. Every output is checked before the simulation starts, and all
-    are written (after --check passes), or none. Timing comes from sim/arch.toml (see --arch, --set, --depth). A deadlock (nothing can move while a writer waits for D) is
-    reported with what every stuck node waits on, exit 1. A run longer than a second tells on
-    stderr where it is (on a terminal, or with --progress): the kernel (k of n), the cycles so
-    far, and the FLOPs done against `fuseflowc estimate`'s estimate of the kernel's FLOPs (the
-    estimator has no cycle model), on either engine. --quiet silences progress, notes and tables.
+    [energy]) and the energy-delay product. --json prints every counter (per kernel, node and
+    channel, with `energy_pj` per kernel and in total, and the `tiles` of each graph on the
+    fabric of sim/arch.toml [fabric], which refuses a module that does not fit it) as JSON on
+    stdout instead, --json-out FILE also writes it to FILE. --trace FILE writes a time-line of
+    every node's busy and stalled intervals for Perfetto (docs/trace.md). Every output is
+    checked before the simulation starts, and all are written (after --check passes), or none.
+    Timing comes from sim/arch.toml (see --arch, --set, --depth). A deadlock (nothing can move
+    while a writer waits for D) is reported with what every stuck node waits on, exit 1. A run
+    longer than a second tells on stderr where it is (on a terminal, or with --progress), on
+    either engine: the kernel (k of n), the cycles so far against the cycles `fuseflowc
+    estimate`'s cycle model expects of the kernel, the FLOPs done against its expected FLOPs,
+    and the time left at the rate so far.
+    --quiet silences progress, notes and tables.
 
     \b
     Examples:
@@ -89,6 +98,7 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
       fuseflowc simulate g.samml --data d/ --engine python    # the reference engine
       fuseflowc simulate g.samml --data d/ --depth inf --set memory.latency=0 --set memory.bandwidth=1e9
       fuseflowc simulate g.samml --data d/ --trace run.trace.json   # open in ui.perfetto.dev
+      cat g.samml | fuseflowc simulate - --data d/ --check --program prog.ff
     """
     from fuseflowc.data.io import save_tensors
     from fuseflowc.sim.arch import Arch
@@ -105,7 +115,10 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
     from .. import pipeline
     from ..outputs import Outputs
 
-    out = Outputs(graph, data_dir, expect_dir, arch_file)
+    if program is not None and (expect_dir or not check):
+        raise click.UsageError("--program names the program --check evaluates: it needs "
+                               "--check and contradicts --expect")
+    out = Outputs(graph, data_dir, expect_dir, arch_file, program)
     tensors_dir = out.directory(out_dir) if out_dir else None
     json_stdout = out.file("-", "--json") if as_json else None
     json_file = out.file(json_out, "--json-out") if json_out is not None else None
@@ -118,6 +131,7 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
                         + ", ".join(g.name for g in module.graphs) + ")")
     if expect_dir and not check:
         check = True
+
     arch = Arch.load(arch_file, sets, depth)
     inputs, sizes = pipeline.load_data(module, data_dir)
     check_fits(module, arch, sizes)
@@ -136,7 +150,7 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
     if not quiet and (show_progress or sys.stderr.isatty()):
         from fuseflowc.sim.progress import Progress
         progress = Progress(sys.stderr, after=PROGRESS_AFTER, interval=PROGRESS_INTERVAL,
-                            estimate=_flops_estimate(module, inputs, sizes, arch))
+                            estimate=_expected_costs(module, inputs, sizes, arch))
     try:
         result = pipeline.simulate(module, inputs, sizes, arch, graphs, max_cycles=max_cycles,
                                    progress=progress, engine=engine, hoist=hoist, notes=notes,
@@ -169,7 +183,7 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
         keep = {t.name for t in module.tensors if t.role == "output"} | {
             n for n in result.tensors if module.tensor(n) is not None}
         checked, expected = pipeline.outputs_to_check(
-            module, result, _expected(module, graph, data_dir, expect_dir, sizes, out, keep),
+            module, result, _expected(module, graph, data_dir, expect_dir, sizes, out, keep, program),
             "declared" if graph_name is None else "ran")
         if graph_name is not None and not checked:
             raise UserError(f"--check --graph {graph_name}: the graphs up to {graph_name} "
@@ -195,17 +209,18 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, as_json, json_out, arch_fil
                 dest.write(text_json)
 
 
-def _expected(module, graph, data_dir, expect_dir, sizes, out, keep: set[str]) -> dict:
+def _expected(module, graph, data_dir, expect_dir, sizes, out, keep: set[str],
+              program: str | None) -> dict:
     """The expected tensors: the --expect files of the module's outputs, or else the reference
-    evaluator's tensors named in `keep` of the module's source program on the same data
-    (`outputs_to_check` picks among them)."""
+    evaluator's tensors named in `keep` of the source program (`program`, else the module's
+    recorded one) on the same data (`outputs_to_check` picks among them)."""
     from .. import pipeline
     if expect_dir:
         from fuseflowc.data.io import load_inputs
         specs = [t.spec() for t in module.tensors if t.role == "output"]
         tensors, _ = load_inputs(expect_dir, specs, sizes)
         return tensors
-    src = pipeline.source_program(module, graph)
+    src = program if program is not None else pipeline.source_program(module, graph)
     out.add_inputs(src)
     # only what can be compared is kept (the other intermediates go after their last reader)
     return pipeline.reference(pipeline.load_program(str(src)), data_dir, sizes, keep=keep)
@@ -216,18 +231,20 @@ PROGRESS_AFTER = 1.0
 PROGRESS_INTERVAL = 1.0
 
 
-def _flops_estimate(module, inputs: dict, sizes: dict, arch):
-    """A function giving `fuseflowc estimate`'s FLOPs per kernel for these inputs (None when the
-    estimator cannot model the module), computed when first asked: only runs long enough to
-    show progress pay for it."""
+def _expected_costs(module, inputs: dict, sizes: dict, arch):
+    """A function giving `fuseflowc estimate`'s expected FLOPs and cycles per kernel
+    (sim.progress.Expected, in execution order) for these inputs on this architecture (None
+    when the estimator cannot model the module), computed when first asked: only runs long
+    enough to show progress pay for it."""
     def estimate():
         from fuseflowc.estimate import DataStats, estimate_module
         from fuseflowc.estimate.stats import stats_of_fiber
+        from fuseflowc.sim.progress import Expected
         stats = DataStats(dict(sizes), {n: stats_of_fiber(n, t) for n, t in sorted(inputs.items())},
                           arch.element_bytes, "simulate inputs", dict(inputs))
         try:
-            est = estimate_module(module, stats)
+            est = estimate_module(module, stats, arch)
         except UserError:
-            return None     # no estimate: the progress line shows the FLOPs done alone
-        return {name: c.flops for name, c in est.kernels.items()}
+            return None     # no estimate: the progress line shows the cycles and FLOPs alone
+        return {name: Expected(c.flops, c.cycles) for name, c in est.kernels.items()}
     return estimate

@@ -970,8 +970,10 @@ def estimate_module(module, stats: DataStats, arch=None) -> Estimate:
     cycles are the kernels' sum (they run one after another)."""
     from fuseflowc.sim.arch import Arch
 
+    from ..samml.block_sizes import require_blocks
     from ..samml.ir import Decompose, Permute
     t0 = time.perf_counter()
+    require_blocks(module, stats.sizes)
     if arch is None:
         arch = Arch.load(None)
     eb = stats.element_bytes

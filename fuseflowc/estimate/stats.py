@@ -216,6 +216,8 @@ class DataStats:
         otherwise (as `fuseflowc gen-data`). Densities of tensors that are not inputs of
         `module` are ignored."""
         sizes = {k: int(v) for k, v in sizes.items()}
+        from ..samml.block_sizes import require_blocks
+        require_blocks(module, sizes)
         for name in sorted(densities):   # names that are no input of `module` are ignored
             if not 0.0 <= float(densities[name]) <= 1.0:
                 raise UserError(f"--density {name}={densities[name]}: a density is in [0, 1]")

@@ -177,10 +177,6 @@ def choose_order(region: ir.Region, k: int) -> None:
 
 # ---- one fusion group ---------------------------------------------------------------------
 
-#: Why a widened intermediate is materialized, in fuse's note on a split region.
-FORMAT_REASON = "a use can tell its declared format's stored zeros from absent entries"
-
-
 def _fuse_group(program: ast.Program, group: str | None, name: str, stmts: list[str],
                 loc: Loc | None, inline_widened: bool = False, share: bool = False,
                 free_input_order: bool = False) -> list[ir.Region]:
@@ -191,19 +187,18 @@ def _fuse_group(program: ast.Program, group: str | None, name: str, stmts: list[
     materialized: set[str] = (must_materialize(program, stmts)
                               if len(stmts) > 1 and not inline_widened else set())
     why: list[tuple[str, Loc | None]] = [
-        (f"{t} is materialized (not inlined): a use in the region can tell its declared "
-         f"format's stored zeros from absent entries", program.statement(t).loc)
+        (f"{t} is materialized (not inlined): its declared format, {program.tensor(t).format}, "
+         f"stores entries its computed pattern lacks, and a use in the region can tell them "
+         f"from absent ones", program.statement(t).loc)
         for t in sorted(materialized, key=lambda n: stmts.index(n))]
-    short = {t: FORMAT_REASON for t in materialized}
     if share and len(stmts) > 1:
         inside = set(stmts)
         for s in stmts:
             readers = sorted(c for c in _consumers(program, s) if c in inside)
             if s not in materialized and len(readers) > 1:
                 materialized.add(s)
-                why.append((f"{s} is materialized (--share): several statements of the region "
+                why.append((f"{s} is materialized (--share): {', '.join(readers)} of the region "
                             f"read it", program.statement(s).loc))
-                short[s] = f"--share: {', '.join(readers)} read it"
     while True:
         kernels = _plan_kernels(program, stmts, materialized)
         out: list[ir.Region] = []
@@ -227,10 +222,9 @@ def _fuse_group(program: ast.Program, group: str | None, name: str, stmts: list[
         if retry is None:
             for r in out:
                 r.materialized = tuple(s for s in stmts if s in materialized)
-                r.why = {s: short[s] for s in r.materialized if s in short}
+                r.split_why = tuple(why)
             return out
         materialized.add(retry[0])
-        short[retry[0]] = f"the orders of its producer and consumer conflict: {retry[1]}"
         why.append((f"{retry[0]} was materialized (not inlined) because the orders of its "
                     f"producer and consumer conflict: {retry[1]}",
                     program.statement(retry[0]).loc))
@@ -514,8 +508,21 @@ class _KernelBuilder:
             culprits = [s for s in stmts if s in inline]
             if len(stmts) >= 2 and culprits:
                 loop = " -> ".join(names + names[:1])
-                return (max(culprits, key=self.prog_index.__getitem__), f"cycle {loop}")
+                because = "; ".join(f"{es[0].src} -> {es[0].dst} by {self._why(es[0])}"
+                                    for es in cyc_edges if es)
+                return (max(culprits, key=self.prog_index.__getitem__),
+                        f"cycle {loop} ({because})")
             raise self._cycle_error(names, cyc_edges)
+
+    def _why(self, e: ir.Edge) -> str:
+        """An edge's origin in the user's terms: a permuted copy is named by its original."""
+        if e.kind == "format":
+            v = next((v for k, v in self.view_keys.items() if self.view_ids[k] == e.view), None)
+            original = getattr(v, "original", None) or e.tensor
+            if original != e.tensor:
+                return f"the order {original} is read in by {e.statement} (a permuted copy)"
+            return f"the storage order of {e.tensor} read by {e.statement}"
+        return f"the {e.reason()}"
 
     def _canonicalize(self) -> None:
         """Number instances (program order), views and indices (first appearance) canonically."""

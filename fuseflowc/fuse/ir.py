@@ -138,8 +138,9 @@ class Region:
     parallel: list[Parallel] = field(default_factory=list)
     loc: Loc | None = field(default=None, compare=False, repr=False)
     order_loc: Loc | None = field(default=None, compare=False, repr=False)
-    # Why each materialized statement is (fuse's note on a split region; not printed).
-    why: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    # why the fusion group was split (not printed): (why a tensor is materialized, the
+    # location of its statement), for `fuse`'s note
+    split_why: tuple = field(default=(), compare=False, repr=False)
 
     @property
     def unfused(self) -> bool:

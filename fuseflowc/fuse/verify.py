@@ -87,9 +87,13 @@ def _permuted(t: ir.TensorInfo, tensors: dict, sink: DiagnosticSink) -> None:
     if base is None:
         sink.error(f"permuted tensor '{t.name}' is a copy of undeclared '{t.copy_of}'",
                    t.loc)
-    elif base.role == "permuted":
+    elif base.role == "permuted" and not _reblocked(base, tensors):
         sink.error(f"permuted tensor '{t.name}' is a copy of '{t.copy_of}', itself a "
-                   f"copy: copy the original", t.loc)
+                   f"copy: copy the original (only a re-blocked copy may be copied again, "
+                   f"into another mode order)", t.loc)
+    elif base.role == "permuted" and base.block != t.block:
+        sink.error(f"permuted tensor '{t.name}' copies the re-blocked copy '{t.copy_of}': it "
+                   f"must keep its block size", t.loc)
     elif base.block != t.block and (base.dims != t.dims
                                     or base.format.levels != t.format.levels
                                     or base.format.mode_order != t.format.mode_order):
@@ -101,6 +105,15 @@ def _permuted(t: ir.TensorInfo, tensors: dict, sink: DiagnosticSink) -> None:
         sink.error(f"permuted tensor '{t.name}' must have the dims, level formats and "
                    f"block size of '{t.copy_of}' (compressed for its compressed(c) "
                    f"levels), only its mode order may differ", t.loc)
+
+
+def _reblocked(t: ir.TensorInfo, tensors: dict) -> bool:
+    """Whether permuted tensor `t` is a re-blocked copy of a tensor that is no copy (a
+    decomposition's blocked operand, B__b16 of B): the one kind of copy that may be copied
+    again, when a region reads it in another mode order (a step cannot re-block and reorder
+    at once: the blocked side of a re-blocking permute is stored row-major)."""
+    base = tensors.get(t.copy_of)
+    return base is not None and base.role != "permuted" and base.block != t.block
 
 
 def _part(t: ir.TensorInfo, tensors: dict, sink: DiagnosticSink) -> None:
@@ -324,7 +337,10 @@ class _RegionCheck:
                        f"region writes it", v.loc)
         elif v.kind == "permuted":
             base = self.tensors.get(t.copy_of)
-            if base is not None and base.role != "input" and base.name not in self.writers:
+            while base is not None and base.role == "permuted" and base.copy_of != base.name:
+                base = self.tensors.get(base.copy_of)   # a copy of a re-blocked copy
+            if base is not None and base.role not in ("input", "part") \
+                    and base.name not in self.writers:   # (a part: made by its decompose step)
                 sink.error(f"view '{v.id}' reads '{v.tensor}', a copy of '{base.name}', which "
                            f"no earlier region writes", v.loc)
 

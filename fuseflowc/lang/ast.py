@@ -308,6 +308,9 @@ class Program:
     # anti-diagonal.
     reuse: list[tuple[str, list[list[str]]]] = field(default_factory=list)
     waves: dict[str, int] = field(default_factory=dict)
+    # After checking: what is legal but likely not meant (diagnostics.Diagnostic, severity
+    # "warning"); commands print them on stderr when they load the program (lang.load).
+    warnings: list = field(default_factory=list, compare=False, repr=False)
 
     @property
     def loops(self) -> list[Loop]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import replace
 
-from ..diagnostics import DiagnosticSink, Loc
+from ..diagnostics import Diagnostic, DiagnosticSink, Loc
 from ..ops import FUNC_ARITY, LANG_REDUCE
 from . import ast
 from .decompose import problems as decompose_problems
@@ -64,6 +64,22 @@ class _Checker:
         if self._index_names is None or self._index_names[0] is not self.p.indices:
             self._index_names = (self.p.indices, {x.name for x in self.p.indices})
         return self._index_names[1]
+        self.warnings: list[Diagnostic] = []   # located, one per place (see `warned`)
+
+    def warn(self, msg: str, loc: Loc | None) -> None:
+        self.warnings.append(Diagnostic(msg, loc, "warning"))
+
+    def warned(self, *more: list[Diagnostic]) -> list[Diagnostic]:
+        """Every warning once per place: a loop body is checked as written, then once per
+        iteration unrolled (where tensors are renamed); the first, as written, is kept."""
+        out, seen = [], set()
+        for d in [w for ws in (self.warnings, *more) for w in ws]:
+            key = (d.loc.source.name if d.loc and d.loc.source else None,
+                   d.loc.line, d.loc.col) if d.loc else d.message
+            if key not in seen:
+                seen.add(key)
+                out.append(d)
+        return out
 
     def err(self, msg: str, loc: Loc | None) -> None:
         self.sink.error(msg, loc)
@@ -78,7 +94,7 @@ class _Checker:
         statements = self.statements()
         self.directives(statements)
         self.sink.raise_if_any()
-        return replace(self.p, statements=statements)
+        return replace(self.p, statements=statements, warnings=self.warned())
 
     # ---- declarations -----------------------------------------------------------------------
     def declarations(self) -> None:
@@ -322,7 +338,8 @@ class _Checker:
                 seen.add(key)
         checked.sink.errors[:] = kept
         checked.sink.raise_if_any()
-        return replace(flat, statements=statements, looped=looped)
+        return replace(flat, statements=statements, looped=looped,
+                       warnings=self.warned(checked.warnings))
 
     def loop_schedules(self) -> None:
         """`schedule v: MODE` names a loop variable (one loop's), once; `reuse` applies to a
@@ -465,6 +482,8 @@ class _Checker:
         placement: dict[tuple[int, ...], list[str]] = {}
         for i in implicit:
             paths = list(_uses(s.rhs, i))
+            if len(set(paths)) == 1:
+                self.lone_index(s, i, paths[0])
             lca = _common_prefix(paths)
             bad = _nonlinear_context(s.rhs, lca)
             if bad is not None:
@@ -475,6 +494,17 @@ class _Checker:
                 return None
             placement.setdefault(lca, []).append(i)
         return _wrap(s.rhs, (), placement)
+
+    def lone_index(self, s: ast.Assignment, i: str, path: tuple[int, ...]) -> None:
+        """Warn about an implicit sum over one factor: index `i` occurs in the access at
+        `path` only (a typo like `X[i,f] * W[g,h]` sums X over f and W over g)."""
+        acc = s.rhs
+        for k in path:
+            acc = acc.children()[k]
+        locs = [loc for j, loc in zip(acc.indices, acc.index_locs) if j == i]
+        self.warn(f"index {i} occurs only in {_access_text(acc)} and nowhere else in the "
+                  f"statement, so {acc.tensor} alone is summed over {i}; write "
+                  f"sum[{i}]({_access_text(acc)}) if that is meant", locs[0] if locs else acc.loc)
 
     # ---- directives -------------------------------------------------------------------------
     def directives(self, statements: list[ast.Assignment]) -> None:
@@ -693,6 +723,11 @@ def _uses(e: ast.Expr, index: str, path: tuple[int, ...] = ()):
         return
     for k, c in enumerate(e.children()):
         yield from _uses(c, index, path + (k,))
+
+
+def _access_text(a: ast.Access) -> str:
+    """`X[i, f]` as written (list indices left out)."""
+    return f"{a.tensor}[{','.join(a.indices)}]"
 
 
 def _common_prefix(paths: list[tuple[int, ...]]) -> tuple[int, ...]:

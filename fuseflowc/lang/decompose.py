@@ -189,6 +189,28 @@ def split_indices(e: ast.Expr, a: str, lhs: ast.Access) -> set[str]:
     return split
 
 
+def size_problems(program: ast.Program, sizes: dict) -> list[tuple[str, Loc | None]]:
+    """`problems` again, once the data has bound the dims the program leaves open (`sizes`:
+    dim name -> size): a block size that does not divide a dim of a tensor its part reads, at
+    the directive, naming the dim (check finds those the program sizes itself)."""
+    known = {d.name: d.size for d in program.dims if d.size is not None}
+    bound = replace(program, dims=[replace(d, size=known.get(d.name, sizes.get(d.name)))
+                                   for d in program.dims])
+    out = []
+    for d in program.decompositions():
+        out += [(m, loc) for m, loc in problems(bound, bound.statements, d) if "divide" in m]
+    return out
+
+
+def require_sizes(program: ast.Program, sizes: dict) -> None:
+    """Raise the located UserError of `size_problems`, if any."""
+    found = size_problems(program, sizes)
+    if found:
+        from ..diagnostics import Diagnostic, UserError
+        raise UserError(diagnostics=[Diagnostic(m + " (its size in the data)", loc)
+                                     for m, loc in found])
+
+
 def _blocking_problem(program, statements, s, a, b, tensors) -> str | None:
     expr = s.expr or s.rhs
     split = split_indices(expr, a, s.lhs)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 
 from ..diagnostics import Source
@@ -43,12 +44,22 @@ def apply_overrides(program: ast.Program, overrides: list[ast.Directive]) -> ast
 
 
 def load_program(path: str, schedule: tuple[str, ...] = (), unfused: bool = False) -> ast.Program:
-    """Read, parse and check the program at `path` ('-' = stdin).
+    """Read, parse and check the program at `path` ('-' = stdin); print its warnings on stderr
+    (a command loading the user's program: library callers use `program_from_source`).
 
     `schedule` holds directive texts from the command line (e.g. 'order y: i -> j') that override
     the program's; `unfused` drops every fusion region.
     """
-    return program_from_source(read_source(path), schedule, unfused)
+    program = program_from_source(read_source(path), schedule, unfused)
+    report_warnings(program)
+    return program
+
+
+def report_warnings(program: ast.Program, stream=None) -> None:
+    """Print the checked program's warnings (`file:line:col: warning: ...` with the source line
+    and a caret) on `stream` (default stderr)."""
+    for w in program.warnings:
+        print(w.format(), file=stream if stream is not None else sys.stderr)
 
 
 def program_from_source(src: Source, schedule: tuple[str, ...] = (), unfused: bool = False

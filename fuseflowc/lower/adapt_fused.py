@@ -227,7 +227,8 @@ def _own_order(st: X.Statement, tensors, preferred: tuple[str, ...]) -> tuple[st
 
 
 def permuted_copies(fp: F.FusedProgram) -> list[tuple[str, str]]:
-    """The permuted copies the fused program reads, as (copy, original) in declaration order.
+    """The permuted copies the fused program reads, as (copy, original) in declaration order,
+    a copy of a copy after the copy it reads.
     Each becomes a temp made by a module-level step `permute ORIGINAL -> COPY` (same logical
     modes, the copy's storage format), run after the graph writing the original (inputs: before
     the first graph), so that the copy's cost is counted like a kernel's.
@@ -236,6 +237,12 @@ def permuted_copies(fp: F.FusedProgram) -> list[tuple[str, str]]:
     compressed level (and not all dense like the original) would store zeros the original does
     not, which the language can tell apart ("seen as declared"): a UserError."""
     used = {v.tensor for r in fp.regions for v in r.views if v.kind == "permuted"}
+    role = {t.name: (t.role, t.copy_of) for t in fp.tensors}
+    for name in list(used):     # and the re-blocked copies those are copies of
+        while role.get(name, ("", None))[0] == "permuted" and role[name][1] not in used \
+                and role.get(role[name][1], ("", None))[0] == "permuted":
+            name = role[name][1]
+            used.add(name)
     out = []
     for t in fp.tensors:
         if t.role != "permuted" or t.name not in used:
@@ -251,7 +258,15 @@ def permuted_copies(fp: F.FusedProgram) -> list[tuple[str, str]]:
                 "its last compressed one (choose another order with `fuse --order K`, or "
                 "change a format)", t.loc)
         out.append((t.name, src.name))
-    return out
+    # a copy of a re-blocked copy is made after it
+    made = {c for c, _ in out}
+    done: list[tuple[str, str]] = []
+    while out:
+        ready = [(c, o) for c, o in out if o not in made or o in {d for d, _ in done}]
+        ready = ready or out[:1]     # (a cycle, which the fused IR verifier refuses)
+        done += ready
+        out = [x for x in out if x not in ready]
+    return done
 
 
 def _trailing_dense(fmt) -> bool:

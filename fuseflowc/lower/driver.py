@@ -59,14 +59,18 @@ def add_decompose_steps(module: ir.Module, fp) -> None:
 
 def add_permute_steps(module: ir.Module, pairs: list[tuple[str, str]]) -> None:
     """Add a step `permute SRC -> DST` per (SRC, DST) pair, right after the graph that writes
-    SRC (before the first graph when SRC is an input or written by no graph)."""
+    SRC (before the first graph when SRC is an input or written by no graph), or with the step
+    that makes SRC (a copy of a re-blocked copy; `pairs` has that step first)."""
     writer: dict[str, int] = {}
     for k, g in enumerate(module.graphs):
         for n in g.nodes:
             if isinstance(n, ir.WriteVals):
                 writer.setdefault(n.tensor, k)
+    made: dict[str, int] = {}
     for src, dst in pairs:
-        module.steps.append(ir.Permute(src, dst, None, writer.get(src, -1) + 1))
+        position = made.get(src, writer.get(src, -1) + 1)
+        made[dst] = position
+        module.steps.append(ir.Permute(src, dst, None, position))
 
 
 def lower_regions(regions: list[X.Region], tensors: dict[str, X.TensorInfo],
