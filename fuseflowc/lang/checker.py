@@ -46,6 +46,7 @@ class _Checker:
         self.assigned_anywhere: set[str] = set()
         self._first: tuple | None = None
         self._index_names: tuple | None = None
+        self.warnings: list[Diagnostic] = []   # located, one per place (see `warned`)
 
     def first_statement(self, name: str) -> ast.Assignment | None:
         """The first statement of the program that assigns `name` (a dict made once per
@@ -64,7 +65,6 @@ class _Checker:
         if self._index_names is None or self._index_names[0] is not self.p.indices:
             self._index_names = (self.p.indices, {x.name for x in self.p.indices})
         return self._index_names[1]
-        self.warnings: list[Diagnostic] = []   # located, one per place (see `warned`)
 
     def warn(self, msg: str, loc: Loc | None) -> None:
         self.warnings.append(Diagnostic(msg, loc, "warning"))
