@@ -1,0 +1,470 @@
+"""ONNX nodes to statements: one translator per operator (`OPS`), each writing the node's
+statements with the model's dense semantics (docs/import.md, "What each operator becomes").
+
+Every computed value is stored in a tensor declared `dense`, so it holds every coordinate; only
+a model's sparse constants and inputs (compressed formats) store fewer. Wherever such a value
+meets an operation whose dense result differs from its pattern result (a broadcast sum, a
+function with f(0) != 0, a quotient, a max), the translator wraps it in `dense(...)`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..diagnostics import UserError
+from .program import Program, Val, index_names
+
+#: Below this an additive mask value or a Where's other branch counts as -inf: exp of it minus
+#: any finite row maximum is exactly 0 in double precision.
+NEG_INF = -1e9
+
+
+class Translator:
+    def __init__(self, model, prog: Program, vals: dict[str, Val], dtype_of: dict):
+        self.model, self.p, self.vals, self.dtype_of = model, prog, vals, dtype_of
+        self.k = 0
+        self.node = None
+        self.negations: dict[str, np.ndarray] = {}  # Where's complement masks, to be written
+
+    @property
+    def loc(self):
+        return self.model.node_loc(self.k)
+
+    def err(self, msg: str) -> UserError:
+        return UserError(msg, self.loc)
+
+    # ---- operands ---------------------------------------------------------------------------
+    def arg(self, i: int, optional: bool = False) -> Val | None:
+        ins = self.node.input
+        if i >= len(ins) or ins[i] == "":
+            if optional:
+                return None
+            raise self.err(f"input {i} is missing")
+        v = self.vals.get(ins[i])
+        if v is None:
+            raise self.err(f"input '{ins[i]}' is not computed by any earlier node")
+        if v.masked and self.node.op_type != "Softmax":
+            raise self.err(f"'{ins[i]}' is a score under a -inf mask (Where); only Softmax may "
+                           f"read it")
+        return v
+
+    def const_array(self, i: int) -> np.ndarray:
+        name = self.node.input[i] if i < len(self.node.input) else ""
+        if name not in self.model.constants:
+            raise self.err(f"input {i} ('{name}') must be a constant (an initializer)")
+        return self.model.constants[name]
+
+    def attr(self, name: str, default=None):
+        import onnx
+        for a in self.node.attribute:
+            if a.name == name:
+                return onnx.helper.get_attribute_value(a)
+        return default
+
+    def out(self, axes: list, suffix: str = "", fmt: str = "dense", full: bool = True,
+            masked: bool = False) -> Val:
+        name = self.node.output[0] + suffix
+        return self.p.new_val(name, axes, fmt, full=full, masked=masked)
+
+    def bind(self, v: Val, idx: int = 0) -> None:
+        self.vals[self.node.output[idx]] = v
+
+    # ---- broadcasting -----------------------------------------------------------------------
+    def broadcast(self, vals: list[Val]) -> list:
+        """numpy broadcasting of the operands' axes (aligned at the right): the result's axes."""
+        rank = max(v.rank for v in vals)
+        axes = []
+        for k in range(rank):
+            got = None
+            for v in vals:
+                j = k - (rank - v.rank)
+                if j < 0 or v.axes[j] is None:
+                    continue
+                got = v.axes[j] if got is None else self.p.unify(got, v.axes[j], self.loc)
+            axes.append(got)
+        return axes
+
+    @staticmethod
+    def names_for(v: Val, out_names: list[str]) -> list[str]:
+        return out_names[len(out_names) - v.rank:]
+
+    def wrap(self, v: Val, text: str) -> str:
+        return text if v.full else f"dense({text})"
+
+    # ---- translators --------------------------------------------------------------------------
+    def elementwise(self, op: str) -> None:
+        a, b = self.arg(0), self.arg(1)
+        axes = self.broadcast([a, b])
+        names = index_names(len(axes))
+        ta, tb = a.access(self.names_for(a, names)), b.access(self.names_for(b, names))
+        same = [x for x in a.axes if x is not None] == [x for x in b.axes if x is not None]
+        if op in "+-":
+            if not (same and a.rank == b.rank):
+                ta, tb = self.wrap(a, ta), self.wrap(b, tb)
+            rhs = f"{ta} {op} {tb}"
+        elif op == "*":
+            rhs = f"{ta} * ({tb})" if b.const is None and not tb.endswith("]") else f"{ta} * {tb}"
+        else:  # "/": 0/0 and x/0 are values a dense model computes
+            rhs = f"{self.wrap(a, ta)} / ({self.wrap(b, tb)})"
+        if a.const is not None and b.const is not None:
+            raise self.err("an operation on two constants (fold it before exporting)")
+        y = self.out(axes, full=True)
+        self.p.assign(y, rhs, names)
+        self.bind(y)
+
+    def unary(self, func: str, zero_preserving: bool) -> None:
+        a = self.arg(0)
+        names = index_names(a.rank)
+        t = a.access(names)
+        if not zero_preserving:
+            t = self.wrap(a, t)
+        y = self.out(list(a.axes))
+        self.p.assign(y, func.format(t), names)
+        self.bind(y)
+
+    def matmul(self) -> None:
+        a, b = self.arg(0), self.arg(1)
+        self._contract(a, b, False, False, None, 1.0, 1.0)
+
+    def gemm(self) -> None:
+        a, b, c = self.arg(0), self.arg(1), self.arg(2, optional=True)
+        if a.rank != 2 or b.rank != 2:
+            raise self.err("Gemm takes matrices")
+        self._contract(a, b, bool(self.attr("transA", 0)), bool(self.attr("transB", 0)), c,
+                       float(self.attr("alpha", 1.0)), float(self.attr("beta", 1.0)))
+
+    def _contract(self, a: Val, b: Val, ta: bool, tb: bool, c: Val | None, alpha: float,
+                  beta: float) -> None:
+        if a.const is not None or b.const is not None:
+            raise self.err("a product with a scalar operand")
+        aa, ba = list(a.axes), list(b.axes)
+        if ta:
+            aa[-1], aa[-2] = aa[-2], aa[-1]
+        if tb:
+            ba[-1], ba[-2] = ba[-2], ba[-1]
+        if len(aa) == 1:
+            aa = [None] + aa
+        if len(ba) == 1:
+            ba = ba + [None]
+        ka, kb = aa[-1], ba[-2]
+        if (ka is None) != (kb is None):
+            raise self.err("the contracted dimensions differ (1 against more)")
+        k = None if ka is None else self.p.unify(ka, kb, self.loc)
+        batch = self.broadcast([Val("", aa[:-2], [None] * (len(aa) - 2)),
+                                Val("", ba[:-2], [None] * (len(ba) - 2))])
+        axes = batch + [aa[-2], ba[-1]]
+        names = index_names(len(axes) + 1)
+        kname, onames = names[-1], names[:-1]
+        bn = onames[:len(batch)]
+
+        def view(v: Val, rows: str, cols: str, trans: bool, vec_axis: int | None) -> str:
+            nb = v.rank - 2 if v.rank >= 2 else 0
+            inner = [rows, cols]
+            if v.rank == 1:
+                inner = [inner[vec_axis]]
+            elif trans:
+                inner = inner[::-1]
+            return v.access(bn[len(bn) - nb:] + inner)
+
+        ta_ = view(a, onames[-2], kname, ta, 1)
+        tb_ = view(b, kname, onames[-1], tb, 0)
+        prod = f"{ta_} * {tb_}"
+        expr = f"sum[{kname}]({prod})" if k is not None else prod
+        full = a.full and b.full
+        if alpha != 1.0:
+            expr = f"{_num(alpha)} * {expr}"
+        drop = [j for j, x in enumerate(axes) if x is None and j >= len(batch)]
+        if c is not None:
+            if not full:
+                expr = f"dense({expr})"
+            cnames = self.names_for(c, onames)
+            ct = self.wrap(c, c.access(cnames))
+            axes_c = self.broadcast([Val("", axes, [None] * len(axes)), c])
+            axes = axes_c
+            expr = f"{expr} + {ct}" if beta == 1.0 else f"{expr} + {_num(beta)} * {ct}"
+        y = self.out(axes)
+        self.p.assign(y, expr, onames)
+        if drop and c is None:  # a vector operand: its unit axis is not in ONNX's result
+            y = Val(y.tensor, [x for j, x in enumerate(y.axes) if j not in drop],
+                    [p for j, p in enumerate(y.pos) if j not in drop])
+        self.bind(y)
+
+    def einsum(self) -> None:
+        eq = self.attr("equation").decode() if isinstance(self.attr("equation"), bytes) \
+            else str(self.attr("equation"))
+        eq = eq.replace(" ", "")
+        if "..." in eq:
+            raise self.err("Einsum with an ellipsis is not supported")
+        lhs, _, rhs = eq.partition("->")
+        terms = lhs.split(",")
+        ops = [self.arg(i) for i in range(len(terms))]
+        if "->" not in eq:
+            counts = {c: lhs.count(c) for c in lhs if c.isalpha()}
+            rhs = "".join(sorted(c for c, n in counts.items() if n == 1))
+        letter_dim: dict[str, int | None] = {}
+        for term, v in zip(terms, ops):
+            if len(term) != v.rank or len(set(term)) != len(term):
+                raise self.err(f"Einsum term '{term}' does not fit its operand (rank {v.rank}; "
+                               f"a repeated letter is a diagonal, not supported)")
+            for c, d in zip(term, v.axes):
+                if d is None:
+                    letter_dim.setdefault(c, None)
+                elif letter_dim.get(c) is None:
+                    letter_dim[c] = d
+                else:
+                    letter_dim[c] = self.p.unify(letter_dim[c], d, self.loc)
+        names = {c: n for c, n in zip(sorted(letter_dim), index_names(len(letter_dim)))}
+        prod = " * ".join(v.access([names[c] for c in term]) for term, v in zip(terms, ops))
+        red = [names[c] for c in sorted(letter_dim) if c not in rhs and letter_dim[c] is not None]
+        expr = f"sum[{', '.join(red)}]({prod})" if red else prod
+        y = self.out([letter_dim[c] for c in rhs])
+        self.p.assign(y, expr, [names[c] for c in rhs])
+        self.bind(y)
+
+    def reduce(self, op: str) -> None:
+        a = self.arg(0)
+        axes_in = self.attr("axes")
+        if axes_in is None and len(self.node.input) > 1 and self.node.input[1]:
+            axes_in = [int(x) for x in self.const_array(1).reshape(-1)]
+        if not axes_in:
+            if self.attr("noop_with_empty_axes", 0):
+                self.bind(a)
+                return
+            axes_in = list(range(a.rank))
+        axes_r = sorted({x % a.rank if -a.rank <= x < a.rank else self._bad_axis(x, a)
+                         for x in axes_in})
+        keep = self.attr("keepdims", 1)
+        names = index_names(a.rank)
+        red = [names[j] for j in axes_r if a.axes[j] is not None]
+        body = a.access(names)
+        n = math.prod(self.p.size[self.p.find(a.axes[j])] for j in axes_r
+                      if a.axes[j] is not None)
+        if op == "max":
+            body = self.wrap(a, body)
+        expr = f"{op if op != 'mean' else 'sum'}[{', '.join(red)}]({body})" if red else body
+        if op == "mean" and n != 1:
+            expr = f"{expr} / {n}"
+        out_axes = [None if j in axes_r else x for j, x in enumerate(a.axes)] if keep else \
+            [x for j, x in enumerate(a.axes) if j not in axes_r]
+        out_names = names if keep else [nm for j, nm in enumerate(names) if j not in axes_r]
+        if all(x is None for x in out_axes):
+            raise self.err("a reduction to a scalar (scalars are not supported)")
+        y = self.out(out_axes)
+        self.p.assign(y, expr, out_names)
+        self.bind(y)
+
+    def _bad_axis(self, x: int, a: Val):
+        raise self.err(f"axis {x} is out of range for rank {a.rank}")
+
+    def softmax(self) -> None:
+        a = self.arg(0)
+        axis = self.attr("axis", -1)
+        if not -a.rank <= axis < a.rank:
+            self._bad_axis(axis, a)
+        axis %= a.rank
+        if a.axes[axis] is None:
+            raise self.err("Softmax over an axis of size 1")
+        if a.masked and axis != a.rank - 1:
+            raise self.err("a masked Softmax must be over the last axis")
+        names = index_names(a.rank + 1)
+        names, j2 = names[:-1], names[-1]
+        row = [None if k == axis else x for k, x in enumerate(a.axes)]
+        fmt = self.p.tensors[a.tensor].format if a.masked else "dense"
+        x = a.access(names)
+        x2 = a.access([j2 if k == axis else n for k, n in enumerate(names)])
+        if not a.full and not a.masked:
+            x, x2 = f"dense({x})", f"dense({x2})"
+        mx = self.out(row, "_max")
+        self.p.assign(mx, f"max[{j2}]({x2})", names)
+        ex = self.out(list(a.axes), "_exp", fmt=fmt)
+        self.p.assign(ex, f"exp({x} - {mx.access(names)})", names)
+        den = self.out(row, "_sum")
+        ex2 = ex.access([j2 if k == axis else n for k, n in enumerate(names)])
+        self.p.assign(den, f"sum[{j2}]({ex2})", names)
+        y = self.out(list(a.axes))
+        self.p.assign(y, f"{ex.access(names)} / {den.access(names)}", names)
+        self.bind(y)
+
+    def layer_norm(self) -> None:
+        a, s, b = self.arg(0), self.arg(1), self.arg(2, optional=True)
+        axis = self.attr("axis", -1) % a.rank
+        if axis != a.rank - 1:
+            raise self.err("LayerNormalization over more than the last axis is not supported")
+        eps = float(self.attr("epsilon", 1e-5))
+        names = index_names(a.rank + 1)
+        names, j2 = names[:-1], names[-1]
+        row = list(a.axes[:-1]) + [None]
+        n = self.p.size[self.p.find(a.axes[-1])] if a.axes[-1] is not None else 1
+        x = self.wrap(a, a.access(names))
+        x2 = self.wrap(a, a.access(names[:-1] + [j2]))
+        mu = self.out(row, "_mean")
+        self.p.assign(mu, f"sum[{j2}]({x2}) / {n}", names)
+        xc = self.out(list(a.axes), "_centered")
+        self.p.assign(xc, f"{x} - {mu.access(names)}", names)
+        var = self.out(row, "_var")
+        xc2 = xc.access(names[:-1] + [j2])
+        self.p.assign(var, f"sum[{j2}]({xc2} * {xc2}) / {n}", names)
+        y = self.out(list(a.axes))
+        rhs = f"{xc.access(names)} * rsqrt({var.access(names)} + {_num(eps)}) * " \
+              f"{self.wrap(s, s.access(self.names_for(s, names)))}"
+        if b is not None:
+            rhs += f" + {self.wrap(b, b.access(self.names_for(b, names)))}"
+        self.p.assign(y, rhs, names)
+        self.bind(y)
+
+    def where(self) -> None:
+        cond, x, other = self.node.input[0], self.arg(1), self.arg(2)
+        c = self.arg(0)
+        if other.const is not None and other.const <= NEG_INF and x.const is None:
+            axes = self.broadcast([c, x])
+            names = index_names(len(axes))
+            y = self.out(axes, fmt=_compressed_last(len([a for a in axes if a is not None])),
+                         full=False, masked=True)
+            self.p.assign(y, f"mask({self.wrap(x, x.access(self.names_for(x, names)))}, "
+                             f"{c.access(self.names_for(c, names))})", names)
+            self.bind(y)
+            return
+        if cond not in self.model.constants:
+            raise self.err("Where with a runtime condition is supported only as a -inf mask "
+                           "before a Softmax (Where(mask, scores, -inf))")
+        neg = self.p.fresh(cond + "_not")
+        cv = np.asarray(self.model.constants[cond]).astype(bool)
+        self.negations[neg] = ~cv
+        cn = Val(neg, list(c.axes), list(c.pos), False)
+        self.p.declare(neg, [d for d in c.axes if d is not None],
+                       _compressed_last(sum(d is not None for d in c.axes)),
+                       f"the complement of {cond}")
+        axes = self.broadcast([c, x, other])
+        names = index_names(len(axes))
+
+        def branch(v: Val, m: Val) -> str:
+            return f"mask({self.wrap(v, v.access(self.names_for(v, names)))}, " \
+                   f"{m.access(self.names_for(m, names))})"
+        y = self.out(axes)
+        self.p.assign(y, f"{branch(x, c)} + {branch(other, cn)}", names)
+        self.bind(y)
+
+    # ---- views ----------------------------------------------------------------------------
+    def transpose(self) -> None:
+        a = self.arg(0)
+        perm = self.attr("perm") or list(range(a.rank))[::-1]
+        if sorted(perm) != list(range(a.rank)):
+            raise self.err(f"perm {list(perm)} is not a permutation of {a.rank} axes")
+        self.bind(Val(a.tensor, [a.axes[k] for k in perm], [a.pos[k] for k in perm], a.full,
+                      a.masked, a.const))
+
+    def identity(self) -> None:
+        self.bind(self.arg(0))
+
+    def squeeze(self, insert: bool) -> None:
+        a = self.arg(0)
+        axes = self.attr("axes")
+        if axes is None and len(self.node.input) > 1 and self.node.input[1]:
+            axes = [int(x) for x in self.const_array(1).reshape(-1)]
+        ax, pos = list(a.axes), list(a.pos)
+        if insert:
+            rank = a.rank + len(axes)
+            for k in sorted(x % rank for x in axes):
+                ax.insert(k, None)
+                pos.insert(k, None)
+        else:
+            drop = {x % a.rank for x in axes} if axes else {k for k, x in enumerate(ax)
+                                                             if x is None}
+            if any(ax[k] is not None for k in drop):
+                raise self.err("Squeeze of an axis whose size is not 1")
+            ax = [x for k, x in enumerate(ax) if k not in drop]
+            pos = [x for k, x in enumerate(pos) if k not in drop]
+        self.bind(Val(a.tensor, ax, pos, a.full, a.masked, a.const))
+
+    def reshape(self) -> None:
+        a = self.arg(0)
+        shape = [int(x) for x in self.const_array(1).reshape(-1)]
+        sizes = [self.p.size[self.p.find(x)] for x in a.axes if x is not None]
+        want = []
+        for k, s in enumerate(shape):
+            if s == 0:
+                s = 1 if a.axes[k] is None else self.p.size[self.p.find(a.axes[k])]
+            want.append(s)
+        if -1 in want:
+            known = math.prod(s for s in want if s != -1)
+            want[want.index(-1)] = math.prod(sizes) // max(known, 1)
+        if [s for s in want if s != 1] != [s for s in sizes if s != 1]:
+            raise self.err(f"Reshape to {shape} splits or merges dimensions (e.g. a head "
+                           f"split); only Reshapes that add or drop axes of size 1 are "
+                           f"supported")
+        stored = [(x, p) for x, p in zip(a.axes, a.pos) if x is not None]
+        ax, pos, k = [], [], 0
+        for s in want:
+            if s == 1:
+                ax.append(None)
+                pos.append(None)
+            else:
+                ax.append(stored[k][0])
+                pos.append(stored[k][1])
+                k += 1
+        self.bind(Val(a.tensor, ax, pos, a.full, a.masked, a.const))
+
+    def pow(self) -> None:
+        e = self.const_array(1).reshape(-1)
+        if e.size != 1 or float(e[0]) not in (1.0, 2.0, 0.5, -0.5, -1.0):
+            raise self.err("Pow with an exponent other than a constant 2, 1, 0.5, -0.5 or -1")
+        form = {1.0: "{}", 2.0: "{0} * {0}", 0.5: "sqrt({})", -0.5: "rsqrt({})",
+                -1.0: "1 / {}"}[float(e[0])]
+        self.unary(form, float(e[0]) > 0)
+
+    def gelu(self) -> None:
+        if (self.attr("approximate", "none") or "none") not in ("none", b"none"):
+            raise self.err("Gelu with approximate='tanh' is not supported (the exact form is)")
+        self.unary("gelu({})", True)
+
+
+def _num(x: float) -> str:
+    r = repr(float(x))
+    return f"({r})" if r.startswith("-") else r
+
+
+def _compressed_last(order: int) -> str:
+    if order == 1:
+        return "sparse"
+    if order == 2:
+        return "csr"
+    return "(" + ", ".join(["dense"] * (order - 1) + ["compressed"]) + ")"
+
+
+def compressed_format(order: int) -> str:
+    """The compressed format a sparse constant or input of `order` modes is declared with."""
+    return _compressed_last(order)
+
+
+#: Operator -> how it is translated. One place: docs/import.md's table is tested against it.
+OPS = {
+    "MatMul": lambda t: t.matmul(),
+    "Gemm": lambda t: t.gemm(),
+    "Einsum": lambda t: t.einsum(),
+    "Add": lambda t: t.elementwise("+"),
+    "Sub": lambda t: t.elementwise("-"),
+    "Mul": lambda t: t.elementwise("*"),
+    "Div": lambda t: t.elementwise("/"),
+    "Relu": lambda t: t.unary("relu({})", True),
+    "Gelu": lambda t: t.gelu(),
+    "Sigmoid": lambda t: t.unary("sigmoid({})", False),
+    "Tanh": lambda t: t.unary("tanh({})", True),
+    "Exp": lambda t: t.unary("exp({})", False),
+    "Sqrt": lambda t: t.unary("sqrt({})", True),
+    "Reciprocal": lambda t: t.unary("1 / {}", False),
+    "Neg": lambda t: t.unary("-{}", True),
+    "Pow": lambda t: t.pow(),
+    "Softmax": lambda t: t.softmax(),
+    "LayerNormalization": lambda t: t.layer_norm(),
+    "ReduceSum": lambda t: t.reduce("sum"),
+    "ReduceMean": lambda t: t.reduce("mean"),
+    "ReduceMax": lambda t: t.reduce("max"),
+    "Where": lambda t: t.where(),
+    "Transpose": lambda t: t.transpose(),
+    "Identity": lambda t: t.identity(),
+    "Squeeze": lambda t: t.squeeze(False),
+    "Unsqueeze": lambda t: t.squeeze(True),
+    "Reshape": lambda t: t.reshape(),
+}
