@@ -1,0 +1,101 @@
+"""Each model of the ONNX zoo imported, compiled unfused and fused, simulated with the reference
+check, and its output compared with onnxruntime's on random inputs with pruned (all-zero) rows
+and empty graph rows (a node without neighbours, a query with only its own key).
+
+    python -m fuseflowc.bench.onnx_check            # a markdown table of every model
+
+onnxruntime is the oracle (a test dependency, `fuseflowc[test]`): no one here wrote it.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from .onnx_zoo import ZOO
+
+#: Compiled variants: name -> pipeline.CompileOptions keyword arguments.
+VARIANTS = {"unfused": {"unfused": True}, "fused": {},
+            "fused, inline-widened": {"inline_widened": True}}
+
+
+def model_inputs(imported, seed: int) -> dict[str, np.ndarray]:
+    """Random inputs (program tensor name -> array in the ONNX shape) with an all-zero row in
+    every float input of two or more dims (a pruned row; in an adjacency, a node without
+    neighbours) and, in a boolean mask, a row holding only its diagonal."""
+    from ..importer.data import random_inputs
+    vals = random_inputs(imported.inputs, seed)
+    for name, a in vals.items():
+        if a.ndim >= 2 and a.shape[-2] > 1:
+            if a.dtype == bool:
+                a[..., 1, :] = False
+                if a.shape[-1] == a.shape[-2]:
+                    a[..., 1, 1] = True
+            else:
+                a[..., 1, :] = 0
+    return vals
+
+
+def check_model(name: str, dtype=np.float64, seed: int = 1, variants=VARIANTS) -> dict:
+    """Import zoo model `name`, compile each variant, simulate with --check, compare with
+    onnxruntime. Returns {"ops", "cycles": {variant: cycles}, "diff": largest |ours - ort| /
+    (1 + |ort|), "problems": [...]}."""
+    import onnxruntime as ort
+
+    from .. import pipeline
+    from ..importer.build import import_model
+    from ..importer.data import write_data
+    from ..importer.model import read_model
+
+    build, opts, sizes = ZOO[name]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{name}.onnx"
+        import onnx
+        onnx.save(build(dtype), str(path))
+        imported = import_model(read_model(str(path)), sizes, **opts)
+        (Path(tmp) / "model.ff").write_text(imported.text)
+        data = Path(tmp) / "data"
+        data.mkdir()
+        values = model_inputs(imported, seed)
+        write_data(data, imported, values)
+        feeds = {imported.inputs[k][0]: v for k, v in values.items()}
+        sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        want = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+        out = {"ops": sorted(set(imported.ops)), "cycles": {}, "diff": 0.0, "problems": []}
+        for variant, kw in variants.items():
+            inp = pipeline.load(str(Path(tmp) / "model.ff"), pipeline.CompileOptions(**kw))
+            compiled = pipeline.compile(inp, pipeline.CompileOptions(**kw))
+            inputs, sz = pipeline.load_data(compiled.module, str(data))
+            result = pipeline.simulate(compiled.module, inputs, sz)
+            ref = pipeline.reference(compiled.program, str(data), sz)
+            out["problems"] += [f"{variant}: {p}" for p in
+                                pipeline.check(compiled.module, result, ref)]
+            out["cycles"][variant] = int(result.cycles)
+            for oname, (tensor, _) in imported.outputs.items():
+                got = result.tensors[tensor].to_dense()
+                ref_v = np.asarray(want[oname], dtype=np.float64).reshape(got.shape)
+                diff = float(np.max(np.abs(got - ref_v) / (1 + np.abs(ref_v)), initial=0.0))
+                out["diff"] = max(out["diff"], diff)
+        return out
+
+
+def main(argv=None) -> int:
+    print("| model | operators | " + " | ".join(f"cycles {v}" for v in VARIANTS)
+          + " | max diff float64 | max diff float32 |")
+    print("|---|---|" + "---:|" * (len(VARIANTS) + 2))
+    for name in ZOO:
+        r64 = check_model(name, np.float64)
+        r32 = check_model(name, np.float32, variants={"fused": {}})
+        cyc = " | ".join(f"{r64['cycles'][v]:,}" for v in VARIANTS)
+        print(f"| {name} | {', '.join(r64['ops'])} | {cyc} | {r64['diff']:.2e} | "
+              f"{r32['diff']:.2e} |")
+        for p in r64["problems"] + r32["problems"]:
+            print(f"  problem: {p}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
