@@ -28,7 +28,7 @@ def model_inputs(imported, seed: int) -> dict[str, np.ndarray]:
     neighbours) and, in a boolean mask, a row holding only its diagonal."""
     from ..importer.data import random_inputs
     vals = random_inputs(imported.inputs, seed)
-    for name, a in vals.items():
+    for a in vals.values():
         if a.ndim >= 2 and a.shape[-2] > 1:
             if a.dtype == bool:
                 a[..., 1, :] = False

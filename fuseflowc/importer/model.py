@@ -28,13 +28,13 @@ class Where(Loc):
     what: str = ""
 
     def __str__(self) -> str:
-        name = self.source.name if self.source else "<model>"
-        return f"{name}:{self.what}"
+        return self.what
 
 
-def where(path: str, what: str) -> Where:
-    """A location in the model at `path` described by `what` (no source line is shown)."""
-    return Where(None, 0, 0, 1, f"{path}:{what}")
+def where(path: str, what: str | None = None) -> Where:
+    """A location in the model at `path` described by `what` (the file itself when None; no
+    source line is shown)."""
+    return Where(None, 0, 0, 1, path if what is None else f"{path}:{what}")
 
 
 def _onnx():
@@ -70,7 +70,7 @@ def read_model(path: str) -> Model:
     onnx = _onnx()
     p = Path(path)
     if not p.is_file():
-        raise UserError(f"{path}: no such file" if not p.exists() else f"{path}: not a file")
+        raise UserError("no such file" if not p.exists() else "not a file", where(path))
     try:
         proto = onnx.load(str(p), load_external_data=False)
         from onnx.external_data_helper import load_external_data_for_model, uses_external_data
@@ -81,15 +81,15 @@ def read_model(path: str) -> Model:
         raise
     except Exception as e:  # the onnx package raises many kinds (DecodeError, ValidationError)
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise UserError(f"{path}: not a valid ONNX model: {first[:300]}") from None
+        raise UserError(f"not a valid ONNX model: {first[:300]}", where(path)) from None
     opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), None)
     if opset is None or opset < MIN_OPSET:
-        raise UserError(f"{path}: opset {opset} of the default domain; fuseflowc import reads "
+        raise UserError(f"opset {opset} of the default domain; fuseflowc import reads "
                         f"opsets {MIN_OPSET} and later (onnx.version_converter converts older "
-                        f"models)")
+                        f"models)", where(path))
     g = proto.graph
     if len(g.node) > MAX_NODES:
-        raise UserError(f"{path}: {len(g.node)} nodes; at most {MAX_NODES} are read")
+        raise UserError(f"{len(g.node)} nodes; at most {MAX_NODES} are read", where(path))
     constants, sparse = _constants(onnx, path, g)
     return Model(path, g, opset, constants, sparse)
 
@@ -97,12 +97,13 @@ def read_model(path: str) -> Model:
 def _array(onnx, path: str, t, what: str) -> np.ndarray:
     n = int(np.prod([int(d) for d in t.dims], dtype=object)) if len(t.dims) else 1
     if n > MAX_ELEMENTS:
-        raise UserError(f"{path}: {what} '{t.name}' has {n} elements; at most {MAX_ELEMENTS}")
+        raise UserError(f"{what} '{t.name}' has {n} elements; at most {MAX_ELEMENTS}",
+                        where(path))
     try:
         return onnx.numpy_helper.to_array(t)
     except Exception as e:
-        raise UserError(f"{path}: {what} '{t.name}' cannot be read: "
-                        f"{str(e).splitlines()[0][:200]}") from None
+        raise UserError(f"{what} '{t.name}' cannot be read: "
+                        f"{(str(e).splitlines() or [''])[0][:200]}", where(path)) from None
 
 
 def _constants(onnx, path: str, g) -> tuple[dict[str, np.ndarray], set[str]]:
@@ -114,17 +115,19 @@ def _constants(onnx, path: str, g) -> tuple[dict[str, np.ndarray], set[str]]:
         name = st.values.name
         shape = tuple(int(d) for d in st.dims)
         if int(np.prod(shape, dtype=object)) > MAX_ELEMENTS:
-            raise UserError(f"{path}: sparse initializer '{name}' is too large")
+            raise UserError(f"sparse initializer '{name}' is too large", where(path))
         vals = _array(onnx, path, st.values, "sparse initializer")
         idx = _array(onnx, path, st.indices, "sparse initializer").astype(np.int64)
         dense = np.zeros(shape, dtype=vals.dtype)
         if idx.ndim == 1:  # linear indices
             if idx.size and (idx.min() < 0 or idx.max() >= dense.size):
-                raise UserError(f"{path}: sparse initializer '{name}' has an index out of range")
+                raise UserError(f"sparse initializer '{name}' has an index out of range",
+                                where(path))
             dense.reshape(-1)[idx] = vals
         else:
             if idx.size and (idx.min() < 0 or (idx >= np.array(shape)).any()):
-                raise UserError(f"{path}: sparse initializer '{name}' has an index out of range")
+                raise UserError(f"sparse initializer '{name}' has an index out of range",
+                                where(path))
             dense[tuple(idx.T)] = vals
         out[name] = dense
         sparse.add(name)
@@ -134,8 +137,8 @@ def _constants(onnx, path: str, g) -> tuple[dict[str, np.ndarray], set[str]]:
                                                                 "value_floats", "value_int",
                                                                 "value_ints")), None)
             if value is None:
-                raise UserError(f"{path}:node {k} '{n.name}': a Constant without a value "
-                                f"this importer reads (value, value_float(s), value_int(s))")
+                raise UserError("a Constant without a value this importer reads (value, "
+                                "value_float(s), value_int(s))", where(path, f"node {k} '{n.name}'"))
             out[n.output[0]] = _constant_value(onnx, path, value)
     return out, sparse
 
