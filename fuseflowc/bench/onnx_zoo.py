@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 N, F, H, C = 12, 8, 6, 3          # graph nodes, features, hidden, classes
-S, E, FF = 16, 8, 16               # sequence, embedding, feed-forward
+S, E, FF, NH = 16, 8, 16, 2       # sequence, embedding, feed-forward, heads
 OPSET = 20
 
 
@@ -29,13 +29,14 @@ def _h():
     return onnx, TensorProto, helper, numpy_helper
 
 
-def _model(name, nodes, inputs, outputs, inits, sparse=(), dtype=np.float64):
+def _model(name, nodes, inputs, outputs, inits, sparse=(), dtype=np.float64, ints=None):
     onnx, TP, helper, nh = _h()
     et = TP.DOUBLE if dtype == np.float64 else TP.FLOAT
     ins = [helper.make_tensor_value_info(n, TP.BOOL if b else et, shape)
            for n, shape, b in inputs]
     outs = [helper.make_tensor_value_info(n, et, shape) for n, shape in outputs]
     init = [nh.from_array(np.asarray(v, dtype=dtype), n) for n, v in inits.items()]
+    init += [nh.from_array(v, n) for n, v in (ints or {}).items()]
     sp = []
     for n, v in sparse:
         v = np.asarray(v, dtype=dtype)
@@ -77,21 +78,21 @@ def gcn(dtype=np.float64, seed=0):
 
 
 def graphsage(dtype=np.float64, seed=0):
-    """GraphSAGE (mean aggregator): relu(Mean-A X Wn + X Ws + b), then a linear classifier."""
+    """GraphSAGE (mean aggregator, PyG's concat form): relu(Concat(Mean-A X, X) W + b), then a
+    linear classifier."""
     _, _, h, _ = _h()
     rng = np.random.default_rng(seed)
     nodes = [h.make_node("MatMul", ["A", "X"], ["AX"], "aggregate"),
-             h.make_node("MatMul", ["AX", "Wn"], ["N1"], "neigh"),
-             h.make_node("MatMul", ["X", "Ws"], ["S1"], "self"),
-             h.make_node("Add", ["N1", "S1"], ["T1"], "combine"),
+             h.make_node("Concat", ["AX", "X"], ["Cat"], "concat", axis=1),
+             h.make_node("MatMul", ["Cat", "W"], ["T1"], "combine"),
              h.make_node("Add", ["T1", "b"], ["T2"], "bias"),
              h.make_node("Relu", ["T2"], ["H1"], "relu"),
              h.make_node("Gemm", ["H1", "Wc", "bc"], ["Y"], "classify")]
     return _model("graphsage", nodes, [("A", [N, N], False), ("X", [N, F], False)],
                   [("Y", [N, C])],
-                  {"Wn": rng.standard_normal((F, H)), "Ws": rng.standard_normal((F, H)),
-                   "b": rng.standard_normal(H), "Wc": rng.standard_normal((H, C)),
-                   "bc": rng.standard_normal(C)}, dtype=dtype)
+                  {"W": rng.standard_normal((2 * F, H)), "b": rng.standard_normal(H),
+                   "Wc": rng.standard_normal((H, C)), "bc": rng.standard_normal(C)},
+                  dtype=dtype)
 
 
 def gin(dtype=np.float64, seed=0):
@@ -159,24 +160,33 @@ def pruned_mlp(dtype=np.float64, seed=0):
 
 
 def gpt3_bigbird(dtype=np.float64, seed=0):
-    """A GPT-3 decoder layer (one head) with a BigBird mask: LayerNorm, Q/K/V, masked softmax
-    attention, output projection and residual, LayerNorm, a Gelu feed-forward and residual."""
+    """A GPT-3 decoder layer with NH heads and a BigBird mask, as GPT-2/3 code exports it:
+    LayerNorm, one QKV projection split in three, a head split (Reshape, Transpose), masked
+    softmax attention per head, the head merge, the output projection and residual, LayerNorm,
+    a Gelu feed-forward and residual."""
     _, _, h, _ = _h()
     rng = np.random.default_rng(seed)
+    dh = E // NH
 
     def w(*shape):
         return rng.standard_normal(shape) / np.sqrt(shape[0])
     nodes = [h.make_node("LayerNormalization", ["X", "g1", "be1"], ["L1"], "ln1", epsilon=1e-5),
-             h.make_node("Gemm", ["L1", "Wq", "bq"], ["Q"], "q"),
-             h.make_node("Gemm", ["L1", "Wk", "bk"], ["K"], "k"),
-             h.make_node("Gemm", ["L1", "Wv", "bv"], ["V"], "v"),
-             h.make_node("Transpose", ["K"], ["Kt"], "kt", perm=[1, 0]),
-             h.make_node("MatMul", ["Q", "Kt"], ["Sc"], "scores"),
+             h.make_node("Gemm", ["L1", "Wqkv", "bqkv"], ["QKV"], "c_attn"),
+             h.make_node("Split", ["QKV", "split"], ["Q", "K", "V"], "split_qkv", axis=1),
+             h.make_node("Reshape", ["Q", "heads"], ["Qh"], "q_heads"),
+             h.make_node("Transpose", ["Qh"], ["Qt"], "q_t", perm=[1, 0, 2]),
+             h.make_node("Reshape", ["K", "heads"], ["Kh"], "k_heads"),
+             h.make_node("Transpose", ["Kh"], ["Kt"], "k_t", perm=[1, 2, 0]),
+             h.make_node("Reshape", ["V", "heads"], ["Vh"], "v_heads"),
+             h.make_node("Transpose", ["Vh"], ["Vt"], "v_t", perm=[1, 0, 2]),
+             h.make_node("MatMul", ["Qt", "Kt"], ["Sc"], "scores"),
              h.make_node("Div", ["Sc", "scale"], ["Ss"], "scale"),
              h.make_node("Where", ["M", "Ss", "ninf"], ["Sm"], "bigbird_mask"),
              h.make_node("Softmax", ["Sm"], ["P"], "softmax", axis=-1),
-             h.make_node("MatMul", ["P", "V"], ["O"], "attend"),
-             h.make_node("Gemm", ["O", "Wo", "bo"], ["At"], "proj"),
+             h.make_node("MatMul", ["P", "Vt"], ["O"], "attend"),
+             h.make_node("Transpose", ["O"], ["Ot"], "merge_t", perm=[1, 0, 2]),
+             h.make_node("Reshape", ["Ot", "merged"], ["Om"], "merge_heads"),
+             h.make_node("Gemm", ["Om", "Wo", "bo"], ["At"], "c_proj"),
              h.make_node("Add", ["X", "At"], ["R1"], "residual1"),
              h.make_node("LayerNormalization", ["R1", "g2", "be2"], ["L2"], "ln2", epsilon=1e-5),
              h.make_node("Gemm", ["L2", "W1", "c1"], ["F1"], "ff1"),
@@ -184,15 +194,17 @@ def gpt3_bigbird(dtype=np.float64, seed=0):
              h.make_node("Gemm", ["G", "W2", "c2"], ["F2"], "ff2"),
              h.make_node("Add", ["R1", "F2"], ["Y"], "residual2")]
     inits = {"g1": 1 + 0.1 * rng.standard_normal(E), "be1": 0.1 * rng.standard_normal(E),
-             "Wq": w(E, E), "bq": 0.1 * rng.standard_normal(E), "Wk": w(E, E),
-             "bk": 0.1 * rng.standard_normal(E), "Wv": w(E, E), "bv": 0.1 * rng.standard_normal(E),
-             "scale": np.array(np.sqrt(E)), "ninf": np.array(-np.inf), "Wo": w(E, E),
+             "Wqkv": w(E, 3 * E), "bqkv": 0.1 * rng.standard_normal(3 * E),
+             "scale": np.array(np.sqrt(dh)), "ninf": np.array(-np.inf), "Wo": w(E, E),
              "bo": 0.1 * rng.standard_normal(E), "g2": 1 + 0.1 * rng.standard_normal(E),
              "be2": 0.1 * rng.standard_normal(E), "W1": w(E, FF),
              "c1": 0.1 * rng.standard_normal(FF), "W2": w(FF, E),
              "c2": 0.1 * rng.standard_normal(E)}
+    ints = {"split": np.array([E, E, E], dtype=np.int64),
+            "heads": np.array([S, NH, dh], dtype=np.int64),
+            "merged": np.array([S, E], dtype=np.int64)}
     return _model("gpt3_bigbird", nodes, [("M", [S, S], True), ("X", [S, E], False)],
-                  [("Y", [S, E])], inits, dtype=dtype)
+                  [("Y", [S, E])], inits, dtype=dtype, ints=ints)
 
 
 def bigbird_mask(s: int, block: int = 4, seed: int = 0) -> np.ndarray:

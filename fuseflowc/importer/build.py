@@ -76,8 +76,8 @@ def import_model(model: Model, sizes: dict[str, int] | None = None,
         p.comment(f"node {k} '{node.name or node.output[0]}': {node.op_type}"
                   f"({', '.join(node.input)})")
         fn(t)
-    for neg, arr in t.negations.items():
-        constants[neg] = arr.astype(np.float64)
+    for name, arr in t.made.items():
+        constants[name] = np.asarray(arr, dtype=np.float64)
     outputs = {}
     for o in g.output:
         v = vals.get(o.name)
@@ -156,7 +156,8 @@ def _check_format(fmt: str, order: int, name: str) -> None:
 
 def _constant(model: Model, p: Program, name: str, arr, formats, threshold, constants) -> Val:
     a = np.asarray(arr)
-    if a.dtype == bool:
+    boolean = a.dtype == bool  # a condition: its true entries, stored compressed
+    if boolean:
         a = a.astype(np.float64)
     if a.size == 1:
         return Val("", [None] * a.ndim, [None] * a.ndim, True, False, float(a.reshape(-1)[0]))
@@ -170,7 +171,7 @@ def _constant(model: Model, p: Program, name: str, arr, formats, threshold, cons
     axes = [None if n == 1 else p.new_dim(n, f"{name}_{k}") for k, n in enumerate(a.shape)]
     order = sum(x is not None for x in axes)
     density = np.count_nonzero(a) / a.size
-    sparse = name in model.sparse or (threshold is not None and density <= threshold)
+    sparse = boolean or name in model.sparse or (threshold is not None and density <= threshold)
     fmt = formats.get(name) or (compressed_format(order) if sparse else "dense")
     _check_format(fmt, order, name)
     full = all(lv == "dense" for lv in _levels(fmt, order)) if not fmt.startswith("(") else False

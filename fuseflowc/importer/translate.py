@@ -26,7 +26,7 @@ class Translator:
         self.model, self.p, self.vals, self.dtype_of = model, prog, vals, dtype_of
         self.k = 0
         self.node = None
-        self.negations: dict[str, np.ndarray] = {}  # Where's complement masks, to be written
+        self.made: dict[str, np.ndarray] = {}  # constants a translation adds (0/1 tensors)
 
     @property
     def loc(self):
@@ -331,7 +331,7 @@ class Translator:
                            "before a Softmax (Where(mask, scores, -inf))")
         neg = self.p.fresh(cond + "_not")
         cv = np.asarray(self.model.constants[cond]).astype(bool)
-        self.negations[neg] = ~cv
+        self.made[neg] = (~cv).astype(np.float64).reshape([n for n in cv.shape if n != 1])
         cn = Val(neg, list(c.axes), list(c.pos), False)
         self.p.declare(neg, [d for d in c.axes if d is not None],
                        _compressed_last(sum(d is not None for d in c.axes)),
@@ -385,15 +385,68 @@ class Translator:
         want = []
         for k, s in enumerate(shape):
             if s == 0:
-                s = 1 if a.axes[k] is None else self.p.size[self.p.find(a.axes[k])]
+                s = 1 if k >= a.rank or a.axes[k] is None else self.p.size[self.p.find(a.axes[k])]
             want.append(s)
+        if want.count(-1) > 1 or any(s < -1 for s in want):
+            raise self.err(f"Reshape to {shape}: not a shape")
         if -1 in want:
             known = math.prod(s for s in want if s != -1)
             want[want.index(-1)] = math.prod(sizes) // max(known, 1)
-        if [s for s in want if s != 1] != [s for s in sizes if s != 1]:
-            raise self.err(f"Reshape to {shape} splits or merges dimensions (e.g. a head "
-                           f"split); only Reshapes that add or drop axes of size 1 are "
-                           f"supported")
+        if math.prod(want) != math.prod(sizes):
+            raise self.err(f"Reshape of {math.prod(sizes)} elements to {want}")
+        out = [s for s in want if s != 1]
+        if out == sizes:
+            self._unit_reshape(a, want)
+            return
+        # A head split or merge: a product with a 0/1 re-indexing tensor (exact: one term).
+        p = 0
+        while p < min(len(sizes), len(out)) and sizes[p] == out[p]:
+            p += 1
+        q = 0
+        while q < min(len(sizes), len(out)) - p and sizes[-1 - q] == out[-1 - q]:
+            q += 1
+        mid_in, mid_out = sizes[p:len(sizes) - q], out[p:len(out) - q]
+        n = math.prod(mid_in)
+        flat = np.arange(n)
+        r = np.zeros(mid_in + mid_out)
+        r[np.unravel_index(flat, mid_in) + np.unravel_index(flat, mid_out)] = 1.0
+        rv = self._constant_tensor(self.node.output[0] + "_reindex", r,
+                                   f"re-indexes {mid_in} as {mid_out} (Reshape)")
+        stored = [x for x in a.axes if x is not None]
+        new = [self.p.new_dim(sz, f"{self.node.output[0]}_{k}") for k, sz in enumerate(mid_out)]
+        out_dims = stored[:p] + new + (stored[len(stored) - q:] if q else [])
+        axes, k = [], 0
+        for s in want:
+            if s == 1:
+                axes.append(None)
+            else:
+                axes.append(out_dims[k])
+                k += 1
+        names = index_names(len(axes) + len(mid_in))
+        onames, red = names[:len(axes)], names[len(axes):]
+        stored_names = [nm for nm, x in zip(onames, axes) if x is not None]
+        in_names = stored_names[:p] + red + (stored_names[len(stored_names) - q:] if q else [])
+        full_in, k = [], 0
+        for x in a.axes:
+            full_in.append("" if x is None else in_names[k])
+            k += x is not None
+        mid_names = stored_names[p:len(stored_names) - q]
+        for d, (x, o) in enumerate(zip(rv.axes[len(mid_in):], new)):
+            rv.axes[len(mid_in) + d] = self.p.unify(x, o, self.loc)
+        for d, x in enumerate(rv.axes[:len(mid_in)]):
+            self.p.unify(x, stored[p + d], self.loc)
+        y = self.out(axes)
+        self.p.assign(y, f"sum[{', '.join(red)}]({a.access(full_in)} * "
+                         f"{rv.access(red + mid_names)})", onames)
+        self.bind(y)
+
+    def _constant_tensor(self, name: str, arr: np.ndarray, comment: str) -> Val:
+        axes = [self.p.new_dim(n, f"{name}_{k}") for k, n in enumerate(arr.shape)]
+        v = self.p.new_val(name, axes, compressed_format(arr.ndim), comment, full=False)
+        self.made[v.tensor] = arr
+        return v
+
+    def _unit_reshape(self, a: Val, want: list[int]) -> None:
         stored = [(x, p) for x, p in zip(a.axes, a.pos) if x is not None]
         ax, pos, k = [], [], 0
         for s in want:
@@ -405,6 +458,92 @@ class Translator:
                 pos.append(stored[k][1])
                 k += 1
         self.bind(Val(a.tensor, ax, pos, a.full, a.masked, a.const))
+
+    def _axis(self, a: Val) -> int:
+        axis = self.attr("axis", 0)
+        if not -a.rank <= axis < a.rank:
+            self._bad_axis(axis, a)
+        return axis % a.rank
+
+    def split(self) -> None:
+        a = self.arg(0)
+        axis = self._axis(a)
+        total = 1 if a.axes[axis] is None else self.p.size[self.p.find(a.axes[axis])]
+        parts = self.attr("split")
+        if parts is None and len(self.node.input) > 1 and self.node.input[1]:
+            parts = [int(x) for x in self.const_array(1).reshape(-1)]
+        if parts is None:
+            k = self.attr("num_outputs", len(self.node.output))
+            parts = [-(-total // k)] * (k - 1)
+            parts.append(total - sum(parts))
+        parts = list(parts)
+        if sum(parts) != total or len(parts) != len(self.node.output) or min(parts) < 1:
+            raise self.err(f"Split of {total} into {parts} for {len(self.node.output)} outputs")
+        start = 0
+        for k, size in enumerate(parts):
+            sel = np.zeros((total, size))
+            sel[np.arange(start, start + size), np.arange(size)] = 1.0
+            start += size
+            self._select(a, axis, sel, k, f"part {k} of Split")
+
+    def _select(self, a: Val, axis: int, sel: np.ndarray, out_k: int, what: str) -> None:
+        """Output `out_k` = a with axis `axis` re-indexed by the 0/1 matrix `sel` (old, new)."""
+        name = self.node.output[out_k]
+        axes = list(a.axes)
+        new = None if sel.shape[1] == 1 else self.p.new_dim(sel.shape[1], f"{name}_{axis}")
+        axes[axis] = new
+        names = index_names(a.rank + 1)
+        onames, r = names[:-1], names[-1]
+        in_names = list(onames)
+        in_names[axis] = r
+        if a.axes[axis] is None:
+            raise self.err("a Split or Concat along an axis of size 1")
+        sv = self._constant_tensor(name + "_select", sel.reshape(
+            [n for n in sel.shape if n != 1]), f"selects {what}")
+        sv.axes[0] = self.p.unify(sv.axes[0], a.axes[axis], self.loc) if sel.shape[0] > 1 \
+            else sv.axes[0]
+        if new is not None:
+            sv.axes[-1] = self.p.unify(sv.axes[-1], new, self.loc)
+        sel_names = [r] + ([onames[axis]] if new is not None else [])
+        y = self.p.new_val(name, axes)
+        self.p.assign(y, f"sum[{r}]({a.access(in_names)} * {sv.access(sel_names)})", onames)
+        self.vals[name] = y
+
+    def concat(self) -> None:
+        ins = [self.arg(i) for i in range(len(self.node.input))]
+        axis = self._axis(ins[0])
+        if any(v.rank != ins[0].rank for v in ins):
+            raise self.err("Concat of operands of different ranks")
+        sizes = [1 if v.axes[axis] is None else self.p.size[self.p.find(v.axes[axis])]
+                 for v in ins]
+        total = sum(sizes)
+        others = self.broadcast([Val("", [None if k == axis else x for k, x in enumerate(v.axes)],
+                                     [None] * v.rank) for v in ins])
+        axes = list(others)
+        axes[axis] = self.p.new_dim(total, f"{self.node.output[0]}_{axis}")
+        names = index_names(ins[0].rank + len(ins))
+        onames, red = names[:ins[0].rank], names[ins[0].rank:]
+        terms, start = [], 0
+        for k, (v, size) in enumerate(zip(ins, sizes)):
+            sel = np.zeros((size, total))
+            sel[np.arange(size), np.arange(start, start + size)] = 1.0
+            start += size
+            sv = self._constant_tensor(f"{self.node.output[0]}_part{k}",
+                                       sel.reshape([n for n in sel.shape if n != 1]),
+                                       f"places operand {k} of Concat")
+            sv.axes[-1] = self.p.unify(sv.axes[-1], axes[axis], self.loc)
+            if size > 1:
+                sv.axes[0] = self.p.unify(sv.axes[0], v.axes[axis], self.loc)
+            in_names = list(onames)
+            in_names[axis] = red[k]
+            x = self.wrap(v, v.access(in_names))
+            if size > 1:
+                terms.append(f"sum[{red[k]}]({x} * {sv.access([red[k], onames[axis]])})")
+            else:
+                terms.append(f"{x} * {sv.access([onames[axis]])}")
+        y = self.out(axes)
+        self.p.assign(y, " + ".join(terms), onames)
+        self.bind(y)
 
     def pow(self) -> None:
         e = self.const_array(1).reshape(-1)
@@ -467,4 +606,6 @@ OPS = {
     "Squeeze": lambda t: t.squeeze(False),
     "Unsqueeze": lambda t: t.squeeze(True),
     "Reshape": lambda t: t.reshape(),
+    "Split": lambda t: t.split(),
+    "Concat": lambda t: t.concat(),
 }
