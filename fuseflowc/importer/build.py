@@ -57,11 +57,10 @@ def import_model(model: Model, sizes: dict[str, int] | None = None,
     for s in sizes:
         if s not in used_sizes:
             raise UserError(f"--size {s}=...: the model has no symbolic dim named '{s}'")
-    consumers = {n for node in g.node for n in node.input}
-    for name, arr in model.constants.items():
-        if name in consumers:
-            vals[name] = _constant(model, p, name, arr, formats, threshold, constants)
     t = Translator(model, p, vals, {})
+    for name, arr in model.constants.items():
+        t.lazy[name] = (lambda n=name, a=arr:
+                        _constant(model, p, n, a, formats, threshold, constants))
     ops = []
     for k, node in enumerate(g.node):
         t.k, t.node = k, node

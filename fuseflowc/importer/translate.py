@@ -27,6 +27,7 @@ class Translator:
         self.k = 0
         self.node = None
         self.made: dict[str, np.ndarray] = {}  # constants a translation adds (0/1 tensors)
+        self.lazy: dict = {}  # constant name -> its Val, declared when a node reads it as a value
 
     @property
     def loc(self):
@@ -43,6 +44,8 @@ class Translator:
                 return None
             raise self.err(f"input {i} is missing")
         v = self.vals.get(ins[i])
+        if v is None and ins[i] in self.lazy:
+            v = self.vals[ins[i]] = self.lazy.pop(ins[i])()
         if v is None:
             raise self.err(f"input '{ins[i]}' is not computed by any earlier node")
         if v.masked and self.node.op_type != "Softmax":
@@ -289,6 +292,7 @@ class Translator:
 
     def layer_norm(self) -> None:
         a, s, b = self.arg(0), self.arg(1), self.arg(2, optional=True)
+        self.broadcast([a, s] + ([b] if b is not None else []))
         axis = self.attr("axis", -1) % a.rank
         if axis != a.rank - 1:
             raise self.err("LayerNormalization over more than the last axis is not supported")
