@@ -112,8 +112,10 @@ def _graph_input(model: Model, p: Program, i, sizes, formats, used_sizes) -> tup
         raise UserError("an input that is not a tensor", loc)
     dtype = tt.elem_type
     if dtype not in _FLOAT and dtype != 9:  # 9: bool (a mask)
-        raise UserError(f"element type {dtype} (fuseflowc imports float tensors and boolean "
-                        f"masks)", loc)
+        import onnx
+        raise UserError(f"element type {onnx.TensorProto.DataType.Name(dtype)} (fuseflowc "
+                        f"imports float tensors and boolean masks; a shape must be a constant)",
+                        loc)
     axes, shape = [], []
     for k, d in enumerate(tt.shape.dim):
         if d.HasField("dim_value"):
