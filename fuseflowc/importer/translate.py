@@ -540,11 +540,16 @@ class Translator:
                 sv.axes[0] = self.p.unify(sv.axes[0], v.axes[axis], self.loc)
             in_names = list(onames)
             in_names[axis] = red[k]
-            x = self.wrap(v, v.access(in_names))
+            x = v.access(in_names)
+            # each operand placed by a statement of its own: lowering joins no reduction's
+            # outer level with another operand
+            part = self.out(axes, f"_at{k}")
             if size > 1:
-                terms.append(f"sum[{red[k]}]({x} * {sv.access([red[k], onames[axis]])})")
+                self.p.assign(part, f"sum[{red[k]}]({x} * {sv.access([red[k], onames[axis]])})",
+                              onames)
             else:
-                terms.append(f"{x} * {sv.access([onames[axis]])}")
+                self.p.assign(part, f"{x} * {sv.access([onames[axis]])}", onames)
+            terms.append(part.access(onames))
         y = self.out(axes)
         self.p.assign(y, " + ".join(terms), onames)
         self.bind(y)

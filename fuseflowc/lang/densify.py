@@ -110,7 +110,7 @@ class _Hoister:
         self.taken.add(name)
         self.decls.append(ast.TensorDecl(name, dims, dense_format(len(dims)), loc=call.loc))
         self.made.setdefault(s.name, []).append((name, _all_indices(inner)))
-        access = ast.Access(name, free, loc=call.loc)
+        access = ast.Access(name, free, loc=call.loc, index_locs=(call.loc,) * len(free))
         hoisted.append(ast.Assignment(access, inner, call.loc))
         return access
 

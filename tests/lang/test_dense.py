@@ -125,3 +125,17 @@ def test_dense_errors_are_located(text, message):
         _check(text)
     assert message in e.value.format()
     assert "t.ff:4:" in e.value.format()
+
+
+def test_dense_under_a_reduction_compiles(tmp_path):
+    """A regression: the intermediate's access had no index locations, so the checker bound no
+    dims for its indices and fuse failed with a KeyError."""
+    text = """dim I = 4, J = 5
+tensor W[I, J] : csr
+tensor Y[I] : dense
+Y[i] = sum[k](exp(dense(W[i, k]))) / 5
+"""
+    w = np.zeros((4, 5))
+    w[0, 1], w[3, 4] = 2.0, -1.0
+    got = _run(tmp_path, text, {"W": w}, False)
+    np.testing.assert_allclose(got, np.exp(w).sum(axis=1) / 5, rtol=1e-14)
