@@ -58,6 +58,7 @@ def import_model(model: Model, sizes: dict[str, int] | None = None,
         if s not in used_sizes:
             raise UserError(f"--size {s}=...: the model has no symbolic dim named '{s}'")
     t = Translator(model, p, vals, {})
+    t.constant_tensors = constants
     for name, arr in model.constants.items():
         t.lazy[name] = (lambda n=name, a=arr:
                         _constant(model, p, n, a, formats, threshold, constants))
@@ -139,6 +140,7 @@ def _graph_input(model: Model, p: Program, i, sizes, formats, used_sizes) -> tup
     full = fmt == "dense" or all(lv == "dense" for lv in _levels(fmt, order))
     kind = "mask (its true entries)" if dtype == 9 else _FLOAT[dtype]
     v = p.new_val(i.name, axes, fmt, f"graph input {i.name}: {kind}", full)
+    v.boolean = dtype == 9
     return v, (i.name, tuple(shape), "bool" if dtype == 9 else _FLOAT[dtype], fmt)
 
 
@@ -177,5 +179,6 @@ def _constant(model: Model, p: Program, name: str, arr, formats, threshold, cons
     _check_format(fmt, order, name)
     full = all(lv == "dense" for lv in _levels(fmt, order)) if not fmt.startswith("(") else False
     v = p.new_val(name, axes, fmt, f"initializer {name} (density {density:.3g})", full)
+    v.boolean = boolean
     constants[v.tensor] = a.reshape([n for n in a.shape if n != 1])
     return v

@@ -32,6 +32,8 @@ class Val:
     full: bool = True     # the tensor stores every coordinate
     masked: bool = False  # a score under a -inf mask: only Softmax may read it
     const: float | None = None  # a scalar constant (no tensor)
+    negated: bool = False  # a boolean condition read as its complement (Not)
+    boolean: bool = False  # a boolean condition: its stored entries are its true ones
 
     @property
     def rank(self) -> int:

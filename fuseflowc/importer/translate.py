@@ -10,6 +10,7 @@ function with f(0) != 0, a quotient, a max), the translator wraps it in `dense(.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -28,6 +29,7 @@ class Translator:
         self.node = None
         self.made: dict[str, np.ndarray] = {}  # constants a translation adds (0/1 tensors)
         self.lazy: dict = {}  # constant name -> its Val, declared when a node reads it as a value
+        self.constant_tensors: dict[str, np.ndarray] = {}  # program tensor -> the model's values
 
     @property
     def loc(self):
@@ -318,9 +320,20 @@ class Translator:
         self.p.assign(y, rhs, names)
         self.bind(y)
 
+    def logical_not(self) -> None:
+        a = self.arg(0)
+        if not a.boolean:
+            raise self.err("Not of a tensor that is not a boolean input or constant")
+        self.bind(replace(a, negated=not a.negated))
+
     def where(self) -> None:
         cond, x, other = self.node.input[0], self.arg(1), self.arg(2)
         c = self.arg(0)
+        if not c.boolean:
+            raise self.err("Where's condition must be a boolean input or constant (or Not of "
+                           "one)")
+        if c.negated:  # Where(not c, x, y) = Where(c, y, x)
+            c, x, other = replace(c, negated=False), other, x
         if other.const is not None and other.const <= NEG_INF and x.const is None:
             axes = self.broadcast([c, x])
             names = index_names(len(axes))
@@ -330,14 +343,16 @@ class Translator:
                              f"{c.access(self.names_for(c, names))})", names)
             self.bind(y)
             return
-        if cond not in self.model.constants:
+        cond = c.tensor
+        if cond not in self.made and cond not in self.constant_tensors:
             raise self.err("Where with a runtime condition is supported only as a -inf mask "
                            "before a Softmax (Where(mask, scores, -inf))")
         neg = self.p.fresh(cond + "_not")
-        cv = np.asarray(self.model.constants[cond]).astype(bool)
+        cv = self.constant_tensors[cond].astype(bool) if cond in self.constant_tensors \
+            else self.made[cond].astype(bool)
         self.made[neg] = (~cv).astype(np.float64).reshape([n for n in cv.shape if n != 1])
         cn = Val(neg, list(c.axes), list(c.pos), False)
-        self.p.declare(neg, [d for d in c.axes if d is not None],
+        self.p.declare(neg, list(self.p.tensors[cond].dims),
                        _compressed_last(sum(d is not None for d in c.axes)),
                        f"the complement of {cond}")
         axes = self.broadcast([c, x, other])
@@ -610,6 +625,7 @@ OPS = {
     "ReduceMean": lambda t: t.reduce("mean"),
     "ReduceMax": lambda t: t.reduce("max"),
     "Where": lambda t: t.where(),
+    "Not": lambda t: t.logical_not(),
     "Transpose": lambda t: t.transpose(),
     "Identity": lambda t: t.identity(),
     "Squeeze": lambda t: t.squeeze(False),

@@ -54,6 +54,8 @@ def _ops():
         "ReduceMax": ([n("ReduceMax", ["W", "ax1"], ["Y"], keepdims=0)], [4], {"ax1": "[1]"},
                       False),
         "Where": ([n("Where", ["C", "X", "W"], ["Y"])], [4, 5], {}, False),
+        "Not": ([n("Not", ["C"], ["NC"]), n("Where", ["NC", "X", "W"], ["Y"])], [4, 5], {},
+                False),
         "Transpose": ([n("Transpose", ["W"], ["Wt2"], perm=[1, 0]),
                        n("MatMul", ["Wt2", "X"], ["Y"])], [5, 5], {}, False),
         "Identity": ([n("Identity", ["W"], ["Y"])], [4, 5], {}, False),
