@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sys
 
-import numpy as np
 import pytest
 
 from fuseflowc.bench import onnx_zoo

@@ -111,7 +111,7 @@ def test_every_operator_of_the_table_is_tested():
 
 
 @pytest.mark.parametrize("op", sorted(OPS))
-@settings(max_examples=3, deadline=None)
+@settings(max_examples=2, deadline=None)
 @given(seed=st.integers(0, 10_000), keep=st.sampled_from([0.0, 0.3, 1.0]))
 def test_operator_matches_onnxruntime(op, seed, keep):
     f32 = _ops()[op][3]
