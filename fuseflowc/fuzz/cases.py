@@ -20,6 +20,7 @@ import random
 import re
 from dataclasses import dataclass, field
 
+from . import onnx_models
 from .corpus import KINDS, Corpus, Seed
 from .datamut import mutate_data, mutate_file, mutate_tree
 from .sandbox import Entry, Special
@@ -29,6 +30,7 @@ from .textmut import TextMutator
 COMMANDS: dict[str, int] = {"check": 10, "fuse": 10, "orders": 6, "lower": 10, "opt": 10,
                             "simulate": 12, "dot": 6, "estimate": 9, "run": 9, "gen-data": 8,
                             "graph": 5, "sweep": 4, "report": 6}
+COMMANDS.update(onnx_models.COMMANDS)  # `import` of mutated ONNX models (fuzz/onnx_models.py)
 #: The seed kind each command reads (estimate reads all three IRs).
 READS = {"check": ("program",), "fuse": ("program",), "orders": ("program",),
          "run": ("program",), "gen-data": ("program",), "lower": ("fused",),
@@ -592,9 +594,13 @@ class _Builder:
     def build(self, command: str) -> Case:
         c = self.case
         c.command = command
-        seed = self.input(READS[command], command in STDIN_OK)
-        names = self.names(seed)
-        getattr(self, {"opt": "opt_", "gen-data": "gen_data"}.get(command, command))(seed, names)
+        if command in onnx_models.COMMANDS:  # a self-contained family (its own inputs)
+            onnx_models.build_case(self)
+        else:
+            seed = self.input(READS[command], command in STDIN_OK)
+            names = self.names(seed)
+            getattr(self, {"opt": "opt_", "gen-data": "gen_data"}.get(command, command))(seed,
+                                                                                          names)
         if self.chance(0.03):  # an unknown option or a stray argument
             self.opt(self.pick(("--nope", "extra-arg", "-o", "--size")))
         c.outputs = list(dict.fromkeys(c.outputs))
