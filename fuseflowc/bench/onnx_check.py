@@ -98,16 +98,22 @@ def difference(got: np.ndarray, want: np.ndarray) -> float:
     return float(np.max(np.abs(g - w) / (1 + np.abs(w)), initial=0.0))
 
 
+#: onnxruntime has no double-precision Erf, which its Gelu expands to: these run in float32.
+NO_FLOAT64 = {"gpt3_bigbird"}
+
+
 def main(argv=None) -> int:
     print("| model | operators | " + " | ".join(f"cycles {v}" for v in VARIANTS)
           + " | max diff float64 | max diff float32 |")
     print("|---|---|" + "---:|" * (len(VARIANTS) + 2))
     for name in ZOO:
-        r64 = check_model(name, np.float64)
-        r32 = check_model(name, np.float32, variants={"fused": {}})
+        r32 = check_model(name, np.float32, variants=VARIANTS if name in NO_FLOAT64 else
+                          {"fused": {}})
+        r64 = r32 if name in NO_FLOAT64 else check_model(name, np.float64)
         cyc = " | ".join(f"{r64['cycles'][v]:,}" for v in VARIANTS)
-        print(f"| {name} | {', '.join(r64['ops'])} | {cyc} | {r64['diff']:.2e} | "
-              f"{r32['diff']:.2e} |")
+        d64 = "n/a" if name in NO_FLOAT64 else f"{r64['diff']:.1e}"
+        print(f"| {name} | {', '.join(r64['ops'])} | {cyc} | {d64} | {r32['diff']:.1e} |",
+              flush=True)
         for p in r64["problems"] + r32["problems"]:
             print(f"  problem: {p}", file=sys.stderr)
     return 0

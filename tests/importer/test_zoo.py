@@ -7,14 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fuseflowc.bench.onnx_check import check_model
+from fuseflowc.bench.onnx_check import NO_FLOAT64, check_model
 from fuseflowc.bench.onnx_zoo import ZOO
 
 pytest.importorskip("onnxruntime", reason="the oracle is in the test extra: fuseflowc[test]")
 
 VARIANTS = {"unfused": {"unfused": True}, "fused": {}}
-#: onnxruntime has no double-precision Erf, which its Gelu expands to: GPT-3 runs in float32.
-NO_FLOAT64 = {"gpt3_bigbird"}
 
 
 @pytest.mark.parametrize("name", [n for n in ZOO if n not in NO_FLOAT64])
