@@ -14,6 +14,7 @@ import numpy as np
 from ..diagnostics import UserError
 from ..formats import SHORTHAND_NAMES, shorthand
 from .model import Model, where
+from .patterns import fold_gelu
 from .program import Program, Val
 from .translate import OPS, Translator, compressed_format
 
@@ -63,7 +64,11 @@ def import_model(model: Model, sizes: dict[str, int] | None = None,
         t.lazy[name] = (lambda n=name, a=arr:
                         _constant(model, p, n, a, formats, threshold, constants))
     ops = []
-    for k, node in enumerate(g.node):
+    nodes = fold_gelu(g, model.constants)
+    for _, node in nodes:
+        for i in node.input:
+            t.users.setdefault(i, []).append(node.op_type)
+    for k, node in nodes:
         t.k, t.node = k, node
         if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
             continue

@@ -30,6 +30,7 @@ class Translator:
         self.made: dict[str, np.ndarray] = {}  # constants a translation adds (0/1 tensors)
         self.lazy: dict = {}  # constant name -> its Val, declared when a node reads it as a value
         self.constant_tensors: dict[str, np.ndarray] = {}  # program tensor -> the model's values
+        self.users: dict[str, list[str]] = {}  # value -> the operators that read it
 
     @property
     def loc(self):
@@ -99,7 +100,50 @@ class Translator:
         return text if v.full else f"dense({text})"
 
     # ---- translators --------------------------------------------------------------------------
+    def additive_mask(self) -> bool:
+        """Add(scores, M) read by a Softmax alone, M a constant of 0 and -inf (or values below
+        NEG_INF): the masked scores, as Where(M == 0, scores, -inf) (see `where`)."""
+        users = self.users.get(self.node.output[0], [])
+        if users != ["Softmax"] or self.node.output[0] in {o.name for o in
+                                                           self.model.graph.output}:
+            return False
+        for j in (0, 1):
+            arr = self.model.constants.get(self.node.input[j])
+            if arr is None or np.asarray(arr).size == 1:
+                continue
+            a = np.asarray(arr, dtype=np.float64)
+            if not ((a == 0) | (a <= NEG_INF)).all() or not (a <= NEG_INF).any():
+                continue
+            x = self.arg(1 - j)
+            keep = (a == 0).astype(np.float64)
+            axes = [None if n == 1 else self.p.new_dim(n, f"{self.node.input[j]}_{k}")
+                    for k, n in enumerate(a.shape)]
+            m = self._constant_tensor(self.node.input[j] + "_keep",
+                                      keep.reshape([n for n in a.shape if n != 1]),
+                                      f"the entries {self.node.input[j]} does not mask")
+            k = 0
+            for d, ax in enumerate(axes):
+                if ax is not None:
+                    self.p.unify(m.axes[k], ax, self.loc)
+                    k += 1
+            mv = Val(m.tensor, axes, [None if ax is None else sum(
+                x is not None for x in axes[:d]) for d, ax in enumerate(axes)], False)
+            self.masked_scores(replace(mv, boolean=True), x)
+            return True
+        return False
+
+    def masked_scores(self, c: Val, x: Val) -> None:
+        axes = self.broadcast([c, x])
+        names = index_names(len(axes))
+        y = self.out(axes, fmt=_compressed_last(len([a for a in axes if a is not None])),
+                     full=False, masked=True)
+        self.p.assign(y, f"mask({self.wrap(x, x.access(self.names_for(x, names)))}, "
+                         f"{c.access(self.names_for(c, names))})", names)
+        self.bind(y)
+
     def elementwise(self, op: str) -> None:
+        if op == "+" and self.additive_mask():
+            return
         a, b = self.arg(0), self.arg(1)
         axes = self.broadcast([a, b])
         names = index_names(len(axes))
@@ -335,13 +379,7 @@ class Translator:
         if c.negated:  # Where(not c, x, y) = Where(c, y, x)
             c, x, other = replace(c, negated=False), other, x
         if other.const is not None and other.const <= NEG_INF and x.const is None:
-            axes = self.broadcast([c, x])
-            names = index_names(len(axes))
-            y = self.out(axes, fmt=_compressed_last(len([a for a in axes if a is not None])),
-                         full=False, masked=True)
-            self.p.assign(y, f"mask({self.wrap(x, x.access(self.names_for(x, names)))}, "
-                             f"{c.access(self.names_for(c, names))})", names)
-            self.bind(y)
+            self.masked_scores(c, x)
             return
         cond = c.tensor
         if cond not in self.made and cond not in self.constant_tensors:

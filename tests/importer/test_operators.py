@@ -119,3 +119,64 @@ def test_operator_matches_onnxruntime(op, seed, keep):
                     {"unfused": {"unfused": True}})
     assert r["problems"] == []
     assert r["diff"] <= (1e-5 if f32 else 1e-9), (op, r)
+
+
+def _graph_model(nodes, inits: dict, shape, dtype=np.float32, opset=17):
+    et = TensorProto.DOUBLE if dtype == np.float64 else TensorProto.FLOAT
+    tensors = [numpy_helper.from_array(np.asarray(v, dtype=dtype), k) for k, v in inits.items()]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", et, [6, 5])],
+                          [helper.make_tensor_value_info("Y", et, shape)], tensors)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 9
+    return m
+
+
+def _erf_gelu(order: int):
+    """The Erf form of Gelu in the orders exporters write it."""
+    n = helper.make_node
+    head = [n("Div", ["X", "sqrt2"], ["z"]), n("Erf", ["z"], ["e"]), n("Add", ["e", "one"], ["a"])]
+    tails = {0: [n("Mul", ["X", "a"], ["m"]), n("Mul", ["m", "half"], ["Y"])],
+             1: [n("Mul", ["a", "half"], ["m"]), n("Mul", ["m", "X"], ["Y"])],
+             2: [n("Mul", ["X", "half"], ["h"]), n("Mul", ["h", "a"], ["Y"])]}
+    return head + tails[order]
+
+
+@pytest.mark.parametrize("order", [0, 1, 2])
+def test_the_erf_form_of_gelu_is_one_gelu(order):
+    consts = {"sqrt2": np.sqrt(2.0), "one": 1.0, "half": 0.5}
+    r = check_proto(_graph_model(_erf_gelu(order), consts, [6, 5]), {}, order,
+                    {"unfused": {"unfused": True}})
+    assert r["ops"] == ["Gelu"] and r["problems"] == [] and r["diff"] <= 1e-5, r
+
+
+def test_an_erf_alone_is_refused_by_name():
+    from fuseflowc.diagnostics import UserError
+    with pytest.raises(UserError, match="unsupported operator Erf"):
+        check_proto(_graph_model([helper.make_node("Erf", ["X"], ["Y"])], {}, [6, 5]), {}, 0,
+                    {"unfused": {"unfused": True}})
+
+
+def test_the_decomposed_layer_norm_matches_onnxruntime():
+    n = helper.make_node
+    nodes = [n("ReduceMean", ["X", "ax"], ["mu"]), n("Sub", ["X", "mu"], ["d"]),
+             n("Pow", ["d", "two"], ["d2"]), n("ReduceMean", ["d2", "ax"], ["var"]),
+             n("Add", ["var", "eps"], ["ve"]), n("Sqrt", ["ve"], ["sd"]),
+             n("Div", ["d", "sd"], ["xn"]), n("Mul", ["xn", "g"], ["xs"]),
+             n("Add", ["xs", "b"], ["Y"])]
+    m = _graph_model(nodes, {"two": 2.0, "eps": 1e-5, "g": np.linspace(0.5, 1.5, 5),
+                             "b": np.linspace(-1, 1, 5)}, [6, 5], np.float64, opset=18)
+    m.graph.initializer.append(numpy_helper.from_array(np.array([-1], dtype=I64), "ax"))
+    r = check_proto(m, {}, 0, {"unfused": {"unfused": True}, "fused": {}})
+    assert r["problems"] == [] and r["diff"] <= 1e-9, r
+
+
+@pytest.mark.parametrize("neg", [-np.inf, np.finfo(np.float32).min])
+def test_softmax_with_an_additive_mask(neg):
+    rng = np.random.default_rng(0)
+    mask = np.where(rng.random((6, 5)) < 0.5, neg, 0.0)
+    mask[:, 0] = 0.0  # no row fully masked
+    n = helper.make_node
+    m = _graph_model([n("Add", ["X", "M"], ["S"]), n("Softmax", ["S"], ["Y"], axis=-1)],
+                     {"M": mask}, [6, 5])
+    r = check_proto(m, {}, 0, {"unfused": {"unfused": True}, "fused": {}})
+    assert r["problems"] == [] and r["diff"] <= 1e-5, r
