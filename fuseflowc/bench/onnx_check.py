@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .onnx_zoo import ZOO
+from ..importer.zoo import ZOO
 
 #: Compiled variants: name -> pipeline.CompileOptions keyword arguments.
 VARIANTS = {"unfused": {"unfused": True}, "fused": {},

@@ -1,6 +1,6 @@
 """The fuzz family of `fuseflowc import`: mutated ONNX models.
 
-A case takes a model of the ONNX zoo (fuseflowc.bench.onnx_zoo, built in memory, float64 or
+A case takes a model of the ONNX zoo (fuseflowc.importer.zoo, built in memory, float64 or
 float32), and maybe breaks it in one way a user's file or a broken exporter could: in its bytes
 (truncated, bytes flipped, garbage appended, empty, a directory where the file should be), or in
 its structure (an operator no one imports, another domain, an old or unknown opset, a symbolic,
@@ -28,7 +28,7 @@ _ODD_DIMS = ("sym", 0, -1, 10**12, 2**62, 1)
 def _proto(rng: random.Random):
     import numpy as np
 
-    from ..bench.onnx_zoo import ZOO
+    from ..importer.zoo import ZOO
     name = rng.choice(sorted(ZOO))
     build, opts, sizes = ZOO[name]
     return name, build(rng.choice((np.float64, np.float32)), rng.randrange(4)), opts, sizes

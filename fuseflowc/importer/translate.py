@@ -121,11 +121,8 @@ class Translator:
             m = self._constant_tensor(self.node.input[j] + "_keep",
                                       keep.reshape([n for n in a.shape if n != 1]),
                                       f"the entries {self.node.input[j]} does not mask")
-            k = 0
-            for d, ax in enumerate(axes):
-                if ax is not None:
-                    self.p.unify(m.axes[k], ax, self.loc)
-                    k += 1
+            for k, ax in enumerate(a for a in axes if a is not None):
+                self.p.unify(m.axes[k], ax, self.loc)
             mv = Val(m.tensor, axes, [None if ax is None else sum(
                 x is not None for x in axes[:d]) for d, ax in enumerate(axes)], False)
             self.masked_scores(replace(mv, boolean=True), x)

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from fuseflowc.bench import onnx_zoo
+from fuseflowc.importer import zoo as onnx_zoo
 from tests.support.golden import run_cli
 
 onnx = pytest.importorskip("onnx")

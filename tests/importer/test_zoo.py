@@ -1,4 +1,4 @@
-"""The ONNX zoo (fuseflowc.bench.onnx_zoo) imported, compiled unfused and fused, simulated with
+"""The ONNX zoo (fuseflowc.importer.zoo) imported, compiled unfused and fused, simulated with
 the reference check, and compared with onnxruntime (the independent oracle) on random inputs with
 pruned rows and empty graph rows: float64 models to rtol 1e-9, float32 ones to float32's."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from fuseflowc.bench.onnx_check import NO_FLOAT64, check_model
-from fuseflowc.bench.onnx_zoo import ZOO
+from fuseflowc.importer.zoo import ZOO
 
 pytest.importorskip("onnxruntime", reason="the oracle is in the test extra: fuseflowc[test]")
 

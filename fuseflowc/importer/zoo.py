@@ -4,7 +4,7 @@ as `torch.onnx.export` writes such models (MatMul/Gemm, Add, Softmax, LayerNorma
 Pruned weights are sparse initializers with pruned (all-zero) columns, so that a bias on a
 pruned neuron is exercised.
 
-    python -m fuseflowc.bench.onnx_zoo -o DIR       # writes DIR/<model>.onnx for every model
+    python -m fuseflowc.importer.zoo -o DIR       # writes DIR/<model>.onnx for every model
 
 `ZOO[name]` is (builder, import options): the options `fuseflowc import` needs (`--format`,
 `--sparse-threshold`) as keyword arguments of `importer.build.import_model`.
@@ -46,7 +46,7 @@ def _model(name, nodes, inputs, outputs, inits, sparse=(), dtype=np.float64, int
                                                                   n + "_idx"), v.shape))
     g = helper.make_graph(nodes, name, ins, outs, init, sparse_initializer=sp)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)],
-                          producer_name="fuseflowc.bench.onnx_zoo")
+                          producer_name="fuseflowc.importer.zoo")
     m.ir_version = 9
     onnx.checker.check_model(m)
     return m
