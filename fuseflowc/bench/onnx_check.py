@@ -98,6 +98,16 @@ def difference(got: np.ndarray, want: np.ndarray) -> float:
     return float(np.max(np.abs(g - w) / (1 + np.abs(w)), initial=0.0))
 
 
+#: The real `torch.onnx.export` outputs committed in the checkout (tests/importer/torch, made by
+#: export_torch.py there), with their import options: the GCN's adjacency input stored as CSR,
+#: the pruned MLP's weights (dense initializers with zeros) compressed below density 0.6.
+TORCH_DIR = Path(__file__).resolve().parents[2] / "tests" / "importer" / "torch"
+TORCH_MODELS = {
+    "torch_pruned_mlp": {"threshold": 0.6},
+    "torch_gcn": {"formats": {"a": "csr"}},
+    "torch_attention": {},
+}
+
 #: onnxruntime has no double-precision Erf, which its Gelu expands to: these run in float32.
 NO_FLOAT64 = {"gpt3_bigbird"}
 
@@ -116,6 +126,15 @@ def main(argv=None) -> int:
               flush=True)
         for p in r64["problems"] + r32["problems"]:
             print(f"  problem: {p}", file=sys.stderr)
+    if TORCH_DIR.is_dir():
+        import onnx
+        for name, opts in TORCH_MODELS.items():
+            r = check_proto(onnx.load(str(TORCH_DIR / f"{name}.onnx")), {}, 3, VARIANTS, **opts)
+            cyc = " | ".join(f"{r['cycles'][v]:,}" for v in VARIANTS)
+            print(f"| {name} (float32) | {', '.join(r['ops'])} | {cyc} | n/a | "
+                  f"{r['diff']:.1e} |", flush=True)
+            for p in r["problems"]:
+                print(f"  problem: {p}", file=sys.stderr)
     return 0
 
 

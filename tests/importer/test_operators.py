@@ -180,3 +180,18 @@ def test_softmax_with_an_additive_mask(neg):
                      {"M": mask}, [6, 5])
     r = check_proto(m, {}, 0, {"unfused": {"unfused": True}, "fused": {}})
     assert r["problems"] == [] and r["diff"] <= 1e-5, r
+
+
+def test_docs_import_md_lists_exactly_the_table():
+    """docs/import.md, "What each operator becomes", names every operator of OPS and no other."""
+    import re
+    from pathlib import Path
+    text = (Path(__file__).parents[2] / "docs" / "import.md").read_text()
+    section = text.split("## What each operator becomes", 1)[1].split("\n## ", 1)[0]
+    named = set()
+    for row in re.findall(r"^\| ([^|]+) \|", section, re.M):
+        if row.strip() in ("operator", "---"):
+            continue
+        first = row.split(" of ")[0]
+        named.update(x.strip() for x in first.split(","))
+    assert named == set(OPS) | {"Constant"}

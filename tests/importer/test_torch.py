@@ -9,18 +9,11 @@ from pathlib import Path
 import onnx
 import pytest
 
+from fuseflowc.bench.onnx_check import TORCH_MODELS as MODELS
 from fuseflowc.bench.onnx_check import check_proto
 
 pytest.importorskip("onnxruntime")
 HERE = Path(__file__).parent / "torch"
-
-#: file -> import options: the GCN's adjacency is a graph input stored as CSR; the pruned MLP's
-#: weights are dense initializers with zeros, stored compressed below density 0.6.
-MODELS = {
-    "torch_pruned_mlp": {"threshold": 0.6},
-    "torch_gcn": {"formats": {"a": "csr"}},
-    "torch_attention": {},
-}
 
 
 def test_every_committed_export_is_tested():
