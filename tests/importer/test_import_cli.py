@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import sys
 
-import pytest
+import onnx
+from onnx import TensorProto, helper
 
 from fuseflowc.importer import zoo as onnx_zoo
 from tests.support.golden import run_cli
-
-onnx = pytest.importorskip("onnx")
-from onnx import TensorProto, helper  # noqa: E402
 
 
 def _save(tmp_path, model, name="m.onnx"):

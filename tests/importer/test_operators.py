@@ -8,13 +8,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from onnx import TensorProto, helper, numpy_helper
 
 from fuseflowc.bench.onnx_check import check_proto
 from fuseflowc.importer.translate import OPS
-
-onnx = pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 I64 = np.int64
 

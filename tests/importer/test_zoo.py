@@ -10,8 +10,6 @@ import pytest
 from fuseflowc.bench.onnx_check import NO_FLOAT64, check_model
 from fuseflowc.importer.zoo import ZOO
 
-pytest.importorskip("onnxruntime", reason="the oracle is in the test extra: fuseflowc[test]")
-
 VARIANTS = {"unfused": {"unfused": True}, "fused": {}}
 
 
