@@ -64,7 +64,7 @@ def cmd(model: str, output: str | None, data: str | None, sizes, formats, thresh
     """
     from pathlib import Path
 
-    from ..diagnostics import Source
+    from ..diagnostics import InternalError, Source, UserError
     from ..importer.build import import_model
     from ..importer.data import random_inputs, write_data
     from ..importer.model import read_model
@@ -77,7 +77,10 @@ def cmd(model: str, output: str | None, data: str | None, sizes, formats, thresh
     dest = out.file(output)
     data_dir = out.directory(data, "--data") if data is not None else None
     imported = import_model(read_model(model), size_map, format_map, threshold, not unfused)
-    program_from_source(Source(output or "<import>", imported.text))  # it must check
+    try:  # what the importer writes must check: anything else is a bug in it
+        program_from_source(Source(output or "<import>", imported.text))
+    except UserError as e:
+        raise InternalError(f"the imported program does not check:\n{e.format()}") from None
     with out:
         if data_dir is not None:
             write_data(Path(data_dir.path()), imported,

@@ -127,3 +127,15 @@ def test_the_sparse_gemm_needs_dense_and_gets_it(tmp_path):
         assert check_model("sae", variants={"unfused": {"unfused": True}})["diff"] > 0.1
     finally:
         build.import_model = real
+
+
+def test_sparse_threshold_and_format_choose_compressed_formats(tmp_path):
+    path = _save(tmp_path, onnx_zoo.gin())
+    out = tmp_path / "g.ff"
+    assert run_cli(["import", str(path), "-o", str(out)]).exit_code == 0
+    assert "tensor A[" in out.read_text() and ": dense  # graph input A" in out.read_text()
+    r = run_cli(["import", str(path), "-o", str(out), "--format", "A=dcsr",
+                 "--sparse-threshold", "1"])
+    assert r.exit_code == 0, r.stderr
+    text = out.read_text()
+    assert ": dcsr  # graph input A" in text and ": csr  # initializer W1" in text
