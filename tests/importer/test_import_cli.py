@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
@@ -139,3 +140,23 @@ def test_sparse_threshold_and_format_choose_compressed_formats(tmp_path):
     assert r.exit_code == 0, r.stderr
     text = out.read_text()
     assert ": dcsr  # graph input A" in text and ": csr  # initializer W1" in text
+
+
+def test_external_data_is_read_beside_the_model_and_never_outside(tmp_path):
+    d = tmp_path / "m"
+    d.mkdir()
+    onnx.save(onnx_zoo.sae(), str(d / "sae.onnx"), save_as_external_data=True,
+              all_tensors_to_one_file=True, location="w.bin", size_threshold=0)
+    r = run_cli(["import", str(d / "sae.onnx"), "-o", str(tmp_path / "s.ff"), "--data",
+                 str(tmp_path / "sd")])
+    assert r.exit_code == 0, r.stderr
+    assert np.array_equal(np.load(tmp_path / "sd" / "Wd.npy"),
+                          onnx.numpy_helper.to_array(onnx_zoo.sae().graph.initializer[0]))
+    m = onnx.load(str(d / "sae.onnx"), load_external_data=False)
+    for t in m.graph.initializer:
+        for e in t.external_data:
+            if e.key == "location":
+                e.value = "../w.bin"
+    (tmp_path / "w.bin").write_bytes((d / "w.bin").read_bytes())
+    onnx.save(m, str(d / "escape.onnx"))
+    _fails(tmp_path, ["import", str(d / "escape.onnx")], "points outside the directory")
