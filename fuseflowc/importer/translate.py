@@ -71,6 +71,9 @@ class Translator:
 
     def out(self, axes: list, suffix: str = "", fmt: str = "dense", full: bool = True,
             masked: bool = False) -> Val:
+        if all(a is None for a in axes):
+            raise self.err("a scalar result (scalars are not supported; fold constant "
+                           "subgraphs before exporting, e.g. with onnxsim)")
         name = self.node.output[0] + suffix
         return self.p.new_val(name, axes, fmt, full=full, masked=masked)
 
@@ -151,7 +154,7 @@ class Translator:
                 ta, tb = self.wrap(a, ta), self.wrap(b, tb)
             rhs = f"{ta} {op} {tb}"
         elif op == "*":
-            rhs = f"{ta} * ({tb})" if b.const is None and not tb.endswith("]") else f"{ta} * {tb}"
+            rhs = f"{ta} * {tb}"
         else:  # "/": 0/0 and x/0 are values a dense model computes
             rhs = f"{self.wrap(a, ta)} / ({self.wrap(b, tb)})"
         if a.const is not None and b.const is not None:

@@ -160,3 +160,11 @@ def test_external_data_is_read_beside_the_model_and_never_outside(tmp_path):
     (tmp_path / "w.bin").write_bytes((d / "w.bin").read_bytes())
     onnx.save(m, str(d / "escape.onnx"))
     _fails(tmp_path, ["import", str(d / "escape.onnx")], "points outside the directory")
+
+
+def test_a_scalar_result_is_refused(tmp_path):
+    x = helper.make_tensor_value_info("X", TensorProto.DOUBLE, [4])
+    y = helper.make_tensor_value_info("Y", TensorProto.DOUBLE, [])
+    g = helper.make_graph([helper.make_node("MatMul", ["X", "X"], ["Y"], "dot")], "g", [x], [y])
+    path = _save(tmp_path, helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]))
+    _fails(tmp_path, ["import", str(path)], "node 0 'dot' (MatMul, opset 17): error: a scalar")
