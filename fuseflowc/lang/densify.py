@@ -33,8 +33,11 @@ def hoist_dense(program: ast.Program) -> ast.Program:
     if not any(_has_dense(s.rhs) for s in _all_statements(program.body or program.statements)):
         return program
     hoister = _Hoister(program)
-    body = hoister.items(program.body)
-    statements = [x for x in body if isinstance(x, ast.Assignment)]
+    if program.body:
+        body = hoister.items(program.body)
+        statements = [x for x in body if isinstance(x, ast.Assignment)]
+    else:  # a program built without the parser's body (statements only)
+        body, statements = [], hoister.items(program.statements)
     return replace(program, body=body, statements=statements,
                    tensors=program.tensors + hoister.decls,
                    directives=hoister.directives(program.directives))

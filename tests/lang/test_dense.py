@@ -139,3 +139,15 @@ Y[i] = sum[k](exp(dense(W[i, k]))) / 5
     w[0, 1], w[3, 4] = 2.0, -1.0
     got = _run(tmp_path, text, {"W": w}, False)
     np.testing.assert_allclose(got, np.exp(w).sum(axis=1) / 5, rtol=1e-14)
+
+
+def test_a_program_without_a_body_is_hoisted_too():
+    """Programs built in code (statements, no parsed body) keep their statements."""
+    from dataclasses import replace
+
+    from fuseflowc.lang.checker import check
+    from fuseflowc.lang.parser import parse_program
+    p = parse_program(Source("t.ff", MLP.format(b=2, f=3, h=4, inner="dense(X[b,f] * W[f,h])",
+                                                fuse="")))
+    out = check(replace(p, body=[]))
+    assert [s.name for s in out.statements] == ["Y__dense1", "Y"]
