@@ -119,7 +119,11 @@ def _graph_input(model: Model, p: Program, i, sizes, formats, used_sizes) -> tup
     dtype = tt.elem_type
     if dtype not in _FLOAT and dtype != 9:  # 9: bool (a mask)
         import onnx
-        raise UserError(f"element type {onnx.TensorProto.DataType.Name(dtype)} (fuseflowc "
+        try:
+            kind = onnx.TensorProto.DataType.Name(dtype)
+        except ValueError:  # a number no ONNX type has
+            kind = str(dtype)
+        raise UserError(f"element type {kind} (fuseflowc "
                         f"imports float tensors and boolean masks; a shape must be a constant)",
                         loc)
     axes, shape = [], []

@@ -51,6 +51,10 @@ class Translator:
             v = self.vals[ins[i]] = self.lazy.pop(ins[i])()
         if v is None:
             raise self.err(f"input '{ins[i]}' is not computed by any earlier node")
+        if v.const is not None and not math.isfinite(v.const) and not (
+                self.node.op_type == "Where" and i > 0):
+            raise self.err(f"constant '{ins[i]}' is {v.const} (only Where(mask, x, -inf) before "
+                           f"a Softmax may hold an infinity)")
         if v.masked and self.node.op_type != "Softmax":
             raise self.err(f"'{ins[i]}' is a score under a -inf mask (Where); only Softmax may "
                            f"read it")
@@ -381,6 +385,10 @@ class Translator:
         if other.const is not None and other.const <= NEG_INF and x.const is None:
             self.masked_scores(c, x)
             return
+        for v, k in ((x, 1), (other, 2)):
+            if v.const is not None and not math.isfinite(v.const):
+                raise self.err(f"input {k} of Where is {v.const}; an infinity is read only as "
+                               f"a mask before a Softmax (Where(mask, scores, -inf))")
         cond = c.tensor
         if cond not in self.made and cond not in self.constant_tensors:
             raise self.err("Where with a runtime condition is supported only as a -inf mask "

@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper
 
 from fuseflowc.importer import zoo as onnx_zoo
@@ -168,3 +169,28 @@ def test_a_scalar_result_is_refused(tmp_path):
     g = helper.make_graph([helper.make_node("MatMul", ["X", "X"], ["Y"], "dot")], "g", [x], [y])
     path = _save(tmp_path, helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]))
     _fails(tmp_path, ["import", str(path)], "node 0 'dot' (MatMul, opset 17): error: a scalar")
+
+
+@pytest.mark.parametrize("how", ["nan-scalar", "inf-where", "elem-type-99"])
+def test_fuzzer_finds_are_located_errors(tmp_path, how):
+    """Regressions from the import fuzz family (seed 7): a NaN scalar constant was printed into
+    the program (an internal error: the program did not parse), and an element type no ONNX
+    type has raised ValueError."""
+    m = onnx_zoo.gin()
+    if how == "nan-scalar":
+        t = next(t for t in m.graph.initializer if t.name == "one_eps")
+        t.CopyFrom(onnx.numpy_helper.from_array(np.array(np.nan), "one_eps"))
+        message = "constant 'one_eps' is nan"
+    elif how == "inf-where":
+        m = onnx_zoo.gat()
+        w = next(n for n in m.graph.node if n.op_type == "Where")
+        w.input[1], w.input[2] = w.input[2], w.input[1]  # Where(M, -inf, scores)
+        t = next(t for t in m.graph.initializer if t.name == "ninf")
+        t.CopyFrom(onnx.numpy_helper.from_array(np.array(np.inf), "ninf"))
+        message = "input 1 of Where is inf"
+    else:
+        m.graph.input[0].type.tensor_type.elem_type = 99
+        message = "element type 99"
+    path = tmp_path / "m.onnx"
+    path.write_bytes(m.SerializeToString())
+    _fails(tmp_path, ["import", str(path)], message)
