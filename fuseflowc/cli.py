@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import keyword
 import sys
 import traceback
 
@@ -36,11 +37,13 @@ COMMANDS: dict[str, str] = {
     "plan": "Choose fusion regions, orders and schedules by estimated cost.",
     "sweep": "Run a grid of configurations and collect results.",
     "report": "Summarize sweep results as markdown and plots.",
+    "import": "Import an ONNX model as a program (with its weights), the model's values exactly.",
 }
 
 
 def _module_name(name: str) -> str:
-    return "fuseflowc.commands." + name.replace("-", "_")
+    module = name.replace("-", "_")
+    return "fuseflowc.commands." + (module + "_" if keyword.iskeyword(module) else module)
 
 
 def _available(name: str) -> bool:

@@ -20,6 +20,7 @@ from ..diagnostics import Diagnostic, DiagnosticSink, Loc
 from ..ops import FUNC_ARITY, LANG_REDUCE
 from . import ast
 from .decompose import problems as decompose_problems
+from .densify import hoist_dense
 
 
 def _suggest(name: str, known) -> str:
@@ -29,7 +30,7 @@ def _suggest(name: str, known) -> str:
 
 def check(program: ast.Program) -> ast.Program:
     """Check `program`; raise UserError listing every error; return the normalized program."""
-    return _Checker(program).run()
+    return _Checker(hoist_dense(program)).run()
 
 
 class _Checker:
