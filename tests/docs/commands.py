@@ -37,6 +37,9 @@ LEFT_OUT = {".git", ".venv", "out", "results", "build", "dist", "fuseflowc", "te
             ".pytest_cache", ".hypothesis", "__pycache__", "work"}
 #: Of sim/ (the simulator's Python package), only the data files a command may name.
 SIM_DATA = (".toml", ".md")
+#: Of tests/, the data a document may name (a clone has them): real PyTorch exports, and the
+#: small data set of the simulator's goldens.
+TEST_DATA = ("tests/importer/torch", "tests/golden/sim/data")
 
 
 @dataclass
@@ -163,6 +166,8 @@ def sandbox(dest: Path, root: Path = ROOT) -> Path:
                             ignore=shutil.ignore_patterns("__pycache__", "*.so"))
         else:
             shutil.copy2(entry, dest / entry.name)
+    for rel in TEST_DATA:
+        shutil.copytree(root / rel, dest / rel)
     (dest / "tmp").mkdir()
     venv = Path(sys.prefix)
     if venv != Path(sys.base_prefix):      # `.venv/bin/python ...` as in a set-up clone

@@ -52,7 +52,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("graph-ogb", "graph", 4, "graphs:ogb"),
     Family("graph-pyg", "graph", 3, "graphs:pyg"),
     Family("graph-synthetic", "graph", 3, "graphs:synthetic"),
-    Family("import", "import", 5, "onnx_models:build"),
+    Family("import", "import", 6, "onnx_models:build"),
     Family("loops", "fuse", 6, "loops:build"),
     Family("lower", "lower", 8, "cases:command_case"),
     Family("opt", "opt", 8, "cases:command_case"),
