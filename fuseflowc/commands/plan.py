@@ -74,15 +74,20 @@ def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, 
     """
     from ..outputs import Outputs
     if learn is not None:
-        from ..plan.patterns import learn_pattern
+        from ..plan.patterns import learn_pattern, pattern_name_error
         if program is not None:
             raise UserError("--learn RESULTS takes no PROG (it reads the programs the "
                             "results name)")
         if output is None:
             raise UserError("--learn RESULTS needs -o DIR, the warehouse to write into")
+        if name is not None and pattern_name_error(name):
+            raise click.BadParameter(pattern_name_error(name), param_hint="'--name'")
         target = learn_pattern(learn, output, name)
         click.echo(f"plan: wrote pattern {target}", err=True)
         return
+    if name is not None:
+        raise click.BadParameter("--name applies with --learn RESULTS only",
+                                 param_hint="'--name'")
     if program is None:
         raise UserError("missing PROG (a .ff program; - reads stdin)")
     from fuseflowc.sim.arch import Arch
@@ -125,16 +130,20 @@ def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, 
                        inline_widened, free_input_order, share)
     planner = Planner(p, cost, PlanOptions(objective, lanes, top, max_points, max_orders,
                                            warehouse=wh, search=not no_search))
-    result = planner.run()
+    from ..plan.validate import validated
+    result = validated(planner, planner.run(), cost)
+    if result.note:
+        click.echo(f"plan: note: {result.note}", err=True)
     source = "data " + data_dir if data_dir else "--size/--density"
     flags = " ".join(f for f, on in (("--free-input-order", free_input_order),
                                      ("--share", share), ("--inline-widened", inline_widened))
                      if on)
-    passes = "locate,schedule" if result.locate else "schedule"
+    lowered = "fuseflowc lower" if result.locate else \
+        f"fuseflowc lower -O0 | fuseflowc opt -p {result.passes}"
     header = [
         f"planned by `fuseflowc plan` for {objective} ({result.total.model}), {source}",
-        f"compile: fuseflowc fuse PROG{' ' + flags if flags else ''} | fuseflowc lower | "
-        f"fuseflowc opt -p {passes}",
+        f"compile: fuseflowc fuse PROG{' ' + flags if flags else ''} | {lowered}"
+        + (f"  (lower's default pipeline: {result.passes})" if result.locate else ""),
         f"total: {result.total.cycles:,.0f} est. cycles, {result.total.flops:,.0f} FLOPs, "
         f"{result.total.bytes:,.0f} bytes; {result.stats.costed} plans costed, "
         f"{result.stats.skipped} skipped",

@@ -34,8 +34,18 @@ from dataclasses import dataclass
 
 from ..diagnostics import UserError
 from ..lang import ast
-from .cost import OBJECTIVES, CostOptions, Evaluator, Metrics, Schedule
+from .cost import OBJECTIVES, CostOptions, Evaluator, Metrics, Schedule, pipeline_of
 from .enumerate import EnumStats, skip_enum
+
+
+#: Region compiles a search may make (each fuses, lowers and estimates a cut-down program;
+#: about 5-20 ms each): beyond it the search stops with an error naming the way out, rather
+#: than running for hours (an unrolled RNN of 256 statements, issue 23 item 4).
+MAX_COMPILES = 4000
+
+#: Statements (after unrolling loops) above which a partition gets only the linear search:
+#: its seeds (the program's regions, fuse-all, fuse-none) and runs of 2 statements.
+MAX_STATEMENTS = 48
 
 
 @dataclass
@@ -77,6 +87,12 @@ class PlanResult:
     points: int
     seconds: float = 0.0
     objective: str = "cycles"
+    note: str = ""        # why the plan is not the search's first choice (validate.py)
+
+    @property
+    def passes(self) -> str:
+        """The opt pipeline the plan was costed with, and must be compiled with."""
+        return pipeline_of(self.locate)
 
 
 @dataclass
@@ -198,7 +214,7 @@ class Planner:
             how = "warehouse" if cands[0][1] is not None else "default order 0"
         for sched, pattern in cands:
             try:
-                m = self.ev.measure(region, sched, False)
+                m = self.ev.measure(region, sched, True)
             except UserError as e:
                 self._errors.setdefault(region, e)
                 continue
@@ -428,10 +444,29 @@ class Planner:
             info.append({"statements": ss, "points": len(ps), "mode": mode, **st.to_json()})
             per_part.append((regs, costed))
         chosen.sort(key=lambda g: min(self.index[s] for s in g))
+        unfused = [frozenset({s}) for s in stmts]
+        # never a plan the model itself says is slower than leaving every statement alone
+        # (the search's space holds fuse-none; this guards the bounded and linear modes too)
+        mine, alone = self.plan_cost(chosen), self.plan_cost(unfused)
+        if alone is not None and (mine is None or alone < mine):
+            chosen = unfused
         regions, locate, total = self.finish(chosen)
         top = self.ranking(per_part)
         return PlanResult(regions, locate, total, top, stats, info, len(points),
                           time.perf_counter() - t0, self.o.objective)
+
+    def rerun(self, regions, like: PlanResult) -> PlanResult:
+        """The plan of the given regions (statement tuples), finished as the search's choice
+        would be (parallel factors, blocks, locate); ranking and statistics from `like`."""
+        regs = [frozenset(r) for r in regions]
+        for r in regs:
+            if self.best(r) is None:
+                raise self._errors.get(r) or UserError(
+                    "region " + ", ".join(self.ordered(r)) + " does not compile")
+        regs.sort(key=lambda g: min(self.index[s] for s in g))
+        plans, locate, total = self.finish(regs)
+        return PlanResult(plans, locate, total, like.top, like.stats, like.partitions,
+                          like.points, like.seconds, like.objective)
 
     def components_of_seed(self, seed: list[frozenset[str]], points) -> list[frozenset[str]]:
         """A seed's regions split into what fusable edges connect (a region of the program
@@ -474,20 +509,22 @@ class Planner:
             sched, m = self.parallelize(r, sched, m)
             sched, m = self.block(r, sched, m)
             plans.append(RegionPlan(self.ordered(r), sched, m, c.pattern, c.orders))
-        locate = False
-        with_locate = []
+        # every candidate was costed as the default pipeline compiles it (with locate); the
+        # plan's one other pipeline leaves locate out, for the whole module
+        locate = True
+        without = []
         try:
             for rp in plans:
-                with_locate.append(self.ev.measure(frozenset(rp.statements), rp.schedule, True))
+                without.append(self.ev.measure(frozenset(rp.statements), rp.schedule, False))
         except UserError:
-            with_locate = []
-        if with_locate:
+            without = []
+        if without:
             a, b = Metrics(), Metrics()
-            for rp, m in zip(plans, with_locate):
+            for rp, m in zip(plans, without):
                 a, b = a + rp.metrics, b + m
             if self.value(b) < self.value(a):
-                locate = True
-                for rp, m in zip(plans, with_locate):
+                locate = False
+                for rp, m in zip(plans, without):
                     rp.metrics = m
         total = Metrics()
         for rp in plans:
@@ -521,7 +558,7 @@ class Planner:
         """The cheapest of `best` and the candidate schedules that compile."""
         for s in cands:
             try:
-                got = self.ev.measure(region, s, False)
+                got = self.ev.measure(region, s, True)
             except UserError:
                 continue
             if self.value(got) < self.value(best[1]):
