@@ -37,7 +37,6 @@ from ..lang import ast
 from .cost import OBJECTIVES, CostOptions, Evaluator, Metrics, Schedule, pipeline_of
 from .enumerate import EnumStats, skip_enum
 
-
 #: Region compiles a search may make (each fuses, lowers and estimates a cut-down program;
 #: about 5-20 ms each): beyond it the search stops with an error naming the way out, rather
 #: than running for hours (an unrolled RNN of 256 statements, issue 23 item 4).

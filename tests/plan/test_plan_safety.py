@@ -86,8 +86,8 @@ def test_a_plan_that_does_not_compile_is_replaced_by_one_that_does(tmp_path, mon
     the cheapest plan (T, Y, Z fused) fails to compile as a whole and the next one is
     returned, with a note saying why."""
     import fuseflowc.lang.decompose as dec
-    from fuseflowc.lang.load import program_from_source
     from fuseflowc.diagnostics import Source
+    from fuseflowc.lang.load import program_from_source
     from fuseflowc.plan.cost import CostOptions
     from fuseflowc.plan.search import Planner, PlanOptions
     from fuseflowc.plan.validate import compile_error, validated
