@@ -30,6 +30,10 @@ from .options import free_input_order_option, inline_widened_option, json_option
               help="Partitions with more interesting points get the bounded search.")
 @click.option("--max-orders", type=click.IntRange(1, 10000), default=24, show_default=True,
               help="Regions with more valid orders get this many, sampled evenly.")
+@click.option("--max-compiles", type=click.IntRange(1, 10**6), default=4000,
+              show_default=True,
+              help="Budget of region compiles (about 5-20 ms each); a search that needs "
+                   "more stops with an error instead of running for hours.")
 @click.option("--warehouse", "warehouse", metavar="DIR",
               help="A directory of schedule patterns (TOML); the shipped one: "
                    "--warehouse builtin.")
@@ -50,7 +54,7 @@ from .options import free_input_order_option, inline_widened_option, json_option
 @click.option("-q", "--quiet", is_flag=True, help="No table on stderr.")
 @output_option
 def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, max_orders,
-        warehouse, no_search, learn, name, share, inline_widened, free_input_order,
+        max_compiles, warehouse, no_search, learn, name, share, inline_widened, free_input_order,
         element_bytes, as_json, quiet, output):
     """Choose fusion regions, dataflow orders, parallel factors and block sizes for PROG by
     estimated cost, and write PROG with the chosen directives.
@@ -129,7 +133,8 @@ def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, 
     cost = CostOptions(data_dir, size_map, dens, default, element_bytes, arch.bandwidth,
                        inline_widened, free_input_order, share)
     planner = Planner(p, cost, PlanOptions(objective, lanes, top, max_points, max_orders,
-                                           warehouse=wh, search=not no_search))
+                                           warehouse=wh, search=not no_search,
+                                           max_compiles=max_compiles))
     from ..plan.validate import validated
     result = validated(planner, planner.run(), cost)
     if result.note:

@@ -118,6 +118,11 @@ def kernel_cycles(cost, bandwidth: float, lanes: int) -> tuple[float, str]:
         "roofline proxy"
 
 
+class SearchTooLarge(Exception):
+    """The search reached its budget of region compiles (search.MAX_COMPILES); not a
+    UserError, so that no search step takes it for a region that does not compile."""
+
+
 class Evaluator:
     """Compiles and estimates regions of one checked program (see the module docstring)."""
 
@@ -126,6 +131,7 @@ class Evaluator:
         self.opt = options
         self.memo: dict[tuple, Metrics | UserError] = {}
         self.compiled = 0  # modules compiled and estimated (for the statistics)
+        self.budget: int | None = None  # at most this many (search.MAX_COMPILES)
         self._base = None
         from fuseflowc.sim.arch import Arch
         self.arch = Arch.load(None, ())  # loaded once: the estimator's timing defaults
@@ -262,6 +268,8 @@ class Evaluator:
     def _measure(self, region, sched, locate) -> Metrics:
         from ..estimate import estimate_module
         base = self.base_stats()
+        if self.budget is not None and self.compiled >= self.budget:
+            raise SearchTooLarge(self.compiled)
         fused, module = self.compile(None, locate, self.fuse_region(region, sched))
         self.compiled += 1
         est = estimate_module(module, base, arch=self.arch)

@@ -34,7 +34,15 @@ from dataclasses import dataclass
 
 from ..diagnostics import UserError
 from ..lang import ast
-from .cost import OBJECTIVES, CostOptions, Evaluator, Metrics, Schedule, pipeline_of
+from .cost import (
+    OBJECTIVES,
+    CostOptions,
+    Evaluator,
+    Metrics,
+    Schedule,
+    SearchTooLarge,
+    pipeline_of,
+)
 from .enumerate import EnumStats, skip_enum
 
 #: Region compiles a search may make (each fuses, lowers and estimates a cut-down program;
@@ -60,6 +68,7 @@ class PlanOptions:
     segment: int = 6
     warehouse: object = None
     search: bool = True
+    max_compiles: int = 0      # 0: MAX_COMPILES
 
 
 @dataclass
@@ -112,6 +121,12 @@ class Planner:
         self.p = program
         self.o = options
         self.ev = Evaluator(program, cost)
+        # a large program (loops unrolled) gets the linear search: one order per region and
+        # runs of at most 2 statements, so its compiles grow with its statements, not faster
+        self.large = len(program.statements) > MAX_STATEMENTS
+        self.max_orders = 1 if self.large else options.max_orders
+        self.segment = 2 if self.large else options.segment
+        self.ev.budget = options.max_compiles or MAX_COMPILES
         self.index = {s.name: n for n, s in enumerate(program.statements)}
         self._best: dict[frozenset, _Choice | None] = {}
         self._errors: dict[frozenset, UserError] = {}  # why a region compiles in no schedule
@@ -150,11 +165,11 @@ class Planner:
             except UserError:
                 count = None
             names = g.index_names()
-            if count is not None and count <= self.o.max_orders:
+            if count is not None and count <= self.max_orders:
                 orders = list(pog.orders(count))
                 how.append(f"exact {count}")
             else:
-                n = self.o.max_orders
+                n = self.max_orders
                 ks = sorted({k * count // n for k in range(n)}) if count else [0]
                 orders = [pog.unrank(k) for k in ks]
                 how.append(f"sampled {len(ks)} of {count if count else 'too many to count'}")
@@ -162,7 +177,7 @@ class Planner:
         # the cross product over the graphs of a split region, capped
         combos: list[list[tuple[str, ...]]] = [[]]
         for opts in per_graph:
-            combos = [c + [o] for c in combos for o in opts][: self.o.max_orders]
+            combos = [c + [o] for c in combos for o in opts][: self.max_orders]
         if len(combos) == 1:  # one valid order: nothing to say
             return out + [(Schedule(), None)], ", ".join(how)
         seen = {s for s, _ in out}
@@ -344,7 +359,7 @@ class Planner:
             return (sum(self.written(t) for t in sorted(targets)), 0.0, 0.0)
 
         m = len(points)
-        if m <= self.o.max_points:
+        if m <= self.o.max_points and not self.large:
             best_q, _, stats = skip_enum(m, cost, lower_bound)
             if best_q is None:
                 raise self.no_plan(stmts)
@@ -355,7 +370,7 @@ class Planner:
         best: list[tuple[Metrics, list[frozenset[str]]] | None] = [None] * (n + 1)
         best[0] = (Metrics(), [])
         for i in range(1, n + 1):
-            for j in range(max(0, i - self.o.segment), i):
+            for j in range(max(0, i - self.segment), i):
                 if best[j] is None:
                     continue
                 run = set(stmts[j:i])
@@ -382,8 +397,10 @@ class Planner:
         if not cands:
             raise self.no_plan(stmts)
         c, regs = min(cands, key=lambda x: x[0])
-        return regs, stats, (f"bounded: {m} points > --max-points {self.o.max_points}; runs of "
-                             f"at most {self.o.segment} statements and {len(seeds)} seeds"), costed
+        why = (f"{len(self.p.statements)} statements > {MAX_STATEMENTS}" if self.large
+               else f"{m} points > --max-points {self.o.max_points}")
+        return regs, stats, (f"bounded: {why}; runs of at most {self.segment} statements and "
+                             f"{len(seeds)} seeds"), costed
 
     def no_plan(self, stmts: list[str]) -> UserError:
         """The error for a partition no plan of which compiles: a statement that compiles in
@@ -408,6 +425,21 @@ class Planner:
         return sorted(regs, key=lambda g: min(self.index[s] for s in g))
 
     def run(self) -> PlanResult:
+        """The plan (see the module docstring); a UserError when the search would need more
+        region compiles than its budget (PlanOptions.max_compiles)."""
+        try:
+            return self._run()
+        except SearchTooLarge:
+            n = len(self.p.statements)
+            raise UserError(
+                f"plan: the search stopped at its budget of {self.ev.budget:,} region compiles "
+                f"({n} statements{', loops unrolled' if self.p.looped is not None else ''}; the search is "
+                f"linear above {MAX_STATEMENTS} statements, about {self.segment * 2 + 2} "
+                f"compiles per statement): plan a smaller instance (fewer layers or time "
+                f"steps) and write its directives for each, keep your own regions "
+                f"(--warehouse DIR --no-search), or raise --max-compiles") from None
+
+    def _run(self) -> PlanResult:
         t0 = time.perf_counter()
         stmts = [s.name for s in self.p.statements]
         if not stmts:
