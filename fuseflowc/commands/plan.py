@@ -100,7 +100,7 @@ def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, 
     from ..lang.load import load_program
     from ..plan.cost import CostOptions
     from ..plan.emit import program_text, table, to_json
-    from ..plan.search import Planner, PlanOptions
+    from ..plan.search import PlanOptions
 
     out = Outputs(program, data_dir)
     dest = out.file(output)
@@ -132,11 +132,11 @@ def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, 
     arch = Arch.load(None, ())
     cost = CostOptions(data_dir, size_map, dens, default, element_bytes, arch.bandwidth,
                        inline_widened, free_input_order, share)
-    planner = Planner(p, cost, PlanOptions(objective, lanes, top, max_points, max_orders,
-                                           warehouse=wh, search=not no_search,
-                                           max_compiles=max_compiles))
-    from ..plan.validate import validated
-    result = validated(planner, planner.run(), cost)
+    from ..plan.flags import plan_over_flags
+    options = PlanOptions(objective, lanes, top, max_points, max_orders, warehouse=wh,
+                          search=not no_search, max_compiles=max_compiles)
+    planner, result, cost = plan_over_flags(p, cost, options)
+    share, inline_widened = cost.share, cost.inline_widened
     if result.note:
         click.echo(f"plan: note: {result.note}", err=True)
     source = "data " + data_dir if data_dir else "--size/--density"
