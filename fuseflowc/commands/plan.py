@@ -30,7 +30,7 @@ from .options import free_input_order_option, inline_widened_option, json_option
               help="Partitions with more interesting points get the bounded search.")
 @click.option("--max-orders", type=click.IntRange(1, 10000), default=24, show_default=True,
               help="Regions with more valid orders get this many, sampled evenly.")
-@click.option("--max-compiles", type=click.IntRange(1, 10**6), default=4000,
+@click.option("--max-compiles", type=click.IntRange(1, 10**6), default=1500,
               show_default=True,
               help="Budget of region compiles (about 5-20 ms each); a search that needs "
                    "more stops with an error instead of running for hours.")

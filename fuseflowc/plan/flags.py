@@ -3,7 +3,8 @@
 plan: the search runs once per combination of the flags the user did not give (a flag given is
 always on), each validated (validate.py), and the cheapest plan wins, ties to fewer flags.
 --share is tried only where a statement has several consumers, --inline-widened only where
-fuse has a widened intermediate to keep in the stream; otherwise they change nothing."""
+fuse has a widened intermediate to keep in the stream; otherwise they change nothing. A large
+program (more than search.MAX_STATEMENTS statements) keeps the user's flags."""
 
 from __future__ import annotations
 
@@ -11,13 +12,15 @@ from dataclasses import replace
 
 from ..lang import ast
 from .cost import CostOptions
-from .search import Planner, PlanOptions, PlanResult
+from .search import MAX_STATEMENTS, Planner, PlanOptions, PlanResult
 from .validate import validated
 
 
 def flag_choices(program: ast.Program, cost: CostOptions) -> list[CostOptions]:
     """The fuse-flag combinations to search, the user's own first."""
     out = [cost]
+    if len(program.statements) > MAX_STATEMENTS:
+        return out  # the linear search of a large program: the user's flags only
     readers: dict[str, int] = {}
     for s in program.statements:
         for t in {a.tensor for a in s.rhs.walk() if isinstance(a, ast.Access)}:

@@ -48,7 +48,7 @@ from .enumerate import EnumStats, skip_enum
 #: Region compiles a search may make (each fuses, lowers and estimates a cut-down program;
 #: about 5-20 ms each): beyond it the search stops with an error naming the way out, rather
 #: than running for hours (an unrolled RNN of 256 statements, issue 23 item 4).
-MAX_COMPILES = 4000
+MAX_COMPILES = 1500
 
 #: Statements (after unrolling loops) above which a partition gets only the linear search:
 #: its seeds (the program's regions, fuse-all, fuse-none) and runs of 2 statements.

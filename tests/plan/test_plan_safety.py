@@ -104,3 +104,39 @@ def test_a_plan_that_does_not_compile_is_replaced_by_one_that_does(tmp_path, mon
     assert compile_error(p, got, cost) is None
     assert "does not compile" in got.note and "T+Y+Z" in got.note
     assert all(len(rp.statements) < 3 for rp in got.regions)
+
+
+# -- item 4: a search bounded by a documented budget ----------------------------------------
+
+def test_plan_of_an_unrolled_rnn_stops_at_its_budget_with_a_clear_message(tmp_path):
+    """rnn_stacked.ff (256 statements unrolled) ran for over 300 s; the search is linear above
+    48 statements and stops at --max-compiles with exit 1 and the ways out, writing nothing."""
+    from .test_plan import ROOT
+    out = tmp_path / "p.ff"
+    r = run("plan", ROOT / "ir_examples/models/rnn_stacked/rnn_stacked.ff", "--size", "K=4",
+            "-q", "--max-compiles", "5", "-o", out)
+    assert r.returncode == 1, r.stderr
+    assert "budget of 5 region compiles (256 statements, loops unrolled" in r.stderr
+    assert "--max-compiles" in r.stderr and "Traceback" not in r.stderr
+    assert not out.exists()
+
+
+def test_a_large_program_gets_the_linear_search():
+    from fuseflowc.diagnostics import Source
+    from fuseflowc.lang.load import program_from_source
+    from fuseflowc.plan.cost import CostOptions
+    from fuseflowc.plan.search import MAX_STATEMENTS, Planner, PlanOptions
+    n = MAX_STATEMENTS + 1
+    text = "dim I = 4\n" + "".join(f"tensor t{k}[I] : dense\n" for k in range(n + 1))
+    text += "".join(f"t{k + 1}[i] = t{k}[i] + t{k}[i]\n" for k in range(n))
+    p = program_from_source(Source("chain.ff", text))
+    planner = Planner(p, CostOptions(None, {"I": 4}, {}, 1.0), PlanOptions(max_compiles=3))
+    assert planner.large and planner.max_orders == 1 and planner.segment == 2
+    small = Planner(program_from_source(Source("c.ff", "dim I = 4\ntensor a[I] : dense\n"
+                                               "tensor b[I] : dense\nb[i] = a[i] + a[i]\n")),
+                    CostOptions(None, {"I": 4}, {}, 1.0), PlanOptions())
+    assert not small.large and small.max_orders == 24
+    with pytest.raises(UserError, match=f"budget of 3 region compiles \\({n} statements; "
+                       f"the search is linear above {MAX_STATEMENTS}"):
+        planner.run()
+    assert planner.ev.compiled == 3
