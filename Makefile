@@ -315,3 +315,13 @@ bench-plan: $(STAMP) $(DDIR)/gpt3_mini/s64
 bench-plan-quick: $(STAMP) $(BQDATA)/gpt3_mini_s16
 	$(PY) -m fuseflowc.bench.plan --specs ir_examples/bench/quick --out results/plan-quick \
 	  --jobs $(BENCH_JOBS)
+
+# ---- bench-plan-models: the planner on four models it never saw (docs/plan.md, issue 22) ----
+# GIN, a GAT-style attention, a transform-first GCN and a pruned MLP on Cora and Citeseer: every
+# valid fusion plan x fuse flags x (default pipeline, without locate) simulated, against the
+# plan made from the program as written. PLAN_GRAPHS: NAME=PATH pairs (graph .npz files).
+PLAN_GRAPHS ?= cora=../shared/data/cora.npz citeseer=../shared/data/citeseer.npz
+.PHONY: bench-plan-models
+bench-plan-models: $(STAMP)
+	$(PY) -m fuseflowc.bench.plan_models $(foreach g,$(PLAN_GRAPHS),--graph $(g)) \
+	  --out results/plan-models

@@ -66,7 +66,7 @@ def plan_row(spec, rows: list[dict], out: Path, cache: str) -> dict:
     config = dict(ref)
     config.update({"program": os.path.relpath(out / name, base), "schedule": [], "order": 0,
                    "order_region": None, "params": {},
-                   "pipeline": "locate,schedule" if result.locate else "schedule", **flags})
+                   "pipeline": result.passes, **flags})
     row = run_config(config, ctx)
     cyc = row.get("cycles") if row.get("status") == "ok" else None
     return {"model": ref["model"], "data": ref["data"], "configs": len(rows),

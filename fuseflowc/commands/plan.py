@@ -30,6 +30,10 @@ from .options import free_input_order_option, inline_widened_option, json_option
               help="Partitions with more interesting points get the bounded search.")
 @click.option("--max-orders", type=click.IntRange(1, 10000), default=24, show_default=True,
               help="Regions with more valid orders get this many, sampled evenly.")
+@click.option("--max-compiles", type=click.IntRange(1, 10**6), default=1500,
+              show_default=True,
+              help="Budget of region compiles (about 5-20 ms each); a search that needs "
+                   "more stops with an error instead of running for hours.")
 @click.option("--warehouse", "warehouse", metavar="DIR",
               help="A directory of schedule patterns (TOML); the shipped one: "
                    "--warehouse builtin.")
@@ -50,7 +54,7 @@ from .options import free_input_order_option, inline_widened_option, json_option
 @click.option("-q", "--quiet", is_flag=True, help="No table on stderr.")
 @output_option
 def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, max_orders,
-        warehouse, no_search, learn, name, share, inline_widened, free_input_order,
+        max_compiles, warehouse, no_search, learn, name, share, inline_widened, free_input_order,
         element_bytes, as_json, quiet, output):
     """Choose fusion regions, dataflow orders, parallel factors and block sizes for PROG by
     estimated cost, and write PROG with the chosen directives.
@@ -74,15 +78,20 @@ def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, 
     """
     from ..outputs import Outputs
     if learn is not None:
-        from ..plan.patterns import learn_pattern
+        from ..plan.patterns import learn_pattern, pattern_name_error
         if program is not None:
             raise UserError("--learn RESULTS takes no PROG (it reads the programs the "
                             "results name)")
         if output is None:
             raise UserError("--learn RESULTS needs -o DIR, the warehouse to write into")
+        if name is not None and pattern_name_error(name):
+            raise click.BadParameter(pattern_name_error(name), param_hint="'--name'")
         target = learn_pattern(learn, output, name)
         click.echo(f"plan: wrote pattern {target}", err=True)
         return
+    if name is not None:
+        raise click.BadParameter("--name applies with --learn RESULTS only",
+                                 param_hint="'--name'")
     if program is None:
         raise UserError("missing PROG (a .ff program; - reads stdin)")
     from fuseflowc.sim.arch import Arch
@@ -91,7 +100,7 @@ def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, 
     from ..lang.load import load_program
     from ..plan.cost import CostOptions
     from ..plan.emit import program_text, table, to_json
-    from ..plan.search import Planner, PlanOptions
+    from ..plan.search import PlanOptions
 
     out = Outputs(program, data_dir)
     dest = out.file(output)
@@ -123,18 +132,23 @@ def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, 
     arch = Arch.load(None, ())
     cost = CostOptions(data_dir, size_map, dens, default, element_bytes, arch.bandwidth,
                        inline_widened, free_input_order, share)
-    planner = Planner(p, cost, PlanOptions(objective, lanes, top, max_points, max_orders,
-                                           warehouse=wh, search=not no_search))
-    result = planner.run()
+    from ..plan.flags import plan_over_flags
+    options = PlanOptions(objective, lanes, top, max_points, max_orders, warehouse=wh,
+                          search=not no_search, max_compiles=max_compiles)
+    planner, result, cost = plan_over_flags(p, cost, options)
+    share, inline_widened = cost.share, cost.inline_widened
+    if result.note:
+        click.echo(f"plan: note: {result.note}", err=True)
     source = "data " + data_dir if data_dir else "--size/--density"
     flags = " ".join(f for f, on in (("--free-input-order", free_input_order),
                                      ("--share", share), ("--inline-widened", inline_widened))
                      if on)
-    passes = "locate,schedule" if result.locate else "schedule"
+    lowered = "fuseflowc lower" if result.locate else \
+        f"fuseflowc lower -O0 | fuseflowc opt -p {result.passes}"
     header = [
         f"planned by `fuseflowc plan` for {objective} ({result.total.model}), {source}",
-        f"compile: fuseflowc fuse PROG{' ' + flags if flags else ''} | fuseflowc lower | "
-        f"fuseflowc opt -p {passes}",
+        f"compile: fuseflowc fuse PROG{' ' + flags if flags else ''} | {lowered}"
+        + (f"  (lower's default pipeline: {result.passes})" if result.locate else ""),
         f"total: {result.total.cycles:,.0f} est. cycles, {result.total.flops:,.0f} FLOPs, "
         f"{result.total.bytes:,.0f} bytes; {result.stats.costed} plans costed, "
         f"{result.stats.skipped} skipped",

@@ -8,9 +8,14 @@ of X, 2708 coordinates, per row of A); `locate crd, ref, parent` emits exactly t
 at one element per cycle of the other operand. The dense scan is removed when nothing else
 reads it.
 
-Only two-operand intersections are rewritten (the operand pair must be both outputs of one
-dense scan; with two dense operands the second is located). Unions are left alone (docs/opt.md,
-"locate", says why).
+Two-operand intersections are rewritten (the operand pair must be both outputs of one dense
+scan; with two dense operands the second is located), and intersections of more operands when
+every operand but the dense scan reads one and the same coordinate stream: those operands
+agree on every coordinate, so the intersection is theirs with the dense level, which `locate`
+computes from the first of them; the others' refs pass through unchanged (their readers read
+the operand's own ref stream). That is a GAT-style edge attention's `S[i,j] * Z[j,h]`, where
+S's refs and its score's located refs share A's coordinates and Z's dense j level was scanned
+in full per row (N^2). Unions are left alone (docs/opt.md, "locate", says why).
 """
 
 from __future__ import annotations
@@ -32,28 +37,45 @@ def _dense_scan_pair(n: Intersect, side: int) -> Scan | None:
     return None
 
 
+def _located_operand(n: Intersect) -> tuple[int, Scan, int] | None:
+    """(dense operand d, its scan, the operand o the locate reads) of an eligible intersection
+    (see the module docstring), or None."""
+    pairs = len(n.inputs) // 2
+    if len(n.inputs) != 2 * pairs or pairs < 2 or len(n.outputs) != pairs + 1:
+        return None
+    for d in reversed(range(pairs)):
+        scan = _dense_scan_pair(n, d)
+        if scan is None:
+            continue
+        others = [k for k in range(pairs) if k != d]
+        if all(n.inputs[2 * k] is n.inputs[2 * others[0]] for k in others):
+            return d, scan, others[0]
+    return None
+
+
 def locate_graph(g: Graph) -> int:
     """Rewrite every eligible intersection of `g`; returns how many were rewritten."""
     done = 0
     for n in list(g.nodes):
-        if not isinstance(n, Intersect) or len(n.inputs) != 4 or len(n.outputs) != 3:
+        if not isinstance(n, Intersect):
             continue
-        for d in (1, 0):
-            scan = _dense_scan_pair(n, d)
-            if scan is not None:
-                break
-        else:
+        found = _located_operand(n)
+        if found is None:
             continue
-        o = 1 - d
+        d, scan, o = found
         loc = Locate(tensor=scan.tensor, mode=scan.mode, index=n.index, lane=n.lane)
         loc.loc = n.loc
         loc.inputs = [n.inputs[2 * o], n.inputs[2 * o + 1], scan.inputs[0]]
+        passed = [(n.outputs[1 + k], n.inputs[2 * k + 1]) for k in range(len(n.inputs) // 2)
+                  if k not in (o, d)]
         # The intersection's result streams keep their identity (and names): only their
         # producer changes.
         loc.outputs = [n.outputs[0], n.outputs[1 + o], n.outputs[1 + d]]
         for i, s in enumerate(loc.outputs):
             s.producer, s.index = loc, i
         g.nodes[g.nodes.index(n)] = loc
+        for out, ref in passed:  # same coordinates as the located operand: refs unchanged
+            g.replace_uses(out, ref)
         consumers = g.consumers()
         if not any(s in consumers for s in scan.outputs):
             g.remove(scan)

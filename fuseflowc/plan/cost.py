@@ -97,6 +97,17 @@ class CostOptions:
     share: bool = False
 
 
+#: The default pipeline without `locate`: the one other pipeline a plan may choose.
+NO_LOCATE_PIPELINE = "schedule,cleanup"
+
+
+def pipeline_of(locate: bool) -> str:
+    """The opt pipeline a plan is costed and compiled with: the default one (docs/opt.md,
+    "The default pipeline"), or the same without `locate`."""
+    from ..opt.pipeline import DEFAULT_PIPELINE
+    return DEFAULT_PIPELINE if locate else NO_LOCATE_PIPELINE
+
+
 def kernel_cycles(cost, bandwidth: float, lanes: int) -> tuple[float, str]:
     """The cycles of one kernel's Cost: the estimator's when it has a cycle model, else the
     roofline proxy (see the module docstring)."""
@@ -107,6 +118,11 @@ def kernel_cycles(cost, bandwidth: float, lanes: int) -> tuple[float, str]:
         "roofline proxy"
 
 
+class SearchTooLarge(Exception):
+    """The search reached its budget of region compiles (search.MAX_COMPILES); not a
+    UserError, so that no search step takes it for a region that does not compile."""
+
+
 class Evaluator:
     """Compiles and estimates regions of one checked program (see the module docstring)."""
 
@@ -115,6 +131,7 @@ class Evaluator:
         self.opt = options
         self.memo: dict[tuple, Metrics | UserError] = {}
         self.compiled = 0  # modules compiled and estimated (for the statistics)
+        self.budget: int | None = None  # at most this many (search.MAX_COMPILES)
         self._base = None
         from fuseflowc.sim.arch import Arch
         self.arch = Arch.load(None, ())  # loaded once: the estimator's timing defaults
@@ -151,11 +168,21 @@ class Evaluator:
         blocks = dict(sched.blocks)
         directives += [d for d in p.directives if isinstance(d, ast.Block)
                        and d.tensor in used and d.tensor not in blocks]
+        # a decomposition constrains fusion (a blocked part's intermediate operand must come
+        # from outside the region): the region is costed, and refused, as fuse will see it
+        directives += [d for d in p.directives if isinstance(d, ast.Decompose)
+                       and d.tensor in used]
         directives += sched.directives()
         if outs:
             directives.append(ast.Output(tuple(outs)))
-        return replace(p, dims=dims, tensors=tensors, statements=statements,
-                       directives=directives)
+        sub = replace(p, dims=dims, tensors=tensors, statements=statements,
+                      directives=directives)
+        from ..lang.decompose import problems
+        for d in directives:
+            if isinstance(d, ast.Decompose):
+                for msg, loc in problems(sub, statements, d):
+                    raise UserError(msg, loc)  # the rule the checker applies to the program
+        return sub
 
     def fuse(self, program: ast.Program):
         """The fused IR of a cut-down program, with the plan's fuse flags."""
@@ -187,9 +214,7 @@ class Evaluator:
         the planned program is verified when the user compiles it."""
         from .. import pipeline
         fused = fused if fused is not None else self.fuse(program)
-        passes = [p for p, on in (("locate", locate),
-                                  ("schedule", any(r.parallel for r in fused.regions))) if on]
-        options = pipeline.CompileOptions(verify=False, passes=",".join(passes) or None,
+        options = pipeline.CompileOptions(verify=False, passes=pipeline_of(locate),
                                           verify_each=False)
         return fused, pipeline.compile(fused, options).module
 
@@ -202,8 +227,8 @@ class Evaluator:
         o = self.opt
         p = self.program
         whole = replace(p, directives=[d for d in p.directives
-                                       if isinstance(d, (ast.Block, ast.Output))])
-        _, module = self.compile(whole, False)
+                                       if isinstance(d, (ast.Block, ast.Output, ast.Decompose))])
+        _, module = self.compile(whole, True)
         if o.data_dir is not None:
             stats = DataStats.from_dir(o.data_dir, module, o.element_bytes)
         else:
@@ -243,6 +268,8 @@ class Evaluator:
     def _measure(self, region, sched, locate) -> Metrics:
         from ..estimate import estimate_module
         base = self.base_stats()
+        if self.budget is not None and self.compiled >= self.budget:
+            raise SearchTooLarge(self.compiled)
         fused, module = self.compile(None, locate, self.fuse_region(region, sched))
         self.compiled += 1
         est = estimate_module(module, base, arch=self.arch)

@@ -239,6 +239,20 @@ def pattern_of(program: ast.Program, stmts: tuple[str, ...], sched: Schedule, lo
     return Pattern(name, note, sig.text, order, locate, par, blocks)
 
 
+#: A pattern's name: it becomes the file NAME.toml inside the warehouse, so no separator, no
+#: leading dot (no `..`, no hidden file), nothing a shell or another system reads otherwise.
+PATTERN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
+
+
+def pattern_name_error(name: str) -> str | None:
+    """Why `name` cannot name a pattern file inside a warehouse directory, or None."""
+    if PATTERN_NAME.fullmatch(name):
+        return None
+    return (f"{name!r} is not a pattern name: letters, digits, '_', '-' and '.', not first, "
+            f"at most 100 characters (the pattern is written as NAME.toml inside -o DIR, "
+            f"never elsewhere)")
+
+
 def learn_pattern(results: str, out_dir: str, name: str | None) -> str:
     """Write the best configuration (fewest simulated cycles, status ok) of a sweep's results
     file into warehouse `out_dir` as a new pattern file NAME.toml; returns its path."""
@@ -246,6 +260,8 @@ def learn_pattern(results: str, out_dir: str, name: str | None) -> str:
     from ..lang.load import load_program
     from ..outputs import Outputs
     from ..sweep.results import read_rows
+    if name is not None and pattern_name_error(name):
+        raise UserError("--name " + pattern_name_error(name))
     rows = [r for r in read_rows(results) if r.get("status") == "ok"
             and r.get("cycles") is not None]
     if not rows:

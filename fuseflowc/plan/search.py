@@ -34,8 +34,25 @@ from dataclasses import dataclass
 
 from ..diagnostics import UserError
 from ..lang import ast
-from .cost import OBJECTIVES, CostOptions, Evaluator, Metrics, Schedule
+from .cost import (
+    OBJECTIVES,
+    CostOptions,
+    Evaluator,
+    Metrics,
+    Schedule,
+    SearchTooLarge,
+    pipeline_of,
+)
 from .enumerate import EnumStats, skip_enum
+
+#: Region compiles a search may make (each fuses, lowers and estimates a cut-down program;
+#: about 5-20 ms each): beyond it the search stops with an error naming the way out, rather
+#: than running for hours (an unrolled RNN of 256 statements, issue 23 item 4).
+MAX_COMPILES = 1500
+
+#: Statements (after unrolling loops) above which a partition gets only the linear search:
+#: its seeds (the program's regions, fuse-all, fuse-none) and runs of 2 statements.
+MAX_STATEMENTS = 48
 
 
 @dataclass
@@ -51,6 +68,7 @@ class PlanOptions:
     segment: int = 6
     warehouse: object = None
     search: bool = True
+    max_compiles: int = 0      # 0: MAX_COMPILES
 
 
 @dataclass
@@ -77,6 +95,12 @@ class PlanResult:
     points: int
     seconds: float = 0.0
     objective: str = "cycles"
+    note: str = ""        # why the plan is not the search's first choice (validate.py)
+
+    @property
+    def passes(self) -> str:
+        """The opt pipeline the plan was costed with, and must be compiled with."""
+        return pipeline_of(self.locate)
 
 
 @dataclass
@@ -97,6 +121,12 @@ class Planner:
         self.p = program
         self.o = options
         self.ev = Evaluator(program, cost)
+        # a large program (loops unrolled) gets the linear search: one order per region and
+        # runs of at most 2 statements, so its compiles grow with its statements, not faster
+        self.large = len(program.statements) > MAX_STATEMENTS
+        self.max_orders = 1 if self.large else options.max_orders
+        self.segment = 2 if self.large else options.segment
+        self.ev.budget = options.max_compiles or MAX_COMPILES
         self.index = {s.name: n for n, s in enumerate(program.statements)}
         self._best: dict[frozenset, _Choice | None] = {}
         self._errors: dict[frozenset, UserError] = {}  # why a region compiles in no schedule
@@ -135,11 +165,11 @@ class Planner:
             except UserError:
                 count = None
             names = g.index_names()
-            if count is not None and count <= self.o.max_orders:
+            if count is not None and count <= self.max_orders:
                 orders = list(pog.orders(count))
                 how.append(f"exact {count}")
             else:
-                n = self.o.max_orders
+                n = self.max_orders
                 ks = sorted({k * count // n for k in range(n)}) if count else [0]
                 orders = [pog.unrank(k) for k in ks]
                 how.append(f"sampled {len(ks)} of {count if count else 'too many to count'}")
@@ -147,7 +177,7 @@ class Planner:
         # the cross product over the graphs of a split region, capped
         combos: list[list[tuple[str, ...]]] = [[]]
         for opts in per_graph:
-            combos = [c + [o] for c in combos for o in opts][: self.o.max_orders]
+            combos = [c + [o] for c in combos for o in opts][: self.max_orders]
         if len(combos) == 1:  # one valid order: nothing to say
             return out + [(Schedule(), None)], ", ".join(how)
         seen = {s for s, _ in out}
@@ -198,7 +228,7 @@ class Planner:
             how = "warehouse" if cands[0][1] is not None else "default order 0"
         for sched, pattern in cands:
             try:
-                m = self.ev.measure(region, sched, False)
+                m = self.ev.measure(region, sched, True)
             except UserError as e:
                 self._errors.setdefault(region, e)
                 continue
@@ -329,7 +359,7 @@ class Planner:
             return (sum(self.written(t) for t in sorted(targets)), 0.0, 0.0)
 
         m = len(points)
-        if m <= self.o.max_points:
+        if m <= self.o.max_points and not self.large:
             best_q, _, stats = skip_enum(m, cost, lower_bound)
             if best_q is None:
                 raise self.no_plan(stmts)
@@ -340,7 +370,7 @@ class Planner:
         best: list[tuple[Metrics, list[frozenset[str]]] | None] = [None] * (n + 1)
         best[0] = (Metrics(), [])
         for i in range(1, n + 1):
-            for j in range(max(0, i - self.o.segment), i):
+            for j in range(max(0, i - self.segment), i):
                 if best[j] is None:
                     continue
                 run = set(stmts[j:i])
@@ -367,8 +397,10 @@ class Planner:
         if not cands:
             raise self.no_plan(stmts)
         c, regs = min(cands, key=lambda x: x[0])
-        return regs, stats, (f"bounded: {m} points > --max-points {self.o.max_points}; runs of "
-                             f"at most {self.o.segment} statements and {len(seeds)} seeds"), costed
+        why = (f"{len(self.p.statements)} statements > {MAX_STATEMENTS}" if self.large
+               else f"{m} points > --max-points {self.o.max_points}")
+        return regs, stats, (f"bounded: {why}; runs of at most {self.segment} statements and "
+                             f"{len(seeds)} seeds"), costed
 
     def no_plan(self, stmts: list[str]) -> UserError:
         """The error for a partition no plan of which compiles: a statement that compiles in
@@ -393,6 +425,21 @@ class Planner:
         return sorted(regs, key=lambda g: min(self.index[s] for s in g))
 
     def run(self) -> PlanResult:
+        """The plan (see the module docstring); a UserError when the search would need more
+        region compiles than its budget (PlanOptions.max_compiles)."""
+        try:
+            return self._run()
+        except SearchTooLarge:
+            n = len(self.p.statements)
+            raise UserError(
+                f"plan: the search stopped at its budget of {self.ev.budget:,} region compiles "
+                f"({n} statements{', loops unrolled' if self.p.looped is not None else ''}; the search is "
+                f"linear above {MAX_STATEMENTS} statements, about {self.segment * 2 + 2} "
+                f"compiles per statement): plan a smaller instance (fewer layers or time "
+                f"steps) and write its directives for each, keep your own regions "
+                f"(--warehouse DIR --no-search), or raise --max-compiles") from None
+
+    def _run(self) -> PlanResult:
         t0 = time.perf_counter()
         stmts = [s.name for s in self.p.statements]
         if not stmts:
@@ -428,10 +475,29 @@ class Planner:
             info.append({"statements": ss, "points": len(ps), "mode": mode, **st.to_json()})
             per_part.append((regs, costed))
         chosen.sort(key=lambda g: min(self.index[s] for s in g))
+        unfused = [frozenset({s}) for s in stmts]
+        # never a plan the model itself says is slower than leaving every statement alone
+        # (the search's space holds fuse-none; this guards the bounded and linear modes too)
+        mine, alone = self.plan_cost(chosen), self.plan_cost(unfused)
+        if alone is not None and (mine is None or alone < mine):
+            chosen = unfused
         regions, locate, total = self.finish(chosen)
         top = self.ranking(per_part)
         return PlanResult(regions, locate, total, top, stats, info, len(points),
                           time.perf_counter() - t0, self.o.objective)
+
+    def rerun(self, regions, like: PlanResult) -> PlanResult:
+        """The plan of the given regions (statement tuples), finished as the search's choice
+        would be (parallel factors, blocks, locate); ranking and statistics from `like`."""
+        regs = [frozenset(r) for r in regions]
+        for r in regs:
+            if self.best(r) is None:
+                raise self._errors.get(r) or UserError(
+                    "region " + ", ".join(self.ordered(r)) + " does not compile")
+        regs.sort(key=lambda g: min(self.index[s] for s in g))
+        plans, locate, total = self.finish(regs)
+        return PlanResult(plans, locate, total, like.top, like.stats, like.partitions,
+                          like.points, like.seconds, like.objective)
 
     def components_of_seed(self, seed: list[frozenset[str]], points) -> list[frozenset[str]]:
         """A seed's regions split into what fusable edges connect (a region of the program
@@ -474,20 +540,22 @@ class Planner:
             sched, m = self.parallelize(r, sched, m)
             sched, m = self.block(r, sched, m)
             plans.append(RegionPlan(self.ordered(r), sched, m, c.pattern, c.orders))
-        locate = False
-        with_locate = []
+        # every candidate was costed as the default pipeline compiles it (with locate); the
+        # plan's one other pipeline leaves locate out, for the whole module
+        locate = True
+        without = []
         try:
             for rp in plans:
-                with_locate.append(self.ev.measure(frozenset(rp.statements), rp.schedule, True))
+                without.append(self.ev.measure(frozenset(rp.statements), rp.schedule, False))
         except UserError:
-            with_locate = []
-        if with_locate:
+            without = []
+        if without:
             a, b = Metrics(), Metrics()
-            for rp, m in zip(plans, with_locate):
+            for rp, m in zip(plans, without):
                 a, b = a + rp.metrics, b + m
             if self.value(b) < self.value(a):
-                locate = True
-                for rp, m in zip(plans, with_locate):
+                locate = False
+                for rp, m in zip(plans, without):
                     rp.metrics = m
         total = Metrics()
         for rp in plans:
@@ -521,7 +589,7 @@ class Planner:
         """The cheapest of `best` and the candidate schedules that compile."""
         for s in cands:
             try:
-                got = self.ev.measure(region, s, False)
+                got = self.ev.measure(region, s, True)
             except UserError:
                 continue
             if self.value(got) < self.value(best[1]):

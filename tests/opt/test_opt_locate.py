@@ -239,3 +239,36 @@ def test_locate_on_random_programs(fa, fb, kernel, da, db, n, seed):
     specs = [t.spec() for t in m0.tensors if t.role == "input"]
     inputs = random_inputs(specs, sizes, seed, {"A": da, "B": db})
     _with_and_without(text, inputs, sizes)
+
+
+GAT = sim_pins.ROOT / "ir_examples" / "models" / "gat" / "gat.ff"
+
+
+@settings(max_examples=12, deadline=None)
+@given(n=st.integers(1, 14), da=st.sampled_from([0.0, 0.1, 0.4, 1.0]),
+       dx=st.sampled_from([0.2, 1.0]), seed=st.integers(0, 1000))
+def test_locate_on_a_three_operand_intersection_sharing_coordinates(tmp_path_factory, n, da,
+                                                                     dx, seed):
+    """GAT's edge attention fused with its aggregation intersects S's refs and its score's
+    located refs (one coordinate stream, A's) with Z's dense j level: locate reads the first,
+    the second passes through, results bit for bit (issue 22: Z was scanned N^2)."""
+    prog = tmp_path_factory.mktemp("gat") / "gat_fused.ff"
+    prog.write_text(GAT.read_text() + "\nfuse att: S, den, AG, Y\n")
+    text = sim_pins.lowered_text(prog)
+    m = parse_module(Source("<x>", text))
+    three = [nd for g in m.graphs for nd in g.nodes
+             if nd.KIND == "intersect" and len(nd.inputs) == 6]
+    assert three, "the fused attention has a three-operand intersection"
+    from fuseflowc.data.gen import random_inputs
+    sizes = {"N": n, "F": 5, "H": 16}
+    specs = [t.spec() for t in m.tensors if t.role == "input"]
+    inputs = random_inputs(specs, sizes, seed, {"A": da, "X": dx})
+    _, m1, f0, f1 = _with_and_without(text, inputs, sizes)
+    left = [nd for g in m1.graphs for nd in g.nodes
+            if nd.KIND == "intersect" and len(nd.inputs) == 6]
+    assert not left
+    assert not any(nd.KIND == "scan" and nd.tensor == "Z" and nd.mode == 0
+                   for g in m1.graphs if g.name.startswith("att") for nd in g.nodes)
+    for a, b in zip(f0, f1):
+        assert a["flops"] == b["flops"] and a["read"] == b["read"]
+        assert b["cycles"] <= a["cycles"]

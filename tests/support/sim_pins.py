@@ -40,9 +40,9 @@ LOOP_MODELS = ("gcn_deep", "gpt3_layers", "rnn_stacked")
 
 
 def lowered_text(path: Path, pipeline: str = "") -> str:
-    """`fuseflowc fuse PATH | fuseflowc lower [| fuseflowc opt -p PIPELINE]`, in-process."""
+    """`fuseflowc fuse PATH | fuseflowc lower -O0 [| fuseflowc opt -p PIPELINE]`, in-process."""
     from tests.support.golden import run_pipeline
-    cmd = f"fuseflowc fuse {path} | fuseflowc lower"
+    cmd = f"fuseflowc fuse {path} | fuseflowc lower -O0"
     if pipeline:
         cmd += f" | fuseflowc opt -p {pipeline}"
     r = run_pipeline(cmd)
