@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import replace
 
 import click
 
@@ -114,9 +115,15 @@ def cmd(input_path, data_dir, densities, sizes, region, as_json, json_out, quiet
     arch = Arch.load(arch_file)
     if element_bytes is None:
         element_bytes = arch.element_bytes
+    from ..opt.pipeline import DEFAULT_PIPELINE
     options = CompileOptions(schedule=schedule, unfused=unfused, order=order,
                              inline_widened=inline_widened)
-    compiled = pipeline.compile_path(input_path, options)
+    inp = pipeline.load(input_path, options)
+    # A program or fused IR is compiled as `lower` compiles it (its default pipeline); a SAMML
+    # graph is estimated as given.
+    if inp.kind != "samml":
+        options = replace(options, passes=DEFAULT_PIPELINE)
+    compiled = pipeline.compile(inp, options)
     module, fixed = compiled.module, compiled.fixed_sizes()
     dens, default = _pairs(densities, "--density", float)
     size_map, _ = _pairs(sizes, "--size", int)

@@ -50,7 +50,7 @@ def test_a_decomposition_compiles_wherever_the_plain_program_does(tmp_path, data
                      f"{data} --check --quiet")
     if compiles:
         assert r.exit_code == 0, r.stderr
-        assert r.stderr == "check: C match\n"
+        assert r.stderr.splitlines()[-1] == "check: C match", r.stderr
     else:       # an order the output's format forbids: refused alike, in the user's names
         assert r.exit_code == 1 and "Traceback" not in r.stderr
     assert "__b2" not in r.stderr and "itself a copy" not in r.stderr
