@@ -29,6 +29,8 @@ import sys
 import time
 from typing import NamedTuple
 
+from fuseflowc.status import StatusLine, duration
+
 
 class Expected(NamedTuple):
     """The cost model's expectation for one kernel."""
@@ -43,16 +45,6 @@ def _si(x: float) -> str:
         if abs(x) >= div:
             return f"{x / div:.3g} {unit}"
     return f"{x:.0f}"
-
-
-def duration(seconds: float) -> str:
-    """A rounded duration for people: '7 s', '2 min 5 s', '3 h 20 min'."""
-    s = max(0, round(seconds))
-    if s < 60:
-        return f"{s} s"
-    if s < 3600:
-        return f"{s // 60} min {s % 60} s"
-    return f"{s // 3600} h {s % 3600 // 60} min"
 
 
 class Progress:
@@ -74,7 +66,7 @@ class Progress:
         self.first: float | None = None   # when the first kernel started
         self.done: list[str] = []         # the kernels finished, in order
         self.expected: dict | None = None
-        self.live = None                  # the rich display on a terminal
+        self.status = StatusLine(self.stream, self.terminal)
 
     def kernel(self, k: int, n: int, name: str) -> None:
         """Kernel k (1-based) of n, named `name`, starts."""
@@ -144,22 +136,9 @@ class Progress:
         return self.expected
 
     def show(self, text: str) -> None:
-        """Put one update on the stream: a transient line on a terminal, else a plain line."""
-        if not self.terminal:
-            print(text, file=self.stream, flush=True)
-            return
-        if self.live is None:
-            from rich.console import Console
-            from rich.live import Live
-            from rich.text import Text
-            console = Console(file=self.stream, force_terminal=True)
-            self.live = Live(Text(text), console=console, transient=True, auto_refresh=False)
-            self.live.start()
-        from rich.text import Text
-        self.live.update(Text(text), refresh=True)
+        """Put one update on the stream (fuseflowc.status.StatusLine)."""
+        self.status.show(text)
 
     def close(self) -> None:
         """The run is over: take the transient line away."""
-        if self.live is not None:
-            self.live.stop()
-            self.live = None
+        self.status.close()

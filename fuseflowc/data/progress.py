@@ -14,11 +14,7 @@ from __future__ import annotations
 import sys
 import time
 
-
-def _duration(seconds: float) -> str:
-    """62.4 -> '1 min 2 s'; 5.2 -> '5 s'."""
-    s = int(round(seconds))
-    return f"{s // 60} min {s % 60} s" if s >= 60 else f"{s} s"
+from fuseflowc.status import StatusLine, duration
 
 
 class WorkProgress:
@@ -36,7 +32,7 @@ class WorkProgress:
         self.start = time.monotonic()
         self.shown_at: float | None = None   # when the last update was shown (None: never)
         self.done = 0.0
-        self.live = None
+        self.status = StatusLine(self.stream, self.terminal)
 
     def add_work(self, units: float) -> None:
         """More work than declared so far (a step that learns its size when it starts)."""
@@ -59,25 +55,13 @@ class WorkProgress:
         text = f"{self.label}: {step}, {frac:.0%}"
         if frac > 0.02:
             left = (now - self.start) * (1 - frac) / frac
-            text += f", about {_duration(left)} left"
+            text += f", about {duration(left)} left"
         return text
 
     def show(self, text: str) -> None:
-        """One update: a transient line on a terminal, else a plain line."""
-        if not self.terminal:
-            print(text, file=self.stream, flush=True)
-            return
-        from rich.text import Text
-        if self.live is None:
-            from rich.console import Console
-            from rich.live import Live
-            console = Console(file=self.stream, force_terminal=True)
-            self.live = Live(Text(text), console=console, transient=True, auto_refresh=False)
-            self.live.start()
-        self.live.update(Text(text), refresh=True)
+        """One update (fuseflowc.status.StatusLine)."""
+        self.status.show(text)
 
     def close(self) -> None:
         """The work is over: take the transient line away."""
-        if self.live is not None:
-            self.live.stop()
-            self.live = None
+        self.status.close()

@@ -19,7 +19,7 @@ from tests.support.paths import ROOT
 #: Top-level modules every package may import: diagnostics, limits and formats shared by all,
 #: the operator table, the grammar front end. They import only each other.
 FOUNDATION = ("fuseflowc", "diagnostics", "limits", "formats", "files", "outputs", "names",
-              "ir_kind", "ops", "syntax", "grammars", "fabric")
+              "ir_kind", "ops", "syntax", "grammars", "fabric", "status")
 
 #: Everything a harness or the command line may reach.
 EVERYTHING = "*"
