@@ -50,7 +50,9 @@ BAD_FLOATS = ("0", "-0.1", "1.5", "nan", "inf", "-inf", "1e-300", "1e999", "abc"
 ARCH_KEYS = ("channel.depth", "memory.bandwidth", "memory.latency", "memory.element_bytes",
              "memory.window", "default.latency", "default.ii", "kind.alu.latency",
              "kind.spacc1.ii", "kind.scan.latency", "block.bmm_latency", "block.load_ii",
-             "permute.elements_per_cycle")
+             "permute.elements_per_cycle", "energy.alu_op", "energy.dram_byte",
+             "energy.reconfiguration", "fabric.pe_tiles", "fabric.mem_tiles",
+             "fabric.mem_tile_bytes")
 BAD_ARCH_KEYS = ("nope.x", "memory", "memory.bandwidth.x", "", "kind.nope.latency",
                  "channel.depth=", "kind..latency")
 ARCH_VALUES = ("0", "-1", "1e-300", "nan", "inf", "-inf", "99999999999999999999", "abc", "",
@@ -191,7 +193,6 @@ class _Builder:
             c.files[p], note = TextMutator("program", self.rng).mutate(c.files[p])
             c.notes.append(f"{p}: {note}")
             c.mutated.append(p)
-        c.inputs.append(seed.path)
         is_file = isinstance(c.files.get(seed.path), bytes)
         if stdin_ok and is_file and self.chance(0.1):
             c.stdin = c.files[seed.path]
@@ -200,6 +201,9 @@ class _Builder:
             c.args.append(("-",))  # stdin left empty
         else:
             c.args.append((arg,))
+            # an input of the command only when named: a copy on stdin leaves the file free to
+            # be written (`lower - -o seed.fused` is no clobber)
+            c.inputs.append(seed.path)
         return seed
 
     def mutate_graph(self, seed: Seed) -> str:
@@ -346,9 +350,11 @@ class _Builder:
             good = (f"parallelize{{index={ix},factor={factor}}}",
                     f"parallelize{{index={ix},factor={factor},reduce={reduce}}}",
                     "schedule", "schedule{reduce=lanes}", "locate", "cse", "dce", "cleanup",
-                    "dce{decls=false}")
+                    "dce{decls=false}", "map{fabric=onyx}", "map{fabric=onyx-quarter}",
+                    "map{pe=4,mem=4}", "map{mem-bytes=64}")
             passes.append(self.pick(good) if self.good(0.9) else
-                          self.pick(("nope", "parallelize{", "cse{x=1}", "", "dce{decls=2}")))
+                          self.pick(("nope", "parallelize{", "cse{x=1}", "", "dce{decls=2}",
+                                     "map{fabric=nope}", "map{pe=-1}")))
         return ",".join(passes)
 
     # ---- the subcommands ------------------------------------------------------------------
@@ -397,6 +403,8 @@ class _Builder:
     def lower(self, seed, names):
         if self.chance(0.2):
             self.opt("--dump-table")
+        if self.chance(0.3):
+            self.opt("-O0")
         if self.chance(0.3):
             self.output("-o", "file")
 
