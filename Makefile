@@ -43,8 +43,10 @@ demo: $(STAMP)
 	@echo "demo: outputs in out/demo (fused IR, SAMML graph, DOT picture, simulated tensors, sim.json," \
 	  "gcn.trace.json: open it in ui.perfetto.dev; gcn-load.svg: the graph coloured by load)"
 
+# One worker per core (pytest-xdist); a test file stays on one worker, so its module-level
+# caches (lowered models, built data) are built once. `$(PY) -m pytest tests/x` runs serially.
 test: $(STAMP) lint
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --dist loadfile
 
 # ruff (pinned in the `test` extra; rules and limits in pyproject.toml [tool.ruff]): pyflakes,
 # import order, bugbear and a complexity limit. `make test` runs it first, so CI does too.
