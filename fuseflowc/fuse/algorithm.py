@@ -69,12 +69,15 @@ def fuse_program(program: ast.Program, source_path: str | None = None,
     # order puts a summed index first (lowering cannot join that sum with the parts' results):
     # then the residual gets a statement of its own (fuseflowc.lang.decompose.rewrite).
     rewritten, decomposed = decompose_rewrite(program)
-    fused = _fuse(rewritten, source_path, options, decomposed)
-    unfold = frozenset(_reduction_first(fused, rewritten, decomposed))
-    if not unfold:
-        return fused
-    rewritten, decomposed = decompose_rewrite(program, unfold)
-    return _fuse(rewritten, source_path, options, decomposed)
+    try:
+        fused = _fuse(rewritten, source_path, options, decomposed)
+        unfold = frozenset(_reduction_first(fused, rewritten, decomposed))
+        if not unfold:
+            return fused
+        rewritten, decomposed = decompose_rewrite(program, unfold)
+        return _fuse(rewritten, source_path, options, decomposed)
+    except UserError as e:
+        raise decomposed.in_user_terms(e) from None
 
 
 def _reduction_first(fused: ir.FusedProgram, program: ast.Program, decomposed) -> list[str]:

@@ -20,9 +20,10 @@ means (fuseflowc.reference.decompose).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 
-from ..diagnostics import Loc
+from ..diagnostics import Loc, UserError
 from ..formats import Format, format_problem
 from . import ast
 
@@ -49,6 +50,26 @@ class Rewrite:
 
     parts: dict[str, list[tuple[str, float | None]]] = field(default_factory=dict)
     copies: dict[str, str] = field(default_factory=dict)
+    # a part's statement -> (the statement it is a part of, the part of A it reads, the
+    # directive's text of that part, where the directive is)
+    statements: dict[str, tuple[str, str, str, Loc | None]] = field(default_factory=dict)
+
+    def in_user_terms(self, err: UserError) -> UserError:
+        """`err` (raised on the rewritten program) with each part's statement named as the
+        user wrote it (`C__d0` -> `C`), and a note per part saying which part it was."""
+        named = [p for p in self.statements
+                 if any(re.search(rf"\b{re.escape(p)}\b", d.message) for d in err.diagnostics)]
+        if not named:
+            return err
+        pattern = re.compile(r"\b(%s)\b" % "|".join(map(re.escape, named)))
+        out = UserError(diagnostics=[replace(d, message=pattern.sub(
+            lambda m: self.statements[m[1]][0], d.message)) for d in err.diagnostics])
+        for p in named:
+            stmt, part, text, loc = self.statements[p]
+            out.note(f"{stmt} is computed part by part (`decompose`): this is its statement "
+                     f"{p}, over the part {part} ({text}); {stmt}'s order and format apply to "
+                     f"every part", loc)
+        return out
 
     def part_of(self, name: str) -> tuple[str, float | None] | None:
         """(decomposed tensor, threshold) of a part's name, or None."""
@@ -309,6 +330,7 @@ def rewrite(program: ast.Program, unfold: frozenset[str] = frozenset()
                                 d.loc)
                         info.copies[ren[x.tensor]] = x.tensor
                 declare(yk, y, replace(y.format, blocked=True), p.block, d.loc)
+                info.statements[yk] = (s.name, part_name(d.tensor, k), p.text(), d.loc)
                 declare(unblocked_name(yk), y, y.format, None, d.loc)
                 info.copies[unblocked_name(yk)] = yk
                 body = _rename(expr, ren)
@@ -320,6 +342,8 @@ def rewrite(program: ast.Program, unfold: frozenset[str] = frozenset()
             if s.name in unfold:
                 yr = part_name(s.name, last)
                 declare(yr, y, y.format, None, d.loc)
+                info.statements[yr] = (s.name, part_name(d.tensor, last), d.parts[last].text(),
+                                       d.loc)
                 out.append(ast.Assignment(replace(s.lhs, tensor=yr), residual, s.loc, residual,
                                           s.index_dims))
                 directives.extend(_part_directives(program, s.name, yr))

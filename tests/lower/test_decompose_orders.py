@@ -53,6 +53,11 @@ def test_a_decomposition_compiles_wherever_the_plain_program_does(tmp_path, data
         assert r.stderr.splitlines()[-1] == "check: C match", r.stderr
     else:       # an order the output's format forbids: refused alike, in the user's names
         assert r.exit_code == 1 and "Traceback" not in r.stderr
+        refused = run_pipeline(f"fuseflowc fuse {plain}").stderr.splitlines()[0]
+        assert r.stderr.splitlines()[0] == refused.replace("plain.ff", "dec.ff"), r.stderr
+        assert "C__d0" not in r.stderr.split("is computed part by part")[0], r.stderr
+        assert "note: C is computed part by part (`decompose`): this is its statement C__d0, " \
+            "over the part A__d0 (bcsr(2) >= 0.25)" in r.stderr, r.stderr
     assert "__b2" not in r.stderr and "itself a copy" not in r.stderr
     if order == "i -> k -> j":                       # the order
         assert compiles and r.exit_code == 0
