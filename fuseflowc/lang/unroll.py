@@ -102,13 +102,24 @@ class _Unroll:
                 if n > MAX_UNROLLED:
                     return n
             return n
+        def dims(loop) -> list[str]:
+            out = [str(loop.dim)]
+            for x in loop.body:
+                if isinstance(x, ast.Loop):
+                    out += [d for d in dims(x) if d not in out]
+            return out
         for item in self.p.body:
             if isinstance(item, ast.Loop):
                 total += count([item])
                 if total > MAX_UNROLLED:
+                    nest = dims(item)
+                    over = ("the loop over " + nest[0] if len(nest) == 1 else
+                            "the loop nest over " + " x ".join(nest))
+                    lower = " or ".join(nest)
                     raise UserError(f"the loops unroll to more than {MAX_UNROLLED:,} statements "
-                                    f"and list elements; at most {MAX_UNROLLED:,} (lower the "
-                                    f"size of {item.dim})", item.loc)
+                                    f"and list elements; at most {MAX_UNROLLED:,} ({over} "
+                                    f"unrolls to {total:,} or more: lower the size of {lower})",
+                                    item.loc)
 
     def run(self) -> ast.Program:
         self.check_size()
