@@ -40,10 +40,13 @@ class OrderChoice(click.ParamType):
     def convert(self, value, param, ctx):
         if isinstance(value, int) or value == "paper":
             return value
-        text = str(value).strip()
-        if text.isdigit():
-            return int(text)
-        self.fail(f"{value!r} is not an order: give a number K >= 0 or 'paper'", param, ctx)
+        try:  # as click.IntRange(min=0) reads numbers (a 5000-digit one is not an int)
+            k = int(value)
+        except ValueError:
+            k = -1
+        if k < 0:
+            self.fail(f"{value!r} is not an order: give a number K >= 0 or 'paper'", param, ctx)
+        return k
 
 
 ORDER = OrderChoice()

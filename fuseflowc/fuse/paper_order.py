@@ -43,6 +43,7 @@ def creation_order(region: ir.Region) -> list[str]:
     views = {(v.tensor, tuple(v.indices)): v for v in region.views}
     insts = {e.id: e for e in region.exprs}
     seen: dict[str, None] = {}
+    expanded: set[str] = set()
     stack: list[tuple[str, object]] = [("inst", e) for e in reversed(region.exprs) if e.writes]
     # an explicit stack (a region may nest a hundred levels): "inst" expands an instance into
     # its operands (left to right) then its own left side; "names" emits indices
@@ -53,6 +54,9 @@ def creation_order(region: ir.Region) -> list[str]:
                 seen.setdefault(x, None)
             continue
         e: ir.Instance = item  # type: ignore[assignment]
+        if e.id in expanded:  # a second use of the same binding creates no new index
+            continue
+        expanded.add(e.id)
         todo: list[tuple[str, object]] = []
         for a in e.expr.walk():
             if not isinstance(a, ast.Access):
