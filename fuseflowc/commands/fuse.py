@@ -44,10 +44,10 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | No
     (POG) of index orderings is built; its edges remember why they exist (a format, an `order`
     directive, an output format). Conflicting views get a permuted copy (e.g. B__T); an
     intermediate whose producer and consumer orders conflict is materialized. The global order
-    is the K-th valid order (`--order K`, default 0). With --free-input-order, tensors read
-    from memory constrain nothing and discordant views read permuted copies (B__T) instead.
-    Statements in no region become one unfused region each. The IR goes to stdout (or -o FILE)
-    and feeds `fuseflowc lower`.
+    is the K-th valid order (`--order K`, default 0), or FuseFlow's own (`--order paper`). With
+    --free-input-order, tensors read from memory constrain nothing and discordant views read
+    permuted copies (B__T) instead. Statements in no region become one unfused region each.
+    The IR goes to stdout (or -o FILE) and feeds `fuseflowc lower`.
 
     \b
     Examples:
@@ -55,7 +55,7 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | No
       fuseflowc fuse ir_examples/models/graphsage/graphsage_full.ff --order 2
       fuseflowc fuse prog.ff -s 'order y: j -> i' | fuseflowc lower
       fuseflowc fuse ir_examples/kernels/nested_matmul_sweep.ff --free-input-order --order 5
-      fuseflowc fuse ir_examples/models/sae/sae_full.ff --order paper
+      fuseflowc fuse ir_examples/models/gpt3_mini/gpt3_mini_partial.ff --inline-widened --order paper
       fuseflowc fuse ir_examples/models/gpt3_mini/gpt3_mini_full.ff --share
       fuseflowc fuse --verify-ir edited.fused
     """
