@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuseflowc.diagnostics import Source
+from fuseflowc.diagnostics import Source, UserError
 from fuseflowc.fuse.algorithm import FuseOptions, fuse_program
 from fuseflowc.fuse.paper_order import creation_order
 from fuseflowc.lang.load import program_from_source
@@ -130,3 +130,18 @@ def test_sweep_spec_refuses_another_word(tmp_path):
                     'name = "d"\nsizes = {I = 4, K = 4, J = 4}\n')
     with pytest.raises(UserError, match='"paper"'):
         parse_spec(str(spec))
+
+
+@pytest.mark.parametrize("kind", ["csv", "jsonl"])
+def test_results_files_keep_the_paper_order(tmp_path, kind):
+    """A sweep row of `orders = ["paper", ...]` is written and read back with its order."""
+    from fuseflowc.sweep.results import format_row, header, read_rows
+    path = tmp_path / f"r.{kind}"
+    rows = [{"id": "a", "model": "m", "variant": "v", "order": "paper", "status": "ok"},
+            {"id": "b", "model": "m", "variant": "v", "order": 3, "status": "ok"}]
+    path.write_text(header(kind) + "".join(format_row(kind, r) for r in rows))
+    assert [r["order"] for r in read_rows(str(path))] == ["paper", 3]
+    bad = tmp_path / f"bad.{kind}"
+    bad.write_text(header(kind) + format_row(kind, {**rows[0], "order": "first"}))
+    with pytest.raises(UserError, match="order"):
+        read_rows(str(bad))
