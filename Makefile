@@ -327,3 +327,14 @@ PLAN_GRAPHS ?= cora=../shared/data/cora.npz citeseer=../shared/data/citeseer.npz
 bench-plan-models: $(STAMP)
 	$(PY) -m fuseflowc.bench.plan_models $(foreach g,$(PLAN_GRAPHS),--graph $(g)) \
 	  --out results/plan-models
+
+# ---- gpt3-paper-order: GPT-3 fused as the paper fuses, in the paper's order (issue 25) ----
+# gpt3_mini at S = 64, `fuse --inline-widened --order paper` (FuseFlow's first topological
+# sort, docs/fused-ir.md "The paper's order"), partial and full, every run checked against the
+# reference evaluator (about a minute each; docs/fused-ir.md has the measured cycles).
+.PHONY: gpt3-paper-order
+gpt3-paper-order: $(STAMP) $(DDIR)/gpt3_mini/s64
+	for v in partial full; do \
+	  $(FFC) fuse ir_examples/models/gpt3_mini/gpt3_mini_$$v.ff --inline-widened --order paper \
+	    | $(FFC) lower | $(FFC) simulate - --data $(DDIR)/gpt3_mini/s64 --check || exit 1; \
+	done

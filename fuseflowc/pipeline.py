@@ -40,7 +40,7 @@ class CompileOptions:
 
     schedule: tuple[str, ...] = ()      # directive texts overriding the program's (-s)
     unfused: bool = False               # drop every fusion region
-    order: int | None = None            # the K-th valid order (of every region, or of one:)
+    order: int | str | None = None      # the K-th valid order or "paper" (every region, or:)
     order_region: str | None = None
     orders: dict | None = None          # K per region name (the order sweep); replaces order
     inline_widened: bool = False

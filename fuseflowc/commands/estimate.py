@@ -12,6 +12,7 @@ import click
 
 from ..diagnostics import UserError
 from .options import (
+    ORDER,
     inline_widened_option,
     json_out_option,
     output_option,
@@ -70,8 +71,9 @@ def _pairs(values: tuple[str, ...], what: str, conv) -> tuple[dict, object]:
                    "bandwidth and block costs the cycles are modelled with (as `simulate`).")
 @schedule_option
 @unfused_option
-@click.option("--order", "order", type=click.IntRange(min=0), default=None, metavar="K",
-              help="For a program: the K-th valid dataflow order (as `fuseflowc fuse --order`).")
+@click.option("--order", "order", type=ORDER, default=None, metavar="K|paper",
+              help="For a program: the K-th valid dataflow order, or `paper` (as "
+                   "`fuseflowc fuse --order`).")
 @inline_widened_option
 @output_option
 def cmd(input_path, data_dir, densities, sizes, region, as_json, json_out, quiet, element_bytes,

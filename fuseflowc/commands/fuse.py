@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from .options import (
+    ORDER,
     free_input_order_option,
     inline_widened_option,
     output_option,
@@ -18,9 +19,11 @@ from .options import (
 @schedule_option
 @unfused_option
 @output_option
-@click.option("--order", "order", type=click.IntRange(min=0), default=None, metavar="K",
+@click.option("--order", "order", type=ORDER, default=None, metavar="K|paper",
               help="Pick the K-th (0-based) valid dataflow order of the enumeration that "
-                   "`fuseflowc orders --list` prints (default 0).")
+                   "`fuseflowc orders --list` prints (default 0), or `paper`: the order "
+                   "FuseFlow's compiler picks (its first topological sort, free indices taken "
+                   "in the order its views create them; docs/fused-ir.md).")
 @click.option("--region", "region", default=None, metavar="R",
               help="Apply --order only to region R (a fusion region or statement name).")
 @inline_widened_option
@@ -41,10 +44,10 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | No
     (POG) of index orderings is built; its edges remember why they exist (a format, an `order`
     directive, an output format). Conflicting views get a permuted copy (e.g. B__T); an
     intermediate whose producer and consumer orders conflict is materialized. The global order
-    is the K-th valid order (`--order K`, default 0). With --free-input-order, tensors read
-    from memory constrain nothing and discordant views read permuted copies (B__T) instead.
-    Statements in no region become one unfused region each. The IR goes to stdout (or -o FILE)
-    and feeds `fuseflowc lower`.
+    is the K-th valid order (`--order K`, default 0), or FuseFlow's own (`--order paper`). With
+    --free-input-order, tensors read from memory constrain nothing and discordant views read
+    permuted copies (B__T) instead. Statements in no region become one unfused region each.
+    The IR goes to stdout (or -o FILE) and feeds `fuseflowc lower`.
 
     \b
     Examples:
@@ -52,6 +55,7 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | No
       fuseflowc fuse ir_examples/models/graphsage/graphsage_full.ff --order 2
       fuseflowc fuse prog.ff -s 'order y: j -> i' | fuseflowc lower
       fuseflowc fuse ir_examples/kernels/nested_matmul_sweep.ff --free-input-order --order 5
+      fuseflowc fuse ir_examples/models/gpt3_mini/gpt3_mini_partial.ff --inline-widened --order paper
       fuseflowc fuse ir_examples/models/gpt3_mini/gpt3_mini_full.ff --share
       fuseflowc fuse --verify-ir edited.fused
     """

@@ -29,6 +29,28 @@ free_input_order_option = click.option(
          "view reads a permuted copy (a transpose made by a `permute` step before the region, "
          "whose cycles and bytes the simulator counts).")
 
+
+
+class OrderChoice(click.ParamType):
+    """`--order K`: a non-negative order number, or `paper` (the order FuseFlow's compiler
+    picks, fuseflowc.fuse.paper_order)."""
+
+    name = "K|paper"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) or value == "paper":
+            return value
+        try:  # as click.IntRange(min=0) reads numbers (a 5000-digit one is not an int)
+            k = int(value)
+        except ValueError:
+            k = -1
+        if k < 0:
+            self.fail(f"{value!r} is not an order: give a number K >= 0 or 'paper'", param, ctx)
+        return k
+
+
+ORDER = OrderChoice()
+
 # One convention for JSON in every command that has it: `--json` prints the JSON on stdout
 # instead of the human-readable output; `--json-out FILE` also writes it to FILE (the human output
 # is unchanged). A flag cannot be followed by an optional file name safely: `orders --json p.ff`

@@ -24,6 +24,7 @@ from ..lang.decompose import rewrite as decompose_rewrite
 from ..lang.widen import must_materialize
 from . import ir
 from .free_order import copy_name, permute_discordant, rename_access
+from .paper_order import PAPER, paper_order
 from .pog import POG, find_cycle
 from .verify import check_inlining
 
@@ -31,7 +32,7 @@ from .verify import check_inlining
 @dataclass
 class FuseOptions:
     """`orders`: which order each region takes, as K of the enumeration (0-based; see
-    `choose_order`), keyed by region name or fusion-group name, the key None standing for every
+    `choose_order`) or "paper" (FuseFlow's first topological sort), keyed by region name or fusion-group name, the key None standing for every
     region not named; a region in none of them takes order 0. It is the one way to choose
     orders: `--order K` is {None: K}, `--order K --region R` is {R: K} (see `pick_orders`), and
     a sweep over regions' orders names each region. A name that is no region's is an error.
@@ -44,17 +45,18 @@ class FuseOptions:
     `share`: an intermediate that two or more statements of its region read is stored once and
     read back, not recomputed per consumer (the region splits there; docs/fused-ir.md)."""
 
-    orders: dict[str | None, int] = field(default_factory=dict)
+    orders: dict[str | None, int | str] = field(default_factory=dict)
     inline_widened: bool = False
     free_input_order: bool = False
     share: bool = False
 
 
-def pick_orders(order: int | None, region: str | None = None) -> dict[str | None, int]:
+def pick_orders(order: int | str | None, region: str | None = None
+                ) -> dict[str | None, int | str]:
     """`FuseOptions.orders` for the command line's `--order K [--region R]` (K None: 0)."""
     if order is None and region is None:
         return {}
-    return {region: order or 0}
+    return {region: 0 if order is None else order}
 
 
 def fuse_program(program: ast.Program, source_path: str | None = None,
@@ -150,7 +152,7 @@ def _fuse(program: ast.Program, source_path: str | None, options: FuseOptions,
     return fused
 
 
-def _order_of(region: ir.Region, orders: dict[str | None, int]) -> int:
+def _order_of(region: ir.Region, orders: dict[str | None, int | str]) -> int | str:
     """K for `region` (see FuseOptions.orders): by its name, else its group's, else None's."""
     for key in (region.name, region.group):
         if key is not None and key in orders:
@@ -158,13 +160,19 @@ def _order_of(region: ir.Region, orders: dict[str | None, int]) -> int:
     return orders.get(None, 0)
 
 
-def choose_order(region: ir.Region, k: int) -> None:
-    """Set the region's global order to the K-th (0-based) of the enumeration; inline views get
-    the induced mode order. Raises UserError when K is out of range. Order 0 needs no counting
+def choose_order(region: ir.Region, k: int | str) -> None:
+    """Set the region's global order to the K-th (0-based) of the enumeration, or with K
+    "paper" (PAPER) to the order FuseFlow's compiler picks (fuseflowc.fuse.paper_order; its
+    rank is recorded); inline views get the induced mode order. Raises UserError when K is out of range. Order 0 needs no counting
     (the smallest free index at every step), so the default stays fast on wide regions."""
     names = region.index_names()
     rank = {n: p for p, n in enumerate(names)}
     pog = POG.from_edges(len(names), {(rank[e.src], rank[e.dst]) for e in region.edges})
+    if k == PAPER:  # FuseFlow's own choice, and where it stands in our enumeration
+        order = paper_order(region)
+        region.order, region.order_index = order, pog.rank([rank[x] for x in order])
+        _set_inline_modes(region)
+        return
     if k > 0:
         count = pog.count()
         if k >= count:
@@ -172,7 +180,12 @@ def choose_order(region: ir.Region, k: int) -> None:
                             f"{count} valid order{'s' if count != 1 else ''} (0 to {count - 1})")
     order = tuple(names[v] for v in pog.unrank(k))
     region.order, region.order_index = order, k
-    pos = {n: p for p, n in enumerate(order)}
+    _set_inline_modes(region)
+
+
+def _set_inline_modes(region: ir.Region) -> None:
+    """Inline views take the mode order the region's order induces."""
+    pos = {n: p for p, n in enumerate(region.order)}
     for v in region.views:
         if v.kind == "inline":
             v.mode_order = tuple(sorted(v.indices, key=pos.__getitem__))

@@ -337,8 +337,8 @@ class _Builder:
             self.opt("--density", self.pick((v, f"{t}={v}")))
 
     def order(self, option: str = "--order") -> None:
-        self.opt(option, self.pick(("0", "1", "2", "5")) if self.good(0.7)
-                 else self.pick(BAD_INTS))
+        self.opt(option, self.pick(("0", "1", "2", "5", "paper")) if self.good(0.7)
+                 else self.pick((*BAD_INTS, "papr")))
 
     def pipeline(self, names: _Names) -> str:
         passes = []

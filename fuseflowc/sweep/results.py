@@ -17,10 +17,10 @@ from pathlib import Path
 from ..diagnostics import Source, UserError
 from ..outputs import writable
 
-# (name, type): type is one of str, int, float, bool, json
+# (name, type): type is one of str, int, float, bool, json, order (an integer K or "paper")
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("id", "str"), ("model", "str"), ("variant", "str"), ("program", "str"),
-    ("inline_widened", "bool"), ("free_input_order", "bool"), ("share", "bool"), ("order", "int"),
+    ("inline_widened", "bool"), ("free_input_order", "bool"), ("share", "bool"), ("order", "order"),
     ("order_region", "str"),
     ("params", "json"), ("schedule", "json"), ("pipeline", "str"), ("data", "str"),
     ("data_source", "json"), ("arch", "json"),
@@ -88,11 +88,12 @@ def _type_problem(name: str, v) -> str | None:
         if name in ("schedule", "arch") and not all(isinstance(x, str) for x in v):
             return "a JSON array of strings"
         return None
-    ok = {"str": isinstance(v, str), "bool": isinstance(v, bool),
-          "int": isinstance(v, int) and not isinstance(v, bool),
-          "float": isinstance(v, (int, float)) and not isinstance(v, bool)}[t]
+    is_int = isinstance(v, int) and not isinstance(v, bool)
+    ok = {"str": isinstance(v, str), "bool": isinstance(v, bool), "int": is_int,
+          "float": isinstance(v, (int, float)) and not isinstance(v, bool),
+          "order": is_int or v == "paper"}[t]
     return None if ok else {"str": "text", "bool": "true or false", "int": "an integer",
-                            "float": "a number"}[t]
+                            "float": "a number", "order": 'an integer or "paper"'}[t]
 
 
 def checked_row(path: str, line: int, row: dict, required: tuple[str, ...] = ()) -> dict:
@@ -130,7 +131,7 @@ def _parse_cell(path: str, line: int, name: str, text: str):
             if text not in ("true", "false"):
                 raise ValueError(text)
             return text == "true"
-        if t == "int":
+        if t == "int" or (t == "order" and text != "paper"):
             return int(text)
         if t == "float":
             return float(text)

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from ..diagnostics import Loc, Source, UserError
 from ..files import read_source
+from ..fuse.paper_order import PAPER
 from ..limits import number_too_long
 
 # keys a spec may hold at the top level, and in one [[programs]] / [[data]] entry
@@ -211,15 +212,19 @@ def _str_list(keys: _Keys, key: str, v, allow_str: bool = True) -> list[str]:
     return list(v)
 
 
-def _orders(keys: _Keys, key: str, v) -> list[int] | str:
+def _orders(keys: _Keys, key: str, v) -> list[int | str] | str:
+    """A program's `orders`: "all", "product", or a list of order indices and "paper" (the
+    order FuseFlow's compiler picks), "paper" first, then the indices ascending."""
     if isinstance(v, str) and v in ORDER_WORDS:
         return v
-    if _is_int(v):
+    if _is_int(v) or v == PAPER:
         v = [v]
-    if not isinstance(v, list) or not v or not all(_is_int(x) and x >= 0 for x in v):
+    if not isinstance(v, list) or not v or not all((_is_int(x) and x >= 0) or x == PAPER
+                                                   for x in v):
         raise keys.error(key, 'expected "all", "product" or a non-empty list of order indices '
-                              '(integers >= 0), e.g. [0, 1, 2]')
-    return sorted(set(v))
+                              '(integers >= 0) and "paper" (FuseFlow\'s order), e.g. '
+                              '["paper", 0, 1, 2]')
+    return [PAPER] * (PAPER in v) + sorted({x for x in v if x != PAPER})
 
 
 def _params(keys: _Keys, key: str, v) -> dict[str, list]:

@@ -146,6 +146,11 @@ def order_label(r: dict) -> str:
     return str(r["order"])
 
 
+def _order_key(o) -> tuple:
+    """Order indices ascending, then the named orders ("paper", a product label) by name."""
+    return (0, o, "") if isinstance(o, int) else (1, 0, str(o))
+
+
 def order_table(rows: list[dict]) -> list[dict]:
     """The spread over order indices of configurations otherwise equal (at least two
     orders): best, worst, median cycles and those normalized to the worst."""
@@ -167,7 +172,7 @@ def order_table(rows: list[dict]) -> list[dict]:
                     for r in groups[k]}
         if len(by_order) < 2:
             continue
-        cycles = [by_order[o] for o in sorted(by_order)]
+        cycles = [by_order[o] for o in sorted(by_order, key=_order_key)]
         worst, best = max(cycles), min(cycles)
         med = statistics.median(cycles)
         out.append({
@@ -175,7 +180,7 @@ def order_table(rows: list[dict]) -> list[dict]:
             "params": json.loads(k[4]), "pipeline": k[5], "arch": k[6], "region": k[7],
             "orders": len(cycles), "best": best, "worst": worst, "median": med,
             "best_norm": _ratio(best, worst), "median_norm": _ratio(med, worst),
-            "best_order": min(by_order, key=lambda o: (by_order[o], o)),
+            "best_order": min(by_order, key=lambda o: (by_order[o], _order_key(o))),
             "normalized": [c / worst for c in sorted(cycles)] if worst else [],
         })
     return out

@@ -1,5 +1,5 @@
 """`make examples` plans orders 0-2 of every region, for plain fuse and (where it fuses
-differently) `fuse --inline-widened`."""
+differently) `fuse --inline-widened`, and the paper's order (`fuse --order paper`)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ def test_plan_varies_each_region_and_inline_widened():
     prog = ROOT / "ir_examples" / "models" / "graphsage" / "graphsage_full.ff"
     cases = plan_cases(fuseflowc_command(), prog, Path("d"), 3)
     extra = [c for c in cases if len(c) > 5]
-    # plus one parallelized run and (a fused variant) one --share run, at order 0
-    assert sorted(c[5] for c in extra) == ["parallel", "share"]
-    assert all(c[1:3] == (None, 0) and not c[4] for c in extra)
+    # plus one parallelized run and (a fused variant) one --share run, at order 0, and one
+    # run in the paper's order with the paper's fusion (--inline-widened: it differs here)
+    assert sorted(c[5] for c in extra) == ["paper", "parallel", "share"]
+    assert all(c[1:3] == (None, 0) and c[4] == (c[5] == "paper") for c in extra)
     cases = [c for c in cases if len(c) == 5]
     plain = [c[1:3] for c in cases if not c[4]]
     widened = [c[1:3] for c in cases if c[4]]
@@ -33,5 +34,5 @@ def test_plan_runs_inline_widened_only_where_it_differs():
     prog = ROOT / "ir_examples" / "kernels" / "nested_matmul_fused.ff"
     cases = plan_cases(fuseflowc_command(), prog, Path("d"), 3)
     assert not any(c[4] for c in cases)
-    assert [c[5] for c in cases if len(c) > 5] == ["parallel", "share"]
+    assert [c[5] for c in cases if len(c) > 5] == ["parallel", "share", "paper"]
     assert cases[0][1:3] == (None, 0)
