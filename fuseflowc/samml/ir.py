@@ -122,6 +122,16 @@ class AttrSpec:
 
 def attr_specs_of(cls: type) -> tuple[AttrSpec, ...]:
     """The `attr()` fields of dataclass `cls` (a node kind or `Schedule`), in declaration order."""
+    got = _ATTR_SPECS.get(cls)
+    if got is None:   # once per class: the verifier and printer ask per node and attribute
+        got = _ATTR_SPECS[cls] = _attr_specs(cls)
+    return got
+
+
+_ATTR_SPECS: dict = {}   # class (or class, "printed") -> its attribute specs
+
+
+def _attr_specs(cls: type) -> tuple[AttrSpec, ...]:
     specs = []
     for f in dataclasses.fields(cls):
         if "attr" in f.metadata:
@@ -162,9 +172,13 @@ class Node:
     @classmethod
     def attr_specs(cls) -> tuple[AttrSpec, ...]:
         """The attributes of this kind, in printing order (the kind's own first, `lane` last)."""
-        specs = attr_specs_of(cls)
-        # `lane` is declared on the base (first); print it last.
-        return tuple(s for s in specs if s.name != "lane") + tuple(s for s in specs if s.name == "lane")
+        got = _ATTR_SPECS.get((cls, "printed"))
+        if got is None:
+            specs = attr_specs_of(cls)
+            # `lane` is declared on the base (first); print it last.
+            got = _ATTR_SPECS[(cls, "printed")] = (tuple(s for s in specs if s.name != "lane")
+                                                   + tuple(s for s in specs if s.name == "lane"))
+        return got
 
     def attrs(self) -> dict[str, Any]:
         """Attribute name -> current value, in printing order."""

@@ -8,12 +8,14 @@
 // three live in one ring of entries (Fifo, below).
 //
 // A node's output port is the Channel itself when the stream has one consumer, a FanOut when it
-// has several (the node fills one staging port, copied to every consumer FIFO after its
-// activation) and a FanOut with no consumers when nobody reads the stream (a NullPort: pushes
-// vanish at the flush).
+// has several (the node fills one staging port, copied to every bounded consumer FIFO after
+// its activation; the unbounded consumers share one chain of segments, each reading at its own
+// position, which the producer writes directly when no consumer is bounded) and a FanOut with
+// no consumers when nobody reads the stream (a NullPort: pushes vanish at the flush).
 #pragma once
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,102 +33,186 @@ class Node;
 /// The most tokens a fan-out producer emits per activation (sim/channel.py STAGE).
 constexpr size_t STAGE = 256;
 
-/// The entries of an unbounded FIFO: the same 16-byte entries as a bounded ring (Entry),
-/// in fixed segments of SEG entries chained in order, so that the cursors of the hot loops
-/// (Reader::tokens, Appender::slots: a run of consecutive entries) work on every channel kind.
-/// The tail segment is allocated as soon as the one before it fills, so the write position is
-/// always inside a segment and the head segment is released as soon as it is read to its end:
-/// the memory follows the tokens in flight (plus one segment), not the most ever held.
-/// Segments are recycled through a small pool.
 /// An entry of a FIFO: a token and its visible cycle, or (a bounded ring's) free slot.
 struct Entry {
   u64 a;   // a token's bits, or a free slot's free cycle
   i64 b;   // the token's visible cycle
 };
 
-class Segments {
- public:
+/// The entries of an unbounded stream: the same 16-byte entries as a bounded ring (Entry), in
+/// fixed segments of SEG entries linked in order, so that the cursors of the hot loops
+/// (Reader::tokens, Appender::slots: a run of consecutive entries) work on every channel kind.
+///
+/// One chain holds a stream once, however many consumers read it: every consumer FIFO of an
+/// unbounded stream reads the same chain at its own position (Fifo, SEGS), and a segment is
+/// released when the last of them (the slowest) passes its end, so the memory follows the
+/// tokens between the slowest reader and the writer (plus one segment), not the most ever held
+/// nor one copy per consumer. The tail segment is allocated as soon as the one before it
+/// fills, so the write position is always inside a segment. Readers never write an entry.
+/// Segments are recycled through a small pool.
+struct Seg {
   static constexpr size_t SEG = 2048;   // entries per segment (32 KB)
+  Entry e[SEG];
+  Seg* next;      // the segment after this one (allocated when this one fills)
+  uint32_t left;  // readers that have not passed this segment's end
+};
 
-  Segments() = default;
-  Segments(const Segments&) = delete;
-  Segments& operator=(const Segments&) = delete;
-  ~Segments() { clear(); }
+class Chain {
+ public:
+  static constexpr size_t SEG = Seg::SEG;
 
-  FASTSIM_INLINE size_t size() const { return n_; }
-  FASTSIM_INLINE const Entry& at(size_t k) const {
-    size_t i = head_ + k;
-    return segs_[i / SEG][i % SEG];
+  /// Segments held by chains now and at most since reset (tests: a stream read by k consumers
+  /// holds its segments once).
+  struct Stats {
+    size_t live = 0, peak = 0;
+  };
+  static Stats& stats() {
+    static Stats st;
+    return st;
   }
-  /// The head segment and the read position in it (segs_ empty: nullptr).
-  FASTSIM_INLINE Entry* head_seg() const { return segs_.empty() ? nullptr : segs_.front(); }
-  FASTSIM_INLINE size_t head() const { return head_; }
+
+  /// A chain read by `readers` consumer FIFOs (0: nobody reads it; clear() empties it).
+  explicit Chain(uint32_t readers) : readers_(readers) {}
+  Chain(const Chain&) = delete;
+  Chain& operator=(const Chain&) = delete;
+  ~Chain() { clear(); }
+
+  /// Tokens ever pushed (a reader holds those it has not popped).
+  FASTSIM_INLINE u64 pushed_total() const { return pushed_; }
   /// The tail segment and the write position in it, allocating the first segment.
-  FASTSIM_INLINE Entry* tail_seg() {
-    if (segs_.empty()) segs_.push(take());
-    return segs_.back();
+  FASTSIM_INLINE Seg* tail_seg() {
+    if (!tail_) first();
+    return tail_;
   }
-  FASTSIM_INLINE size_t tail() const { return (head_ + n_) % SEG; }
+  FASTSIM_INLINE size_t tail() const { return tail_pos_; }
+  /// The oldest segment not yet passed by every reader (where a reader that has not read
+  /// anything yet starts), allocating the first.
+  FASTSIM_INLINE Seg* head_seg() {
+    if (!tail_) first();
+    return head_;
+  }
   FASTSIM_INLINE void push(Token x, i64 at) {
-    Entry* s = tail_seg();
-    size_t i = tail();
-    s[i] = Entry{x.bits(), at};
-    ++n_;
-    if (i + 1 == SEG) segs_.push(take());
-  }
-  FASTSIM_INLINE Entry pop() {
-    Entry e = segs_.front()[head_];
-    --n_;
-    if (++head_ == SEG) next_head();
-    return e;
-  }
-  /// The head moved to the end of its segment (Reader): release it; the next one exists
-  /// (the tail segment is allocated as soon as the one before it fills).
-  [[gnu::noinline]] void next_head() {
-    recycle(segs_.pop());
-    head_ = 0;
+    Seg* s = tail_seg();
+    s->e[tail_pos_] = Entry{x.bits(), at};
+    ++pushed_;
+    if (++tail_pos_ == SEG) grow();
   }
   /// k tokens were pushed through a cursor (they fill the tail segment at most to its end).
   FASTSIM_INLINE void pushed(size_t k) {
-    bool full = tail() + k == SEG;
-    n_ += k;
-    if (full) segs_.push(take());
+    pushed_ += k;
+    tail_pos_ += k;
+    if (tail_pos_ == SEG) grow();
   }
-  /// Positions set by a Reader when it ends (the head segment already released as it went).
-  FASTSIM_INLINE void set_head(size_t head, size_t n) {
-    head_ = head;
-    n_ = n;
+  /// The last token's visible cycle (pushed_total() > 0).
+  FASTSIM_INLINE i64 back_time() const {
+    return tail_pos_ ? tail_->e[tail_pos_ - 1].b : prev_->e[SEG - 1].b;
   }
-  template <class F>
-  void for_each(F&& f) const {
-    for (size_t k = 0; k < n_; ++k) {
-      const Entry& e = at(k);
-      f(Token::from_bits(e.a), e.b);
+  /// A reader moved past the end of `s` (the next segment exists: see grow): release the
+  /// segments every reader has passed. Returns the next segment.
+  [[gnu::noinline]] Seg* passed(Seg* s) {
+    Seg* n = s->next;
+    if (--s->left == 0) {
+      while (head_ != tail_ && head_->left == 0) {
+        Seg* h = head_;
+        head_ = h->next;
+        recycle(h);
+      }
     }
+    return n;
   }
+  /// Forget every token (a chain nobody reads: a null port's).
   void clear() {
-    while (!segs_.empty()) recycle(segs_.pop());
-    head_ = n_ = 0;
+    for (Seg* s = head_; s;) {
+      Seg* n = s->next;
+      recycle(s);
+      s = n;
+    }
+    head_ = tail_ = prev_ = nullptr;
+    tail_pos_ = 0;
+    pushed_ = 0;
   }
 
  private:
-  [[gnu::noinline]] static Entry* take() {
-    if (!pool().empty()) return pool().pop();
-    auto* s = static_cast<Entry*>(std::malloc(SEG * sizeof(Entry)));
-    if (!s) throw std::bad_alloc();
+  [[gnu::noinline]] void first() { head_ = tail_ = take(readers_); }
+  /// The tail segment filled: chain a new one.
+  [[gnu::noinline]] void grow() {
+    Seg* s = take(readers_);
+    tail_->next = s;
+    prev_ = tail_;
+    tail_ = s;
+    tail_pos_ = 0;
+  }
+  static Seg* take(uint32_t readers) {
+    Seg* s;
+    if (!pool().empty()) {
+      s = pool().pop();
+    } else {
+      s = static_cast<Seg*>(std::malloc(sizeof(Seg)));
+      if (!s) throw std::bad_alloc();
+    }
+    s->next = nullptr;
+    s->left = readers;
+    Stats& st = stats();
+    st.peak = std::max(st.peak, ++st.live);
     return s;
   }
-  static void recycle(Entry* s) {
+  static void recycle(Seg* s) {
+    --stats().live;
     if (pool().size() < 256) pool().push(s);
     else std::free(s);
   }
-  static Ring<Entry*>& pool() {
-    static Ring<Entry*> p;   // the engine is single-threaded (it holds the GIL)
+  static Ring<Seg*>& pool() {
+    static Ring<Seg*> p;   // the engine is single-threaded (it holds the GIL)
     return p;
   }
 
-  Ring<Entry*> segs_;
-  size_t head_ = 0, n_ = 0;
+  Seg* head_ = nullptr;   // the oldest segment some reader has not passed
+  Seg* tail_ = nullptr;   // the segment being written
+  Seg* prev_ = nullptr;   // the one before it
+  size_t tail_pos_ = 0;
+  u64 pushed_ = 0;
+  uint32_t readers_;
+};
+
+/// A consumer's position in a Chain: the segment and entry of its next token, and how many
+/// tokens it has popped (it holds pushed_total() minus that).
+struct ChainReader {
+  std::shared_ptr<Chain> chain;
+  Seg* seg = nullptr;   // nullptr: nothing read yet (the chain's first segment)
+  size_t pos = 0;
+  u64 popped = 0;
+
+  FASTSIM_INLINE size_t size() const { return size_t(chain->pushed_total() - popped); }
+  FASTSIM_INLINE Seg* head_seg() {
+    if (!seg) seg = chain->head_seg();
+    return seg;
+  }
+  /// The k-th unread entry (k < size()).
+  const Entry& at(size_t k) const {
+    size_t i = pos + k;
+    Seg* s = seg ? seg : const_cast<Chain&>(*chain).head_seg();
+    for (; i >= Chain::SEG; i -= Chain::SEG) s = s->next;
+    return s->e[i];
+  }
+  FASTSIM_INLINE Entry pop() {
+    Entry e = head_seg()->e[pos];
+    ++popped;
+    if (++pos == Chain::SEG) {
+      seg = chain->passed(seg);
+      pos = 0;
+    }
+    return e;
+  }
+  template <class F>
+  void for_each(F&& f) const {
+    size_t n = size();
+    if (!n) return;
+    Seg* s = seg ? seg : const_cast<Chain&>(*chain).head_seg();
+    for (size_t k = 0, i = pos; k < n; ++k) {
+      f(Token::from_bits(s->e[i].a), s->e[i].b);
+      if (++i == Chain::SEG) s = s->next, i = 0;
+    }
+  }
 };
 
 /// The FIFO of a channel (or of a fan-out's staging port): tokens with the cycle each becomes
@@ -139,10 +225,10 @@ class Segments {
 /// firing reads the first free slot's cycle (Firing::slot) and pushes its token into it. So a
 /// token's whole life is two writes of one 16-byte entry, and the state is (head, n).
 ///
-/// A ring deeper than RING_MAX entries is the same ring in chunks of Segments::SEG entries,
+/// A ring deeper than RING_MAX entries is the same ring in chunks of Seg::SEG entries,
 /// allocated (zeroed: free at cycle 0) as the ring first reaches them, so a deep channel costs
 /// the slots the run used, not its depth. An unbounded FIFO never waits for a slot; its
-/// entries live in Segments. The Reader's and Appender's cursors (a run of consecutive
+/// entries live in a Chain, which several consumer FIFOs may share (share()). The Reader's and Appender's cursors (a run of consecutive
 /// entries) work on all three: at the end of a ring, chunk or segment they wrap to the next.
 class Fifo {
  public:
@@ -153,6 +239,7 @@ class Fifo {
       : bounded_(depth >= 0),
         mode_(depth < 0 ? SEGS : size_t(depth) > RING_MAX ? DEEP : RING) {
     if (bounded_) cap_ = lim_ = size_t(depth);
+    else u_.chain = std::make_shared<Chain>(1);
     if (mode_ == RING) {
       // zeroed: every slot free at cycle 0 (calloc gets zero pages without writing them)
       e_ = static_cast<Entry*>(std::calloc(std::max<size_t>(cap_, 1), sizeof(Entry)));
@@ -175,7 +262,9 @@ class Fifo {
   /// The k-th token from the head and the cycle it becomes visible (k < size()).
   FASTSIM_INLINE Token tok(size_t k) const { return Token::from_bits(entry(k).a); }
   FASTSIM_INLINE i64 time(size_t k) const { return entry(k).b; }
-  FASTSIM_INLINE i64 back_time() const { return time(size() - 1); }
+  FASTSIM_INLINE i64 back_time() const {
+    return bounded_ ? time(size() - 1) : u_.chain->back_time();
+  }
   FASTSIM_INLINE const Entry& entry(size_t k) const {
     return bounded_ ? at(wrap(head_ + k)) : u_.at(k);
   }
@@ -199,7 +288,7 @@ class Fifo {
   /// Push a token visible at cycle `at` into the first free slot (bounded: room() must hold),
   /// or at the end.
   FASTSIM_INLINE void push(Token x, i64 at) {
-    if (!bounded_) return u_.push(x, at);
+    if (!bounded_) return u_.chain->push(x, at);
     if (n_ >= lim_) full();
     slot(wrap(head_ + n_)) = Entry{x.bits(), at};
     ++n_;
@@ -216,6 +305,15 @@ class Fifo {
     --n_;
     return x;
   }
+
+  // ---- sharing (FanOut) --------------------------------------------------------------------
+  /// Read (or, `writer`, write) `c` instead of this unbounded FIFO's own chain: the consumer
+  /// FIFOs of one stream share one chain (FanOut). Before anything is pushed.
+  void share(std::shared_ptr<Chain> c) {
+    if (bounded_ || u_.chain->pushed_total()) throw std::logic_error("sharing a used FIFO");
+    u_.chain = std::move(c);
+  }
+  FASTSIM_INLINE u64 pushed_total() const { return bounded_ ? 0 : u_.chain->pushed_total(); }
 
   // ---- staging (FanOut) ---------------------------------------------------------------------
   /// Empty a staging FIFO and give it `k` free slots whose free cycles `fill(ctx, m)` writes
@@ -251,7 +349,12 @@ class Fifo {
   FASTSIM_INLINE void set_filled(size_t m) { filled_ = m; }
   /// Empty a staging FIFO (reset() gives it its free slots before the next activation).
   void clear() {
-    u_.clear();
+    if (!bounded_) {
+      u_.chain->clear();
+      u_.seg = nullptr;
+      u_.pos = 0;
+      u_.popped = 0;
+    }
     head_ = n_ = 0;
     lim_ = 0;
   }
@@ -263,18 +366,18 @@ class Fifo {
   /// Entry `pos` of a bounded ring (a deep ring's entries not reached yet are free at 0).
   FASTSIM_INLINE const Entry& at(size_t pos) const {
     if (mode_ == RING) return e_[pos];
-    size_t c = pos / Segments::SEG;
-    return c < chunks_.size() ? chunks_[c][pos % Segments::SEG] : zero();
+    size_t c = pos / Seg::SEG;
+    return c < chunks_.size() ? chunks_[c][pos % Seg::SEG] : zero();
   }
   FASTSIM_INLINE Entry& slot(size_t pos) {
     if (mode_ == RING) return e_[pos];
-    return chunk(pos - pos % Segments::SEG)[pos % Segments::SEG];
+    return chunk(pos - pos % Seg::SEG)[pos % Seg::SEG];
   }
   /// A deep ring's chunk starting at entry `base` (a multiple of SEG), allocated in order.
   Entry* chunk(size_t base) {
-    size_t c = base / Segments::SEG;
+    size_t c = base / Seg::SEG;
     while (chunks_.size() <= c) {
-      auto* p = static_cast<Entry*>(std::calloc(Segments::SEG, sizeof(Entry)));
+      auto* p = static_cast<Entry*>(std::calloc(Seg::SEG, sizeof(Entry)));
       if (!p) throw std::bad_alloc();
       chunks_.push_back(p);
     }
@@ -282,7 +385,7 @@ class Fifo {
   }
   /// Where a deep ring's chunk at `base` ends, counted from its start.
   FASTSIM_INLINE size_t chunk_end(size_t base) const {
-    return std::min(Segments::SEG, cap_ - base);
+    return std::min(Seg::SEG, cap_ - base);
   }
   static const Entry& zero() {
     static const Entry z{0, 0};
@@ -299,7 +402,7 @@ class Fifo {
   Fill fill_ = nullptr;
   void* fill_ctx_ = nullptr;
   size_t head_ = 0, n_ = 0;            // bounded: first token, tokens
-  Segments u_;                         // unbounded: the tokens
+  ChainReader u_;                      // unbounded: the tokens (a chain maybe shared)
   bool bounded_;
   Mode mode_;
 };
@@ -335,20 +438,21 @@ class Slots {
 /// Firing::pop take it in place of the channel.
 class Tokens {
  public:
-  FASTSIM_INLINE explicit Tokens(Entry* p) : p_(p) {}
+  FASTSIM_INLINE Tokens(Entry* p, bool bounded) : p_(p), bounded_(bounded) {}
   FASTSIM_INLINE Token head() const { return Token::from_bits(p_->a); }
   FASTSIM_INLINE i64 head_time() const { return p_->b; }
-  /// Pop the head in a firing at cycle f: its slot frees at f + 1 (an unbounded FIFO never
-  /// reads a popped entry again).
+  /// Pop the head in a firing at cycle f: its slot frees at f + 1 (an unbounded FIFO's
+  /// entries are left as they are: other consumers of its chain may read them).
   FASTSIM_INLINE Token pop(i64 f) {
     Token x = Token::from_bits(p_->a);
-    p_->a = u64(f + 1);
+    if (bounded_) p_->a = u64(f + 1);
     ++p_;
     return x;
   }
 
  private:
   Entry* p_;
+  bool bounded_;
 };
 
 /// A run of pushes into a FIFO with its write position in registers (the FIFO's own fields
@@ -420,8 +524,8 @@ class Appender {
     }
   }
   [[gnu::noinline]] static Entry* next_segment(Fifo& q, size_t pushed) {
-    q.u_.pushed(pushed);
-    return q.u_.tail_seg();
+    q.u_.chain->pushed(pushed);
+    return q.u_.chain->tail_seg()->e;
   }
   [[gnu::noinline]] static Span next_chunk(Fifo& q, size_t base) {
     if (base == q.cap_) base = 0;
@@ -449,11 +553,11 @@ class Reader {
   FASTSIM_INLINE size_t size() const { return n_; }
   FASTSIM_INLINE Token head() const { return Token::from_bits(e_[head_].a); }
   FASTSIM_INLINE i64 head_time() const { return e_[head_].b; }
-  /// Pop the head in a firing at cycle f: its slot frees at f + 1.
+  /// Pop the head in a firing at cycle f: its slot frees at f + 1 (unbounded: see Tokens).
   FASTSIM_INLINE Token pop(i64 f) {
     Entry& h = e_[head_];
     Token x = Token::from_bits(h.a);
-    h.a = u64(f + 1);
+    if (bounded_) h.a = u64(f + 1);
     --n_;
     if (++head_ == cap_) wrap();
     return x;
@@ -461,7 +565,7 @@ class Reader {
   /// How many tokens from the head lie consecutively in the ring (the head segment).
   FASTSIM_INLINE size_t run() const { return std::min(n_, cap_ - head_); }
   /// A cursor at the head (for up to run() pops); popped(k) commits the k it popped.
-  FASTSIM_INLINE Tokens tokens() const { return Tokens(e_ + head_); }
+  FASTSIM_INLINE Tokens tokens() const { return Tokens(e_ + head_, bounded_); }
   FASTSIM_INLINE void popped(size_t k) {
     head_ += k;
     n_ -= k;
@@ -470,7 +574,8 @@ class Reader {
 
  private:
   // The read position reached the ring's end (bounded: back to its start) or the head
-  // segment's (unbounded: release it and read the next, which exists: see Segments).
+  // segment's (unbounded: pass it, maybe releasing it, and read the next, which exists: see
+  // Chain).
   FASTSIM_INLINE void wrap() {
     head_ = 0;
     if (mode_ == Fifo::SEGS) {
@@ -484,8 +589,8 @@ class Reader {
     }
   }
   [[gnu::noinline]] static Entry* next_segment(Fifo& q) {
-    q.u_.next_head();
-    return q.u_.head_seg();
+    q.u_.seg = q.u_.chain->passed(q.u_.head_seg());
+    return q.u_.seg->e;
   }
   Fifo& q_;
   Entry* e_;
@@ -566,12 +671,12 @@ FASTSIM_INLINE Appender::Appender(Port& p)
     cap_ = q_.cap_;
     pos_ = q_.wrap(q_.head_ + q_.n_);
   } else if (mode_ == Fifo::SEGS) {
-    e_ = q_.u_.tail_seg();
-    cap_ = Segments::SEG;
-    pos_ = q_.u_.tail();
+    e_ = q_.u_.chain->tail_seg()->e;
+    cap_ = Seg::SEG;
+    pos_ = q_.u_.chain->tail();
   } else {
     size_t at = q_.wrap(q_.head_ + q_.n_);
-    pos_ = at % Segments::SEG;
+    pos_ = at % Seg::SEG;
     base_ = at - pos_;
     e_ = q_.chunk(base_);
     cap_ = q_.chunk_end(base_);
@@ -579,7 +684,7 @@ FASTSIM_INLINE Appender::Appender(Port& p)
 }
 FASTSIM_INLINE Appender::~Appender() {
   if (bounded_) q_.n_ += pushed_;
-  else q_.u_.pushed(pushed_);
+  else q_.u_.chain->pushed(pushed_);
 }
 
 FASTSIM_INLINE Reader::Reader(Channel& c)
@@ -589,11 +694,11 @@ FASTSIM_INLINE Reader::Reader(Channel& c)
     cap_ = q_.cap_;
     head_ = q_.head_;
   } else if (mode_ == Fifo::SEGS) {
-    e_ = q_.u_.head_seg();
-    cap_ = Segments::SEG;
-    head_ = q_.u_.head();
+    e_ = q_.u_.head_seg()->e;
+    cap_ = Seg::SEG;
+    head_ = q_.u_.pos;
   } else {
-    head_ = q_.head_ % Segments::SEG;
+    head_ = q_.head_ % Seg::SEG;
     base_ = q_.head_ - head_;
     e_ = q_.chunk(base_);
     cap_ = q_.chunk_end(base_);
@@ -601,7 +706,8 @@ FASTSIM_INLINE Reader::Reader(Channel& c)
 }
 FASTSIM_INLINE Reader::~Reader() {
   if (mode_ == Fifo::SEGS) {
-    q_.u_.set_head(head_, n_);
+    q_.u_.popped = q_.u_.chain->pushed_total() - n_;
+    q_.u_.pos = head_;
   } else {
     q_.head_ = base_ + head_;
     q_.n_ = n_;
@@ -609,6 +715,11 @@ FASTSIM_INLINE Reader::~Reader() {
 }
 
 /// The output port of a stream read by several consumers (or by none: a null port).
+///
+/// Its unbounded consumers read one shared Chain, each at its own position, so the stream is
+/// held once however many of them read it. When every consumer is unbounded the producer
+/// writes that chain itself (no staging, nothing to copy); otherwise it fills a bounded staging
+/// port whose tokens flush() copies into each bounded consumer and once into the shared chain.
 class FanOut : public Port {
  public:
   std::vector<Channel*> chans;
@@ -616,10 +727,23 @@ class FanOut : public Port {
   explicit FanOut(std::vector<Channel*> cs)
       : Port(std::any_of(cs.begin(), cs.end(), [](Channel* c) { return c->bounded; })
                  ? i64(STAGE) : -1),
-        chans(std::move(cs)) {}
+        chans(std::move(cs)) {
+    std::vector<Channel*> group;   // unbounded consumers holding nothing yet
+    for (Channel* c : chans) {
+      if (!c->bounded && !c->q.pushed_total()) group.push_back(c);
+      else copy_to_.push_back(c);   // (an unbounded consumer already fed: sim.harness)
+    }
+    if (group.empty()) return;
+    auto chain = std::make_shared<Chain>(uint32_t(group.size()));
+    for (Channel* c : group) c->q.share(chain);
+    direct_ = !bounded && copy_to_.empty();
+    if (direct_) q.share(chain);
+    else copy_to_.push_back(group[0]);   // one copy, read by the whole group
+  }
   /// Before the producer runs: slot j is free when it is free in every consumer FIFO (at most
   /// STAGE slots per activation; unbounded consumers never hold a slot back).
   void prepare() {
+    if (direct_) return;
     if (!bounded) {
       q.clear();
       return;
@@ -646,39 +770,38 @@ class FanOut : public Port {
   /// of its free slots per token: the ones prepare() counted), a run of consecutive slots at a
   /// time where the staging port is bounded.
   void flush() {
+    if (direct_) return;
     size_t m = q.size();
     if (!m) return;
-    for (Channel* c : chans) {
+    for (Channel* c : copy_to_) {
       Appender into(*c);
       if (q.bounded()) copy(q.staged(), m, into);
-      else copy(q, m, into);
+      else q.for_each([&into](Token x, i64 at) { into.push(x, at); });
     }
     q.clear();
   }
 
  private:
   /// Copy the staged entries src[0, m) into a consumer FIFO, a run of consecutive slots at a
-  /// time (src: a bounded staging ring's entries, or the unbounded staging FIFO itself).
-  template <class Src>
-  static void copy(const Src& src, size_t m, Appender& into) {
+  /// time.
+  static void copy(const Entry* src, size_t m, Appender& into) {
     for (size_t k = 0; k < m;) {
       size_t r = std::min(into.run(), m - k);
       if (r > 1) {
         Slots s = into.slots();
         for (size_t end = k + r; k < end; ++k) {
-          const Entry& e = at(src, k);
-          s.push(Token::from_bits(e.a), e.b);
+          s.push(Token::from_bits(src[k].a), src[k].b);
         }
         into.pushed(r);
       } else {
-        const Entry& e = at(src, k);
-        into.push(Token::from_bits(e.a), e.b);
+        into.push(Token::from_bits(src[k].a), src[k].b);
         ++k;
       }
     }
   }
-  static FASTSIM_INLINE const Entry& at(const Entry* src, size_t k) { return src[k]; }
-  static FASTSIM_INLINE const Entry& at(const Fifo& src, size_t k) { return src.entry(k); }
+
+  std::vector<Channel*> copy_to_;   // the FIFOs flush() copies into
+  bool direct_ = false;             // the producer writes the consumers' shared chain
 };
 
 }  // namespace fastsim

@@ -105,4 +105,15 @@ PYBIND11_MODULE(_fast, m) {
              return py::make_tuple(tokens_to_list(g, toks), times);
            },
            "A channel's tokens and their arrival cycles (deadlock reports).");
+
+  m.def("segments",
+        [](bool reset) {
+          Chain::Stats& st = Chain::stats();
+          auto out = py::make_tuple(st.live, st.peak);
+          if (reset) st.peak = st.live;
+          return out;
+        },
+        py::arg("reset") = false,
+        "(live, peak): the 2048-entry segments unbounded channels hold now and at most "
+        "(since the last reset=True, which sets peak to live).");
 }

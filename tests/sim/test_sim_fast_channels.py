@@ -93,6 +93,26 @@ def test_a_deep_channel_that_fills_and_wraps(depth):
     assert py[0] >= 3 * n   # the consumer's pace, so the channel did fill up
 
 
+@pytest.mark.parametrize("also_bounded", [False, True], ids=["unbounded", "mixed"])
+def test_a_stream_read_by_several_unbounded_consumers_is_held_once(also_bounded):
+    """Four unbounded consumers at different paces (and a bounded one, or not) of a stream
+    spanning several 2048-entry segments: the same outcome on both engines, and the compiled
+    engine holds the stream's segments once (one chain read at four positions), not per
+    consumer. The fed input stream is held once too."""
+    from fuseflowc.sim import _fast
+
+    n = 3 * 2048 + 100
+    segs = -(-n // 2048) + 1   # a stream's segments, the tail's successor included
+    refs = [i % 6 for i in range(n)] + [D]
+    cons = [(None, 1), (None, 3), (None, 2), (None, 5)] + ([(8, 2)] if also_bounded else [])
+    live, _ = _fast.segments(reset=True)
+    assert_same(_fanned(lambda: Array("a", [0.5 * v for v in range(6)]),
+                        [(refs, [0] * len(refs))], ["ref"], cons, {"n_out": 1, "sink_lat": 1}),
+                max_cycles=10**6)
+    _, peak = _fast.segments()
+    assert peak - live <= 2 * segs   # the input and the output stream, once each
+
+
 def test_lazy_free_is_the_deque_of_zeros_it_stands_for():
     """Python's deep channels: every operation the primitives use gives what the eager deque
     of `depth` zeros gives."""
