@@ -84,13 +84,13 @@ def test_the_compiled_engine_is_the_default(tmp_path):
 @needs_fast
 def test_a_primitive_the_compiled_engine_lacks(tmp_path, monkeypatch):
     module, inputs, path, data = _setup(tmp_path)
-    monkeypatch.setattr(engine_fast, "unsupported", lambda nodes: ["Array"])
+    monkeypatch.setattr(engine_fast, "unsupported", lambda nodes: ["array"])
     sim = Simulator(module, inputs, {"N": 8})
     assert sim.run().kernels[0].engine == "python"
-    assert sim.notes == ["graph copy: the compiled engine does not implement Array yet: "
+    assert sim.notes == ["graph copy: the compiled engine does not implement array yet: "
                          "running it on the Python engine"]
     with pytest.raises(UserError, match="--engine fast: graph copy: the compiled engine does "
-                                        "not implement Array yet; use --engine python"):
+                                        "not implement array yet; use --engine python"):
         Simulator(module, inputs, {"N": 8}, engine="fast").run()
     r = run_cli(["simulate", str(path), "--data", str(data), "--engine", "fast"])
     assert r.exit_code == 1 and "Traceback" not in r.stderr
