@@ -109,3 +109,17 @@ def test_a_value_the_compiled_engine_refuses(tmp_path):
     assert got[1] == 0xFFFE000000000005   # carried bit for bit
     with pytest.raises(UserError, match="--engine fast: .*reserved payload"):
         Simulator(module, inputs, {"N": 8}, engine="fast").run()
+
+
+@needs_fast
+def test_the_compiled_engine_is_keyed_by_samml_kind():
+    """The compiled engine's factories are keyed by the SAMML kind name (samml/ir.py KINDS, the
+    Python node's `kind`), not a Python class name, and cover every kind the simulator runs."""
+    from fuseflowc.samml.ir import KINDS as SAMML_KINDS
+    from fuseflowc.sim import _fast
+    from fuseflowc.sim.arch import KINDS as SIM_KINDS
+
+    kinds = _fast.kinds()
+    assert kinds == sorted(kinds)
+    assert set(kinds) <= set(SAMML_KINDS)
+    assert set(kinds) == set(SIM_KINDS)
