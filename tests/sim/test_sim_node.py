@@ -76,7 +76,7 @@ def expected_firing(case, pops, looks, emits, after):
     return slots, slots - f
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(setup(3, 2), st.data())
 def test_fire_is_the_firing_rule(case, data):
     """One firing through Node.fire against the rule computed independently: its cycle, the
