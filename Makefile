@@ -50,8 +50,11 @@ test: $(STAMP) lint
 
 # ruff (pinned in the `test` extra; rules and limits in pyproject.toml [tool.ruff]): pyflakes,
 # import order, bugbear and a complexity limit. `make test` runs it first, so CI does too.
+# lizard (pinned there too): no C++ function of the compiled engine (sim/cpp) above cyclomatic
+# complexity 25, lizard's measure; it prints any function above it and fails.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check fuseflowc sim tests setup.py
+	$(VENV)/bin/lizard --CCN 25 --warnings_only sim/cpp
 
 # The package as a user installs it: the wheel built as pyproject.toml says, installed into a
 # fresh virtual environment outside the checkout and run from there (`fuseflowc --help`,

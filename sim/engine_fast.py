@@ -42,11 +42,11 @@ def unavailable_reason() -> str:
 
 
 def unsupported(nodes) -> list[str]:
-    """The primitive classes among `nodes` the compiled engine does not implement (sorted)."""
+    """The primitive kinds (SAMML kind names) among `nodes` the compiled engine does not
+    implement (sorted)."""
     if _fast is None:
-        return sorted({type(n).__name__ for n in nodes})
-    known = set(_fast.kinds())
-    return sorted({type(n).__name__ for n in nodes} - known)
+        return sorted({n.kind for n in nodes})
+    return sorted({n.kind for n in nodes} - set(_fast.kinds()))
 
 
 class FastEngine:

@@ -48,8 +48,7 @@ class Memory:
         return self.spill(w, n)
 
     def spill(self, w: int, n: float) -> int:
-        """`n` bytes that do not fit in window `w`: fill it and the windows after it. (The hot
-        loop of Node.fire_each inlines `take`'s first test and calls this.)"""
+        """`n` bytes that do not fit in window `w`: fill it and the windows after it."""
         W, cap, used = self.window, self.cap, self.used
         if n <= cap:                    # fits in one window: the first later one with room
             w += 1
@@ -84,29 +83,6 @@ class Memory:
             for k in range(self.low, w):
                 used.pop(k, None)
         self.low = w
-
-    def take_run(self, f: int, k: int, ii: int, n: float) -> bool:
-        """Reserve `k` requests of `n` bytes at cycles f, f+ii, ...; True when every one fits in
-        its own window (nothing is delayed), else reserve nothing and return False."""
-        W, cap, used = self.window, self.cap, self.used
-        last = f + (k - 1) * ii
-        w0, w1 = f // W, last // W
-        need = []
-        for w in range(w0, w1 + 1):
-            # requests j with f + j*ii in [w*W, (w+1)*W)
-            lo = max(0, -(-(w * W - f) // ii))
-            hi = min(k - 1, ((w + 1) * W - 1 - f) // ii)
-            c = hi - lo + 1
-            if c <= 0:
-                continue
-            u = used.get(w, 0) + c * n
-            if u > cap:
-                return False
-            need.append((w, u))
-        for w, u in need:
-            used[w] = u
-        return True
-
 
 
 def unlimited() -> Memory:

@@ -9,7 +9,7 @@ from fuseflowc.ops import alu_flops, arity, labelled_alu_flops
 
 from .node import BLOCKED, WAITING, Node
 from .ops import REDUCE_BLOCK, REDUCE_SCALAR, alu_function, labelled_alu, labelled_reduce
-from .tokens import EB, MASK, S0, D, N, empt, level, same_stop, stop
+from .tokens import S0, D, N, empt, is_bare, is_crd, is_element, is_stop, level, same_stop, stop
 
 
 def _n_left(op: str, fn, y):
@@ -45,17 +45,37 @@ class Alu(Node):
         # the common case, without a function call (float or unlabelled block: same)
         self.mul = op == "mul" and self.nl is None
 
-    def run(self) -> bool:
+    def step(self):
         if self.binary:
-            return self.fire_zip(self._apply, self.ins[0], self.ins[1], self.outs[0])
-        return self.fire_each(self._unary, self.ins[0], self.outs[0])
-
-    def _unary(self, x):
-        """The result token of a unary (or scalar) op on x (and no bytes)."""
-        if x.__class__ is not int:
+            return self._step_binary()
+        inp, out = self.ins[0], self.outs[0]
+        if not inp.toks:
+            return WAITING
+        if out.full():
+            return BLOCKED
+        x = inp.toks[0]
+        if x.__class__ is not int:              # a value (control tokens pass)
             self.flops += self.fl
-            return self.fn(x), 0
-        return x, 0
+            self.fire((inp,), ((out, self.fn(x)),))
+            return None
+        self.fire((inp,), ((out, x),))
+        if x == D:
+            self.done = True
+            return WAITING
+        return None
+
+    def _step_binary(self):
+        """One firing on both operands' heads (a stream ending in D does not stop the node:
+        a binary ALU takes whatever pairs come)."""
+        a, b = self.ins
+        out = self.outs[0]
+        if not a.toks or not b.toks:
+            return WAITING
+        if out.full():
+            return BLOCKED
+        z = self._apply(a.toks[0], b.toks[0])
+        self.fire((a, b), ((out, z),))
+        return None
 
     def _apply(self, x, y):
         """The result token of operands x and y."""
@@ -76,8 +96,8 @@ class Alu(Node):
         """Two control tokens (or N and a control token): they must line up."""
         if x == y:
             z = x
-        elif x <= -3 and y <= -3 and not (x - y) & MASK:
-            z = x if x > y else y       # same level: the lesser emptiness
+        elif is_stop(x) and is_stop(y) and level(x) == level(y):
+            z = x if empt(x) < empt(y) else y       # same level: the lesser emptiness
         elif x == N and y >= -2:
             z = y
         elif y == N and x >= -2:
@@ -128,39 +148,36 @@ class Reduce(Node):
         inp = self.ins[0]
         if not inp.toks:
             return WAITING
-        r = self.fire_each(self._fold, inp, None)   # values (and N, bare S0): a run
-        if r is not None:
-            return r
-        x = inp.toks[0]                         # a stop or D: the result goes out
-        if out.full():
+        x = inp.toks[0]
+        if x.__class__ is not int:              # a value: folded in
+            self._fold(x)
+            self.fire((inp,))
+            return None
+        if x == N or (is_bare(x) and level(x) == 0):    # nothing to fold
+            self.fire((inp,))
+            return None
+        if out.full():                          # a stop or D: the result goes out
             return BLOCKED
         if x == D:
-            self.fire1(inp, out, D)
+            self.fire((inp,), ((out, D),))
             self.done = True
             return WAITING
-        if x <= S0 - EB:                        # bare Sk/e (k > 0) -> S(k-1)/(e-1)
+        if is_bare(x):                          # bare Sk/e (k > 0) -> S(k-1)/(e-1)
             self.acc = None
-            self.fire1(inp, out, x + 1 + EB)
+            self.fire((inp,), ((out, stop(level(x) - 1, empt(x) - 1)),))
             return None
-        self.fire1(inp, out, self.acc if self.acc is not None else self.zero)
+        self.fire((inp,), ((out, self.acc if self.acc is not None else self.zero),))
         self.acc = None
-        if x != S0:
-            self.pend = x + 1
+        if level(x) > 0:                        # Sk (k > 0): the result, then S(k-1)
+            self.pend = stop(level(x) - 1)
         return None
 
-
-    def _fold(self, x):
-        """Fold value x into the accumulator; N and a bare S0 are nothing (None: x is a stop
-        or D, which emits)."""
-        if x.__class__ is not int:
-            if self.pre is not None:
-                x = self.pre(x)
-            self.acc = x if self.acc is None else self.fn(self.acc, x)
-            self.flops += self.fl
-            return None, 0
-        if x == N or (x < S0 and not (-3 - x) & MASK):
-            return None, 0
-        return None
+    def _fold(self, x) -> None:
+        """Fold value x into the accumulator."""
+        if self.pre is not None:
+            x = self.pre(x)
+        self.acc = x if self.acc is None else self.fn(self.acc, x)
+        self.flops += self.fl
 
 
 class _Queued(Node):
@@ -242,56 +259,44 @@ class Spacc1(Node):
         if self.fi < len(self.items) or self.pend is not None:
             return self._flush_one()
         c_in, v_in = self.ins
-        r = self.fire_zip(self._point, c_in, v_in, None)   # points (and N, S0): a run
-        if r is not None:
-            return r
-        c = c_in.toks[0]                        # Sk (k >= 1) or D: the fiber is done
-        self.fire2(c_in, v_in, None, None)
+        if not c_in.toks or not v_in.toks:
+            return WAITING
+        c, v = c_in.toks[0], v_in.toks[0]
+        if is_crd(c):                           # a point: accumulated
+            if v.__class__ is not int:
+                self._point(c, v)
+        elif c != N and not same_stop(c, v):
+            raise self.mismatch("crd and val streams", (c, v))
+        self.fire((c_in, v_in))
         if c == D:
             self.pend = D
-        elif (-3 - c) & MASK:                   # Sk, k >= 1: flush, then S(k-1)
+        elif is_stop(c) and level(c) > 0:       # Sk, k >= 1: flush, then S(k-1)
             self.items = sorted(self.acc.items())
             self.fi = 0
             self.acc.clear()
-            e = (-3 - c) >> 24
-            self.pend = stop(((-3 - c) & MASK) - 1, e - 1 if e else 0)
-        return None
+            self.pend = stop(level(c) - 1, max(empt(c) - 1, 0))
+        return None                             # (N and S0, the end of an inner fiber: nothing)
 
-    def _point(self, c, v):
-        """Accumulate point (c, v); N and S0 (the end of an inner fiber) are nothing; None
-        for a stop Sk with k >= 1 or D (which flushes)."""
-        if c >= 0:
-            if v.__class__ is not int:
-                if self.pre is not None:
-                    v = self.pre(v)
-                old = self.acc.get(c)
-                self.acc[c] = v if old is None else self.fn(old, v)
-                self.flops += self.fl
-            return 0
-        if c == N:
-            return 0
-        if not same_stop(c, v):
-            raise self.mismatch("crd and val streams", (c, v))
-        return 0 if c != D and not (-3 - c) & MASK else None
+    def _point(self, c: int, v) -> None:
+        """Accumulate point (c, v)."""
+        if self.pre is not None:
+            v = self.pre(v)
+        old = self.acc.get(c)
+        self.acc[c] = v if old is None else self.fn(old, v)
+        self.flops += self.fl
 
     def _flush_one(self):
         """One point of the flushed fiber (or the stop after it) per firing."""
         oc, ov = self.outs
         if oc.full() or ov.full():
             return BLOCKED
-        k = ov.room(oc.room(len(self.items) - self.fi))
-        if k > 1:                               # as many points as there is room for
-            run = self.items[self.fi:self.fi + k]
-            self.fire_run(oc, [c for c, _ in run], ov, [v for _, v in run])
-            self.fi += k
-            return None
         if self.fi < len(self.items):
             c, v = self.items[self.fi]
             self.fi += 1
         else:
             c = v = self.pend
             self.pend = None
-        self.emit2(oc, c, ov, v)
+        self.fire(emits=((oc, c), (ov, v)))
         if c == D and v.__class__ is int:
             self.done = True
             return WAITING
@@ -351,7 +356,7 @@ class Spacc2(_Queued):
             if not i_in.toks:
                 return WAITING
             i = i_in.toks[0]
-            if i >= 0 or i == N:                # the next outer coordinate: into the register
+            if is_element(i):                   # the next outer coordinate: into the register
                 self.cur = i
                 self.ready = self.take(i_in, (j_in, v_in), self.ready)
                 return None

@@ -7,12 +7,12 @@ from collections import deque
 
 from .node import BLOCKED, WAITING, Node
 from .prims_compute import _Queued
-from .tokens import S0, D, N, empt, level, same_stop, stop
+from .tokens import S0, D, N, empt, is_element, is_stop, level, same_stop, stop
 
 
 def _lines_up(outer: int, inner: int) -> bool:
     """The inner stream's stop (or D) matching an outer stop Sk (or D): S(k+1) (or D)."""
-    return inner == D if outer == D else inner <= -3 and level(inner) == level(outer) + 1
+    return inner == D if outer == D else is_stop(inner) and level(inner) == level(outer) + 1
 
 
 class CrdDrop(_Queued):
@@ -37,7 +37,7 @@ class CrdDrop(_Queued):
         if not o_in.toks:
             return WAITING
         o = o_in.toks[0]
-        if o >= 0 or o == N:
+        if is_element(o):
             return self._outer_crd(o_in, i_in, o)
         return self._outer_stop(o_in, i_in, o)
 
@@ -46,7 +46,7 @@ class CrdDrop(_Queued):
         if not i_in.toks:
             return WAITING
         x = i_in.toks[0]
-        if x >= 0 or x == N:
+        if is_element(x):
             out = self.outs[1]
             if out.full():
                 return BLOCKED
@@ -122,7 +122,7 @@ class CrdHold(Node):
             if not o_in.toks:
                 return WAITING
             o = o_in.toks[0]
-            if o >= 0 or o == N:                # the next outer coordinate (a firing)
+            if is_element(o):                # the next outer coordinate (a firing)
                 self.cur = o
                 self.fire((o_in,))
                 return None
@@ -130,7 +130,7 @@ class CrdHold(Node):
         if not i_in.toks:
             return WAITING
         x = i_in.toks[0]
-        if x >= 0 or x == N:
+        if is_element(x):
             if oo.full() or io.full():
                 return BLOCKED
             self.fire((i_in,), ((oo, self.cur), (io, x)))
@@ -141,7 +141,7 @@ class CrdHold(Node):
         if level(x):                                # the outer fiber ends too
             if not o_in.toks:
                 return WAITING
-            if not (o_in.toks[0] <= -3 and level(o_in.toks[0]) == level(x) - 1):
+            if not (is_stop(o_in.toks[0]) and level(o_in.toks[0]) == level(x) - 1):
                 raise self.mismatch("outer and inner stops", (o_in.toks[0], x))
             pops.append(o_in)
         if oo.full() or io.full():

@@ -9,53 +9,12 @@ ref) stands for an empty fiber and is skipped. Timing: one firing looks at every
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from collections import deque
-from itertools import islice
-
-from .node import BLOCKED, SHORT, WAITING, Node
+from .node import BLOCKED, WAITING, Node
 from .tokens import D, N, same_stop
-
-
-def _run_length(d: deque, lim: int) -> int:
-    """How many leading tokens of crd deque `d` are coordinates below `lim` (any coordinate when
-    lim < 0). Coordinates increase within a fiber and control tokens are negative, so chunks
-    without a negative are sorted: min and bisect (C speed) replace a loop per token."""
-    it = iter(d)
-    k = 0
-    m = 32
-    while True:
-        w = list(islice(it, m))
-        if not w:
-            return k
-        j = len(w)
-        if min(w) < 0:                 # the first negative ends the run: find it
-            lo, hi = 0, j
-            while hi - lo > 8:
-                mid = (lo + hi) >> 1
-                if min(w[lo:mid]) < 0:
-                    hi = mid
-                else:
-                    lo = mid
-            j = lo
-            while w[j] >= 0:
-                j += 1
-        if lim >= 0 and j and w[j - 1] >= lim:
-            return k + bisect_left(w, lim, 0, j)
-        k += j
-        if j < len(w):
-            return k
-        m <<= 1
-
-
-def _match(c0, r0, c1, r1):
-    """(crd, ref0, ref1) when two (crd, ref) heads hold the same coordinate, else None."""
-    return (c0, r0, r1) if c0 == c1 and c0 >= 0 else None
 
 
 class _Joiner(Node):
     __slots__ = ("n", "required", "union")
-    BULK = True  # runs of skipped coordinates in one go (tests turn it off to compare)
 
     def __init__(self, name: str, n: int, required=(), ii: int = 1, lat: int = 1):
         super().__init__(name, ii, lat)
@@ -68,16 +27,7 @@ class _Joiner(Node):
         for c in ins:
             if not c.toks:
                 return WAITING
-        if self.n == 2:
-            r = self.fire_all(_match, self.outs)    # a run of matches: the common case
-            if r is not None:
-                return r
-            a, b = ins[0].toks[0], ins[2].toks[0]
-            if self.BULK and not self.union and self._skip_run(a, b):
-                return None
-            heads = [a, b]
-        else:
-            heads = [c.toks[0] for c in ins[0::2]]
+        heads = [c.toks[0] for c in ins[0::2]]
         take, c = self._decide(heads)
         pops = [ch for i in take for ch in (ins[2 * i], ins[2 * i + 1])]
         if c is None:
@@ -122,31 +72,6 @@ class _Joiner(Node):
         else:
             emit = len(at) == self.n
         return at, (m if emit else None)
-
-    def _skip_run(self, a, b) -> bool:
-        """An intersection skips, without emitting, every coordinate below the other side's
-        head coordinate, and every coordinate facing the other side's stop (the tail of a
-        fiber): do such a run of more than 3 in one go (Node.fire_pops: same firing cycles)."""
-        heads = (a, b)
-        if a == b or (a < 0 and b < 0) or (a < 0 and a > -3) or (b < 0 and b > -3):
-            return False
-        side = 0 if b < 0 or 0 <= a < b else 1
-        crd, ref = self.ins[2 * side], self.ins[2 * side + 1]
-        lim = heads[1 - side]       # skip coordinates below it (any, when it is a stop)
-        k = 0
-        for x in crd.toks:      # short runs by a plain loop (cheapest), long ones at C speed
-            if x < 0 or 0 <= lim <= x:
-                break
-            k += 1
-            if k == SHORT:
-                k = _run_length(crd.toks, lim)
-                break
-        k = min(k, len(ref.toks))
-        if k <= 3:
-            return False
-        other = self.ins[2 - 2 * side:4 - 2 * side]
-        self.fire_pops(k, (crd, ref), other, ref.kind != "val")
-        return True
 
 
 class Intersect(_Joiner):

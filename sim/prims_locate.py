@@ -16,7 +16,7 @@ that firing and delay it to their arrival.
 from __future__ import annotations
 
 from .node import BLOCKED, WAITING, Node
-from .tokens import EB, MASK, S0, D, N
+from .tokens import S0, D, N, empt, is_crd, is_stop, level, same_stop, stop
 
 _FIBER = object()  # the dense side is inside a fiber (every coordinate present)
 
@@ -52,8 +52,8 @@ class Locate(Node):
                 return WAITING
             looked += 1
             y = p.toks[taken]
-            if y.__class__ is int and y <= -3:  # merges with the parent's stop
-                dense = -4 - ((-3 - y) & MASK)
+            if is_stop(y):                      # merges with the parent's stop
+                dense = stop(level(y) + 1)
                 taken += 1
             else:
                 dense = S0
@@ -83,13 +83,13 @@ class Locate(Node):
         if not p.toks:
             return None
         x = p.toks[0]
-        if x >= 0:
+        if is_crd(x):
             return _FIBER, x * self.size, 1
         if x == N:                              # a dense scanner gives N then a stop
             return _FIBER, -1, 1
         if x == D:
             return D, self.base, 1
-        return x - 1 - EB, self.base, 1         # no fiber before it: a bare S(k+1)
+        return stop(level(x) + 1, empt(x) + 1), self.base, 1   # no fiber before it: a bare S(k+1)
 
     def _match(self, a, dense, base: int, r):
         """(the (crd, ref, located ref) to emit or None, a fiber open, the dense stop left)
@@ -101,7 +101,7 @@ class Locate(Node):
         if a >= 0 or a == N:                    # a crd element facing a dense stop: dropped
             return None, False, dense
         if a != dense:
-            if a > -3 or dense > -3 or (a - dense) & MASK:
+            if not (is_stop(a) and is_stop(dense) and same_stop(a, dense)):
                 raise self.mismatch("stop tokens of the joined streams", (a, dense))
-            a = a if a < dense else dense       # a fiber only if both sides have one
+            a = a if empt(a) > empt(dense) else dense   # a fiber only if both sides have one
         return (a, a, a), False, None

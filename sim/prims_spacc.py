@@ -16,7 +16,7 @@ from collections import deque
 from .node import WAITING
 from .ops import REDUCE_BLOCK, REDUCE_SCALAR, labelled_reduce
 from .prims_compute import _Queued
-from .tokens import S0, D, N, empt, level, same_stop, stop
+from .tokens import S0, D, N, empt, is_element, level, same_stop, stop
 
 
 def serialize(tree: dict, n: int, k: int, e: int, q: list) -> None:
@@ -89,7 +89,7 @@ class SpaccN(_Queued):
             if not src.toks:
                 return WAITING
             c = src.toks[0]
-            if c >= 0 or c == N:            # the next outer coordinate: into its register
+            if is_element(c):               # the next outer coordinate: into its register
                 self.cur.append(c)
                 self.ready = self.take(src, (c_in, v_in), self.ready)
                 return None

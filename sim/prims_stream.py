@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .memory import unlimited
 from .node import BLOCKED, WAITING, Node
-from .tokens import EB, MASK, S0, D, N, R
+from .tokens import S0, D, N, R, empt, is_crd, is_done, is_element, is_stop, level, stop
 
 
 class Root(Node):
@@ -46,7 +46,6 @@ class Scan(Node):
                  "lo", "hi", "look", "refs")
     kind_name = "scan"
     BULK_DATA = ("seg", "crd", "lo", "hi", "look", "refs")
-    BULK = True  # long fiber runs in one go (tests turn it off to compare)
 
     def __init__(self, name: str, dense: bool, size: int = 0, seg=None, crd=None,
                  ii: int = 1, lat: int = 1, eb: int = 4, mem=None, lo=None, hi=None,
@@ -69,21 +68,19 @@ class Scan(Node):
         oc, orf = self.outs
         if oc.full() or orf.full():
             return BLOCKED
-        if self.pos < self.end:                 # inside a fiber: its next elements
-            if self.BULK and self.pos + 8 < self.end and self._emit_run(oc, orf):
-                return None
+        if self.pos < self.end:                 # inside a fiber: its next element
             c, r, nb = self._next()
-            self.emit2(oc, c, orf, r, nb)
+            self.fire(emits=((oc, c), (orf, r)), nbytes=nb)
             return None
         inp = self.ins[0]
         if not inp.toks:
             return WAITING
         x = inp.toks[0]
-        if self.pending and (x >= 0 or x == D or x == N):
+        if self.pending and not is_stop(x):
             self.pending = False                # close the previous fiber, keep the input
             self.fire(emits=((oc, S0), (orf, S0)), looks=(inp,))
             return None
-        if x >= 0:
+        if is_crd(x):
             self._lookup(inp, x, oc, orf)
             return None
         if x == N:                              # no fiber: N, then its (bare) stop
@@ -93,10 +90,10 @@ class Scan(Node):
             c = D
             self.done = True
         elif self.pending:                      # Sk -> S(k+1), merged with the held S0
-            c = -4 - ((-3 - x) & MASK)
+            c = stop(level(x) + 1)
             self.pending = False
         else:                                   # no fiber before it: a bare S(k+1)
-            c = x - 1 - EB
+            c = stop(level(x) + 1, empt(x) + 1)
         self.fire((inp,), ((oc, c), (orf, c)))
         return WAITING if c == D else None
 
@@ -130,23 +127,6 @@ class Scan(Node):
         c, r, b = self._next()
         self.fire((inp,), ((oc, c), (orf, r)), nbytes=nb + b)
 
-    def _emit_run(self, oc, orf) -> bool:
-        """The rest of the open fiber, as far as the free slots go (more than 8 elements), in
-        one go (Node.fire_run); False when the slots allow fewer."""
-        pos = self.pos
-        k = orf.room(oc.room(self.end - pos))
-        if k <= 8:
-            return False
-        if self.dense:
-            self.fire_run(oc, range(pos - self.base, pos - self.base + k),
-                          orf, range(pos, pos + k))
-        else:
-            refs = range(pos, pos + k) if self.refs is None else self.refs[pos:pos + k]
-            self.fire_run(oc, self.crd[pos:pos + k], orf, refs, self.eb)
-            self.rd_crd += self.eb * k
-        self.pos = pos + k
-        return True
-
 
 class RepSig(Node):
     """Repeat-signal generator: crd in; R per coordinate, S per stop (any level), D."""
@@ -154,15 +134,24 @@ class RepSig(Node):
     __slots__ = ()
     kind_name = "repsig"
 
-    def run(self) -> bool:
-        return self.fire_each(_signal, self.ins[0], self.outs[0])
-
-
-def _signal(x):
-    """The repeat signal of crd token x (and no bytes)."""
-    if x >= 0 or x == N:
-        return R, 0
-    return (S0 if x <= -3 else D), 0
+    def step(self):
+        inp, out = self.ins[0], self.outs[0]
+        if not inp.toks:
+            return WAITING
+        if out.full():
+            return BLOCKED
+        x = inp.toks[0]
+        if is_element(x):
+            sig = R
+        elif is_stop(x):
+            sig = S0
+        else:
+            sig = D
+        self.fire((inp,), ((out, sig),))
+        if is_done(x):
+            self.done = True
+            return WAITING
+        return None
 
 
 class Repeat(Node):
@@ -193,7 +182,7 @@ class Repeat(Node):
             if not a.toks:
                 return WAITING
             x = a.toks[0]
-            if x.__class__ is not int or x >= 0 or x == N:     # a new element
+            if is_element(x):                   # a new element
                 self.cur = x
                 self.has = True
                 self.ready = self.take(a)
@@ -202,27 +191,21 @@ class Repeat(Node):
         if not g.toks:
             return WAITING
         sig = g.toks[0]
-        if sig == R:                            # copies, one per R
-            # Out of signals: back to the top, where a full output still makes it BLOCKED
-            # (the engine wakes it when a slot frees, as the compiled core's loop does).
-            r = self.fire_each(self._copy, g, out, self.ready)
-            return None if r is WAITING else r
+        if sig == R:                            # a copy per R
+            self.fire((g,), ((out, self.cur),), after=self.ready)
+            return None
         if sig != S0:
             raise self.error("repeat signal ended (D) inside an element")
         if not a.toks:                          # S: close, merging a following input stop
             return WAITING
         x = a.toks[0]
-        if x.__class__ is int and x <= -3:
-            self.fire((g, a), ((out, -4 - ((-3 - x) & MASK)),), after=self.ready)
+        if is_stop(x):
+            self.fire((g, a), ((out, stop(level(x) + 1)),), after=self.ready)
         else:
             self.fire((g,), ((out, S0),), looks=(a,), after=self.ready)
         self.has = False
         self.cur = None
         return None
-
-    def _copy(self, sig):
-        """A copy of the current element for signal R (None: not an R)."""
-        return (self.cur, 0) if sig == R else None
 
     def _no_element(self, a, g, out, x):
         """An input stop or D with no current element: it takes the matching signal."""
@@ -237,7 +220,7 @@ class Repeat(Node):
             return WAITING
         if sig != S0:
             raise self.mismatch("input stop and repeat signal", (x, sig))
-        self.fire((a, g), ((out, x - 1 - EB),))  # bare: no element, no fiber
+        self.fire((a, g), ((out, stop(level(x) + 1, empt(x) + 1)),))  # bare: no element, no fiber
         return None
 
 
@@ -257,15 +240,19 @@ class Array(Node):
         self.vbytes = vbytes
         self.mem = mem if mem is not None else unlimited()  # the graph's sim.memory.Memory
 
-    def run(self) -> bool:
-        return self.fire_each(self._load, self.ins[0], self.outs[0])
-
-    def _load(self, x):
-        """The token for ref x and the bytes loading it moves: its value; N loads zero; stops
-        and D pass."""
-        if x >= 0:
+    def step(self):
+        inp, out = self.ins[0], self.outs[0]
+        if not inp.toks:
+            return WAITING
+        if out.full():
+            return BLOCKED
+        x = inp.toks[0]
+        if is_crd(x):                           # a ref loads its value
             self.rd_vals += self.vbytes
-            return self.vals[x], self.vbytes
-        if x == N:
-            return self.zero, 0
-        return x, 0
+            self.fire((inp,), ((out, self.vals[x]),), nbytes=self.vbytes)
+            return None
+        self.fire((inp,), ((out, self.zero if x == N else x),))   # N loads zero; stops pass
+        if x == D:
+            self.done = True
+            return WAITING
+        return None

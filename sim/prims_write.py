@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .node import Node
-from .tokens import S0, D
+from .node import WAITING, Node
+from .tokens import D, is_stop
 
 
 class Writer(Node):
@@ -25,15 +25,24 @@ class Writer(Node):
         self.got: list = []
         self.seg = kind == "write_level"
 
-    def run(self) -> bool:
-        return self.fire_each(self._record, self.ins[0], None)
+    def step(self):
+        inp = self.ins[0]
+        if not inp.toks:
+            return WAITING
+        x = inp.toks[0]
+        if x.__class__ is int and x == D:
+            self.fire((inp,))
+            self.done = True
+            return WAITING
+        self.got.append(x)
+        self.fire((inp,), nbytes=self._bytes(x))
+        return None
 
-    def _record(self, x):
-        """Record token x (not D); the bytes storing it: a coordinate, a value (float or block)
-        or a compressed level's stop (a segment entry per fiber: a stop closes one)."""
+    def _bytes(self, x) -> int:
+        """The bytes storing token x (not D): a coordinate, a value (float or block) or a
+        compressed level's stop (a segment entry per fiber: a stop closes one); N nothing."""
+        if self.mem is None:
+            return 0
         if x.__class__ is not int or x >= 0:
-            self.got.append(x)
-            return None, self.bpt if self.mem is not None else 0
-        if x != D:
-            self.got.append(x)
-        return None, self.bpt if x <= S0 and self.seg and self.mem is not None else 0
+            return self.bpt
+        return self.bpt if is_stop(x) and self.seg else 0

@@ -26,22 +26,23 @@ D = -1
 N = -2
 S0 = -3
 R = 0
-EB = 1 << 24          # emptiness unit of a stop token
-MASK = EB - 1
+_EB = 1 << 24          # emptiness unit of a stop token (the helpers below hide the encoding)
+_MASK = _EB - 1
 
 
 def stop(k: int, e: int = 0) -> int:
     """The token of stop level k with emptiness e (0: it closes an existing fiber)."""
-    return -3 - k - e * EB
+    return -3 - k - e * _EB
 
 
 def is_stop(t) -> bool:
+    """Whether token t is a stop Sk (of any level and emptiness)."""
     return t.__class__ is int and t <= -3
 
 
 def level(t: int) -> int:
     """The level k of stop token Sk."""
-    return (-3 - t) & MASK
+    return (-3 - t) & _MASK
 
 
 def empt(t: int) -> int:
@@ -49,12 +50,38 @@ def empt(t: int) -> int:
     return (-3 - t) >> 24
 
 
+def is_bare(t) -> bool:
+    """Whether t is a bare stop: one standing for a fiber that does not exist (emptiness >= 1)."""
+    return is_stop(t) and empt(t) > 0
+
+
+def is_done(t) -> bool:
+    """Whether t is D, the end of the stream."""
+    return t.__class__ is int and t == D
+
+
+def is_empty(t) -> bool:
+    """Whether t is N, the empty element (from a union, or a scan of an N ref)."""
+    return t.__class__ is int and t == N
+
+
+def is_crd(t) -> bool:
+    """Whether t is a coordinate or ref (a non-negative int), not a value or control token."""
+    return t.__class__ is int and t >= 0
+
+
+def is_element(t) -> bool:
+    """Whether t is an element of a fiber: a coordinate, ref or value, or N (an empty one);
+    not a stop or D."""
+    return t.__class__ is not int or t >= 0 or t == N
+
+
 def same_stop(a, b) -> bool:
     """True when a and b are stops of the same level, or the same D / N."""
     if a.__class__ is not int or b.__class__ is not int:
         return False
     if a <= -3 and b <= -3:
-        return not (a - b) & MASK
+        return level(a) == level(b)
     return a == b
 
 
@@ -66,7 +93,7 @@ def show(t, kind: str = "crd") -> str:
         if t == N:
             return "N"
         if t <= -3:
-            return f"S{(-3 - t) & MASK}"
+            return f"S{level(t)}"
         if kind == "repsig":
             return "R"
         return str(t)

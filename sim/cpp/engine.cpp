@@ -57,14 +57,7 @@ Engine::Status Engine::run() {
       over_budget = node;
       return Status::Budget;
     }
-    // the Python engine's hooks: progress, then the memory calendar's housekeeping
-    bool housekeeping = !(activations & 1023);   // every 1024 activations
-    if (housekeeping && interrupt) interrupt();
-    if (progress && --to_tick == 0) {
-      to_tick = progress_every;
-      progress(clock(), flops());
-    }
-    if (housekeeping && memory_) memory_->forget_before(earliest_firing());
+    hooks(to_tick);
     wake_after(node, pre_in, pre_out);
     if (blocks_ && blocks_->due()) collect_blocks();
     if (tracing) trace_activation(node, fires0, stall0, bytes0);
@@ -78,6 +71,18 @@ Engine::Status Engine::run() {
   cycles = 0;
   for (Node* n : nodes_) cycles = std::max(cycles, n->finish());
   return Status::Done;
+}
+
+// The Python engine's hooks after an activation: progress, then the memory calendar's
+// housekeeping (every 1024 activations).
+void Engine::hooks(i64& to_tick) {
+  bool housekeeping = !(activations & 1023);
+  if (housekeeping && interrupt) interrupt();
+  if (progress && --to_tick == 0) {
+    to_tick = progress_every;
+    progress(clock(), flops());
+  }
+  if (housekeeping && memory_) memory_->forget_before(earliest_firing());
 }
 
 // Wake consumers that received tokens and producers that got a slot back, in the Python order.

@@ -51,6 +51,7 @@ class Engine {
   i64 flops() const;
 
  private:
+  void hooks(i64& to_tick);
   void wake_after(Node* node, const std::vector<size_t>& pre_in,
                   const std::vector<size_t>& pre_out);
   void collect_blocks();

@@ -39,9 +39,9 @@ void Graph::feed(int c, py::handle toks, const std::vector<i64>& times, i64 push
 }
 
 int Graph::add_node(py::handle pynode) {
-  std::string cls = py::type::of(pynode).attr("__name__").cast<std::string>();
-  const Factory* f = registry().find(cls);
-  if (!f) throw Unsupported("primitive " + cls + " is not implemented in the compiled engine");
+  std::string kind = pynode.attr("kind").cast<std::string>();
+  const Factory* f = registry().find(kind);
+  if (!f) throw Unsupported("primitive " + kind + " is not implemented in the compiled engine");
   Build b(pynode, *this);
   nodes_.push_back((*f)(b));
   nodes_.back()->index = int(nodes_.size() - 1);

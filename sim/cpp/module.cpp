@@ -43,8 +43,8 @@ PYBIND11_MODULE(_fast, m) {
       PyErr_NewException("fuseflowc.sim._fast.SimError", PyExc_RuntimeError, nullptr));
   m.attr("SimError") = sim_error;
 
-  m.def("kinds", [] { return registry().names(); },
-        "Python class names of the primitives the compiled engine implements.");
+  m.def("kinds", [] { return registry().kinds(); },
+        "The SAMML kind names of the primitives the compiled engine implements, sorted.");
 
   py::class_<Graph>(m, "Graph")
       .def(py::init<py::handle>(), py::arg("memory"))

@@ -26,6 +26,7 @@
 // stopped for lack of output room (the engine then wakes it when a slot frees).
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <initializer_list>
 #include <stdexcept>
@@ -57,6 +58,12 @@ struct Unsupported : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// What every node is made with: its name, kind (the SAMML kind name), ii and latency.
+struct Common {
+  std::string name, kind;
+  i64 ii, lat;
+};
+
 class Node {
  public:
   std::string name;
@@ -71,8 +78,7 @@ class Node {
   bool done = false, queued = false, wants_out = false, is_writer = false;
   int index = 0;
 
-  Node(std::string name_, std::string kind_, i64 ii_, i64 lat_)
-      : name(std::move(name_)), kind(std::move(kind_)), t(-ii_), ii(ii_), lat(lat_) {}
+  explicit Node(const Common& c) : name(c.name), kind(c.kind), t(-c.ii), ii(c.ii), lat(c.lat) {}
   virtual ~Node() = default;
 
   /// Fire as far as inputs and output room allow; true when stopped for lack of output room.
@@ -90,6 +96,10 @@ class Node {
     throw SimError(index, "", what, std::vector<Token>(toks));
   }
 };
+
+/// What one step of a primitive did (Python: a step() returning None, WAITING or BLOCKED):
+/// fired (and may fire again), lacks an input token, or lacks an output slot.
+enum class Step { FIRED, WAITING, BLOCKED };
 
 /// A node's clock for one activation: its t, stall and fires as locals (written back when the
 /// activation ends), so the hot loops keep them in registers: the FIFO writes of a firing
@@ -179,5 +189,33 @@ class Firing {
   i64 lat_;
   i64 f_;
 };
+
+/// The cursor loop of a stream map: one firing per set of input heads, one token out per firing
+/// (RepSig, Array, the ALUs). `firings(out, k, in...)` does up to k firings through the given
+/// output and inputs and returns how many it did; write it once as a generic lambda, since it is
+/// called both ways: through cursors (`Slots`, `Tokens`: a pointer each, no per-token check of
+/// wrap, limit or boundedness) where every input holds a run of consecutive tokens and the
+/// output a run of consecutive free slots (more than one), else for one firing through the
+/// Appender and Readers (they handle a ring's wrap, a deep ring's next chunk, an unbounded
+/// channel's next segment and a fan-out's lazy staging). The same firings either way.
+///
+/// Returns false when an input ran out (or, with StopAtDone, once the node is done: a stream
+/// that ends at D takes nothing after it), true when stopped for lack of output room.
+template <bool StopAtDone, class Firings, class... In>
+FASTSIM_INLINE bool cursor_loop(Node& node, Appender& out, Firings&& firings, In&... ins) {
+  for (;;) {
+    size_t k = std::min({out.run(), ins.run()...});
+    if (k > 1) {
+      size_t j = firings(out.slots(), k, ins.tokens()...);
+      (ins.popped(j), ...);
+      out.pushed(j);
+    } else {
+      if ((ins.empty() || ...)) return false;
+      if (!out.room()) return true;
+      firings(out, size_t(1), ins...);
+    }
+    if (StopAtDone && node.done) return false;
+  }
+}
 
 }  // namespace fastsim

@@ -231,26 +231,45 @@ inline ValueFn pre_fn(Build& b) {
   return pre.is_none() ? ValueFn() : ValueFn(pre, Scalar::NONE, 0.0, b.blocks());
 }
 
+/// What a reducer or an accumulator folds with: its function, the per-block pre-reduction and
+/// the FLOPs of one fold (the Python node's fn, pre and fl).
+struct FoldAttrs {
+  ValueFn fn, pre;
+  i64 fl;
+  static FoldAttrs read(Build& b) { return {reduce_fn(b), pre_fn(b), b.attr<i64>("fl")}; }
+};
+
 // ---- the primitives -----------------------------------------------------------------------
 
 /// ALU on one or two value streams. Stops and D pass (and must line up for binary ops); an N
 /// operand acts as the identity of the operation; unary and scalar ops pass N through.
 class Alu : public Node {
  public:
-  explicit Alu(Build& b)
-      : Node(b.name(), b.kind(), b.ii(), b.lat()), op_(b.attr<std::string>("op")),
-        binary_(b.attr<bool>("binary")), fl_(b.attr<i64>("fl")) {
-    py::object fn = b.node.attr("fn");
-    double c = 0.0;
-    labelled_ = !b.is_none("nl");
-    Scalar s = labelled_ ? Scalar::NONE : scalar_alu(fn, op_, c);
-    fn_ = ValueFn(fn, s, c, b.blocks());
-    if (labelled_) {
-      nl_ = ValueFn(b.node.attr("nl"), Scalar::NONE, 0.0, b.blocks());
-      nr_ = ValueFn(b.node.attr("nr"), Scalar::NONE, 0.0, b.blocks());
+  /// The operation (prims_compute.py Alu's attributes): native where it is one of sim/ops.py's
+  /// scalar functions, else the Python call; a labelled block einsum's N rules `nl`/`nr`.
+  struct Attrs {
+    std::string op;
+    bool binary;
+    i64 fl;
+    bool labelled = false;
+    ValueFn fn, nl, nr;
+    static Attrs read(Build& b) {
+      Attrs a{b.attr<std::string>("op"), b.attr<bool>("binary"), b.attr<i64>("fl")};
+      py::object fn = b.node.attr("fn");
+      double c = 0.0;
+      a.labelled = !b.is_none("nl");
+      Scalar s = a.labelled ? Scalar::NONE : scalar_alu(fn, a.op, c);
+      a.fn = ValueFn(fn, s, c, b.blocks());
+      if (a.labelled) {
+        a.nl = ValueFn(b.node.attr("nl"), Scalar::NONE, 0.0, b.blocks());
+        a.nr = ValueFn(b.node.attr("nr"), Scalar::NONE, 0.0, b.blocks());
+      }
+      return a;
     }
-    mul_ = op_ == "mul" && !labelled_;
-  }
+  };
+  Alu(const Common& c, const Attrs& a)
+      : Node(c), op_(a.op), binary_(a.binary), fl_(a.fl), labelled_(a.labelled),
+        mul_(a.op == "mul" && !a.labelled), fn_(a.fn), nl_(a.nl), nr_(a.nr) {}
 
   bool run() override { return binary_ ? run2() : run1(); }
 
@@ -259,23 +278,9 @@ class Alu : public Node {
     Reader in(*ins[0]);
     Appender out(*outs[0]);
     Clock clock(*this);
-    for (;;) {
-      // consecutive tokens in and free slots out: through cursors (the hot loop)
-      size_t k = std::min(in.run(), out.run());
-      if (k > 1) {
-        Tokens x = in.tokens();
-        Slots o = out.slots();
-        size_t n = fire1(clock, x, o, k);
-        in.popped(n);
-        out.pushed(n);
-        if (done) return false;
-        continue;
-      }
-      if (in.empty()) return false;
-      if (!out.room()) return true;
-      fire1(clock, in, out, 1);
-      if (done) return false;
-    }
+    return cursor_loop<true>(*this, out, [&](auto&& o, size_t k, auto&& x) {
+      return fire1(clock, x, o, k);
+    }, in);
   }
   // Up to k firings of the one-operand ALU (the input holds k tokens, the output has room for
   // k); the number fired: D ends the stream, and nothing after it is taken (fire_each).
@@ -298,31 +303,19 @@ class Alu : public Node {
     return k;
   }
 
+  // A binary ALU takes whatever pairs come: D does not stop it (Python: Alu._step_binary).
   bool run2() {
     Reader a(*ins[0]);
     Reader b(*ins[1]);
     Appender out(*outs[0]);
     Clock clock(*this);
-    for (;;) {
-      // consecutive tokens in and free slots out: through cursors (the hot loop)
-      size_t k = std::min({a.run(), b.run(), out.run()});
-      if (k > 1) {
-        Tokens x = a.tokens(), y = b.tokens();
-        Slots o = out.slots();
-        fire2(clock, x, y, o, k);
-        a.popped(k);
-        b.popped(k);
-        out.pushed(k);
-        continue;
-      }
-      if (a.empty() || b.empty()) return false;
-      if (!out.room()) return true;
-      fire2(clock, a, b, out, 1);
-    }
+    return cursor_loop<false>(*this, out, [&](auto&& o, size_t k, auto&& x, auto&& y) {
+      return fire2(clock, x, y, o, k);
+    }, a, b);
   }
   // k firings of the two-operand ALU (both inputs hold k tokens, the output has room for k).
   template <class In, class Out>
-  FASTSIM_INLINE void fire2(Clock& clock, In& a, In& b, Out& out, size_t k) {
+  FASTSIM_INLINE size_t fire2(Clock& clock, In& a, In& b, Out& out, size_t k) {
     for (size_t j = 0; j < k; ++j) {
       Firing fire(clock);
       fire.after(a).after(b).slot(out);
@@ -338,7 +331,7 @@ class Alu : public Node {
         i64 w;
         if (u == v) {
           w = u;
-        } else if (u <= -3 && v <= -3 && !((u - v) & MASK)) {
+        } else if (is_stop(u) && is_stop(v) && same_level(u, v)) {
           w = u > v ? u : v;   // same level: the lesser emptiness
         } else if (u == N && v >= -2) {
           w = v;
@@ -359,6 +352,7 @@ class Alu : public Node {
       fire.emit(out, z);
       fire.commit();
     }
+    return k;
   }
 
   // `N op y` where N acts as the operation's identity (Python: _n_left, or the labelled nl).
@@ -372,7 +366,7 @@ class Alu : public Node {
   std::string op_;
   bool binary_;
   i64 fl_;
-  bool labelled_ = false, mul_ = false;
+  bool labelled_, mul_;
   ValueFn fn_, nl_, nr_;
 };
 
@@ -380,9 +374,14 @@ class Alu : public Node {
 /// result then S(k-1). An empty fiber gives an explicit 0; a bare stop reduces to nothing.
 class Reduce : public Node {
  public:
-  explicit Reduce(Build& b)
-      : Node(b.name(), b.kind(), b.ii(), b.lat()), fn_(reduce_fn(b)), pre_(pre_fn(b)),
-        zero_(b.value(b.node.attr("zero"))), fl_(b.attr<i64>("fl")) {}
+  /// What it folds with, and the result of an empty fiber (a 0 or a zero block).
+  struct Attrs {
+    FoldAttrs fold;
+    Token zero;
+    static Attrs read(Build& b) { return {FoldAttrs::read(b), b.value(b.node.attr("zero"))}; }
+  };
+  Reduce(const Common& c, const Attrs& a)
+      : Node(c), fn_(a.fold.fn), pre_(a.fold.pre), zero_(a.zero), fl_(a.fold.fl) {}
 
   bool run() override {
     Reader in(*ins[0]);
@@ -408,7 +407,7 @@ class Reduce : public Node {
           continue;
         }
         i64 v = x.as_int();
-        if (v == N || (v < S0 && !((-3 - v) & MASK))) {   // N, or a bare S0: nothing
+        if (v == N || (is_bare(v) && level(v) == 0)) {   // N, or a bare S0: nothing
           fire.pop(in);
           fire.commit();
           continue;
@@ -417,8 +416,8 @@ class Reduce : public Node {
         if (v == D) {
           o = x;
           done = true;
-        } else if (v <= S0 - EB) {         // bare Sk/e (k > 0) -> S(k-1)/(e-1)
-          o = Token::of_int(v + 1 + EB);
+        } else if (is_bare(v)) {           // bare Sk/e (k > 0) -> S(k-1)/(e-1)
+          o = Token::of_int(stop(level(v) - 1, empt(v) - 1));
           has_acc_ = false;
         } else {
           o = has_acc_ ? acc_ : zero_;
@@ -602,9 +601,8 @@ class Accumulator {
 /// coordinate (one point per cycle), then S(k-1); S0 only ends an inner fiber.
 class Spacc1 : public Node {
  public:
-  explicit Spacc1(Build& b)
-      : Node(b.name(), b.kind(), b.ii(), b.lat()), fn_(reduce_fn(b)), pre_(pre_fn(b)),
-        fl_(b.attr<i64>("fl")) {}
+  using Attrs = FoldAttrs;
+  Spacc1(const Common& c, const Attrs& a) : Node(c), fn_(a.fn), pre_(a.pre), fl_(a.fl) {}
 
   bool run() override {
     Reader cin(*ins[0]);
@@ -712,14 +710,12 @@ class Spacc1 : public Node {
 /// i's then S(k-2); crd0 and val get each i's j's closed by S0, the last closed by S(k-1).
 class Spacc2 : public Queued {
  public:
-  explicit Spacc2(Build& b)
-      : Queued(b.name(), b.kind(), b.ii(), b.lat()), fn_(reduce_fn(b)), pre_(pre_fn(b)),
-        fl_(b.attr<i64>("fl")) {
+  using Attrs = FoldAttrs;
+  Spacc2(const Common& c, const Attrs& a) : Queued(c), fn_(a.fn), pre_(a.pre), fl_(a.fl) {
     queues(3);
   }
 
   bool run() override {
-    Channel& iin = *ins[0];
     Channel& jin = *ins[1];
     Channel& vin = *ins[2];
     for (;;) {
@@ -728,66 +724,7 @@ class Spacc2 : public Queued {
       i64 f = std::max(t + ii, ready_);
       f = std::max(f, jin.head_time());
       f = std::max(f, vin.head_time());
-      Token jt = jin.head(), v = vin.head();
-      i64 j = jt.as_int();
-      if (!has_cur_) {
-        if (iin.empty()) return false;
-        f = std::max(f, iin.head_time());
-        Token it = iin.head();
-        i64 i = it.as_int();
-        if (i >= 0 || i == N) {
-          // Taking the outer coordinate costs no firing: it moves into the register that tags
-          // the points of its fiber (its slot frees the next cycle), and the fiber's first
-          // point is taken in the same cycle: one point per cycle.
-          iin.pop(f);
-          cur_ = i;
-          has_cur_ = true;
-          ready_ = f;
-          continue;
-        }
-        // no current i: an i stop (empty i fiber) or D; crd0 holds the matching token
-        if (!same_stop(jt, v) || !(i == D ? j == D : (j <= -3 && level(j) == level(i) + 1)))
-          mismatch("crd1, crd0 and val streams", {it, jt, v});
-        fire_pops(f, {&iin, &jin, &vin});
-        if (i == D) {
-          for (auto& qi : q) qi->push(Token::of_int(D));
-        } else if (level(j) >= 2) {
-          flush(level(j), empt(j));
-        }
-        continue;
-      }
-      if (j >= 0) {
-        if (cur_ != N && v.is_value()) {
-          if (!pre_.is_none()) v = pre_(*this, v);
-          auto& row = acc_[cur_];
-          auto it = row.find(j);
-          if (it == row.end())
-            row.emplace(j, v);
-          else
-            it->second = fn_(*this, it->second, v);
-          flops += fl_;
-        }
-        fire_pops(f, {&jin, &vin});
-        continue;
-      }
-      if (j == N) {
-        fire_pops(f, {&jin, &vin});
-        continue;
-      }
-      if (!same_stop(jt, v) || j == D) mismatch("crd0 and val streams", {jt, v});
-      i64 k = level(j);
-      if (k == 0) {
-        has_cur_ = false;
-        fire_pops(f, {&jin, &vin});
-        continue;
-      }
-      if (iin.empty()) return false;
-      f = std::max(f, iin.head_time());
-      i64 i = iin.head().as_int();
-      if (!(i <= -3 && level(i) == k - 1)) mismatch("crd1 and crd0 stops", {iin.head(), jt});
-      has_cur_ = false;
-      fire_pops(f, {&iin, &jin, &vin});
-      if (k >= 2) flush(k, empt(j));
+      if ((has_cur_ ? inner(f) : outer(f)) == Step::WAITING) return false;
     }
   }
   void visit_tokens(const TokenVisitor& v) override {
@@ -797,6 +734,80 @@ class Spacc2 : public Queued {
   }
 
  private:
+  // No current i (Python: Spacc2.consume and _outer_end): the next outer coordinate goes into
+  // the register, or an i stop (an empty i fiber) or D meets crd0's matching token. f: the
+  // firing's cycle so far.
+  Step outer(i64 f) {
+    Channel& iin = *ins[0];
+    Channel& jin = *ins[1];
+    Channel& vin = *ins[2];
+    if (iin.empty()) return Step::WAITING;
+    f = std::max(f, iin.head_time());
+    Token it = iin.head(), jt = jin.head(), v = vin.head();
+    i64 i = it.as_int(), j = jt.as_int();
+    if (is_element(i)) {
+      // Taking the outer coordinate costs no firing: it moves into the register that tags
+      // the points of its fiber (its slot frees the next cycle), and the fiber's first
+      // point is taken in the same cycle: one point per cycle.
+      iin.pop(f);
+      cur_ = i;
+      has_cur_ = true;
+      ready_ = f;
+      return Step::FIRED;
+    }
+    if (!same_stop(jt, v) || !(i == D ? j == D : (is_stop(j) && level(j) == level(i) + 1)))
+      mismatch("crd1, crd0 and val streams", {it, jt, v});
+    fire_pops(f, {&iin, &jin, &vin});
+    if (i == D) {
+      for (auto& qi : q) qi->push(Token::of_int(D));
+    } else if (level(j) >= 2) {
+      flush(level(j), empt(j));
+    }
+    return Step::FIRED;
+  }
+
+  // A point (j, v) of the current i, N, or the stop closing i's fiber (Python: Spacc2.consume
+  // and _inner_end).
+  Step inner(i64 f) {
+    Channel& iin = *ins[0];
+    Channel& jin = *ins[1];
+    Channel& vin = *ins[2];
+    Token jt = jin.head(), v = vin.head();
+    i64 j = jt.as_int();
+    if (is_element(j)) {
+      if (j != N && cur_ != N && v.is_value()) accumulate(j, v);
+      fire_pops(f, {&jin, &vin});
+      return Step::FIRED;
+    }
+    if (!same_stop(jt, v) || j == D) mismatch("crd0 and val streams", {jt, v});
+    i64 k = level(j);
+    if (k == 0) {
+      has_cur_ = false;
+      fire_pops(f, {&jin, &vin});
+      return Step::FIRED;
+    }
+    if (iin.empty()) return Step::WAITING;
+    f = std::max(f, iin.head_time());
+    i64 i = iin.head().as_int();
+    if (!(is_stop(i) && level(i) == k - 1)) mismatch("crd1 and crd0 stops", {iin.head(), jt});
+    has_cur_ = false;
+    fire_pops(f, {&iin, &jin, &vin});
+    if (k >= 2) flush(k, empt(j));
+    return Step::FIRED;
+  }
+
+  // Fold value v into point (cur_, j).
+  void accumulate(i64 j, Token v) {
+    if (!pre_.is_none()) v = pre_(*this, v);
+    auto& row = acc_[cur_];
+    auto it = row.find(j);
+    if (it == row.end())
+      row.emplace(j, v);
+    else
+      it->second = fn_(*this, it->second, v);
+    flops += fl_;
+  }
+
   void flush(i64 k, i64 e) {
     Ring<Token>& q1 = *q[0];
     Ring<Token>& q0 = *q[1];
@@ -833,10 +844,10 @@ class Spacc2 : public Queued {
 }  // namespace compute
 
 void register_compute(Registry& r) {
-  r.add("Alu", built<compute::Alu>());
-  r.add("Reduce", built<compute::Reduce>());
-  r.add("Spacc1", built<compute::Spacc1>());
-  r.add("Spacc2", built<compute::Spacc2>());
+  r.add<compute::Alu>("alu");
+  r.add<compute::Reduce>("reduce");
+  r.add<compute::Spacc1>("spacc1");
+  r.add<compute::Spacc2>("spacc2");
 }
 
 }  // namespace fastsim

@@ -13,15 +13,12 @@ namespace crd {
 
 using compute::Queued;
 
-inline bool is_crd(i64 x) { return x >= 0 || x == N; }
-
 /// (outer crd, inner crd) -> (outer crd, inner crd): an outer coordinate goes out only if its
 /// inner fiber is non-empty; a kept fiber's closing stop is held back until the next kept fiber
 /// (then S0) or the outer fiber's end (then S(k+1), merged) is known.
 class CrdDrop : public Queued {
  public:
-  CrdDrop(std::string name, std::string kind, i64 ii, i64 lat)
-      : Queued(std::move(name), std::move(kind), ii, lat) {
+  explicit CrdDrop(const Common& c) : Queued(c) {
     queues(2);
   }
 
@@ -38,7 +35,7 @@ class CrdDrop : public Queued {
         if (iin.empty()) return false;
         f = std::max(f, iin.head_time());
         Token x = iin.head();
-        if (is_crd(x.as_int())) {
+        if (is_element(x.as_int())) {
           if (!outs[1]->room()) return true;
           Firing fire(*this);
           fire.after_cycle(f).slot(*outs[1]);
@@ -57,7 +54,7 @@ class CrdDrop : public Queued {
       f = std::max(f, oin.head_time());
       Token ot = oin.head();
       i64 o = ot.as_int();
-      if (is_crd(o)) {
+      if (is_element(o)) {
         if (iin.empty()) return false;
         f = std::max(f, iin.head_time());
         i64 x = iin.head().as_int();
@@ -82,7 +79,7 @@ class CrdDrop : public Queued {
         if (iin.empty()) return false;
         f = std::max(f, iin.head_time());
         i64 x = iin.head().as_int();
-        if (!(o == D ? x == D : (x <= -3 && level(x) == level(o) + 1)))
+        if (!(o == D ? x == D : (is_stop(x) && level(x) == level(o) + 1)))
           mismatch("outer and inner stops", {ot, iin.head()});
         pop_inner = true;
       }
@@ -112,71 +109,81 @@ class CrdDrop : public Queued {
 /// inner coordinate; stops of the inner stream go to both outputs.
 class CrdHold : public Queued {
  public:
-  CrdHold(std::string name, std::string kind, i64 ii, i64 lat)
-      : Queued(std::move(name), std::move(kind), ii, lat) {
+  explicit CrdHold(const Common& c) : Queued(c) {
     queues(2);
   }
 
   bool run() override {
-    Channel& oin = *ins[0];
-    Channel& iin = *ins[1];
-    Port& oo = *outs[0];
-    Port& io = *outs[1];
     for (;;) {
       if (drain()) return true;
       if (done) return false;
-      i64 f = t + ii;
-      if (!has_cur_) {
-        if (oin.empty()) return false;
-        f = std::max(f, oin.head_time());
-        Token ot = oin.head();
-        i64 o = ot.as_int();
-        if (is_crd(o)) {
-          cur_ = ot;
-          has_cur_ = true;
-          fire_pops(f, {&oin});
-          continue;
-        }
-        if (iin.empty()) return false;
-        f = std::max(f, iin.head_time());
-        Token x = iin.head();
-        i64 xi = x.as_int();
-        if (!(o == D ? xi == D : (xi <= -3 && level(xi) == level(o) + 1)))
-          mismatch("outer and inner stops", {ot, x});
-        if (!oo.room() || !io.room()) return true;
-        emit2(f, {&oin, &iin}, x, x);
-        if (xi == D) done = true;
-        continue;
-      }
-      if (iin.empty()) return false;
-      f = std::max(f, iin.head_time());
-      Token x = iin.head();
-      i64 xi = x.as_int();
-      if (is_crd(xi)) {
-        if (!oo.room() || !io.room()) return true;
-        emit2(f, {&iin}, cur_, x);
-        continue;
-      }
-      if (xi == D) error("inner stream ended (D) inside an outer fiber");
-      bool pop_outer = false;
-      if (level(xi)) {                             // the outer fiber ends too
-        if (oin.empty()) return false;
-        f = std::max(f, oin.head_time());
-        i64 o = oin.head().as_int();
-        if (!(o <= -3 && level(o) == level(xi) - 1))
-          mismatch("outer and inner stops", {oin.head(), x});
-        pop_outer = true;
-      }
-      if (!oo.room() || !io.room()) return true;
-      if (pop_outer)
-        emit2(f, {&iin, &oin}, x, x);
-      else
-        emit2(f, {&iin}, x, x);
-      has_cur_ = false;
+      Step r = has_cur_ ? inner() : outer();
+      if (r != Step::FIRED) return r == Step::BLOCKED;
     }
   }
 
  private:
+  // No current outer coordinate: the next one goes into the register (a firing), or an outer
+  // stop or D meets the inner stream's (Python: CrdHold.step and _outer_stop).
+  Step outer() {
+    Channel& oin = *ins[0];
+    Channel& iin = *ins[1];
+    if (oin.empty()) return Step::WAITING;
+    i64 f = std::max(t + ii, oin.head_time());
+    Token ot = oin.head();
+    i64 o = ot.as_int();
+    if (is_element(o)) {
+      cur_ = ot;
+      has_cur_ = true;
+      fire_pops(f, {&oin});
+      return Step::FIRED;
+    }
+    if (iin.empty()) return Step::WAITING;
+    f = std::max(f, iin.head_time());
+    Token x = iin.head();
+    i64 xi = x.as_int();
+    if (!(o == D ? xi == D : (is_stop(xi) && level(xi) == level(o) + 1)))
+      mismatch("outer and inner stops", {ot, x});
+    if (!outs[0]->room() || !outs[1]->room()) return Step::BLOCKED;
+    emit2(f, {&oin, &iin}, x, x);
+    if (xi == D) done = true;
+    return Step::FIRED;
+  }
+
+  // Inside an outer fiber: each inner coordinate goes out with the held outer one; an inner
+  // stop goes to both outputs and ends the held coordinate (S(k) with k >= 1: the outer
+  // fiber's stop too).
+  Step inner() {
+    Channel& oin = *ins[0];
+    Channel& iin = *ins[1];
+    if (iin.empty()) return Step::WAITING;
+    i64 f = std::max(t + ii, iin.head_time());
+    Token x = iin.head();
+    i64 xi = x.as_int();
+    if (is_element(xi)) {
+      if (!outs[0]->room() || !outs[1]->room()) return Step::BLOCKED;
+      emit2(f, {&iin}, cur_, x);
+      return Step::FIRED;
+    }
+    if (xi == D) error("inner stream ended (D) inside an outer fiber");
+    bool pop_outer = false;
+    if (level(xi)) {                             // the outer fiber ends too
+      if (oin.empty()) return Step::WAITING;
+      f = std::max(f, oin.head_time());
+      i64 o = oin.head().as_int();
+      if (!(is_stop(o) && level(o) == level(xi) - 1))
+        mismatch("outer and inner stops", {oin.head(), x});
+      pop_outer = true;
+    }
+    if (!outs[0]->room() || !outs[1]->room()) return Step::BLOCKED;
+    if (pop_outer)
+      emit2(f, {&iin, &oin}, x, x);
+    else
+      emit2(f, {&iin}, x, x);
+    has_cur_ = false;
+    return Step::FIRED;
+  }
+
   // One firing at >= f popping `pops` and emitting a on the outer output, b on the inner one.
   void emit2(i64 f, std::initializer_list<Channel*> pops, Token a, Token b) {
     Firing fire(*this);
@@ -196,9 +203,12 @@ class CrdHold : public Queued {
 /// unit close, or bare for a lane that got no unit).
 class Fork : public Queued {
  public:
-  explicit Fork(Build& b)
-      : Queued(b.name(), b.kind(), b.ii(), b.lat()), lanes_(b.attr<i64>("lanes")),
-        lvl_(b.attr<i64>("lvl")) {
+  /// The lanes and the unit's level (prims_crd.py Fork's and Join's attributes).
+  struct Attrs {
+    i64 lanes, lvl;
+    static Attrs read(Build& b) { return {b.attr<i64>("lanes"), b.attr<i64>("lvl")}; }
+  };
+  Fork(const Common& c, const Attrs& a) : Queued(c), lanes_(a.lanes), lvl_(a.lvl) {
     if (lanes_ < 1) throw Unsupported("a fork with no lanes");
     queues(size_t(lanes_));
     held_.assign(size_t(lanes_), NONE);
@@ -210,7 +220,6 @@ class Fork : public Queued {
 
   bool run() override {
     Channel& ch = *ins[0];
-    const i64 L = lvl_;
     for (;;) {
       if (drain()) return true;
       if (done || ch.empty()) return false;
@@ -218,59 +227,65 @@ class Fork : public Queued {
       Token xt = ch.head();
       i64 x = xt.is_int() ? xt.as_int() : 0;
       bool ctl = xt.is_int() && x < 0 && x != N;
-      size_t lane = lane_;
-      if (ctl && (x == D || level(x) >= L)) {     // enclosing stop or D: every lane
-        if (L >= 1 && !inside_ && x != D && empt(x) < L) {
-          // not bare: it also closes an empty unit, which goes to this lane
-          if (held_[lane] != NONE) {
-            q[lane]->push(Token::of_int(held_[lane]));
-            held_[lane] = NONE;
-          }
-          inside_ = true;
-          any_ = true;
-        }
-        for (size_t i = 0; i < q.size(); ++i) {
-          Ring<Token>& qi = *q[i];
-          if (x == D || L == 0 || (i == lane && inside_))
-            qi.push(xt);
-          else if (held_[i] != NONE)              // merged with the lane's last unit close
-            qi.push(Token::of_int(stop(level(x), empt(held_[i]))));
-          else if (any_)                          // this lane got no unit: bare
-            qi.push(Token::of_int(stop(level(x), L)));
-          else
-            qi.push(xt);
-          held_[i] = NONE;
-        }
-        inside_ = false;
-        any_ = false;
-        lane_ = 0;
-        fire_through(f, {&ch});
-        continue;
-      }
-      if (!inside_) {                             // a unit starts
-        if (held_[lane] != NONE) {
-          q[lane]->push(Token::of_int(held_[lane]));
-          held_[lane] = NONE;
-        }
-        inside_ = true;
-        any_ = true;
-      }
-      if (L == 0) {                               // the unit is this one token
-        q[lane]->push(xt);
-        inside_ = false;
-        lane_ = (lane + 1) % size_t(lanes_);
-      } else if (ctl && level(x) == L - 1) {      // the unit's close: held back
-        held_[lane] = x;
-        inside_ = false;
-        lane_ = (lane + 1) % size_t(lanes_);
-      } else {
-        q[lane]->push(xt);
-      }
+      if (ctl && (x == D || level(x) >= lvl_))   // enclosing stop or D: every lane
+        enclosing(xt, x);
+      else
+        unit_token(xt, x, ctl);
       fire_through(f, {&ch});
     }
   }
 
  private:
+  // A unit starts on the current lane: its last unit's held close goes out first.
+  void start_unit() {
+    size_t lane = lane_;
+    if (held_[lane] != NONE) {
+      q[lane]->push(Token::of_int(held_[lane]));
+      held_[lane] = NONE;
+    }
+    inside_ = true;
+    any_ = true;
+  }
+
+  // An enclosing stop (or D) goes to every lane; the lane counter restarts.
+  void enclosing(Token xt, i64 x) {
+    const i64 L = lvl_;
+    if (L >= 1 && !inside_ && x != D && empt(x) < L)
+      start_unit();   // not bare: it also closes an empty unit, which goes to this lane
+    for (size_t i = 0; i < q.size(); ++i) {
+      Ring<Token>& qi = *q[i];
+      if (x == D || L == 0 || (i == lane_ && inside_))
+        qi.push(xt);
+      else if (held_[i] != NONE)              // merged with the lane's last unit close
+        qi.push(Token::of_int(stop(level(x), empt(held_[i]))));
+      else if (any_)                          // this lane got no unit: bare
+        qi.push(Token::of_int(stop(level(x), L)));
+      else
+        qi.push(xt);
+      held_[i] = NONE;
+    }
+    inside_ = false;
+    any_ = false;
+    lane_ = 0;
+  }
+
+  // A token of the current unit goes to the current lane.
+  void unit_token(Token xt, i64 x, bool ctl) {
+    if (!inside_) start_unit();
+    size_t lane = lane_;
+    if (lvl_ == 0) {                            // the unit is this one token
+      q[lane]->push(xt);
+      inside_ = false;
+      lane_ = (lane + 1) % size_t(lanes_);
+    } else if (ctl && level(x) == lvl_ - 1) {   // the unit's close: held back
+      held_[lane] = x;
+      inside_ = false;
+      lane_ = (lane + 1) % size_t(lanes_);
+    } else {
+      q[lane]->push(xt);
+    }
+  }
+
   static constexpr i64 NONE = 1;   // no held close (held closes are stops: negative)
   i64 lanes_, lvl_;
   size_t lane_ = 0;
@@ -282,9 +297,8 @@ class Fork : public Queued {
 /// Gather lanes back in the original order: the inverse of Fork at the same level.
 class Join : public Queued {
  public:
-  explicit Join(Build& b)
-      : Queued(b.name(), b.kind(), b.ii(), b.lat()), lanes_(b.attr<i64>("lanes")),
-        lvl_(b.attr<i64>("lvl")) {
+  using Attrs = Fork::Attrs;
+  Join(const Common& c, const Attrs& a) : Queued(c), lanes_(a.lanes), lvl_(a.lvl) {
     if (lanes_ < 1) throw Unsupported("a join with no lanes");
     queues(1);
     closed_.assign(size_t(lanes_), false);
@@ -295,91 +309,11 @@ class Join : public Queued {
   }
 
   bool run() override {
-    const i64 L = lvl_;
-    Ring<Token>& out = *q[0];
     for (;;) {
       if (drain()) return true;
       if (done) return false;
-      size_t lane = lane_;
-      Channel& ch = *ins[lane];
-      if (!closed_[lane]) {
-        if (ch.empty()) return false;
-        Token xt = ch.head();
-        i64 x = xt.is_int() ? xt.as_int() : 0;
-        i64 f = std::max(t + ii, ch.head_time());
-        bool ctl = xt.is_int() && x < 0 && x != N;
-        bool enclosing = ctl && (x == D || level(x) >= L);
-        // an enclosing stop at a unit boundary that is not bare closes an empty unit
-        bool empty_unit = enclosing && L >= 1 && !inside_ && x != D && empt(x) < L;
-        if (!enclosing || empty_unit) {
-          if (!inside_) {                         // a unit starts
-            if (has_held_) {
-              out.push(held_);
-              has_held_ = false;
-            }
-            inside_ = true;
-          }
-          if (empty_unit) {
-            // handled as a merged close below
-          } else if (L == 0) {
-            out.push(xt);
-            inside_ = false;
-            lane_ = (lane + 1) % size_t(lanes_);
-            fire_through(f, {&ch});
-            continue;
-          } else if (ctl && level(x) == L - 1) {  // the unit's close: next lane
-            held_ = xt;
-            has_held_ = true;
-            inside_ = false;
-            lane_ = (lane + 1) % size_t(lanes_);
-            fire_through(f, {&ch});
-            continue;
-          } else {
-            out.push(xt);
-            fire_through(f, {&ch});
-            continue;
-          }
-        }
-        if (inside_) {                            // merged close: this lane's fiber ended
-          inside_ = false;
-          held_ = Token::of_int(stop(L - 1, empt(x)));
-          has_held_ = true;
-          closed_[lane] = true;
-          endk_ = xt;
-          has_endk_ = true;
-          lane_ = (lane + 1) % size_t(lanes_);
-          fire_through(f, {&ch});
-          continue;
-        }
-      }
       // this lane has no more units: the enclosing fiber ends on every lane
-      pops_.clear();
-      i64 f = t + ii;
-      Token endk = endk_;
-      bool has_endk = has_endk_;
-      for (size_t i = 0; i < ins.size(); ++i) {
-        if (closed_[i]) continue;
-        Channel& c = *ins[i];
-        if (c.empty()) return false;
-        f = std::max(f, c.head_time());
-        Token h = c.head();
-        if (!has_endk) {
-          endk = h;
-          has_endk = true;
-        }
-        if (!same_stop(h, endk)) mismatch("lane stops", {endk, h});
-        pops_.push_back(&c);
-      }
-      if (has_held_ && !endk.is(D))               // merged with the last unit's close
-        out.push(Token::of_int(stop(level(endk.as_int()), empt(held_.as_int()))));
-      else
-        out.push(endk);
-      fire_through(f, {}, &pops_);
-      has_held_ = false;
-      inside_ = false;
-      closed_.assign(size_t(lanes_), false);
-      has_endk_ = false;
-      lane_ = 0;
+      if (!(closed_[lane_] ? fiber_end() : lane_token())) return false;
     }
   }
   void visit_tokens(const TokenVisitor& v) override {
@@ -389,6 +323,92 @@ class Join : public Queued {
   }
 
  private:
+  // One firing taking the current lane's head (Python: Join.consume); false while it waits.
+  bool lane_token() {
+    const i64 L = lvl_;
+    Channel& ch = *ins[lane_];
+    if (ch.empty()) return false;
+    Token xt = ch.head();
+    i64 x = xt.is_int() ? xt.as_int() : 0;
+    i64 f = std::max(t + ii, ch.head_time());
+    bool ctl = xt.is_int() && x < 0 && x != N;
+    bool enclosing = ctl && (x == D || level(x) >= L);
+    // an enclosing stop at a unit boundary that is not bare closes an empty unit
+    bool empty_unit = enclosing && L >= 1 && !inside_ && x != D && empt(x) < L;
+    if (enclosing && !empty_unit && !inside_) return fiber_end();
+    if (!inside_) {                               // a unit starts
+      if (has_held_) {
+        q[0]->push(held_);
+        has_held_ = false;
+      }
+      inside_ = true;
+    }
+    if (enclosing) {                              // merged close: this lane's fiber ended
+      inside_ = false;
+      held_ = Token::of_int(stop(L - 1, empt(x)));
+      has_held_ = true;
+      closed_[lane_] = true;
+      endk_ = xt;
+      has_endk_ = true;
+      next_lane();
+    } else {
+      unit_token(xt, x, ctl);
+    }
+    fire_through(f, {&ch});
+    return true;
+  }
+
+  // A token of the current lane's unit goes out; the unit's end moves to the next lane.
+  void unit_token(Token xt, i64 x, bool ctl) {
+    if (lvl_ == 0) {
+      q[0]->push(xt);
+      inside_ = false;
+      next_lane();
+    } else if (ctl && level(x) == lvl_ - 1) {     // the unit's close: next lane
+      held_ = xt;
+      has_held_ = true;
+      inside_ = false;
+      next_lane();
+    } else {
+      q[0]->push(xt);
+    }
+  }
+
+  void next_lane() { lane_ = (lane_ + 1) % size_t(lanes_); }
+
+  // The enclosing fiber ends on every lane: one stop out for all of them (Python:
+  // Join._fiber_end); false while a lane's stop has not come.
+  bool fiber_end() {
+    pops_.clear();
+    i64 f = t + ii;
+    Token endk = endk_;
+    bool has_endk = has_endk_;
+    for (size_t i = 0; i < ins.size(); ++i) {
+      if (closed_[i]) continue;
+      Channel& c = *ins[i];
+      if (c.empty()) return false;
+      f = std::max(f, c.head_time());
+      Token h = c.head();
+      if (!has_endk) {
+        endk = h;
+        has_endk = true;
+      }
+      if (!same_stop(h, endk)) mismatch("lane stops", {endk, h});
+      pops_.push_back(&c);
+    }
+    if (has_held_ && !endk.is(D))               // merged with the last unit's close
+      q[0]->push(Token::of_int(stop(level(endk.as_int()), empt(held_.as_int()))));
+    else
+      q[0]->push(endk);
+    fire_through(f, {}, &pops_);
+    has_held_ = false;
+    inside_ = false;
+    closed_.assign(size_t(lanes_), false);
+    has_endk_ = false;
+    lane_ = 0;
+    return true;
+  }
+
   i64 lanes_, lvl_;
   size_t lane_ = 0;
   bool inside_ = false;
@@ -403,10 +423,10 @@ class Join : public Queued {
 }  // namespace crd
 
 void register_crd(Registry& r) {
-  r.add("CrdDrop", plain<crd::CrdDrop>());
-  r.add("CrdHold", plain<crd::CrdHold>());
-  r.add("Fork", built<crd::Fork>());
-  r.add("Join", built<crd::Join>());
+  r.add<crd::CrdDrop>("crddrop");
+  r.add<crd::CrdHold>("crdhold");
+  r.add<crd::Fork>("fork");
+  r.add<crd::Join>("join");
 }
 
 }  // namespace fastsim

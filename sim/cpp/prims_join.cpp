@@ -3,10 +3,10 @@
 //
 // Inputs are wired as [crd0, ref0, crd1, ref1, ...], outputs as [crd, ref0, ref1, ...]. A firing
 // looks at every input's head pair; it pops the pairs with the smallest coordinate and emits
-// when the join condition holds. Python's two-input path (_run2) and its n-input path (_run_n)
-// differ in one detail the timing sees: with N on both inputs, _run2 drops one pair per firing
-// (input 0 first) and _run_n every N pair in one firing. Both are kept. Python's bulk skipping
-// of unmatched runs equals its per-token path (tests/sim/test_sim_bulk.py): per token here.
+// when the join condition holds (Python: _Joiner.step and _decide). With N on several inputs,
+// two inputs drop one pair per firing (input 0 first), more inputs every N pair in one firing,
+// as _decide says. The two-input case is the hot one: run2, with the heads in registers and
+// an intersection's runs of skipped coordinates through cursors (the same per-token firings).
 #include <algorithm>
 #include <memory>
 #include <vector>
@@ -19,12 +19,17 @@ namespace join {
 
 class Joiner : public Node {
  public:
-  explicit Joiner(Build& b)
-      : Node(b.name(), b.kind(), b.ii(), b.lat()), n_(b.attr<int>("n")),
-        union_(b.kind() == "union") {
+  /// The joined inputs (prims_join.py _Joiner's attributes).
+  struct Attrs {
+    int n;
+    std::vector<int> required;   // union: the inputs that must hold a coordinate
+    static Attrs read(Build& b) {
+      return {b.attr<int>("n"), b.attr<std::vector<int>>("required")};
+    }
+  };
+  Joiner(const Common& c, const Attrs& a) : Node(c), n_(a.n), union_(c.kind == "union") {
     required_.assign(size_t(n_), false);
-    for (py::handle r : b.node.attr("required")) {
-      int i = r.cast<int>();
+    for (int i : a.required) {
       if (i < 0 || i >= n_) throw Unsupported("a union's required input out of range");
       required_[size_t(i)] = true;
     }
@@ -38,7 +43,14 @@ class Joiner : public Node {
   bool run() override { return n_ == 2 ? run2() : run_n(); }
 
  private:
-  // The two-input case (Python: _Joiner._run2).
+  // What one firing of the two-input join does (Python: _Joiner._decide): which inputs it
+  // pops and what it emits.
+  struct Decision {
+    bool pa = false, pb = false, emit = false;
+    Token c, x, y;   // the coordinate (or stop) and the two refs emitted
+  };
+
+  // The two-input case.
   bool run2() {
     Reader c0(*ins[0]);
     Reader r0(*ins[1]);
@@ -48,88 +60,109 @@ class Joiner : public Node {
     Appender o0(*outs[1]);
     Appender o1(*outs[2]);
     Clock clock(*this);
-    const bool keep_a = !required_[1];   // a union may emit a coordinate only input 0 has
-    const bool keep_b = !required_[0];
-    const Token none = Token::of_int(N);
     while (!c0.empty() && !r0.empty() && !c1.empty() && !r1.empty()) {
       Firing fire(clock);
       fire.after(c0).after(c1).after(r0).after(r1);
       i64 a = c0.head().as_int();
       i64 b = c1.head().as_int();
-      if (!union_ && a != b && (a >= 0 || b >= 0) && (a >= 0 || a <= -3) &&
-          (b >= 0 || b <= -3)) {
+      if (skips(a, b)) {
         // An intersection skips, without emitting, every coordinate below the other side's
         // head coordinate and every coordinate facing the other side's stop (the tail of a
         // fiber): the per-token firings of such a run, without looking at the other side again
-        // (its heads arrived before the run's first firing). Python's bulk path does the same.
-        bool side_a = b < 0 || (a >= 0 && a < b);
-        if (side_a)   // (two calls, not one on a ?: of references: keeps each reader in registers)
+        // (its heads arrived before the run's first firing).
+        // (two calls, not one on a ?: of references: keeps each reader in registers)
+        if (b < 0 || (a >= 0 && a < b))
           skip(fire, c0, r0, b, clock);
         else
           skip(fire, c1, r1, a, clock);
         continue;
       }
-      bool pa, pb, emit = false;
-      Token c, x, y;
-      if (a >= 0 && b >= 0) {
-        if (a == b) {
-          pa = pb = true;
-          emit = true;
-          c = Token::of_int(a), x = r0.head(), y = r1.head();
-        } else if (a < b) {
-          pa = true, pb = false;
-          if (union_ && keep_a) emit = true, c = Token::of_int(a), x = r0.head(), y = none;
-        } else {
-          pa = false, pb = true;
-          if (union_ && keep_b) emit = true, c = Token::of_int(b), x = none, y = r1.head();
-        }
-      } else if (a == N) {
-        pa = true, pb = false;
-      } else if (b == N) {
-        pa = false, pb = true;
-      } else if (a >= 0) {
-        if (b == D) mismatch("stream ends (D) of the joined streams", {c0.head(), c1.head()});
-        pa = true, pb = false;
-        if (union_ && keep_a) emit = true, c = Token::of_int(a), x = r0.head(), y = none;
-      } else if (b >= 0) {
-        if (a == D) mismatch("stream ends (D) of the joined streams", {c0.head(), c1.head()});
-        pa = false, pb = true;
-        if (union_ && keep_b) emit = true, c = Token::of_int(b), x = none, y = r1.head();
-      } else {
-        i64 s = a;
-        if (a != b) {
-          if (a > -3 || b > -3 || ((a - b) & MASK))
-            mismatch("stop tokens of the joined streams", {c0.head(), c1.head()});
-          // same level, different emptiness: a union has a fiber if any input has one, an
-          // intersection only if all have
-          s = union_ ? std::max(a, b) : std::min(a, b);
-        }
-        pa = pb = true;
-        emit = true;
-        c = x = y = Token::of_int(s);
-      }
-      if (emit) {
+      Decision d = decide2(a, b, c0.head(), c1.head(), r0.head(), r1.head());
+      if (d.emit) {
         if (!oc.room() || !o0.room() || !o1.room()) return true;
         fire.slot(oc).slot(o0).slot(o1);
-        fire.emit(oc, c);
-        fire.emit(o0, x);
-        fire.emit(o1, y);
+        fire.emit(oc, d.c);
+        fire.emit(o0, d.x);
+        fire.emit(o1, d.y);
       }
-      if (pa) {
+      if (d.pa) {
         fire.pop(c0);
         fire.pop(r0);
       }
-      if (pb) {
+      if (d.pb) {
         fire.pop(c1);
         fire.pop(r1);
       }
       fire.commit();
-      if (emit && c.is(D)) {
+      if (d.emit && d.c.is(D)) {
         done = true;
         break;
       }
     }
     return false;
+  }
+
+  // Whether an intersection facing heads a and b skips input a's or b's head without emitting:
+  // different heads, at least one a coordinate, neither N nor D.
+  FASTSIM_INLINE bool skips(i64 a, i64 b) const {
+    return !union_ && a != b && (is_crd(a) || is_crd(b)) && (is_crd(a) || is_stop(a)) &&
+           (is_crd(b) || is_stop(b));
+  }
+
+  // The two-input decision for crd heads a and b (tokens ta, tb) and ref heads x, y.
+  FASTSIM_INLINE Decision decide2(i64 a, i64 b, Token ta, Token tb, Token x, Token y) const {
+    if (a == N) return pop_one(true);
+    if (b == N) return pop_one(false);
+    if (is_crd(a) && is_crd(b)) {
+      if (a == b) return both(Token::of_int(a), x, y);
+      return a < b ? only(true, a, x) : only(false, b, y);
+    }
+    if (is_crd(a)) {
+      if (b == D) mismatch("stream ends (D) of the joined streams", {ta, tb});
+      return only(true, a, x);
+    }
+    if (is_crd(b)) {
+      if (a == D) mismatch("stream ends (D) of the joined streams", {ta, tb});
+      return only(false, b, y);
+    }
+    Token s = Token::of_int(line_up(a, b, ta, tb));
+    return both(s, s, s);
+  }
+  // Pop one input (a or b) without emitting (an N: an empty fiber).
+  static Decision pop_one(bool a) {
+    Decision d;
+    d.pa = a;
+    d.pb = !a;
+    return d;
+  }
+  // Pop both inputs, emitting c with refs x and y.
+  static Decision both(Token c, Token x, Token y) {
+    Decision d;
+    d.pa = d.pb = d.emit = true;
+    d.c = c;
+    d.x = x;
+    d.y = y;
+    return d;
+  }
+  // Pop input a (or b), the one holding the smaller coordinate m: a union emits it (with N for
+  // the other input's ref) unless the other input is required.
+  Decision only(bool a, i64 m, Token ref) const {
+    Decision d = pop_one(a);
+    if (union_ && !required_[a ? 1 : 0]) {
+      d.emit = true;
+      d.c = Token::of_int(m);
+      d.x = a ? ref : Token::of_int(N);
+      d.y = a ? Token::of_int(N) : ref;
+    }
+    return d;
+  }
+  // Stops (or D) on every input must line up; of stops of one level with different emptiness
+  // a union keeps the lesser (a fiber if any input has one), an intersection the greater.
+  i64 line_up(i64 a, i64 b, Token ta, Token tb) const {
+    if (a == b) return a;
+    if (!is_stop(a) || !is_stop(b) || !same_level(a, b))
+      mismatch("stop tokens of the joined streams", {ta, tb});
+    return union_ ? std::max(a, b) : std::min(a, b);
   }
 
   // Pop the run of coordinates of (crd, ref) below `lim` (any coordinate when lim is a stop),
@@ -169,11 +202,10 @@ class Joiner : public Node {
     return j;
   }
 
-  // Any number of inputs (Python: _Joiner._run_n).
+  // Any number of inputs.
   bool run_n() {
     const size_t n = size_t(n_);
-    std::vector<i64>& heads = heads_;
-    heads.resize(n);
+    heads_.resize(n);
     for (;;) {
       Firing fire(*this);
       for (size_t i = 0; i < n; ++i) {
@@ -181,62 +213,79 @@ class Joiner : public Node {
         Channel& r = *ins[2 * i + 1];
         if (c.empty() || r.empty()) return false;
         fire.after(c).after(r);
-        heads[i] = c.head().as_int();
+        heads_[i] = c.head().as_int();
       }
-      // N coordinates: an empty fiber; drop the pair without emitting.
-      bool skip = false;
-      for (size_t i = 0; i < n; ++i) skip = skip || heads[i] == N;
-      if (skip) {
-        for (size_t i = 0; i < n; ++i)
-          if (heads[i] == N) pop_pair(fire, i);
+      if (any_head(N)) {   // N coordinates: empty fibers; drop their pairs without emitting
+        pop_heads(fire, N);
         fire.commit();
         continue;
       }
-      bool data = false;
-      i64 m = 0;
-      for (size_t i = 0; i < n; ++i)
-        if (heads[i] >= 0) {
-          if (!data || heads[i] < m) m = heads[i];
-          data = true;
-        }
-      if (!data) {   // all stops / D
-        for (size_t i = 0; i < n; ++i)
-          if (!same_stop(Token::of_int(heads[i]), Token::of_int(heads[0])))
-            mismatch_heads("stop tokens of the joined streams");
-        i64 h0 = heads[0];
-        for (size_t i = 1; i < n; ++i) h0 = union_ ? std::max(h0, heads[i]) : std::min(h0, heads[i]);
+      i64 m;
+      bool data = least_crd(m);
+      if (!data) {         // stops or D on every input: one out on every output
+        i64 s = line_up_n();
         if (!all_room()) return true;
-        for (Port* p : outs) fire.slot(*p);
-        for (Channel* c : ins) fire.pop(*c);
-        for (Port* p : outs) fire.emit(*p, Token::of_int(h0));
-        fire.commit();
-        if (h0 == D) {
+        fire_stop(fire, s);
+        if (s == D) {
           done = true;
           return false;
         }
         continue;
       }
-      for (size_t i = 0; i < n; ++i)
-        if (heads[i] == D) mismatch_heads("stream ends (D) of the joined streams");
-      bool emit = true;
-      if (union_) {
-        for (size_t i = 0; i < n; ++i)
-          if (required_[i] && heads[i] != m) emit = false;
-      } else {
-        for (size_t i = 0; i < n; ++i)
-          if (heads[i] != m) emit = false;
-      }
-      if (emit) {
+      if (any_head(D)) mismatch_heads("stream ends (D) of the joined streams");
+      if (joins_at(m)) {
         if (!all_room()) return true;
         for (Port* p : outs) fire.slot(*p);
         fire.emit(*outs[0], Token::of_int(m));
         for (size_t i = 0; i < n; ++i)
-          fire.emit(*outs[i + 1], heads[i] == m ? ins[2 * i + 1]->head() : Token::of_int(N));
+          fire.emit(*outs[i + 1], heads_[i] == m ? ins[2 * i + 1]->head() : Token::of_int(N));
       }
-      for (size_t i = 0; i < n; ++i)
-        if (heads[i] == m) pop_pair(fire, i);
+      pop_heads(fire, m);
       fire.commit();
     }
+  }
+
+  bool any_head(i64 h) const {
+    return std::find(heads_.begin(), heads_.end(), h) != heads_.end();
+  }
+  // The pairs whose crd head is h.
+  void pop_heads(Firing& fire, i64 h) {
+    for (size_t i = 0; i < heads_.size(); ++i)
+      if (heads_[i] == h) pop_pair(fire, i);
+  }
+  // The least coordinate among the heads into m; false when every head is a stop or D.
+  bool least_crd(i64& m) const {
+    bool data = false;
+    for (i64 h : heads_)
+      if (is_crd(h) && (!data || h < m)) {
+        m = h;
+        data = true;
+      }
+    return data;
+  }
+  // Stops (or D) on every input line up: the stop that goes out (see line_up).
+  i64 line_up_n() const {
+    i64 s = heads_[0];
+    for (i64 h : heads_) {
+      if (!same_stop(Token::of_int(h), Token::of_int(heads_[0])))
+        mismatch_heads("stop tokens of the joined streams");
+      s = union_ ? std::max(s, h) : std::min(s, h);
+    }
+    return s;
+  }
+  // Whether the least coordinate m goes out: in every input (intersect), or in every required
+  // one (union).
+  bool joins_at(i64 m) const {
+    for (size_t i = 0; i < heads_.size(); ++i)
+      if (heads_[i] != m && (!union_ || required_[i])) return false;
+    return true;
+  }
+  // One firing popping every input and emitting s on every output.
+  void fire_stop(Firing& fire, i64 s) {
+    for (Port* p : outs) fire.slot(*p);
+    for (Channel* c : ins) fire.pop(*c);
+    for (Port* p : outs) fire.emit(*p, Token::of_int(s));
+    fire.commit();
   }
 
   void pop_pair(Firing& fire, size_t i) {
@@ -263,8 +312,8 @@ class Joiner : public Node {
 }  // namespace join
 
 void register_join(Registry& r) {
-  r.add("Intersect", built<join::Joiner>());
-  r.add("Union", built<join::Joiner>());
+  r.add<join::Joiner>("intersect");
+  r.add<join::Joiner>("union");
 }
 
 }  // namespace fastsim

@@ -17,8 +17,12 @@ namespace locate {
 
 class Locate : public Node {
  public:
-  explicit Locate(Build& b)
-      : Node(b.name(), b.kind(), b.ii(), b.lat()), size_(b.attr<i64>("size")) {}
+  /// The dense level located into (prims_locate.py Locate's attributes).
+  struct Attrs {
+    i64 size;
+    static Attrs read(Build& b) { return {b.attr<i64>("size")}; }
+  };
+  Locate(const Common& c, const Attrs& a) : Node(c), size_(a.size) {}
 
   bool run() override {
     Reader c(*ins[0]);
@@ -46,86 +50,29 @@ class Locate : public Node {
         }
       }
       if (c.empty() || r.empty()) break;
-      i64 a = c.head().as_int();
       Firing fire(clock);
       fire.after(c).after(r);
-      // The dense side's head (peeked: nothing is taken before the firing is certain).
-      size_t npar = 0;
-      i64 nbase = base_;
-      i64 dense;
-      if (infib_) {
-        dense = FIBER;
-      } else if (has_dstop_) {
-        dense = dstop_;
-      } else {
-        if (p.empty()) break;
-        i64 x = p.head().as_int();
-        fire.after(p);
-        npar = 1;
-        if (x >= 0) {
-          dense = FIBER;
-          if (size_ && x > Token::INT_MAX_ / size_) error("a position beyond 2**47");
-          nbase = x * size_;
-        } else if (x == N) {               // a dense scanner gives N then a stop
-          dense = FIBER;
-          nbase = -1;
-        } else if (x == D) {
-          dense = D;
-        } else {                           // no fiber before it: a bare S(k+1)
-          dense = x - 1 - EB;
-        }
-      }
-      if (dense == FIBER && a < 0 && a != N) {
-        // the crd fiber ends: the dense fiber's closing stop is next on the dense side
-        if (a == D) error("the crd stream ends (D) inside a fiber of the dense level");
-        if (p.size() <= npar) break;
-        Token y = p.toks[npar];
-        fire.after_cycle(p.times[npar]);
-        if (y.is_int() && y.as_int() <= -3) {   // merges with the parent's stop
-          dense = -4 - level(y.as_int());
-          ++npar;
-        } else {
-          dense = S0;
-        }
-      }
-      bool emit = false, nfib = false, has_ndstop = false;
-      i64 ndstop = 0;
-      Token x0, x1;
-      if (dense == FIBER) {
-        nfib = true;
-        if (a >= 0 && nbase >= 0 && a < size_) {
-          emit = true;
-          x0 = r.head();
-          x1 = Token::of_int(nbase + a);
-        }
-      } else if (a >= 0 || a == N) {       // a crd element facing a dense stop: dropped
-        has_ndstop = true;
-        ndstop = dense;
-      } else {
-        if (a != dense) {
-          if (a > -3 || dense > -3 || ((a - dense) & MASK))
-            mismatch("stop tokens of the joined streams", {Token::of_int(a), Token::of_int(dense)});
-          a = a < dense ? a : dense;       // a fiber only if both sides have one
-        }
-        emit = true;
-        x0 = x1 = Token::of_int(a);
-      }
-      if (emit) {   // the emit rule of the joiner (prims_join.cpp)
+      Dense head;
+      if (!dense_head(p, fire, head)) break;
+      i64 a = c.head().as_int();
+      if (head.dense == FIBER && !is_element(a) && !fiber_close(a, p, fire, head)) break;
+      Match m = match(a, head, r.head());
+      if (m.emit) {   // the emit rule of the joiner (prims_join.cpp)
         if (!oc.room() || !o0.room() || !o1.room()) return true;
         fire.slot(oc).slot(o0).slot(o1);
-        fire.emit(oc, Token::of_int(a));
-        fire.emit(o0, x0);
-        fire.emit(o1, x1);
+        fire.emit(oc, Token::of_int(m.a));
+        fire.emit(o0, m.x0);
+        fire.emit(o1, m.x1);
       }
       fire.pop(c);
       fire.pop(r);
-      for (size_t k = 0; k < npar; ++k) fire.pop(p);   // 0, 1 or 2 parent tokens
-      base_ = nbase;
-      infib_ = nfib;
-      has_dstop_ = has_ndstop;
-      dstop_ = ndstop;
+      for (size_t k = 0; k < head.npar; ++k) fire.pop(p);   // 0, 1 or 2 parent tokens
+      base_ = head.base;
+      infib_ = m.infib;
+      has_dstop_ = m.has_dstop;
+      dstop_ = m.dstop;
       fire.commit();
-      if (emit && a == D) {
+      if (m.emit && m.a == D) {
         done = true;
         break;
       }
@@ -134,6 +81,89 @@ class Locate : public Node {
   }
 
  private:
+  // The dense side's head: a fiber (FIBER) or a stop or D, the open fiber's base, and the
+  // parent tokens the firing takes (peeked: nothing is taken before the firing is certain).
+  struct Dense {
+    i64 dense = FIBER;
+    i64 base = -1;
+    size_t npar = 0;
+  };
+  // What a firing emits (crd a, ref x0, located ref x1) and the dense side's state after it.
+  struct Match {
+    bool emit = false, infib = false, has_dstop = false;
+    i64 a = 0, dstop = 0;
+    Token x0, x1;
+  };
+
+  // The dense side's head (Python: _dense_head); false while the parent token it needs has
+  // not come. A parent token it looks at delays the firing to its arrival.
+  FASTSIM_INLINE bool dense_head(Channel& p, Firing& fire, Dense& h) const {
+    h.base = base_;
+    if (infib_) return true;
+    if (has_dstop_) {
+      h.dense = dstop_;
+      return true;
+    }
+    if (p.empty()) return false;
+    i64 x = p.head().as_int();
+    fire.after(p);
+    h.npar = 1;
+    if (is_crd(x)) {
+      if (size_ && x > Token::INT_MAX_ / size_) error("a position beyond 2**47");
+      h.base = x * size_;
+    } else if (x == N) {               // a dense scanner gives N then a stop
+      h.base = -1;
+    } else if (x == D) {
+      h.dense = D;
+    } else {                           // no fiber before it: a bare S(k+1)
+      h.dense = bare_stop_above(x);
+    }
+    return true;
+  }
+
+  // The crd fiber ends (crd head a, a stop or D) inside a dense fiber: the dense fiber's
+  // closing stop is next on the dense side, S0 or merged with a following parent stop. False
+  // while that parent token has not come.
+  FASTSIM_INLINE bool fiber_close(i64 a, Channel& p, Firing& fire, Dense& h) const {
+    if (a == D) error("the crd stream ends (D) inside a fiber of the dense level");
+    if (p.size() <= h.npar) return false;
+    Token y = p.toks[h.npar];
+    fire.after_cycle(p.times[h.npar]);
+    if (y.is_stop()) {                 // merges with the parent's stop
+      h.dense = stop_above(y.as_int());
+      ++h.npar;
+    } else {
+      h.dense = S0;
+    }
+    return true;
+  }
+
+  // The crd head a facing the dense side's head (Python: _match); ref is the ref head.
+  FASTSIM_INLINE Match match(i64 a, const Dense& h, Token ref) const {
+    Match m;
+    m.a = a;
+    if (h.dense == FIBER) {
+      m.infib = true;
+      if (is_crd(a) && h.base >= 0 && a < size_) {
+        m.emit = true;
+        m.x0 = ref;
+        m.x1 = Token::of_int(h.base + a);
+      }
+    } else if (is_element(a)) {        // a crd element facing a dense stop: dropped
+      m.has_dstop = true;
+      m.dstop = h.dense;
+    } else {
+      if (a != h.dense) {
+        if (!is_stop(a) || !is_stop(h.dense) || !same_level(a, h.dense))
+          mismatch("stop tokens of the joined streams", {Token::of_int(a), Token::of_int(h.dense)});
+        m.a = std::min(a, h.dense);    // the emptier: a fiber only if both sides have one
+      }
+      m.emit = true;
+      m.x0 = m.x1 = Token::of_int(m.a);
+    }
+    return m;
+  }
+
   // Up to k firings that each locate a coordinate inside the open dense fiber (each input
   // holds k tokens, each output has room for k); stops before a coordinate outside it, N, a
   // stop or D. Returns the firings.
@@ -167,6 +197,6 @@ class Locate : public Node {
 
 }  // namespace locate
 
-void register_locate(Registry& r) { r.add("Locate", built<locate::Locate>()); }
+void register_locate(Registry& r) { r.add<locate::Locate>("locate"); }
 
 }  // namespace fastsim

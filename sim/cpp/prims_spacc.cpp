@@ -28,9 +28,14 @@ struct Tree {
 
 class SpaccN : public compute::Queued {
  public:
-  explicit SpaccN(Build& b)
-      : compute::Queued(b.name(), b.kind(), b.ii(), b.lat()), n_(b.attr<i64>("n")),
-        fn_(compute::reduce_fn(b)), pre_(compute::pre_fn(b)), fl_(b.attr<i64>("fl")) {
+  /// The order n and what it folds with.
+  struct Attrs {
+    i64 n;
+    compute::FoldAttrs fold;
+    static Attrs read(Build& b) { return {b.attr<i64>("n"), compute::FoldAttrs::read(b)}; }
+  };
+  SpaccN(const Common& c, const Attrs& a)
+      : compute::Queued(c), n_(a.n), fn_(a.fold.fn), pre_(a.fold.pre), fl_(a.fold.fl) {
     queues(size_t(n_ + 1));
   }
 
@@ -50,7 +55,7 @@ class SpaccN : public compute::Queued {
         if (src.empty()) return false;
         f = std::max(f, src.head_time());
         i64 c = src.head().as_int();
-        if (c >= 0 || c == N) {         // the next outer coordinate: into its register
+        if (is_element(c)) {            // the next outer coordinate: into its register
           src.pop(f);
           cur_.push_back(c);
           ready_ = f;
@@ -203,6 +208,6 @@ class SpaccN : public compute::Queued {
 
 }  // namespace spacc
 
-void register_spacc(Registry& r) { r.add("Spacc3", built<spacc::SpaccN>()); }
+void register_spacc(Registry& r) { r.add<spacc::SpaccN>("spacc3"); }
 
 }  // namespace fastsim

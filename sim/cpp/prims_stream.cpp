@@ -41,24 +41,37 @@ class Root : public Node {
 /// `look` (counted as crd bytes) and optionally the ref of each position `refs`.
 class Scan : public Node {
  public:
-  Scan(Build& b)
-      : Node(b.name(), b.kind(), b.ii(), b.lat()), dense_(b.attr<bool>("dense")),
-        size_(b.attr<i64>("size")), eb_(b.attr<i64>("eb")) {
-    if (!dense_) {
-      bounds_ = !b.is_none("lo");
-      if (bounds_) {
-        lo_ = b.ints("lo");
-        hi_ = b.ints("hi");
-        look_ = b.ints("look");
+  /// The level a scanner walks (prims_stream.py Scan's attributes).
+  struct Attrs {
+    bool dense;
+    i64 size, eb;
+    std::vector<i64> seg, crd;                      // a compressed level
+    bool bounds = false, has_refs = false;          // a fixed, non-unique or singleton level
+    std::vector<i64> lo, hi, look, refs;
+    Memory* mem = nullptr;
+    static Attrs read(Build& b) {
+      Attrs a{b.attr<bool>("dense"), b.attr<i64>("size"), b.attr<i64>("eb")};
+      if (a.dense) return a;
+      a.bounds = !b.is_none("lo");
+      if (a.bounds) {
+        a.lo = b.ints("lo");
+        a.hi = b.ints("hi");
+        a.look = b.ints("look");
       } else {
-        seg_ = b.ints("seg");
+        a.seg = b.ints("seg");
       }
-      has_refs_ = !b.is_none("refs");
-      if (has_refs_) refs_ = b.ints("refs");
-      crd_ = b.ints("crd");
-      mem_ = b.memory("mem");
+      a.has_refs = !b.is_none("refs");
+      if (a.has_refs) a.refs = b.ints("refs");
+      a.crd = b.ints("crd");
+      a.mem = b.memory("mem");
+      return a;
     }
-  }
+  };
+  Scan(const Common& c, Attrs a)
+      : Node(c), dense_(a.dense), size_(a.size), eb_(a.eb), seg_(std::move(a.seg)),
+        crd_(std::move(a.crd)), bounds_(a.bounds), has_refs_(a.has_refs),
+        lo_(std::move(a.lo)), hi_(std::move(a.hi)), look_(std::move(a.look)),
+        refs_(std::move(a.refs)), mem_(a.mem) {}
 
   bool run() override {
     Reader in(*ins[0]);
@@ -76,7 +89,7 @@ class Scan : public Node {
       double nb = 0;                      // bytes this firing reads (0 when dense)
       Token c, r;
       bool popped = true;
-      if (pending_ && (x >= 0 || x == D || x == N)) {
+      if (pending_ && !is_stop(x)) {
         c = r = Token::of_int(S0);        // close the previous fiber, keep the input
         pending_ = false;
         popped = false;
@@ -97,10 +110,10 @@ class Scan : public Node {
         c = r = Token::of_int(D);
         done = true;
       } else if (pending_) {              // Sk -> S(k+1), merged with the held S0
-        c = r = Token::of_int(-4 - level(x));
+        c = r = Token::of_int(stop_above(x));
         pending_ = false;
       } else {                            // no fiber before it: a bare S(k+1)
-        c = r = Token::of_int(x - 1 - EB);
+        c = r = Token::of_int(bare_stop_above(x));
       }
       fire.slot(oc).slot(orf);
       if (nb) fire.memory(*mem_, nb);
@@ -193,9 +206,9 @@ class Scan : public Node {
   bool dense_;
   i64 size_, eb_;
   std::vector<i64> seg_, crd_;
-  bool bounds_ = false, has_refs_ = false;   // a fixed, non-unique or singleton level
+  bool bounds_, has_refs_;   // a fixed, non-unique or singleton level
   std::vector<i64> lo_, hi_, look_, refs_;
-  Memory* mem_ = nullptr;
+  Memory* mem_;
   i64 pos_ = 0, end_ = 0, base_ = 0;
   bool pending_ = false;   // a fiber was emitted whose closing stop is not yet out
 };
@@ -208,38 +221,24 @@ class RepSig : public Node {
     Reader in(*ins[0]);
     Appender out(*outs[0]);
     Clock clock(*this);
-    for (;;) {
-      // consecutive tokens in and free slots out: through cursors (the hot loop)
-      size_t k = std::min(in.run(), out.run());
-      if (k > 1) {
-        Tokens x = in.tokens();
-        Slots o = out.slots();
-        bool more = signal(clock, x, o, k);
-        in.popped(k);
-        out.pushed(k);
-        if (!more) return false;
-        continue;
-      }
-      if (in.empty()) return false;
-      if (!out.room()) return true;
-      k = 1;
-      if (!signal(clock, in, out, k)) return false;
-    }
+    return cursor_loop<true>(*this, out, [&](auto&& o, size_t k, auto&& x) {
+      return signal(clock, x, o, k);
+    }, in);
   }
 
  private:
-  // Up to k firings (the input holds k tokens, the output has room for them); k becomes the
-  // firings done. False when it stopped after D.
+  // Up to k firings (the input holds k tokens, the output has room for them); returns the
+  // firings done (fewer after D).
   template <class In, class Out>
-  FASTSIM_INLINE bool signal(Clock& clock, In& in, Out& out, size_t& k) {
+  FASTSIM_INLINE size_t signal(Clock& clock, In& in, Out& out, size_t k) {
     for (size_t j = 0; j < k; ++j) {
       Firing fire(clock);
       fire.after(in).slot(out);
       i64 x = fire.pop(in).as_int();
       i64 y;
-      if (x >= 0 || x == N) {
+      if (is_element(x)) {
         y = R;
-      } else if (x <= -3) {
+      } else if (is_stop(x)) {
         y = S0;
       } else {
         y = D;
@@ -247,12 +246,9 @@ class RepSig : public Node {
       }
       fire.emit(out, Token::of_int(y));
       fire.commit();
-      if (y == D) {
-        k = j + 1;
-        return false;
-      }
+      if (y == D) return j + 1;
     }
-    return true;
+    return k;
   }
 };
 
@@ -275,7 +271,7 @@ class Repeat : public Node {
       if (!has_) {
         if (a.empty()) return false;
         Token x = a.head();
-        if (x.is_value() || x.as_int() >= 0 || x.as_int() == N) {   // a new element
+        if (x.is_value() || is_element(x.as_int())) {   // a new element
           // Taking the element costs no cycle of its own: it moves into the held register
           // (its slot frees the next cycle) and the firing that uses it first may be in the
           // same cycle.
@@ -295,7 +291,7 @@ class Repeat : public Node {
           done = true;
         } else {
           if (sig != S0) mismatch("input stop and repeat signal", {x, g.head()});
-          y = Token::of_int(x.as_int() - 1 - EB);   // bare: no element, no fiber
+          y = Token::of_int(bare_stop_above(x.as_int()));   // bare: no element, no fiber
         }
         fire.slot(out);
         fire.pop(a);
@@ -322,8 +318,8 @@ class Repeat : public Node {
           if (a.empty()) return false;
           Token x = a.head();
           fire.after(a);
-          bool merged = x.is_int() && x.as_int() <= -3;
-          y = Token::of_int(merged ? -4 - level(x.as_int()) : S0);
+          bool merged = x.is_stop();
+          y = Token::of_int(merged ? stop_above(x.as_int()) : S0);
           fire.slot(out);
           fire.pop(g);
           if (merged) fire.pop(a);
@@ -367,39 +363,34 @@ class Repeat : public Node {
 /// Value array: ref in, value out; N loads 0 (a zero block); stops and D pass.
 class Array : public Node {
  public:
-  Array(Build& b)
-      : Node(b.name(), b.kind(), b.ii(), b.lat()), vals_(b.values(b.node.attr("vals"))),
-        zero_(b.value(b.node.attr("zero"))), vbytes_(b.attr<i64>("vbytes")),
-        mem_(b.memory("mem")) {}
+  /// The values an array loads (prims_stream.py Array's attributes).
+  struct Attrs {
+    std::vector<Token> vals;
+    Token zero;
+    i64 vbytes;
+    Memory* mem;
+    static Attrs read(Build& b) {
+      return {b.values(b.node.attr("vals")), b.value(b.node.attr("zero")),
+              b.attr<i64>("vbytes"), b.memory("mem")};
+    }
+  };
+  Array(const Common& c, Attrs a)
+      : Node(c), vals_(std::move(a.vals)), zero_(a.zero), vbytes_(a.vbytes), mem_(a.mem) {}
 
   bool run() override {
     Reader in(*ins[0]);
     Appender out(*outs[0]);
     Clock clock(*this);
-    for (;;) {
-      // consecutive tokens in and free slots out: through cursors (the hot loop)
-      size_t k = std::min(in.run(), out.run());
-      if (k > 1) {
-        Tokens i = in.tokens();
-        Slots o = out.slots();
-        bool more = load(clock, i, o, k);
-        in.popped(k);
-        out.pushed(k);
-        if (!more) return false;
-        continue;
-      }
-      if (in.empty()) return false;
-      if (!out.room()) return true;
-      k = 1;
-      if (!load(clock, in, out, k)) return false;
-    }
+    return cursor_loop<true>(*this, out, [&](auto&& o, size_t k, auto&& x) {
+      return load(clock, x, o, k);
+    }, in);
   }
 
  private:
   // Up to k firings, one ref in and its value out each (the input holds k tokens, the output
-  // has room for them); k becomes the firings done. False when it stopped after a D.
+  // has room for them); returns the firings done (fewer after a D).
   template <class In, class Out>
-  FASTSIM_INLINE bool load(Clock& clock, In& in, Out& out, size_t& k) {
+  FASTSIM_INLINE size_t load(Clock& clock, In& in, Out& out, size_t k) {
     const Token* vals = vals_.data();
     const size_t nvals = vals_.size();
     Memory& mem = *mem_;
@@ -429,8 +420,7 @@ class Array : public Node {
       more = !x.is(D);
     }
     rd_vals += loads * vbytes_;
-    k = j;
-    return more;
+    return j;
   }
 
  private:
@@ -443,11 +433,11 @@ class Array : public Node {
 }  // namespace stream
 
 void register_stream(Registry& r) {
-  r.add("Root", plain<stream::Root>());
-  r.add("Scan", built<stream::Scan>());
-  r.add("RepSig", plain<stream::RepSig>());
-  r.add("Repeat", plain<stream::Repeat>());
-  r.add("Array", built<stream::Array>());
+  r.add<stream::Root>("root");
+  r.add<stream::Scan>("scan");
+  r.add<stream::RepSig>("repsig");
+  r.add<stream::Repeat>("repeat");
+  r.add<stream::Array>("array");
 }
 
 }  // namespace fastsim

@@ -12,9 +12,14 @@ namespace write {
 /// write_level (a crd stream) or write_vals (a val stream): records every token until D.
 class Writer : public Node {
  public:
-  explicit Writer(Build& b)
-      : Node(b.name(), b.kind(), b.ii(), b.lat()), mem_(b.memory("mem")),
-        bpt_(double(b.attr<i64>("bpt"))), seg_(b.kind() == "write_level") {}
+  /// Where a writer's bytes go (prims_write.py Writer's attributes).
+  struct Attrs {
+    Memory* mem;
+    i64 bpt;
+    static Attrs read(Build& b) { return {b.memory("mem"), b.attr<i64>("bpt")}; }
+  };
+  Writer(const Common& c, const Attrs& a)
+      : Node(c), mem_(a.mem), bpt_(double(a.bpt)), seg_(c.kind == "write_level") {}
 
   bool run() override {
     Reader in(*ins[0]);
@@ -24,7 +29,7 @@ class Writer : public Node {
       fire.after(in);
       Token x = in.head();
       // bytes: a coordinate, a value (float or block) or a level's stop; D is never charged
-      if (mem_ && (x.is_value() || x.as_int() >= 0 || (x.as_int() <= S0 && seg_)))
+      if (mem_ && (x.is_value() || x.as_int() >= 0 || (is_stop(x.as_int()) && seg_)))
         fire.memory(*mem_, bpt_);
       fire.pop(in);
       fire.commit();
@@ -50,7 +55,10 @@ class Writer : public Node {
 
 }  // namespace write
 
-void register_write(Registry& r) { r.add("Writer", built<write::Writer>()); }
+void register_write(Registry& r) {
+  r.add<write::Writer>("write_level");
+  r.add<write::Writer>("write_vals");
+}
 
 /// The recorded stream of a writer node (module.cpp reads it back).
 const std::vector<Token>* writer_stream(Node& n) {

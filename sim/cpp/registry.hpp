@@ -1,11 +1,15 @@
 // How primitives are made from the Python builder's nodes (sim/build.py makes the Python node;
 // the compiled engine makes its twin from the node's attributes).
 //
-// Each prims_*.cpp defines `void register_<family>(Registry&)`, which maps the Python class name
-// of each primitive it implements (Scan, Intersect, ...) to a factory. A factory gets a `Build`:
-// the Python node (read its attributes with `b.attr<T>("name")`), the graph's memory calendar
-// and block table, and helpers to turn Python values into tokens. It returns the node, or throws
-// Unsupported (node.hpp) for a configuration it cannot run.
+// Each prims_*.cpp defines `void register_<family>(Registry&)`, which maps the SAMML kind name
+// of each primitive it implements (`scan`, `intersect`, `write_level`, ...: the Python node's
+// `kind`, samml/ir.py's names) to its class: `r.add<Scan>("scan")`. A class is made from the
+// attributes every node has (`Common`: name, kind, ii, latency) and, when it has parameters,
+// from its own typed `Attrs`, a small struct whose `read(Build&)` is the one place that reads
+// the Python node's attributes by name: `T(common, T::Attrs::read(b))`, else `T(common)`.
+// `Build` gives the Python node, the graph's memory calendar and block table, and helpers to
+// turn Python values into tokens. A constructor throws Unsupported (node.hpp) for a
+// configuration it cannot run.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -15,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "blocks.hpp"
@@ -36,10 +41,11 @@ class Build {
   template <class T>
   T attr(const char* name) const { return node.attr(name).cast<T>(); }
   bool is_none(const char* name) const { return node.attr(name).is_none(); }
-  std::string name() const { return attr<std::string>("name"); }
-  std::string kind() const { return attr<std::string>("kind"); }
-  i64 ii() const { return attr<i64>("ii"); }
-  i64 lat() const { return attr<i64>("lat"); }
+  /// What every node is made with (the Python node's name, kind, ii, lat).
+  Common common() const {
+    return Common{attr<std::string>("name"), attr<std::string>("kind"), attr<i64>("ii"),
+                  attr<i64>("lat")};
+  }
   /// The memory calendar a Python `sim.memory.Memory` (an attribute of the node) stands for:
   /// the graph's own for the graph's, nullptr for None.
   Memory* memory(const char* attr_name);
@@ -57,15 +63,34 @@ class Build {
 
 using Factory = std::function<std::unique_ptr<Node>(Build&)>;
 
-/// Python class name -> factory.
+/// Whether primitive class T has typed attributes of its own (a nested `Attrs`).
+template <class T, class = void>
+struct has_attrs : std::false_type {};
+template <class T>
+struct has_attrs<T, std::void_t<typename T::Attrs>> : std::true_type {};
+
+/// Makes a T from a Python node: T(common) or T(common, T::Attrs::read(b)).
+template <class T>
+Factory factory() {
+  return [](Build& b) -> std::unique_ptr<Node> {
+    if constexpr (has_attrs<T>::value)
+      return std::make_unique<T>(b.common(), T::Attrs::read(b));
+    else
+      return std::make_unique<T>(b.common());
+  };
+}
+
+/// SAMML kind name -> factory.
 class Registry {
  public:
-  void add(const std::string& py_class, Factory f) { factories_[py_class] = std::move(f); }
-  const Factory* find(const std::string& py_class) const {
-    auto it = factories_.find(py_class);
+  template <class T>
+  void add(const std::string& kind) { factories_[kind] = factory<T>(); }
+  const Factory* find(const std::string& kind) const {
+    auto it = factories_.find(kind);
     return it == factories_.end() ? nullptr : &it->second;
   }
-  std::vector<std::string> names() const {
+  /// The kind names, sorted.
+  std::vector<std::string> kinds() const {
     std::vector<std::string> out;
     for (auto& kv : factories_) out.push_back(kv.first);
     return out;
@@ -74,20 +99,6 @@ class Registry {
  private:
   std::map<std::string, Factory> factories_;
 };
-
-/// A factory for a node that needs only name, kind, ii and latency: T(name, kind, ii, lat).
-template <class T>
-Factory plain() {
-  return [](Build& b) -> std::unique_ptr<Node> {
-    return std::make_unique<T>(b.name(), b.kind(), b.ii(), b.lat());
-  };
-}
-
-/// A factory for a node that reads its parameters from the Python node: T(Build&).
-template <class T>
-Factory built() {
-  return [](Build& b) -> std::unique_ptr<Node> { return std::make_unique<T>(b); };
-}
 
 /// The registry with every family's primitives (module.cpp).
 const Registry& registry();

@@ -26,20 +26,39 @@ namespace fastsim {
 using i64 = int64_t;
 using u64 = uint64_t;
 
-// Control tokens, as in sim/tokens.py: D = -1, N = -2, Sk/e = -3 - k - e * 2**24, R = 0.
+// Control tokens, as in sim/tokens.py: D = -1, N = -2, Sk/e = -3 - k - e * 2**24, R = 0. The
+// primitives read and make tokens through the named helpers below, never the encoding itself.
 constexpr i64 D = -1;
 constexpr i64 N = -2;
 constexpr i64 S0 = -3;
 constexpr i64 R = 0;
+
+namespace encoding {
 constexpr i64 EB = i64(1) << 24;   // emptiness unit of a stop token
 constexpr i64 MASK = EB - 1;
+}  // namespace encoding
 
 /// The token of stop level k with emptiness e (0: it closes an existing fiber).
-constexpr i64 stop(i64 k, i64 e = 0) { return -3 - k - e * EB; }
+constexpr i64 stop(i64 k, i64 e = 0) { return -3 - k - e * encoding::EB; }
+/// Whether int token t is a stop Sk (of any level and emptiness).
+constexpr bool is_stop(i64 t) { return t <= S0; }
 /// The level k of stop token Sk.
-constexpr i64 level(i64 t) { return (-3 - t) & MASK; }
-/// The emptiness e of a stop token.
+constexpr i64 level(i64 t) { return (-3 - t) & encoding::MASK; }
+/// The emptiness e of a stop token (0: closes an existing fiber; e >= 1: bare).
 constexpr i64 empt(i64 t) { return (-3 - t) >> 24; }
+/// Whether t is a bare stop: one standing for a fiber that does not exist.
+constexpr bool is_bare(i64 t) { return is_stop(t) && empt(t) > 0; }
+/// Whether int token t is a coordinate or ref (not a control token).
+constexpr bool is_crd(i64 t) { return t >= 0; }
+/// Whether int token t is an element of a fiber: a coordinate or ref, or N (an empty one).
+constexpr bool is_element(i64 t) { return t >= 0 || t == N; }
+/// Whether stops a and b have the same level (whatever their emptiness).
+constexpr bool same_level(i64 a, i64 b) { return level(a) == level(b); }
+/// The stop one level up, closing an existing fiber: Sk -> S(k+1) (a scanner's or repeat's
+/// input stop merged with the close of the fiber before it).
+constexpr i64 stop_above(i64 t) { return stop(level(t) + 1); }
+/// The bare stop one level up: Sk/e -> S(k+1)/(e+1) (an input stop with no fiber before it).
+constexpr i64 bare_stop_above(i64 t) { return stop(level(t) + 1, empt(t) + 1); }
 
 class Token {
  public:
@@ -71,6 +90,8 @@ class Token {
   FASTSIM_INLINE bool is_float() const { return !is_int() && !is_block(); }
   /// A value (Python: `x.__class__ is not int`): a float or a block.
   FASTSIM_INLINE bool is_value() const { return !is_int(); }
+  /// A stop Sk (Python: `is_stop(x)`).
+  FASTSIM_INLINE bool is_stop() const { return is_int() && fastsim::is_stop(as_int()); }
   FASTSIM_INLINE i64 as_int() const { return i64(bits_ << 16) >> 16; }   // sign-extend the 48-bit payload
   FASTSIM_INLINE double as_float() const {
     double v;
@@ -94,7 +115,7 @@ class Token {
 inline bool same_stop(Token a, Token b) {
   if (!a.is_int() || !b.is_int()) return false;
   i64 x = a.as_int(), y = b.as_int();
-  if (x <= -3 && y <= -3) return !((x - y) & MASK);
+  if (is_stop(x) && is_stop(y)) return same_level(x, y);
   return x == y;
 }
 

@@ -342,10 +342,9 @@ def test_padding_and_format_never_change_a_result(a, slack):
         assert (o.pattern() == outs[0].pattern()).all()
 
 
-def test_long_fibers_take_the_bulk_path_on_both_engines():
-    """Fibers and COO runs longer than the scanner's bulk threshold (8): the Python engine's
-    bulk run of refs from a refs array equals the token-by-token run and the compiled one."""
-    from fuseflowc.sim.prims_stream import Scan
+def test_long_fibers_on_both_engines():
+    """Fibers and COO runs long enough for the compiled scanner's cursor runs: the Python
+    engine's run of refs from a refs array equals numpy and the compiled engine's."""
     rng = np.random.default_rng(5)
     a = rng.uniform(-1, 1, (6, 40)) * (rng.random((6, 40)) < 0.7)
     a[2] = 0
@@ -356,12 +355,6 @@ def test_long_fibers_take_the_bulk_path_on_both_engines():
         module = fused_module(program)
         arch = Arch.load()
         bulk = run(module, inputs, sizes, arch, "python")
-        Scan.BULK = False
-        try:
-            single = run(module, inputs, sizes, arch, "python")
-        finally:
-            Scan.BULK = True
-        assert first_difference(bulk, single) is None
         np.testing.assert_allclose(bulk.result.tensors["C"].to_dense(),
                                    a @ inputs["B"].to_dense())
         if engine_fast.available():

@@ -372,31 +372,3 @@ def test_memory_bandwidth_throttles():
     assert narrow.cycles >= read > 0
     assert narrow.cycles > 2 * wide.cycles
     assert np.allclose(narrow.tensors["y"].to_dense(), a @ x)
-
-
-@settings(max_examples=15, deadline=None)
-@given(st.integers(0, 2**31), st.sampled_from(["sddmm", "spmm_ikj", "mul", "spmv_row"]),
-       st.sampled_from(["inf", 3, 1024]))
-def test_bulk_paths_are_exact(seed, name, depth):
-    """Scanners and intersections process runs in bulk; turning that off changes nothing."""
-    from fuseflowc.sim.prims_join import _Joiner
-    from fuseflowc.sim.prims_stream import Scan
-    from tests.sim.test_sim_examples import cases
-    rng = np.random.default_rng(seed)
-    inputs, _ = cases(rng, _sparse(rng, 12, 40, 0.15), _sparse(rng, 40, 30, 0.2)
-                      if name.startswith("spmm") else None)[name]
-    if name == "mul":
-        inputs["B"] = _sparse(rng, 12, 40, 0.5)
-    arch = Arch.load(depth=depth)
-
-    def run():
-        k = simulate(name, inputs, arch).kernels[0]
-        return k.cycles, [(n.t, n.fires, n.stall) for n in k.nodes], \
-            [c.pushed for c in k.channels]
-    fast = run()
-    try:
-        _Joiner.BULK = Scan.BULK = False
-        slow = run()
-    finally:
-        _Joiner.BULK = Scan.BULK = True
-    assert fast == slow

@@ -84,13 +84,13 @@ def test_the_compiled_engine_is_the_default(tmp_path):
 @needs_fast
 def test_a_primitive_the_compiled_engine_lacks(tmp_path, monkeypatch):
     module, inputs, path, data = _setup(tmp_path)
-    monkeypatch.setattr(engine_fast, "unsupported", lambda nodes: ["Array"])
+    monkeypatch.setattr(engine_fast, "unsupported", lambda nodes: ["array"])
     sim = Simulator(module, inputs, {"N": 8})
     assert sim.run().kernels[0].engine == "python"
-    assert sim.notes == ["graph copy: the compiled engine does not implement Array yet: "
+    assert sim.notes == ["graph copy: the compiled engine does not implement array yet: "
                          "running it on the Python engine"]
     with pytest.raises(UserError, match="--engine fast: graph copy: the compiled engine does "
-                                        "not implement Array yet; use --engine python"):
+                                        "not implement array yet; use --engine python"):
         Simulator(module, inputs, {"N": 8}, engine="fast").run()
     r = run_cli(["simulate", str(path), "--data", str(data), "--engine", "fast"])
     assert r.exit_code == 1 and "Traceback" not in r.stderr
@@ -109,3 +109,17 @@ def test_a_value_the_compiled_engine_refuses(tmp_path):
     assert got[1] == 0xFFFE000000000005   # carried bit for bit
     with pytest.raises(UserError, match="--engine fast: .*reserved payload"):
         Simulator(module, inputs, {"N": 8}, engine="fast").run()
+
+
+@needs_fast
+def test_the_compiled_engine_is_keyed_by_samml_kind():
+    """The compiled engine's factories are keyed by the SAMML kind name (samml/ir.py KINDS, the
+    Python node's `kind`), not a Python class name, and cover every kind the simulator runs."""
+    from fuseflowc.samml.ir import KINDS as SAMML_KINDS
+    from fuseflowc.sim import _fast
+    from fuseflowc.sim.arch import KINDS as SIM_KINDS
+
+    kinds = _fast.kinds()
+    assert kinds == sorted(kinds)
+    assert set(kinds) <= set(SAMML_KINDS)
+    assert set(kinds) == set(SIM_KINDS)

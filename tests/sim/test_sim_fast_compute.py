@@ -119,7 +119,7 @@ def test_alu_scalar_random(data):
 
 def test_unary_alu_takes_nothing_after_d():
     """A unary ALU is done at D and takes no token after it, on both engines, however the
-    tokens after D arrive (a stream map: fire_each; found by hypothesis on [D, D])."""
+    tokens after D arrive (a stream map ends at D; found by hypothesis on [D, D])."""
     for times in ([0, 0], [0, 5]):
         for tail in ([D], [1.5, D], [stop(0), D]):
             case = single(lambda: Alu("a", "relu"), [([D, *tail], times + [5] * (len(tail) - 1))],

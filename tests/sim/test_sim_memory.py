@@ -57,25 +57,6 @@ def test_calendar_invariants(reqs, bw, window):
     assert [again.take(f, n) for f, n in reqs] == served
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.integers(0, 100), st.integers(1, 80), st.integers(1, 3), st.integers(1, 64),
-       st.lists(st.tuples(st.integers(0, 100), st.integers(1, 64)), max_size=20))
-def test_take_run_is_take_per_request(f, k, ii, n, before):
-    """A run the calendar accepts whole is what k single requests would have been (none
-    delayed); a run it refuses leaves the calendar untouched."""
-    a, b = Memory(8, 4), Memory(8, 4)
-    for g, x in before:
-        a.take(g, x)
-        b.take(g, x)
-    used = dict(a.used)
-    if a.take_run(f, k, ii, n):
-        assert [b.take(f + j * ii, n) for j in range(k)] == [f + j * ii for j in range(k)]
-        assert a.used == b.used
-    else:
-        assert a.used == used
-        assert [b.take(f + j * ii, n) for j in range(k)] != [f + j * ii for j in range(k)]
-
-
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 300), st.integers(1, 5000)), max_size=40),
        st.integers(0, 300))
@@ -126,45 +107,3 @@ def test_a_long_run_keeps_a_small_calendar():
     assert res.cycles > 30_000
     assert len(seen[0].used) < res.cycles // 16 // 10
     assert np.allclose(res.tensors["y"].to_dense(), a @ x)
-
-
-@settings(max_examples=150, deadline=None)
-@given(st.lists(st.lists(st.integers(0, 50), max_size=40), min_size=1, max_size=4),
-       st.sampled_from([1, 3, 8, 64]), st.integers(1, 3),
-       st.lists(st.tuples(st.integers(0, 400), st.integers(1, 60)), max_size=30))
-def test_compressed_scan_bulk_path_under_a_busy_calendar(fibers, bw, ii, busy):
-    """A compressed scanner's bulk runs (whole runs reserved by `take_run`, else token by
-    token) give the same tokens, cycles and calendar as the per-token path, with the memory
-    narrow and partly taken by other requests."""
-    from fuseflowc.sim.channel import Channel
-    from fuseflowc.sim.prims_stream import Scan
-    from fuseflowc.sim.tokens import D, stop
-
-    seg, crd = [0], []
-    for fib in fibers:
-        crd += sorted(set(fib))
-        seg.append(len(crd))
-
-    def run():
-        mem = Memory(bw, 4)
-        for f, n in busy:
-            mem.take(f, n)
-        src = Channel("p", "ref", None)
-        src.feed(list(range(len(fibers))) + [stop(0), D])
-        outs = [Channel(f"o{i}", "crd", None) for i in range(2)]
-        node = Scan("s", False, 51, seg, crd, ii=ii, mem=mem)
-        node.wire([src], outs)
-        for _ in range(1000):
-            node.run()
-            if node.done:
-                break
-        return ([list(zip(o.toks, o.times)) for o in outs], node.t, node.rd_crd,
-                sorted(mem.used.items()))
-
-    fast = run()
-    try:
-        Scan.BULK = False
-        slow = run()
-    finally:
-        Scan.BULK = True
-    assert fast == slow
