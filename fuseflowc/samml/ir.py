@@ -30,8 +30,9 @@ from typing import Any, ClassVar, Iterator
 from .. import limits
 from ..data.spec import TensorSpec
 from ..diagnostics import Loc
+from ..fabric import TILE_CLASSES
 from ..formats import KINDS, Format
-from ..ops import ALU_BINARY, ALU_OPS, REDUCE_OPS
+from ..ops import ALU_BINARY, ALU_OPS, ALU_SCALAR, REDUCE_OPS
 
 # ---- streams ----------------------------------------------------------------------------------
 
@@ -82,6 +83,50 @@ class Signature:
     inputs: tuple[Port, ...]
     outputs: tuple[Port, ...]
     arity: str = ""
+
+
+#: The fabric tile classes a kind may occupy ("" for none).
+TILES = ("",) + TILE_CLASSES
+#: The [block] cost classes of sim/arch.toml: what a kind handling b x b blocks costs
+#: (`elementwise` for the ALU, whose op `bmm` costs `bmm` instead).
+TIMINGS = ("elementwise", "load", "reduce")
+#: How a kind carries tensor references, the rule samml.verify follows them by: `root` makes a
+#: tensor's root reference, `scan`/`locate` read a level through them, `array` reads the values,
+#: `through` passes operand 0's on to every result, `pairs` (joiners) each payload's, `writer`
+#: writes a tensor, `none` neither reads nor makes any.
+REFS = ("none", "root", "scan", "locate", "array", "through", "pairs", "writer")
+
+
+@dataclass(frozen=True)
+class Traits:
+    """What the layers ask of a primitive kind, declared once on its node class (`TRAITS`) so
+    that no layer keeps its own list of kinds (fuseflowc.samml.kinds answers by kind name).
+
+    `tile`: the fabric tile class a node occupies (TILES; samml.tiles counts them).
+    `laned`: `opt -p parallelize` may copy it into lanes (it keeps whole units of an enclosing
+    index intact); the others stay one serial node.
+    `timing`: its [block] cost class in sim/arch.toml when it handles b x b blocks (TIMINGS), or
+    None: it costs its latency and ii whatever the values (sim.arch.Arch.timing).
+    `accumulates`: a reducer's order, the number of inner levels it accumulates (0 reduce, k the
+    order-k sparse accumulator, whose buffer holds k levels in memory tiles), or None.
+    `refs`: how it carries tensor references (REFS), the verifier's rule for it."""
+
+    tile: str
+    laned: bool = False
+    timing: str | None = None
+    accumulates: int | None = None
+    refs: str = "none"
+
+    def __post_init__(self):
+        assert self.tile in TILES and (self.timing is None or self.timing in TIMINGS)
+        assert self.refs in REFS
+
+    @property
+    def buffered(self) -> bool:
+        """Whether a node keeps a buffer sized by the data (an accumulator of order >= 1): its
+        memory tiles are as many as the buffer's bytes need, each firing moves one element
+        in and out of it (sim.energy)."""
+        return bool(self.accumulates)
 
 
 def _p(name: str, *kinds: str) -> Port:
@@ -136,12 +181,14 @@ def attr_specs_of(cls: type) -> tuple[AttrSpec, ...]:
 @dataclass(eq=False)
 class Node:
     """Base of all primitive kinds. Subclasses set `KIND`, `REGION` (for pictures: `iteration`,
-    `compute` or `construction`), `INPUTS`/`OUTPUTS` (or override `signature`), and declare their
-    attributes with `attr()`. Every node has an optional `lane` (which parallel lane it belongs
+    `compute` or `construction`), `TRAITS`, `INPUTS`/`OUTPUTS` (or override `signature`),
+    declare their attributes with `attr()` and may add rules of their own (`verify_`). Every node has an optional `lane` (which parallel lane it belongs
     to, set by parallelization). `inputs`/`outputs` are filled by `Graph.add` or the parser."""
 
     KIND: ClassVar[str] = ""
     REGION: ClassVar[str] = "compute"
+    #: Set by every kind (Traits); KINDS refuses a kind without.
+    TRAITS: ClassVar[Traits]
     INPUTS: ClassVar[tuple[Port, ...]] = ()
     OUTPUTS: ClassVar[tuple[Port, ...]] = ()
 
@@ -181,6 +228,12 @@ class Node:
         first = input_kinds[0] if input_kinds else None
         return [first if p.kinds == (SAME,) else p.kinds[0] for p in sig.outputs]
 
+    def verify_(self) -> list[tuple[str, str | None]]:
+        """The kind's own rules beyond its ports and its attributes' types, as (message, the
+        attribute to point at or None for the node); samml.verify reports them. Values of the
+        wrong type are left to the type checks (skip them here)."""
+        return []
+
     def label(self) -> str:
         """A short human label: kind and key attributes (for pictures and messages)."""
         parts = [self.KIND]
@@ -198,6 +251,7 @@ class Root(Node):
 
     KIND: ClassVar[str] = "root"
     REGION: ClassVar[str] = "iteration"
+    TRAITS: ClassVar[Traits] = Traits(tile="", refs="root")
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("ref", "ref"),)
     tensor: str = attr("ident", doc="the tensor whose root this is")
 
@@ -212,6 +266,7 @@ class Scan(Node):
 
     KIND: ClassVar[str] = "scan"
     REGION: ClassVar[str] = "iteration"
+    TRAITS: ClassVar[Traits] = Traits(tile="mem", laned=True, refs="scan")
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("ref", "ref"),)
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"), _p("ref", "ref"))
     tensor: str = attr("ident", doc="scanned tensor")
@@ -226,6 +281,7 @@ class Repsig(Node):
 
     KIND: ClassVar[str] = "repsig"
     REGION: ClassVar[str] = "iteration"
+    TRAITS: ClassVar[Traits] = Traits(tile="pe", laned=True)
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"),)
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("repsig", "repsig"),)
     index: str = attr("ident", doc="index variable repeated over")
@@ -238,6 +294,7 @@ class Repeat(Node):
 
     KIND: ClassVar[str] = "repeat"
     REGION: ClassVar[str] = "iteration"
+    TRAITS: ClassVar[Traits] = Traits(tile="pe", laned=True, refs="through")
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("in", "ref", "val"), _p("repsig", "repsig"))
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("out", SAME),)
     index: str = attr("ident", doc="index variable repeated over")
@@ -258,6 +315,7 @@ class _Joiner(Node):
     """Shared ports of intersect and union (not a kind itself)."""
 
     REGION: ClassVar[str] = "iteration"
+    TRAITS: ClassVar[Traits] = Traits(tile="pe", laned=True, refs="pairs")
     index: str = attr("ident", doc="index variable joined on")
 
     def signature(self, n_inputs: int | None = None) -> Signature:
@@ -293,6 +351,14 @@ class Union(_Joiner):
     required: list[int] = attr("int_list", required=False, default=[],
                                doc="input positions a coordinate must be present in")
 
+    def verify_(self) -> list[tuple[str, str | None]]:
+        """Every `required` position names an input pair."""
+        if not isinstance(self.required, list):
+            return []
+        ways = len(self.inputs) // 2
+        return [(f"union required input {r} does not exist (inputs are 0..{ways - 1})",
+                 "required") for r in self.required if isinstance(r, int) and r >= ways]
+
 
 @dataclass(eq=False)
 class Locate(Node):
@@ -306,6 +372,7 @@ class Locate(Node):
 
     KIND: ClassVar[str] = "locate"
     REGION: ClassVar[str] = "iteration"
+    TRAITS: ClassVar[Traits] = Traits(tile="pe", laned=True, refs="locate")
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"), _p("ref", *PAYLOAD_KINDS),
                                           _p("parent", "ref"))
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"), _p("ref", "ref"),
@@ -329,6 +396,7 @@ class Array(Node):
 
     KIND: ClassVar[str] = "array"
     REGION: ClassVar[str] = "compute"
+    TRAITS: ClassVar[Traits] = Traits(tile="mem", laned=True, timing="load", refs="array")
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("ref", "ref"),)
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("val", "val"),)
     tensor: str = attr("ident", doc="tensor whose values are loaded")
@@ -342,6 +410,7 @@ class Alu(Node):
 
     KIND: ClassVar[str] = "alu"
     REGION: ClassVar[str] = "compute"
+    TRAITS: ClassVar[Traits] = Traits(tile="pe", laned=True, timing="elementwise")
     op: str = attr("enum", choices=ALU_OPS, doc="the operation")
     const: float | None = attr("float", required=False, doc="the constant of a scalar op")
     # Block einsum labels (docs/samml.md, "Blocked tensors"): the inner index of each axis of
@@ -356,6 +425,18 @@ class Alu(Node):
             return Signature((_p("a", "val"), _p("b", "val")), (_p("val", "val"),),
                              f"2 operands (binary op {self.op})")
         return Signature((_p("a", "val"),), (_p("val", "val"),), f"1 operand (unary op {self.op})")
+
+    def verify_(self) -> list[tuple[str, str | None]]:
+        """A scalar op (`x op const`) has its constant; no other op has one."""
+        if not isinstance(self.op, str):
+            return []
+        if self.op in ALU_SCALAR and self.const is None:
+            return [(f"alu op {self.op} computes x {self.op[:-1]} const and needs attribute "
+                     "'const'", None)]
+        if self.op not in ALU_SCALAR and self.const is not None:
+            return [(f"alu op {self.op} takes no constant (only the scalar ops "
+                     f"{', '.join(ALU_SCALAR)} do)", "const")]
+        return []
 
 
 @dataclass(eq=False)
@@ -377,6 +458,7 @@ class Reduce(_Reduction):
 
     KIND: ClassVar[str] = "reduce"
     REGION: ClassVar[str] = "compute"
+    TRAITS: ClassVar[Traits] = Traits(tile="pe", laned=True, timing="reduce", accumulates=0)
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("val", "val"),)
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("val", "val"),)
 
@@ -389,6 +471,7 @@ class Spacc1(_Reduction):
 
     KIND: ClassVar[str] = "spacc1"
     REGION: ClassVar[str] = "compute"
+    TRAITS: ClassVar[Traits] = Traits(tile="mem", laned=True, timing="reduce", accumulates=1)
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"), _p("val", "val"))
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"), _p("val", "val"))
 
@@ -400,6 +483,7 @@ class Spacc2(_Reduction):
 
     KIND: ClassVar[str] = "spacc2"
     REGION: ClassVar[str] = "compute"
+    TRAITS: ClassVar[Traits] = Traits(tile="mem", laned=True, timing="reduce", accumulates=2)
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("crd1", "crd"), _p("crd0", "crd"), _p("val", "val"))
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd1", "crd"), _p("crd0", "crd"), _p("val", "val"))
 
@@ -412,6 +496,7 @@ class Spacc3(_Reduction):
 
     KIND: ClassVar[str] = "spacc3"
     REGION: ClassVar[str] = "compute"
+    TRAITS: ClassVar[Traits] = Traits(tile="mem", timing="reduce", accumulates=3)
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("crd2", "crd"), _p("crd1", "crd"), _p("crd0", "crd"),
                                           _p("val", "val"))
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd2", "crd"), _p("crd1", "crd"),
@@ -425,6 +510,7 @@ class _CrdPair(Node):
     """Shared ports of crddrop and crdhold (not a kind itself)."""
 
     REGION: ClassVar[str] = "construction"
+    TRAITS: ClassVar[Traits] = Traits(tile="pe", laned=True)
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("outer", "crd"), _p("inner", "crd"))
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("outer", "crd"), _p("inner", "crd"))
     outer: str | None = attr("ident", required=False, doc="outer index variable (for labels)")
@@ -454,6 +540,7 @@ class WriteLevel(Node):
 
     KIND: ClassVar[str] = "write_level"
     REGION: ClassVar[str] = "construction"
+    TRAITS: ClassVar[Traits] = Traits(tile="mem", refs="writer")
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"),)
     tensor: str = attr("ident", doc="written tensor (an output or temp)")
     mode: int = attr("nat", doc="logical mode this level stores")
@@ -466,6 +553,7 @@ class WriteVals(Node):
 
     KIND: ClassVar[str] = "write_vals"
     REGION: ClassVar[str] = "construction"
+    TRAITS: ClassVar[Traits] = Traits(tile="mem", refs="writer")
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("val", "val"),)
     tensor: str = attr("ident", doc="written tensor (an output or temp)")
 
@@ -483,6 +571,14 @@ def _lanes(value: object) -> int:
     return value if ok else 1
 
 
+def _lanes_problems(node: "Fork | Join") -> list[tuple[str, str | None]]:
+    """A fork or join of more lanes than MAX_LANES."""
+    if isinstance(node.lanes, int) and node.lanes > MAX_LANES:
+        return [(f"{node.KIND} of {node.lanes} lanes: at most {MAX_LANES} are supported",
+                 "lanes")]
+    return []
+
+
 @dataclass(eq=False)
 class Fork(Node):
     """Scatter a stream round-robin across `lanes`: a unit is one element at stop depth `level`
@@ -491,6 +587,7 @@ class Fork(Node):
 
     KIND: ClassVar[str] = "fork"
     REGION: ClassVar[str] = "iteration"
+    TRAITS: ClassVar[Traits] = Traits(tile="pe", laned=True, refs="through")
     lanes: int = attr("pos", doc="number of lanes")
     level: int = attr("nat", doc="stop depth of the units distributed")
 
@@ -499,6 +596,10 @@ class Fork(Node):
         return Signature((_p("in", *STREAM_KINDS),),
                          tuple(_p(f"lane{i}", SAME) for i in range(lanes)), "1 operand")
 
+    def verify_(self) -> list[tuple[str, str | None]]:
+        """At most MAX_LANES lanes."""
+        return _lanes_problems(self)
+
 
 @dataclass(eq=False)
 class Join(Node):
@@ -506,6 +607,7 @@ class Join(Node):
 
     KIND: ClassVar[str] = "join"
     REGION: ClassVar[str] = "iteration"
+    TRAITS: ClassVar[Traits] = Traits(tile="pe", laned=True, refs="through")
     lanes: int = attr("pos", doc="number of lanes")
     level: int = attr("nat", doc="stop depth of the units gathered")
 
@@ -514,6 +616,10 @@ class Join(Node):
         ins = (_p("lane0", *STREAM_KINDS),) + tuple(_p(f"lane{i}", SAME) for i in range(1, lanes))
         return Signature(ins, (_p("out", SAME),), f"{lanes} operands (one per lane)")
 
+    def verify_(self) -> list[tuple[str, str | None]]:
+        """At most MAX_LANES lanes."""
+        return _lanes_problems(self)
+
 
 #: Kind name -> node class, in documentation order.
 KINDS: dict[str, type[Node]] = {cls.KIND: cls for cls in (
@@ -521,9 +627,21 @@ KINDS: dict[str, type[Node]] = {cls.KIND: cls for cls in (
     Spacc3, CrdDrop, CrdHold, WriteLevel, WriteVals, Fork, Join)}
 
 
-#: The sparse accumulator of each order (the number of inner levels it accumulates): lowering
-#: picks by order, and no reduction may need a larger one than MAX_SPACC_ORDER.
-SPACC_KINDS: dict[int, type[Node]] = {1: Spacc1, 2: Spacc2, 3: Spacc3}
+
+def _check_kinds() -> None:
+    """Every kind declares its traits, under a unique name."""
+    for name, cls in KINDS.items():
+        assert name and isinstance(getattr(cls, "TRAITS", None), Traits), name
+    assert len(KINDS) == len(set(KINDS)), "two node classes declare one kind"
+
+
+_check_kinds()
+
+#: The sparse accumulator of each order (the number of inner levels it accumulates: its
+#: `accumulates` trait): lowering picks by order, and no reduction may need a larger one than
+#: MAX_SPACC_ORDER.
+SPACC_KINDS: dict[int, type[Node]] = {cls.TRAITS.accumulates: cls for cls in KINDS.values()
+                                      if cls.TRAITS.buffered}
 MAX_SPACC_ORDER = max(SPACC_KINDS)
 
 
