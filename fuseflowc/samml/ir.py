@@ -621,21 +621,15 @@ class Join(Node):
         return _lanes_problems(self)
 
 
-#: Kind name -> node class, in documentation order.
-KINDS: dict[str, type[Node]] = {cls.KIND: cls for cls in (
+#: The primitive kinds, in documentation order: the one list of them (fuseflowc.samml.kinds).
+_KIND_CLASSES: tuple[type[Node], ...] = (
     Root, Scan, Repsig, Repeat, Intersect, Union, Locate, Array, Alu, Reduce, Spacc1, Spacc2,
-    Spacc3, CrdDrop, CrdHold, WriteLevel, WriteVals, Fork, Join)}
-
-
-
-def _check_kinds() -> None:
-    """Every kind declares its traits, under a unique name."""
-    for name, cls in KINDS.items():
-        assert name and isinstance(getattr(cls, "TRAITS", None), Traits), name
-    assert len(KINDS) == len(set(KINDS)), "two node classes declare one kind"
-
-
-_check_kinds()
+    Spacc3, CrdDrop, CrdHold, WriteLevel, WriteVals, Fork, Join)
+#: Kind name -> node class, in documentation order.
+KINDS: dict[str, type[Node]] = {cls.KIND: cls for cls in _KIND_CLASSES}
+# Every kind has a name of its own and declares its traits.
+assert len(KINDS) == len(_KIND_CLASSES) and "" not in KINDS, "two kinds share a name"
+assert all(isinstance(getattr(cls, "TRAITS", None), Traits) for cls in _KIND_CLASSES)
 
 #: The sparse accumulator of each order (the number of inner levels it accumulates: its
 #: `accumulates` trait): lowering picks by order, and no reduction may need a larger one than
