@@ -640,9 +640,11 @@ MAX_SPACC_ORDER = max(SPACC_KINDS)
 
 
 def region_of(node: Node) -> str:
-    """The picture region of a node: iteration, compute or construction. Repeat, fork and join
-    belong to the region of the stream kind they carry (a val repeat is computation)."""
-    if isinstance(node, (Repeat, Fork, Join)) and node.inputs and node.inputs[0].kind == "val":
+    """The picture region of a node: iteration, compute or construction. A node whose results
+    have the kind of its first operand (repeat, fork, join) belongs to the region of the stream
+    kind it carries (a val repeat is computation)."""
+    if node.inputs and node.inputs[0].kind == "val" and any(
+            p.kinds == (SAME,) for p in node.signature(len(node.inputs)).outputs):
         return "compute"
     return node.REGION
 
