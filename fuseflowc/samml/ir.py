@@ -118,8 +118,10 @@ class Traits:
     refs: str = "none"
 
     def __post_init__(self):
-        assert self.tile in TILES and (self.timing is None or self.timing in TIMINGS)
-        assert self.refs in REFS
+        for name, value, known in (("tile", self.tile, TILES), ("refs", self.refs, REFS),
+                                   ("timing", self.timing, (None, *TIMINGS))):
+            if value not in known:
+                raise ValueError(f"Traits {name}={value!r}: not one of {known}")
 
     @property
     def buffered(self) -> bool:
@@ -182,8 +184,9 @@ def attr_specs_of(cls: type) -> tuple[AttrSpec, ...]:
 class Node:
     """Base of all primitive kinds. Subclasses set `KIND`, `REGION` (for pictures: `iteration`,
     `compute` or `construction`), `TRAITS`, `INPUTS`/`OUTPUTS` (or override `signature`),
-    declare their attributes with `attr()` and may add rules of their own (`verify_`). Every node has an optional `lane` (which parallel lane it belongs
-    to, set by parallelization). `inputs`/`outputs` are filled by `Graph.add` or the parser."""
+    declare their attributes with `attr()` and may add rules of their own (`verify_`). Every
+    node has an optional `lane` (which parallel lane it belongs to, set by parallelization).
+    `inputs`/`outputs` are filled by `Graph.add` or the parser."""
 
     KIND: ClassVar[str] = ""
     REGION: ClassVar[str] = "compute"

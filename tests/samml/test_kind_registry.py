@@ -170,3 +170,10 @@ def test_the_traits_are_todays_hand_kept_lists():
 def test_an_unknown_kind_is_refused_by_name():
     with pytest.raises(UserError, match=r"unknown primitive kind `kind.toy`.*known: root, scan"):
         sim_arch.Arch.load(sets=["kind.toy.latency=1"])
+
+
+@pytest.mark.parametrize("bad", [{"tile": "gpu"}, {"tile": "pe", "timing": "bmm"},
+                                 {"tile": "pe", "refs": "maybe"}])
+def test_a_trait_outside_its_vocabulary_is_refused(bad):
+    with pytest.raises(ValueError, match="not one of"):
+        ir.Traits(**bad)
