@@ -3,9 +3,9 @@ and the published fabrics it can be set to.
 
 FuseFlow's evaluation assumes a fabric large enough for any graph; a real reconfigurable
 dataflow accelerator has a fixed number of tiles. This module declares, in one place, the tile
-classes, which tile class each primitive kind occupies (`PLACEMENT`, checked against every SAMML
-kind by tests/opt/test_map.py), and the presets (`PRESETS`). `sim/arch.toml` [fabric] selects
-a preset and may override its figures; `opt -p 'map{fabric=NAME}'` counts a graph's tiles
+classes and the presets (`PRESETS`); which tile class each primitive kind occupies is its
+`tile` trait, declared with the kind (fuseflowc.samml.kinds.PLACEMENT). `sim/arch.toml`
+[fabric] selects a preset and may override its figures; `opt -p 'map{fabric=NAME}'` counts a graph's tiles
 against one (fuseflowc/opt/map.py). It imports nothing of the stages: it is shared by sim.arch
 (the machine description) and opt (the mapping pass).
 """
@@ -17,23 +17,6 @@ from dataclasses import dataclass, replace
 
 #: Tile classes: compute (PE) tiles and memory (MEM) tiles.
 TILE_CLASSES = ("pe", "mem")
-
-#: Which tile class a node of each primitive kind occupies ("" for none). Scanners, arrays and
-#: writers stream a tensor's levels through a memory tile; accumulators keep their buffer in
-#: memory tiles (one or more by its bytes); everything else computes or routes tokens in a PE
-#: tile. The root is the global controller's start token: it occupies no tile. As on Onyx
-#: (Koul et al., "Onyx: A 12nm 756 GOPS/W Coarse-Grained Reconfigurable Array for Accelerating
-#: Dense and Sparse Applications", VLSI 2024), where level scanners, writers and value arrays
-#: sit in MEM tiles and joiners, ALUs, reducers and repeaters in PE tiles.
-PLACEMENT: dict[str, str] = {
-    "root": "",
-    "scan": "mem", "array": "mem", "write_level": "mem", "write_vals": "mem",
-    "spacc1": "mem", "spacc2": "mem", "spacc3": "mem",
-    "repsig": "pe", "repeat": "pe", "intersect": "pe", "union": "pe", "locate": "pe",
-    "alu": "pe", "reduce": "pe", "crddrop": "pe", "crdhold": "pe", "fork": "pe", "join": "pe",
-}
-#: Kinds whose memory tiles hold a buffer sized by the data: tiles = ceil(bytes / capacity).
-BUFFERED = ("spacc1", "spacc2", "spacc3")
 
 
 @dataclass(frozen=True)

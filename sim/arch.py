@@ -12,12 +12,12 @@ from pathlib import Path
 
 from fuseflowc.diagnostics import UserError
 from fuseflowc.limits import MAX_INT, number_too_long, shown, whole_number
+from fuseflowc.samml.kinds import NAMES, traits
 
 DEFAULT_ARCH = Path(__file__).with_name("arch.toml")
 
-KINDS = ("root", "scan", "repsig", "repeat", "intersect", "union", "locate", "array", "alu",
-         "reduce", "spacc1", "spacc2", "spacc3", "crddrop", "crdhold", "write_level", "write_vals", "fork",
-         "join")
+#: The primitive kinds a [kind.NAME] table may name (samml.kinds).
+KINDS = NAMES
 BLOCK_KEYS = tuple(f"{w}_{x}" for w in ("bmm", "elementwise", "load", "reduce")
                    for x in ("latency", "ii"))
 #: The energy table's events (sim/energy.py charges them), each in picojoules.
@@ -238,13 +238,8 @@ class Arch:
         lat = kv.get("latency", lat)
         ii = kv.get("ii", ii)
         if block:
-            which = None
-            if kind == "alu":
-                which = "bmm" if op == "bmm" else "elementwise"
-            elif kind == "array":
-                which = "load"
-            elif kind in ("reduce", "spacc1", "spacc2", "spacc3"):
-                which = "reduce"
+            # the kind's [block] cost class; a block matmul costs its own
+            which = "bmm" if op == "bmm" else traits(kind).timing
             if which:
                 blk = self.table["block"]
                 lat = _checked(f"block.{which}_latency for block size {block}",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -299,7 +300,7 @@ class Simulator:
                 op = "bmm" if block_contracts(n.op, n.in0, n.in1, n.out) else n.op
             lat, ii = arch.timing(n.KIND, op, vb)
             sim[n] = self._make(n, name, lat, ii, vb, mem, eb)
-            if n.KIND in ("write_level", "write_vals"):
+            if isinstance(sim[n], Writer):
                 writers.append(sim[n])
         chans = []
         in_map: dict = {}
@@ -343,54 +344,29 @@ class Simulator:
 
     def _make(self, n, name: str, lat: int, ii: int, vb, mem: Memory, eb: int):
         """The sim node of SAMML node `n` (named `name`, with its latency and ii; `vb`: the
-        block size of its val streams, `mem` the graph's memory, `eb` bytes per element)."""
-        k = n.KIND
-        if k == "root":
-            return Root(name, ii, lat)
-        if k == "scan":
-            return self._make_scan(n, name, lat, ii, mem, eb)
-        if k == "repsig":
-            return RepSig(name, ii, lat)
-        if k == "repeat":
-            return Repeat(name, ii, lat)
-        if k in ("intersect", "union"):
-            npairs = len(n.inputs) // 2
-            if k == "intersect":
-                return Intersect(name, npairs, ii=ii, lat=lat)
-            return Union(name, npairs, getattr(n, "required", None) or (), ii=ii, lat=lat)
-        if k == "locate":
-            lvl = self._level(n, name, "dense", "locates into")
-            return Locate(name, lvl.size, ii=ii, lat=lat)
-        if k == "array":
-            return self._make_array(n, name, lat, ii, mem, eb)
-        if k in ("alu", "reduce", "spacc1", "spacc2", "spacc3"):
-            return self._make_compute(n, name, lat, ii, vb)
-        if k == "crddrop":
-            return CrdDrop(name, ii, lat)
-        if k == "crdhold":
-            return CrdHold(name, ii, lat)
-        if k == "fork":
-            return Fork(name, n.lanes, n.level, ii, lat)
-        if k == "join":
-            return Join(name, n.lanes, n.level, ii, lat)
-        if k in ("write_level", "write_vals"):
-            return self._make_writer(n, name, lat, ii, mem, eb)
-        raise UserError(f"simulation: {name}: primitive kind {k} is not supported")
+        block size of its val streams, `mem` the graph's memory, `eb` bytes per element), made
+        as NODES says for its kind."""
+        entry = NODES.get(n.KIND)
+        if entry is None:
+            raise UserError(f"simulation: {name}: primitive kind {n.KIND} is not supported")
+        cls, make = entry
+        return make(self, cls, n, _At(name, lat, ii, vb, mem, eb))
 
-    def _make_scan(self, n, name: str, lat: int, ii: int, mem: Memory, eb: int):
+    def _make_scan(self, cls, n, at: "_At"):
         """A scanner over the stored level it reads (dense, compressed, non-unique, fixed or
         singleton); all but dense read memory."""
+        name, lat, ii, mem, eb = at.name, at.lat, at.ii, at.mem, at.eb
         mem_lat = lat + self.arch.mem_latency
         lvl = self._level(n, name, n.format, "scans")
         if lvl.kind == "dense":
-            return Scan(name, True, lvl.size, ii=ii, lat=lat)
+            return cls(name, True, lvl.size, ii=ii, lat=lat)
         if lvl.kind == "compressed":
-            return Scan(name, False, lvl.size, lvl.seg.tolist(), lvl.crd.tolist(), ii=ii,
-                        lat=mem_lat, eb=eb, mem=mem)
+            return cls(name, False, lvl.size, lvl.seg.tolist(), lvl.crd.tolist(), ii=ii,
+                       lat=mem_lat, eb=eb, mem=mem)
         if lvl.kind == "nonunique":
             seg, crd, refs = nonunique_arrays(lvl.seg, lvl.crd)
-            return Scan(name, False, lvl.size, seg.tolist(), crd.tolist(), ii=ii,
-                        lat=mem_lat, eb=eb, mem=mem, refs=refs.tolist())
+            return cls(name, False, lvl.size, seg.tolist(), crd.tolist(), ii=ii,
+                       lat=mem_lat, eb=eb, mem=mem, refs=refs.tolist())
         if lvl.kind == "fixed":
             arrays = fixed_arrays(lvl.crd, lvl.width, eb)
         else:       # singleton: under the non-unique level above (fuseflowc.formats)
@@ -398,50 +374,44 @@ class Simulator:
             parent = t.levels[t.format.level_of_mode(n.mode) - 1]
             arrays = singleton_arrays(parent.seg, parent.crd, lvl.crd, eb)
         crd, refs, lo, hi, look = arrays
-        return Scan(name, False, lvl.size, None, crd.tolist(), ii=ii,
-                    lat=mem_lat, eb=eb, mem=mem, lo=lo.tolist(),
-                    hi=hi.tolist(), look=[int(b) for b in look],
-                    refs=None if refs is None else refs.tolist())
+        return cls(name, False, lvl.size, None, crd.tolist(), ii=ii,
+                   lat=mem_lat, eb=eb, mem=mem, lo=lo.tolist(),
+                   hi=hi.tolist(), look=[int(b) for b in look],
+                   refs=None if refs is None else refs.tolist())
 
-    def _make_array(self, n, name: str, lat: int, ii: int, mem: Memory, eb: int):
+    def _make_locate(self, cls, n, at: "_At"):
+        """A locator into the dense level it reads."""
+        lvl = self._level(n, at.name, "dense", "locates into")
+        return cls(at.name, lvl.size, ii=at.ii, lat=at.lat)
+
+    def _make_array(self, cls, n, at: "_At"):
         """A value array over the tensor's values (b x b blocks, or scalars)."""
-        decl, t = self._tensor(n.tensor, name)
+        decl, t = self._tensor(n.tensor, at.name)
         if t.block:
             vals = list(t.vals)
             zero = np.zeros((t.block, t.block))
-            vbytes = eb * t.block * t.block
+            vbytes = at.eb * t.block * t.block
         else:
             vals = t.vals.tolist()
             zero = 0.0
-            vbytes = eb
-        return Array(name, vals, zero, vbytes, ii=ii, lat=lat + self.arch.mem_latency, mem=mem)
+            vbytes = at.eb
+        return cls(at.name, vals, zero, vbytes, ii=at.ii, lat=at.lat + self.arch.mem_latency,
+                   mem=at.mem)
 
-    def _make_compute(self, n, name: str, lat: int, ii: int, vb):
-        """An ALU, reducer or sparse accumulator, with its block einsum labels (None: plain
-        b x b blocks or scalars)."""
-        k = n.KIND
-        labels = None
-        if getattr(n, "out", None) is not None:
-            labels = ((n.in0, n.in1, n.out) if k == "alu" else (n.in0, n.out))
-        if k == "alu":
-            return Alu(name, n.op, vb, n.const, ii=ii, lat=lat, labels=labels)
-        cls = {"reduce": Reduce, "spacc1": Spacc1, "spacc2": Spacc2, "spacc3": Spacc3}[k]
-        return cls(name, n.op, vb, ii=ii, lat=lat, labels=labels)
-
-    def _make_writer(self, n, name: str, lat: int, ii: int, mem: Memory, eb: int):
+    def _make_writer(self, cls, n, at: "_At"):
         """A level or value writer of a declared tensor; it charges memory only for what it
         stores (a dense level stores nothing)."""
         k = n.KIND
         decl = self.module.tensor(n.tensor)
         if decl is None:
-            raise UserError(f"simulation: {name} writes undeclared tensor {n.tensor}")
+            raise UserError(f"simulation: {at.name} writes undeclared tensor {n.tensor}")
         fmt = getattr(n, "format", None)
         if k == "write_vals":
-            bpt = eb * (decl.block ** 2 if decl.block else 1)
+            bpt = at.eb * (decl.block ** 2 if decl.block else 1)
         else:   # a compressed level stores a coordinate per token, a dense one nothing
-            bpt = 0 if fmt == "dense" else eb
-        return Writer(name, k, n.tensor, getattr(n, "mode", None), fmt, ii=ii,
-                      lat=lat + self.arch.mem_latency, mem=mem if bpt else None, bpt=bpt)
+            bpt = 0 if fmt == "dense" else at.eb
+        return cls(at.name, k, n.tensor, getattr(n, "mode", None), fmt, ii=at.ii,
+                   lat=at.lat + self.arch.mem_latency, mem=at.mem if bpt else None, bpt=bpt)
 
     # ---- outputs -------------------------------------------------------------------------
     def shape_of(self, decl) -> tuple[int, ...]:
@@ -487,3 +457,76 @@ class Simulator:
                     lw[mode].wr_crd += eb * int(lvl.crd.shape[0])
             self.tensors[tname] = t
         return written
+
+
+class _At(NamedTuple):
+    """Where a sim node is made: its name, latency and ii, the block size of its val streams
+    (None: scalars), the graph's memory and bytes per element."""
+
+    name: str
+    lat: int
+    ii: int
+    vb: int | None
+    mem: Memory
+    eb: int
+
+
+def _plain(sim: Simulator, cls, n, at: _At):
+    """A node that needs only its name and timing."""
+    return cls(at.name, at.ii, at.lat)
+
+
+def _make_intersect(sim: Simulator, cls, n, at: _At):
+    return cls(at.name, len(n.inputs) // 2, ii=at.ii, lat=at.lat)
+
+
+def _make_union(sim: Simulator, cls, n, at: _At):
+    return cls(at.name, len(n.inputs) // 2, getattr(n, "required", None) or (), ii=at.ii,
+               lat=at.lat)
+
+
+def _labels(n):
+    """A compute node's block einsum labels (None: plain b x b blocks or scalars)."""
+    if getattr(n, "out", None) is None:
+        return None
+    return (n.in0, n.in1, n.out) if n.KIND == "alu" else (n.in0, n.out)
+
+
+def _make_alu(sim: Simulator, cls, n, at: _At):
+    return cls(at.name, n.op, at.vb, n.const, ii=at.ii, lat=at.lat, labels=_labels(n))
+
+
+def _make_reducer(sim: Simulator, cls, n, at: _At):
+    """A reducer or sparse accumulator."""
+    return cls(at.name, n.op, at.vb, ii=at.ii, lat=at.lat, labels=_labels(n))
+
+
+def _make_lanes(sim: Simulator, cls, n, at: _At):
+    """A fork or join."""
+    return cls(at.name, n.lanes, n.level, at.ii, at.lat)
+
+
+#: SAMML kind -> (its Python engine class, sim/prims_*.py; how the builder makes one from the
+#: IR node: maker(simulator, class, node, _At)). The Python engine's one table of kinds
+#: (fuseflowc.samml.kinds); tests/samml/test_kind_registry.py checks it covers every kind.
+NODES: dict = {
+    "root": (Root, _plain),
+    "scan": (Scan, Simulator._make_scan),
+    "repsig": (RepSig, _plain),
+    "repeat": (Repeat, _plain),
+    "intersect": (Intersect, _make_intersect),
+    "union": (Union, _make_union),
+    "locate": (Locate, Simulator._make_locate),
+    "array": (Array, Simulator._make_array),
+    "alu": (Alu, _make_alu),
+    "reduce": (Reduce, _make_reducer),
+    "spacc1": (Spacc1, _make_reducer),
+    "spacc2": (Spacc2, _make_reducer),
+    "spacc3": (Spacc3, _make_reducer),
+    "crddrop": (CrdDrop, _plain),
+    "crdhold": (CrdHold, _plain),
+    "write_level": (Writer, Simulator._make_writer),
+    "write_vals": (Writer, Simulator._make_writer),
+    "fork": (Fork, _make_lanes),
+    "join": (Join, _make_lanes),
+}

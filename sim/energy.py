@@ -8,9 +8,11 @@ off-chip bytes; both engines keep the same ones) and the estimator's expected co
 
 from __future__ import annotations
 
+from fuseflowc.samml.kinds import BUFFERED
+
 #: Node kinds whose firings read and write an on-chip buffer (an accumulator's): each firing
-#: moves one element in and out of it.
-BUFFER_KINDS = ("spacc1", "spacc2", "spacc3")
+#: moves one element in and out of it (the kinds' `accumulates` trait, samml.kinds).
+BUFFER_KINDS = BUFFERED
 #: The parts of an energy figure, in print order, and the event each charges.
 PARTS = (("alu", "alu_op"), ("fifo", "fifo_hop"), ("onchip", "onchip_byte"),
          ("dram", "dram_byte"), ("config", None))

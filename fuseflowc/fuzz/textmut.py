@@ -20,6 +20,8 @@ import random
 import re
 from typing import NamedTuple, Sequence
 
+from fuseflowc.samml.kinds import NAMES as PRIMITIVE_KINDS
+
 #: Inputs tokenized by a project grammar: kind -> grammar file.
 GRAMMARS = {"program": "program.lark", "fused": "fused.lark", "samml": "samml.lark",
             "directive": "program.lark"}
@@ -37,13 +39,12 @@ NUMBERS = ("0", "-1", "1", "2", "3", "7", "1025", "65536", "2147483648", "922337
 STRINGS = ('""', '"."', '"/"', '"/dev/zero"', '"/dev/null"', '"/proc/self/fd/0"',
            '"nonexistent.ff"', '"data"', '"../../../../../../etc/passwd"', '"\\x00"',
            '"' + "a" * 5000 + '"', '"é"', '"~"', '"*"')
-#: Words every kind may receive: formats, operations, roles, node kinds (names in the IRs).
+#: Words every kind may receive: formats, operations, roles, every SAMML primitive kind
+#: (samml.kinds: a new kind is fuzzed as soon as it is declared), names.
 WORDS = ("dense", "compressed", "singleton", "csr", "csc", "dcsr", "dcsc", "bcsr", "bdense",
          "sparse", "coo", "relu", "exp", "gelu", "softmax", "sqrt", "sum", "max", "min", "mask",
-         "input", "output", "intermediate", "scan", "intersect", "union", "repeat", "repsig",
-         "array", "alu", "reduce", "spacc1", "spacc2", "spacc3", "root", "write_level", "write_vals",
-         "locate", "crddrop", "crdhold", "fork", "join", "i", "j", "k", "u0", "u9", "I", "N",
-         "A", "x", "y", "zz", "_", "n" * 3000, "é", "None", "true", "false", "inf", "nan")
+         "input", "output", "intermediate", *PRIMITIVE_KINDS, "i", "j", "k", "u0", "u9", "I",
+         "N", "A", "x", "y", "zz", "_", "n" * 3000, "é", "None", "true", "false", "inf", "nan")
 PUNCT = ("(", ")", "[", "]", "{", "}", ",", ":", "=", "->", "+", "-", "*", "/", "%", "#", '"',
          ";", ".", "\\", "@", "$")
 GENERIC_TOKEN = re.compile(

@@ -1,8 +1,8 @@
 """`map`: check that every graph of a module fits a fabric's tiles (fuseflowc.fabric).
 
-Each graph is one configuration of the fabric: its nodes take the tiles fuseflowc.fabric's
-PLACEMENT gives them (samml.tiles counts them; an accumulator's buffer spans as many memory
-tiles as its bytes need). A graph that needs more compute or memory tiles than the fabric has
+Each graph is one configuration of the fabric: its nodes take the tiles their kinds' `tile`
+trait gives them (fuseflowc.samml.kinds.PLACEMENT; samml.tiles counts them; an accumulator's
+buffer spans as many memory tiles as its bytes need). A graph that needs more compute or memory tiles than the fabric has
 is refused at the graph, and an accumulator whose buffer alone is larger than all the memory
 tiles at the accumulator, each with the counts. The module is not changed: a graph that fits
 runs as it is. Splitting a graph that does not fit into several configurations (cut streams

@@ -184,12 +184,9 @@ def _serial(n: ir.Node, ctx: dict[ir.Stream, Context], index: str,
     if isinstance(n, (ir.Fork, ir.Join)):
         c = ins[0] if ins else ()
         return index not in c or depth(c, index) <= (n.level or 0)
-    return type(n) not in _LANED_KINDS
-
-
-#: Kinds known to keep whole units of an enclosing index intact (others stay serial: safe).
-_LANED_KINDS = (ir.Scan, ir.Repsig, ir.Repeat, ir.Intersect, ir.Union, ir.Locate, ir.Array, ir.Alu,
-                ir.Reduce, ir.Spacc1, ir.Spacc2, ir.CrdDrop, ir.CrdHold, ir.Fork, ir.Join)
+    # Only kinds known to keep whole units of an enclosing index intact go into lanes (their
+    # `laned` trait, samml.ir); the others stay serial: safe.
+    return not n.TRAITS.laned
 
 
 def parallelize_graph(g: ir.Graph, index: str, factor: int, reduce: str = "serial") -> None:

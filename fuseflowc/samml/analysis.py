@@ -14,6 +14,7 @@ An analysis of the SAMML IR shared by its users: `opt.parallelize` picks fork/jo
 from __future__ import annotations
 
 from . import ir
+from .kinds import BUFFERED
 
 Context = tuple[str, ...]
 
@@ -32,30 +33,52 @@ def _drop(ctx: Context, index: str) -> Context:
     return ctx if k is None else ctx[:k] + ctx[k + 1:]
 
 
+def _unit(n: ir.Node, ins: list[Context], first: Context, k: int) -> list[Context]:
+    return [()] * k                                 # root: the whole tensor, no loop
+
+
+def _scanned(n: ir.Node, ins: list[Context], first: Context, k: int) -> list[Context]:
+    return [first + (n.index,)] * k                 # scan: one level deeper
+
+
+def _repeated(n: ir.Node, ins: list[Context], first: Context, k: int) -> list[Context]:
+    return [ins[1] if len(ins) > 1 else first] * k  # repeat: the loop nest of its signal
+
+
+def _reduced(n: ir.Node, ins: list[Context], first: Context, k: int) -> list[Context]:
+    return [first[:-1]] * k                         # reduce: the innermost level gone
+
+
+def _accumulated(n: ir.Node, ins: list[Context], first: Context, k: int) -> list[Context]:
+    # A sparse accumulator: output k is input k with the reduced level gone.
+    return [_drop(ins[j] if j < len(ins) else first, n.index) for j in range(k)]
+
+
+def _held(n: ir.Node, ins: list[Context], first: Context, k: int) -> list[Context]:
+    inner = ins[1] if len(ins) > 1 else first       # crdhold: the inner loop nest
+    return [inner] * k
+
+
+def _dropped(n: ir.Node, ins: list[Context], first: Context, k: int) -> list[Context]:
+    inner = ins[1] if len(ins) > 1 else first       # crddrop: outer stays outer
+    return [first, inner][:k] + [inner] * max(0, k - 2)
+
+
+def _deepest(n: ir.Node, ins: list[Context], first: Context, k: int) -> list[Context]:
+    return [max(ins, key=len, default=())] * k
+
+
+#: Kind -> how its outputs' loop nests follow from its inputs'. Joiners, arrays, repsigs,
+#: ALUs, forks, joins and writers (and, as a fallback, kinds not listed) keep the loop nest of
+#: their deepest operand.
+CONTEXT_RULES = {"root": _unit, "scan": _scanned, "repeat": _repeated, "reduce": _reduced,
+                 "crdhold": _held, "crddrop": _dropped,
+                 **{kind: _accumulated for kind in BUFFERED}}
+
+
 def node_contexts(n: ir.Node, ins: list[Context]) -> list[Context]:
     """The contexts of `n`'s outputs given its inputs' contexts (see the module docstring)."""
-    first = ins[0] if ins else ()
-    k = len(n.outputs)
-    if isinstance(n, ir.Root):
-        return [()] * k
-    if isinstance(n, ir.Scan):
-        return [first + (n.index,)] * k
-    if isinstance(n, ir.Repeat):
-        return [ins[1] if len(ins) > 1 else first] * k
-    if isinstance(n, ir.Reduce):
-        return [first[:-1]] * k
-    if isinstance(n, (ir.Spacc1, ir.Spacc2, ir.Spacc3)):
-        # Output k is input k with the reduced level gone.
-        return [_drop(ins[j] if j < len(ins) else first, n.index) for j in range(k)]
-    if isinstance(n, ir.CrdHold):
-        inner = ins[1] if len(ins) > 1 else first
-        return [inner] * k
-    if isinstance(n, ir.CrdDrop):
-        inner = ins[1] if len(ins) > 1 else first
-        return [first, inner][:k] + [inner] * max(0, k - 2)
-    # Joiners, arrays, repsigs, forks, joins and (as a fallback) unknown kinds keep the loop
-    # nest of their deepest operand.
-    return [max(ins, key=len, default=())] * k
+    return CONTEXT_RULES.get(n.KIND, _deepest)(n, ins, ins[0] if ins else (), len(n.outputs))
 
 
 def stream_contexts(g: ir.Graph) -> dict[ir.Stream, Context]:

@@ -30,8 +30,9 @@ from typing import Any, ClassVar, Iterator
 from .. import limits
 from ..data.spec import TensorSpec
 from ..diagnostics import Loc
+from ..fabric import TILE_CLASSES
 from ..formats import KINDS, Format
-from ..ops import ALU_BINARY, ALU_OPS, REDUCE_OPS
+from ..ops import ALU_BINARY, ALU_OPS, ALU_SCALAR, REDUCE_OPS
 
 # ---- streams ----------------------------------------------------------------------------------
 
@@ -82,6 +83,52 @@ class Signature:
     inputs: tuple[Port, ...]
     outputs: tuple[Port, ...]
     arity: str = ""
+
+
+#: The fabric tile classes a kind may occupy ("" for none).
+TILES = ("",) + TILE_CLASSES
+#: The [block] cost classes of sim/arch.toml: what a kind handling b x b blocks costs
+#: (`elementwise` for the ALU, whose op `bmm` costs `bmm` instead).
+TIMINGS = ("elementwise", "load", "reduce")
+#: How a kind carries tensor references, the rule samml.verify follows them by: `root` makes a
+#: tensor's root reference, `scan`/`locate` read a level through them, `array` reads the values,
+#: `through` passes operand 0's on to every result, `pairs` (joiners) each payload's, `writer`
+#: writes a tensor, `none` neither reads nor makes any.
+REFS = ("none", "root", "scan", "locate", "array", "through", "pairs", "writer")
+
+
+@dataclass(frozen=True)
+class Traits:
+    """What the layers ask of a primitive kind, declared once on its node class (`TRAITS`) so
+    that no layer keeps its own list of kinds (fuseflowc.samml.kinds answers by kind name).
+
+    `tile`: the fabric tile class a node occupies (TILES; samml.tiles counts them).
+    `laned`: `opt -p parallelize` may copy it into lanes (it keeps whole units of an enclosing
+    index intact); the others stay one serial node.
+    `timing`: its [block] cost class in sim/arch.toml when it handles b x b blocks (TIMINGS), or
+    None: it costs its latency and ii whatever the values (sim.arch.Arch.timing).
+    `accumulates`: a reducer's order, the number of inner levels it accumulates (0 reduce, k the
+    order-k sparse accumulator, whose buffer holds k levels in memory tiles), or None.
+    `refs`: how it carries tensor references (REFS), the verifier's rule for it."""
+
+    tile: str
+    laned: bool = False
+    timing: str | None = None
+    accumulates: int | None = None
+    refs: str = "none"
+
+    def __post_init__(self):
+        for name, value, known in (("tile", self.tile, TILES), ("refs", self.refs, REFS),
+                                   ("timing", self.timing, (None, *TIMINGS))):
+            if value not in known:
+                raise ValueError(f"Traits {name}={value!r}: not one of {known}")
+
+    @property
+    def buffered(self) -> bool:
+        """Whether a node keeps a buffer sized by the data (an accumulator of order >= 1): its
+        memory tiles are as many as the buffer's bytes need, each firing moves one element
+        in and out of it (sim.energy)."""
+        return bool(self.accumulates)
 
 
 def _p(name: str, *kinds: str) -> Port:
@@ -146,12 +193,15 @@ def _attr_specs(cls: type) -> tuple[AttrSpec, ...]:
 @dataclass(eq=False)
 class Node:
     """Base of all primitive kinds. Subclasses set `KIND`, `REGION` (for pictures: `iteration`,
-    `compute` or `construction`), `INPUTS`/`OUTPUTS` (or override `signature`), and declare their
-    attributes with `attr()`. Every node has an optional `lane` (which parallel lane it belongs
-    to, set by parallelization). `inputs`/`outputs` are filled by `Graph.add` or the parser."""
+    `compute` or `construction`), `TRAITS`, `INPUTS`/`OUTPUTS` (or override `signature`),
+    declare their attributes with `attr()` and may add rules of their own (`verify_`). Every
+    node has an optional `lane` (which parallel lane it belongs to, set by parallelization).
+    `inputs`/`outputs` are filled by `Graph.add` or the parser."""
 
     KIND: ClassVar[str] = ""
     REGION: ClassVar[str] = "compute"
+    #: Set by every kind (Traits); KINDS refuses a kind without.
+    TRAITS: ClassVar[Traits]
     INPUTS: ClassVar[tuple[Port, ...]] = ()
     OUTPUTS: ClassVar[tuple[Port, ...]] = ()
 
@@ -195,6 +245,12 @@ class Node:
         first = input_kinds[0] if input_kinds else None
         return [first if p.kinds == (SAME,) else p.kinds[0] for p in sig.outputs]
 
+    def verify_(self) -> list[tuple[str, str | None]]:
+        """The kind's own rules beyond its ports and its attributes' types, as (message, the
+        attribute to point at or None for the node); samml.verify reports them. Values of the
+        wrong type are left to the type checks (skip them here)."""
+        return []
+
     def label(self) -> str:
         """A short human label: kind and key attributes (for pictures and messages)."""
         parts = [self.KIND]
@@ -212,6 +268,7 @@ class Root(Node):
 
     KIND: ClassVar[str] = "root"
     REGION: ClassVar[str] = "iteration"
+    TRAITS: ClassVar[Traits] = Traits(tile="", refs="root")
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("ref", "ref"),)
     tensor: str = attr("ident", doc="the tensor whose root this is")
 
@@ -226,6 +283,7 @@ class Scan(Node):
 
     KIND: ClassVar[str] = "scan"
     REGION: ClassVar[str] = "iteration"
+    TRAITS: ClassVar[Traits] = Traits(tile="mem", laned=True, refs="scan")
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("ref", "ref"),)
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"), _p("ref", "ref"))
     tensor: str = attr("ident", doc="scanned tensor")
@@ -240,6 +298,7 @@ class Repsig(Node):
 
     KIND: ClassVar[str] = "repsig"
     REGION: ClassVar[str] = "iteration"
+    TRAITS: ClassVar[Traits] = Traits(tile="pe", laned=True)
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"),)
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("repsig", "repsig"),)
     index: str = attr("ident", doc="index variable repeated over")
@@ -252,6 +311,7 @@ class Repeat(Node):
 
     KIND: ClassVar[str] = "repeat"
     REGION: ClassVar[str] = "iteration"
+    TRAITS: ClassVar[Traits] = Traits(tile="pe", laned=True, refs="through")
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("in", "ref", "val"), _p("repsig", "repsig"))
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("out", SAME),)
     index: str = attr("ident", doc="index variable repeated over")
@@ -272,6 +332,7 @@ class _Joiner(Node):
     """Shared ports of intersect and union (not a kind itself)."""
 
     REGION: ClassVar[str] = "iteration"
+    TRAITS: ClassVar[Traits] = Traits(tile="pe", laned=True, refs="pairs")
     index: str = attr("ident", doc="index variable joined on")
 
     def signature(self, n_inputs: int | None = None) -> Signature:
@@ -307,6 +368,14 @@ class Union(_Joiner):
     required: list[int] = attr("int_list", required=False, default=[],
                                doc="input positions a coordinate must be present in")
 
+    def verify_(self) -> list[tuple[str, str | None]]:
+        """Every `required` position names an input pair."""
+        if not isinstance(self.required, list):
+            return []
+        ways = len(self.inputs) // 2
+        return [(f"union required input {r} does not exist (inputs are 0..{ways - 1})",
+                 "required") for r in self.required if isinstance(r, int) and r >= ways]
+
 
 @dataclass(eq=False)
 class Locate(Node):
@@ -320,6 +389,7 @@ class Locate(Node):
 
     KIND: ClassVar[str] = "locate"
     REGION: ClassVar[str] = "iteration"
+    TRAITS: ClassVar[Traits] = Traits(tile="pe", laned=True, refs="locate")
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"), _p("ref", *PAYLOAD_KINDS),
                                           _p("parent", "ref"))
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"), _p("ref", "ref"),
@@ -343,6 +413,7 @@ class Array(Node):
 
     KIND: ClassVar[str] = "array"
     REGION: ClassVar[str] = "compute"
+    TRAITS: ClassVar[Traits] = Traits(tile="mem", laned=True, timing="load", refs="array")
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("ref", "ref"),)
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("val", "val"),)
     tensor: str = attr("ident", doc="tensor whose values are loaded")
@@ -356,6 +427,7 @@ class Alu(Node):
 
     KIND: ClassVar[str] = "alu"
     REGION: ClassVar[str] = "compute"
+    TRAITS: ClassVar[Traits] = Traits(tile="pe", laned=True, timing="elementwise")
     op: str = attr("enum", choices=ALU_OPS, doc="the operation")
     const: float | None = attr("float", required=False, doc="the constant of a scalar op")
     # Block einsum labels (docs/samml.md, "Blocked tensors"): the inner index of each axis of
@@ -370,6 +442,18 @@ class Alu(Node):
             return Signature((_p("a", "val"), _p("b", "val")), (_p("val", "val"),),
                              f"2 operands (binary op {self.op})")
         return Signature((_p("a", "val"),), (_p("val", "val"),), f"1 operand (unary op {self.op})")
+
+    def verify_(self) -> list[tuple[str, str | None]]:
+        """A scalar op (`x op const`) has its constant; no other op has one."""
+        if not isinstance(self.op, str):
+            return []
+        if self.op in ALU_SCALAR and self.const is None:
+            return [(f"alu op {self.op} computes x {self.op[:-1]} const and needs attribute "
+                     "'const'", None)]
+        if self.op not in ALU_SCALAR and self.const is not None:
+            return [(f"alu op {self.op} takes no constant (only the scalar ops "
+                     f"{', '.join(ALU_SCALAR)} do)", "const")]
+        return []
 
 
 @dataclass(eq=False)
@@ -391,6 +475,7 @@ class Reduce(_Reduction):
 
     KIND: ClassVar[str] = "reduce"
     REGION: ClassVar[str] = "compute"
+    TRAITS: ClassVar[Traits] = Traits(tile="pe", laned=True, timing="reduce", accumulates=0)
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("val", "val"),)
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("val", "val"),)
 
@@ -403,6 +488,7 @@ class Spacc1(_Reduction):
 
     KIND: ClassVar[str] = "spacc1"
     REGION: ClassVar[str] = "compute"
+    TRAITS: ClassVar[Traits] = Traits(tile="mem", laned=True, timing="reduce", accumulates=1)
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"), _p("val", "val"))
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"), _p("val", "val"))
 
@@ -414,6 +500,7 @@ class Spacc2(_Reduction):
 
     KIND: ClassVar[str] = "spacc2"
     REGION: ClassVar[str] = "compute"
+    TRAITS: ClassVar[Traits] = Traits(tile="mem", laned=True, timing="reduce", accumulates=2)
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("crd1", "crd"), _p("crd0", "crd"), _p("val", "val"))
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd1", "crd"), _p("crd0", "crd"), _p("val", "val"))
 
@@ -426,6 +513,7 @@ class Spacc3(_Reduction):
 
     KIND: ClassVar[str] = "spacc3"
     REGION: ClassVar[str] = "compute"
+    TRAITS: ClassVar[Traits] = Traits(tile="mem", timing="reduce", accumulates=3)
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("crd2", "crd"), _p("crd1", "crd"), _p("crd0", "crd"),
                                           _p("val", "val"))
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd2", "crd"), _p("crd1", "crd"),
@@ -439,6 +527,7 @@ class _CrdPair(Node):
     """Shared ports of crddrop and crdhold (not a kind itself)."""
 
     REGION: ClassVar[str] = "construction"
+    TRAITS: ClassVar[Traits] = Traits(tile="pe", laned=True)
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("outer", "crd"), _p("inner", "crd"))
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("outer", "crd"), _p("inner", "crd"))
     outer: str | None = attr("ident", required=False, doc="outer index variable (for labels)")
@@ -468,6 +557,7 @@ class WriteLevel(Node):
 
     KIND: ClassVar[str] = "write_level"
     REGION: ClassVar[str] = "construction"
+    TRAITS: ClassVar[Traits] = Traits(tile="mem", refs="writer")
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"),)
     tensor: str = attr("ident", doc="written tensor (an output or temp)")
     mode: int = attr("nat", doc="logical mode this level stores")
@@ -480,6 +570,7 @@ class WriteVals(Node):
 
     KIND: ClassVar[str] = "write_vals"
     REGION: ClassVar[str] = "construction"
+    TRAITS: ClassVar[Traits] = Traits(tile="mem", refs="writer")
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("val", "val"),)
     tensor: str = attr("ident", doc="written tensor (an output or temp)")
 
@@ -497,6 +588,14 @@ def _lanes(value: object) -> int:
     return value if ok else 1
 
 
+def _lanes_problems(node: "Fork | Join") -> list[tuple[str, str | None]]:
+    """A fork or join of more lanes than MAX_LANES."""
+    if isinstance(node.lanes, int) and node.lanes > MAX_LANES:
+        return [(f"{node.KIND} of {node.lanes} lanes: at most {MAX_LANES} are supported",
+                 "lanes")]
+    return []
+
+
 @dataclass(eq=False)
 class Fork(Node):
     """Scatter a stream round-robin across `lanes`: a unit is one element at stop depth `level`
@@ -505,6 +604,7 @@ class Fork(Node):
 
     KIND: ClassVar[str] = "fork"
     REGION: ClassVar[str] = "iteration"
+    TRAITS: ClassVar[Traits] = Traits(tile="pe", laned=True, refs="through")
     lanes: int = attr("pos", doc="number of lanes")
     level: int = attr("nat", doc="stop depth of the units distributed")
 
@@ -513,6 +613,10 @@ class Fork(Node):
         return Signature((_p("in", *STREAM_KINDS),),
                          tuple(_p(f"lane{i}", SAME) for i in range(lanes)), "1 operand")
 
+    def verify_(self) -> list[tuple[str, str | None]]:
+        """At most MAX_LANES lanes."""
+        return _lanes_problems(self)
+
 
 @dataclass(eq=False)
 class Join(Node):
@@ -520,6 +624,7 @@ class Join(Node):
 
     KIND: ClassVar[str] = "join"
     REGION: ClassVar[str] = "iteration"
+    TRAITS: ClassVar[Traits] = Traits(tile="pe", laned=True, refs="through")
     lanes: int = attr("pos", doc="number of lanes")
     level: int = attr("nat", doc="stop depth of the units gathered")
 
@@ -528,23 +633,35 @@ class Join(Node):
         ins = (_p("lane0", *STREAM_KINDS),) + tuple(_p(f"lane{i}", SAME) for i in range(1, lanes))
         return Signature(ins, (_p("out", SAME),), f"{lanes} operands (one per lane)")
 
+    def verify_(self) -> list[tuple[str, str | None]]:
+        """At most MAX_LANES lanes."""
+        return _lanes_problems(self)
 
-#: Kind name -> node class, in documentation order.
-KINDS: dict[str, type[Node]] = {cls.KIND: cls for cls in (
+
+#: The primitive kinds, in documentation order: the one list of them (fuseflowc.samml.kinds).
+_KIND_CLASSES: tuple[type[Node], ...] = (
     Root, Scan, Repsig, Repeat, Intersect, Union, Locate, Array, Alu, Reduce, Spacc1, Spacc2,
-    Spacc3, CrdDrop, CrdHold, WriteLevel, WriteVals, Fork, Join)}
+    Spacc3, CrdDrop, CrdHold, WriteLevel, WriteVals, Fork, Join)
+#: Kind name -> node class, in documentation order.
+KINDS: dict[str, type[Node]] = {cls.KIND: cls for cls in _KIND_CLASSES}
+# Every kind has a name of its own and declares its traits.
+assert len(KINDS) == len(_KIND_CLASSES) and "" not in KINDS, "two kinds share a name"
+assert all(isinstance(getattr(cls, "TRAITS", None), Traits) for cls in _KIND_CLASSES)
 
-
-#: The sparse accumulator of each order (the number of inner levels it accumulates): lowering
-#: picks by order, and no reduction may need a larger one than MAX_SPACC_ORDER.
-SPACC_KINDS: dict[int, type[Node]] = {1: Spacc1, 2: Spacc2, 3: Spacc3}
+#: The sparse accumulator of each order (the number of inner levels it accumulates: its
+#: `accumulates` trait): lowering picks by order, and no reduction may need a larger one than
+#: MAX_SPACC_ORDER.
+SPACC_KINDS: dict[int, type[Node]] = {cls.TRAITS.accumulates: cls for cls in KINDS.values()
+                                      if cls.TRAITS.buffered}
 MAX_SPACC_ORDER = max(SPACC_KINDS)
 
 
 def region_of(node: Node) -> str:
-    """The picture region of a node: iteration, compute or construction. Repeat, fork and join
-    belong to the region of the stream kind they carry (a val repeat is computation)."""
-    if isinstance(node, (Repeat, Fork, Join)) and node.inputs and node.inputs[0].kind == "val":
+    """The picture region of a node: iteration, compute or construction. A node whose results
+    have the kind of its first operand (repeat, fork, join) belongs to the region of the stream
+    kind it carries (a val repeat is computation)."""
+    if node.inputs and node.inputs[0].kind == "val" and any(
+            p.kinds == (SAME,) for p in node.signature(len(node.inputs)).outputs):
         return "compute"
     return node.REGION
 

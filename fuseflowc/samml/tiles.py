@@ -1,6 +1,7 @@
 """The tiles a SAMML graph occupies on a fabric (fuseflowc.fabric): compute (PE) tiles for the
 nodes placed there, memory (MEM) tiles for scanners, arrays and writers (one each) and for
-accumulators' buffers (as many as their bytes need).
+accumulators' buffers (as many as their bytes need), as each kind's `tile` trait says
+(fuseflowc.samml.kinds.PLACEMENT).
 
 An accumulator's buffer holds one fiber of the levels it accumulates: spacc1 the extent of its
 inner index times (one coordinate + one value), spacc2 the product of its two inner extents
@@ -14,10 +15,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from fuseflowc.fabric import BUFFERED, PLACEMENT
-
 from . import ir
 from .analysis import stream_contexts
+from .kinds import BUFFERED, PLACEMENT, traits
 
 
 @dataclass
@@ -60,10 +60,6 @@ def index_extents(graph: ir.Graph, module: ir.Module, sizes: dict | None = None)
     return out
 
 
-#: An accumulator kind's order: the levels its buffer holds.
-_SPACC_ORDER = {cls.KIND: order for order, cls in ir.SPACC_KINDS.items()}
-
-
 def tile_usage(graph: ir.Graph, module: ir.Module, fabric, element_bytes: int = 4,
                sizes: dict | None = None) -> TileUsage:
     """The tiles `graph` occupies on `fabric` (see the module docstring)."""
@@ -73,7 +69,7 @@ def tile_usage(graph: ir.Graph, module: ir.Module, fabric, element_bytes: int = 
     for n in graph.nodes:
         where = PLACEMENT[n.KIND]
         if n.KIND in BUFFERED:
-            levels = _SPACC_ORDER[n.KIND]
+            levels = traits(n.KIND).accumulates    # the levels its buffer holds
             c = ctx.get(n.inputs[levels - 1], ()) if len(n.inputs) >= levels else ()
             inner = [x for x in c if x != n.index][-levels:]
             dims = [extents.get(x) for x in inner]

@@ -47,7 +47,7 @@ import re
 from typing import Any
 
 from ..diagnostics import DiagnosticSink, Loc
-from ..ops import ALU_BINARY, ALU_SCALAR
+from ..ops import ALU_BINARY
 from .ir import (
     MAX_LANES,
     SAME,
@@ -55,23 +55,13 @@ from .ir import (
     Alu,
     Array,
     Decompose,
-    Fork,
     Graph,
-    Intersect,
-    Join,
     Locate,
     Module,
     Node,
     Permute,
-    Reduce,
-    Repeat,
-    Root,
     Scan,
-    Spacc1,
-    Spacc2,
-    Spacc3,
     Stream,
-    Union,
     WriteLevel,
     WriteVals,
 )
@@ -356,28 +346,11 @@ class _Verifier:
             else:
                 what = "op" if spec.name == "op" else f"attribute '{spec.name}'"
                 self.error(f"{n.KIND} {what}: {problem}", self.attr_loc(n, spec.name), g, n)
-        if isinstance(n, Alu) and isinstance(n.op, str):
-            if n.op in ALU_SCALAR and n.const is None:
-                self.error(f"alu op {n.op} computes x {n.op[:-1]} const and needs attribute "
-                           "'const'", n.loc, g, n)
-                good = False
-            elif n.op not in ALU_SCALAR and n.const is not None:
-                self.error(f"alu op {n.op} takes no constant (only the scalar ops "
-                           f"{', '.join(ALU_SCALAR)} do)", self.attr_loc(n, "const"), g, n)
-                good = False
+        for msg, key in n.verify_():      # the kind's own rules (samml.ir)
+            self.error(msg, self.attr_loc(n, key) if key else n.loc, g, n)
+            good = False
         if good and (getattr(n, "out", None) is not None or getattr(n, "in0", None) is not None):
             good = self._check_block_labels(g, n)
-        if isinstance(n, (Fork, Join)) and isinstance(n.lanes, int) and n.lanes > MAX_LANES:
-            self.error(f"{n.KIND} of {n.lanes} lanes: at most {MAX_LANES} are supported",
-                       self.attr_loc(n, "lanes"), g, n)
-            good = False
-        if isinstance(n, Union) and isinstance(n.required, list):
-            ways = len(n.inputs) // 2
-            for r in n.required:
-                if isinstance(r, int) and r >= ways:
-                    self.error(f"union required input {r} does not exist (inputs are "
-                               f"0..{ways - 1})", self.attr_loc(n, "required"), g, n)
-                    good = False
         return good
 
     def ports(self, g: Graph, n: Node, producer: dict[Stream, Node],
@@ -495,38 +468,47 @@ class _Verifier:
                 if decl is None:
                     self.error(f"tensor {tname} is not declared", self.attr_loc(n, "tensor"), g, n)
                     continue
-            if isinstance(n, Root):
+            rule = n.TRAITS.refs      # how the kind carries references (samml.ir.REFS)
+            if rule == "root":
                 origin[n.outputs[0]] = (tname, 0)
                 reads.setdefault(tname, (n, self.attr_loc(n, "tensor")))
-            elif isinstance(n, (WriteLevel, WriteVals)):
+            elif rule == "writer":
                 self._writer(g, n, decl, writes, vals_writers, level_writers)
             else:
-                self._follow_refs(g, n, decl, origin)
+                getattr(self, "_refs_" + rule)(g, n, decl, origin)
         self._writes_complete(g, writes, vals_writers, level_writers)
         return reads, writes
 
-    def _follow_refs(self, g: Graph, n: Node, decl, origin: dict) -> None:
-        """Check the nodes that read through reference streams (scan, array, locate) against
-        the tensor and level the references point into, and carry `origin` (ref stream ->
-        (tensor, storage level)) through repeats, forks, joins and joiners."""
-        if isinstance(n, Scan):
-            self.scan(g, n, decl, origin)
-        elif isinstance(n, Array):
-            o = origin.get(n.inputs[0])
+    # The reference rules (a kind's `refs` trait, samml.ir.REFS): each checks a node that reads through reference
+    # streams against the tensor and level they point into, or carries `origin` (ref stream ->
+    # (tensor, storage level)) from its operands to its results.
+    def _refs_none(self, g: Graph, n: Node, decl, origin: dict) -> None:
+        """Reads no references, makes none (values, coordinates, repeat signals)."""
+
+    def _refs_scan(self, g: Graph, n: Node, decl, origin: dict) -> None:
+        self.scan(g, n, decl, origin)
+
+    def _refs_locate(self, g: Graph, n: Node, decl, origin: dict) -> None:
+        self.locate(g, n, decl, origin)
+
+    def _refs_array(self, g: Graph, n: Node, decl, origin: dict) -> None:
+        o = origin.get(n.inputs[0])
+        if o is not None:
+            self.array(g, n, decl, o)
+
+    def _refs_through(self, g: Graph, n: Node, decl, origin: dict) -> None:
+        """Every result carries operand 0's references (repeat, fork, join)."""
+        o = origin.get(n.inputs[0])
+        if o is not None:
+            for s in n.outputs:
+                origin[s] = o
+
+    def _refs_pairs(self, g: Graph, n: Node, decl, origin: dict) -> None:
+        """A joiner: result i + 1 carries the references of operand 2i + 1."""
+        for i in range(len(n.inputs) // 2):
+            o = origin.get(n.inputs[2 * i + 1])
             if o is not None:
-                self.array(g, n, decl, o)
-        elif isinstance(n, (Repeat, Fork, Join)):
-            o = origin.get(n.inputs[0])
-            if o is not None:
-                for s in n.outputs:
-                    origin[s] = o
-        elif isinstance(n, Locate):
-            self.locate(g, n, decl, origin)
-        elif isinstance(n, (Intersect, Union)):
-            for i in range(len(n.inputs) // 2):
-                o = origin.get(n.inputs[2 * i + 1])
-                if o is not None:
-                    origin[n.outputs[i + 1]] = o
+                origin[n.outputs[i + 1]] = o
 
     def _writer(self, g: Graph, n: Node, decl, writes: dict, vals_writers: dict,
                 level_writers: dict) -> None:
@@ -670,7 +652,7 @@ class _Verifier:
         """Block einsum labels (docs/samml.md, Blocked tensors): `out` with every input's
         labels; results only from input labels; only a product contracts a label; a reducer
         only drops labels."""
-        if not isinstance(n, (Alu, Reduce, Spacc1, Spacc2, Spacc3)):
+        if not any(s.name == "out" for s in n.attr_specs()):
             return True
         binary = isinstance(n, Alu) and n.op in ALU_BINARY
         need = ["in0", "out"] + (["in1"] if binary else [])

@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuseflowc.fabric import PLACEMENT, PRESETS, Fabric
+from fuseflowc.fabric import PRESETS, TILE_CLASSES, Fabric
 from fuseflowc.opt import parse_pipeline, run_pipeline
 from fuseflowc.samml.ir import KINDS
+from fuseflowc.samml.kinds import PLACEMENT
 from fuseflowc.samml.parser import parse_text
 from fuseflowc.samml.printer import print_module
 from fuseflowc.samml.tiles import misfits, tile_usage
@@ -33,7 +34,7 @@ def _module(name: str, fix: dict | None = None):
 
 def test_every_kind_has_one_placement():
     assert set(PLACEMENT) == set(KINDS)
-    assert set(PLACEMENT.values()) <= {"", "pe", "mem"}
+    assert set(PLACEMENT.values()) <= {"", *TILE_CLASSES}
 
 
 def test_spmv_row_by_hand():
