@@ -19,9 +19,9 @@ from fuseflowc.sim import engine_fast
 # ---- the one lookup per layer that another branch may re-key (adapt these at merge) --------
 
 def cxx_factory_name(kind: str) -> str:
-    """The name the compiled engine's factory registry knows kind `kind` by: today the Python
-    engine class's name (sim/cpp/registry.hpp keys factories by it)."""
-    return sim_build.NODES[kind][0].__name__
+    """The name the compiled engine's factory registry knows kind `kind` by: the kind's own
+    (sim/cpp/registry.hpp keys factories by SAMML kind name)."""
+    return kind
 
 
 def cost_rule(kind: str):
