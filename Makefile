@@ -257,7 +257,7 @@ $(PDATA)/gpt3_s1024_s87: $(GPT3_PAPER) | $(STAMP)
 	$(GEN) $< $(GPT3_SIZES) --size S=1024 \
 	  --mask M=bigbird:block=64,random=1,global=0,window=1 -o $@ > /dev/null
 
-bench-paper: $(STAMP) $(PDATA)/gpt3_s1024_s55 $(PDATA)/gpt3_s1024_s87
+bench-paper: $(STAMP) $(PDATA)/gpt3_s1024_s55 $(PDATA)/gpt3_s1024_s87 bench-artifact
 	$(PY) -m fuseflowc.bench --specs ir_examples/bench/paper --out results/paper \
 	  --jobs $(PAPER_JOBS) --scale paper
 
@@ -325,3 +325,23 @@ PLAN_GRAPHS ?= cora=../shared/data/cora.npz citeseer=../shared/data/citeseer.npz
 bench-plan-models: $(STAMP)
 	$(PY) -m fuseflowc.bench.plan_models $(foreach g,$(PLAN_GRAPHS),--graph $(g)) \
 	  --out results/plan-models
+
+# ---- bench-artifact: Figure 12 in the FuseFlow artifact's configuration (issue 25) --------------
+# docs/bench.md, "Against the artifact": the specs of ir_examples/bench/artifact/ (the artifact's
+# data, sizes, weight sparsity and kernels; GPT-3 as components composed into 12 decoders as the
+# artifact composes them), every configuration simulated and checked; results, reports and
+# ARTIFACT.md (every bar of the artifact's plotted figures beside ours) in
+# results/paper/artifact/, and the same table in results/paper/PAPER.md. The attention's masks
+# (block 16, 32, 64 at S = 1024) are made here; the other data by the sweeps. Resumable.
+.PHONY: bench-artifact
+ADATA := out/bench/artifact/data
+ATTN_ART := ir_examples/bench/artifact/programs/gpt3_art_attn.ff
+$(ADATA)/attn_b%: $(ATTN_ART) | $(STAMP)
+	$(GEN) $< --size S=1024 --size NH=12 --size DH=64 \
+	  --mask M=bigbird:block=$*,random=2,global=1,window=3 -o $@ > /dev/null
+
+bench-artifact: $(STAMP) $(ADATA)/attn_b16 $(ADATA)/attn_b32 $(ADATA)/attn_b64
+	$(PY) -m fuseflowc.bench --specs ir_examples/bench/artifact --out results/paper/artifact \
+	  --jobs $(PAPER_JOBS) --scale artifact
+	$(PY) -m fuseflowc.bench --specs ir_examples/bench/paper --out results/paper --scale paper \
+	  --summary-only > /dev/null
