@@ -245,7 +245,8 @@ bench-quick: $(STAMP) $(BQDATA)/gpt3_mini_s16 $(BQDATA)/bigbird_s16 $(BQDATA)/bi
 # PAPER.md (our speed-ups against the paper's, also printed) go to results/paper/. Resumable:
 # rerun to finish. One job by default: a MAG-size configuration (simulation and check) peaks
 # at ~8 GB (sim/README.md, "Memory"), two would crowd a shared 24 GB machine; PAPER_JOBS=2 is
-# for a larger one.
+# for a larger one. It runs bench-artifact first (the artifact's configuration, at the end of
+# this file), so PAPER.md also has the table against the artifact's plotted figures.
 .PHONY: bench-paper
 PAPER_JOBS ?= 1
 PDATA := out/bench/paper/data
