@@ -71,7 +71,9 @@ def test_every_bar_of_the_artifact_is_a_line(tmp_path):
         assert cells[4] == f"{ARTIFACT_FIG12[m][d][0] / their:.2f}x"
 
 
-def test_speedups_ratios_and_reasons(tmp_path):
+def test_speedups_ratios_and_reasons(tmp_path, monkeypatch):
+    monkeypatch.setattr(artifact, "REASONS", {})
+    monkeypatch.setattr(artifact, "NOT_RUN", {})
     _fixture(tmp_path)
     text = "\n".join(artifact_section(tmp_path))
     cora_unf, cora_part = ARTIFACT_FIG12["gcn"]["cora"][:2]
@@ -111,11 +113,18 @@ def test_gpt3_is_composed_as_the_artifact_composes_it(tmp_path):
 
 def test_a_measured_reason_and_a_bar_not_run(tmp_path, monkeypatch):
     _fixture(tmp_path)
-    monkeypatch.setitem(artifact.REASONS, ("gcn", "*", "partial"), "data: measured why.")
-    monkeypatch.setitem(artifact.NOT_RUN, ("gcn", "mag", "full"), "too slow: measured.")
+    monkeypatch.setattr(artifact, "REASONS", {("gcn", "*", "partial"): "data: measured why."})
+    monkeypatch.setattr(artifact, "NOT_RUN", {("gcn", "mag", "full"): "too slow: measured."})
     text = write_artifact(tmp_path, "Commit abc.")
     assert text == (tmp_path / "ARTIFACT.md").read_text()
     assert text.startswith("# FuseFlow Figure 12 against its artifact")
     assert _line(text, "GCN", "cora_ml", "partial")[8] == "data: measured why."
     assert _line(text, "GCN", "mag", "full")[8] == \
         "no simulated figure: not run: too slow: measured."
+
+
+def test_the_declared_reasons_name_real_bars():
+    """Every REASONS and NOT_RUN key is a bar of the artifact's figure (a typo would hide)."""
+    for model, data, v in [*artifact.REASONS, *artifact.NOT_RUN]:
+        assert model in ARTIFACT_FIG12 and v in artifact.VARIANTS
+        assert data == "*" or data in ARTIFACT_FIG12[model]
