@@ -102,7 +102,7 @@ REASONS: dict[tuple[str, str, str], str] = {
         "not bound either variant (GCN on a tenth of collab: bandwidth 256 -> 32 bytes a "
         "cycle leaves unfused 62,479,506 and partial 46,666,817 cycles unchanged); the "
         "artifact's unfused collab (1.57 G) is 1.8x our unfused estimate at full size (0.87 G) "
-        "while its partial (0.51 G) is near ours (0.38 G): its unfused kernels are slower per "
+        "while its partial (0.51 G) is within 1.4x of ours (0.38 G): its unfused kernels are slower per "
         "multiply-accumulate, which no setting of ours reproduces.",
     ("gcn", "*", "full"):
         "fusion and order: our widened full fusion (order 0) recomputes layer 1 for every "
