@@ -250,7 +250,8 @@ bench-quick: $(STAMP) $(BQDATA)/gpt3_mini_s16 $(BQDATA)/bigbird_s16 $(BQDATA)/bi
 # PAPER.md (our speed-ups against the paper's, also printed) go to results/paper/. Resumable:
 # rerun to finish. One job by default: a MAG-size configuration (simulation and check) peaks
 # at ~8 GB (sim/README.md, "Memory"), two would crowd a shared 24 GB machine; PAPER_JOBS=2 is
-# for a larger one.
+# for a larger one. It runs bench-artifact first (the artifact's configuration, at the end of
+# this file), so PAPER.md also has the table against the artifact's plotted figures.
 .PHONY: bench-paper
 PAPER_JOBS ?= 1
 PDATA := out/bench/paper/data
@@ -262,7 +263,7 @@ $(PDATA)/gpt3_s1024_s87: $(GPT3_PAPER) | $(STAMP)
 	$(GEN) $< $(GPT3_SIZES) --size S=1024 \
 	  --mask M=bigbird:block=64,random=1,global=0,window=1 -o $@ > /dev/null
 
-bench-paper: $(STAMP) $(PDATA)/gpt3_s1024_s55 $(PDATA)/gpt3_s1024_s87
+bench-paper: $(STAMP) $(PDATA)/gpt3_s1024_s55 $(PDATA)/gpt3_s1024_s87 bench-artifact
 	$(PY) -m fuseflowc.bench --specs ir_examples/bench/paper --out results/paper \
 	  --jobs $(PAPER_JOBS) --scale paper
 
@@ -341,3 +342,23 @@ gpt3-paper-order: $(STAMP) $(DDIR)/gpt3_mini/s64
 	  $(FFC) fuse ir_examples/models/gpt3_mini/gpt3_mini_$$v.ff --inline-widened --order paper \
 	    | $(FFC) lower | $(FFC) simulate - --data $(DDIR)/gpt3_mini/s64 --check || exit 1; \
 	done
+
+# ---- bench-artifact: Figure 12 in the FuseFlow artifact's configuration (issue 25) --------------
+# docs/bench.md, "Against the artifact": the specs of ir_examples/bench/artifact/ (the artifact's
+# data, sizes, weight sparsity and kernels; GPT-3 as components composed into 12 decoders as the
+# artifact composes them), every configuration simulated and checked; results, reports and
+# ARTIFACT.md (every bar of the artifact's plotted figures beside ours) in
+# results/paper/artifact/, and the same table in results/paper/PAPER.md. The attention's masks
+# (block 16, 32, 64 at S = 1024) are made here; the other data by the sweeps. Resumable.
+.PHONY: bench-artifact
+ADATA := out/bench/artifact/data
+ATTN_ART := ir_examples/bench/artifact/programs/gpt3_art_attn.ff
+$(ADATA)/attn_b%: $(ATTN_ART) | $(STAMP)
+	$(GEN) $< --size S=1024 --size NH=12 --size DH=64 \
+	  --mask M=bigbird:block=$*,random=2,global=1,window=3 -o $@ > /dev/null
+
+bench-artifact: $(STAMP) $(ADATA)/attn_b16 $(ADATA)/attn_b32 $(ADATA)/attn_b64
+	$(PY) -m fuseflowc.bench --specs ir_examples/bench/artifact --out results/paper/artifact \
+	  --jobs $(PAPER_JOBS) --scale artifact
+	$(PY) -m fuseflowc.bench --specs ir_examples/bench/paper --out results/paper --scale paper \
+	  --summary-only > /dev/null

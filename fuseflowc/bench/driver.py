@@ -12,7 +12,10 @@ Parts, in order (each one's wall time goes to OUT/timings.json):
   OUT/compile.txt;
 - the summary: OUT/SUMMARY.md (fuseflowc.bench.summary), also printed; with `--scale paper`
   (`make bench-paper`: ir_examples/bench/paper/, Figure 12 at the paper's sizes) only the
-  specs run, and the page is OUT/PAPER.md (fuseflowc.bench.paper) instead.
+  specs run, and the page is OUT/PAPER.md (fuseflowc.bench.paper) instead; with `--scale
+  artifact` (`make bench-artifact`: ir_examples/bench/artifact/, the artifact's configuration)
+  only the specs run, and the page is OUT/ARTIFACT.md (fuseflowc.bench.artifact), the table
+  PAPER.md also shows when OUT is its `artifact/` directory.
 
 A sweep resumes from the rows already in its results file, so an interrupted run continues
 where it stopped; a part that fails is recorded in the timings and the summary, and the other
@@ -130,6 +133,7 @@ def _commit_line(root: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point (see the module docstring)."""
+    from .artifact import write_artifact
     from .paper import write_paper
     from .summary import write_summary
 
@@ -140,7 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compile-runs", type=int, default=3)
     ap.add_argument("--scale", default="full",
                     help="a label for the summary (full, quick); `paper` runs only the specs "
-                         "and writes OUT/PAPER.md (Figure 12 against the paper) instead")
+                         "and writes OUT/PAPER.md (Figure 12 against the paper) instead; "
+                         "`artifact` runs only the specs and writes OUT/ARTIFACT.md (Figure 12 "
+                         "against the artifact's plotted figures)")
     ap.add_argument("--only", action="append", default=[],
                     help="run only these parts (spec names, orders, compile); repeatable")
     ap.add_argument("--summary-only", action="store_true")
@@ -167,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
             tfile.write_text(json.dumps(timings, indent=1, sort_keys=True) + "\n")
     # the paper scale is Figure 12 alone: order counts and compile times do not depend on the
     # data's size (`make bench` has them)
-    paper = a.scale == "paper"
+    paper = a.scale in ("paper", "artifact")
     if want("orders") and not paper:
         timings["orders"] = run_orders(out, root)
     if want("compile") and not paper:
@@ -176,7 +182,9 @@ def main(argv: list[str] | None = None) -> int:
         timings["total"] = {"part": "total", "seconds": round(time.perf_counter() - start, 1),
                             "status": "ok" if not wanted else "partial (--only)"}
     tfile.write_text(json.dumps(timings, indent=1, sort_keys=True) + "\n")
-    if paper:
+    if a.scale == "artifact":
+        text = write_artifact(out, _commit_line(root))
+    elif paper:
         text = write_paper(out, [s.stem for s in specs], a.jobs, _commit_line(root), specs)
     else:
         text = write_summary(out, [s.stem for s in specs], a.scale, a.jobs)

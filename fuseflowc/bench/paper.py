@@ -354,6 +354,10 @@ def write_paper(out: Path, names: list[str], jobs: int, header: str = "",
     for model in models:
         lines += [f"## {MODEL_TITLES.get(model, model)}", ""]
         lines += model_section(model, {d: p for (m, d), p in points.items() if m == model})
+    if (out / "artifact").is_dir():
+        # the artifact's configuration (make bench-artifact), every bar against its figures
+        from .artifact import artifact_section
+        lines += artifact_section(out / "artifact")
     if missing:
         lines += ["## Not run", "", "No results yet (rerun `make bench-paper`: sweeps resume):",
                   "", *(f"- {m}" for m in missing), ""]

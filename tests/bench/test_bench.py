@@ -29,6 +29,11 @@ EXPECTED = {
     # make bench-paper: Figure 12 at the paper's sizes (tests/bench/test_bench_paper.py)
     "paper/fig12_gcn_collab": 3, "paper/fig12_gcn_mag": 3, "paper/fig12_graphsage_collab": 3,
     "paper/fig12_graphsage_mag": 3, "paper/fig12_sae_imagenet": 3, "paper/fig12_gpt3_s1024": 10,
+    # make bench-artifact: Figure 12 in the artifact's configuration (test_bench_artifact.py)
+    "artifact/gcn_small": 9, "artifact/gcn_collab": 2, "artifact/gcn_mag": 2,
+    "artifact/graphsage_small": 9, "artifact/graphsage_collab": 2, "artifact/graphsage_mag": 2,
+    "artifact/sae_imagenet": 3, "artifact/sae_luna16": 3, "artifact/sae_nih": 3,
+    "artifact/gpt3_attn": 6, "artifact/gpt3_dense": 5,
 }
 
 

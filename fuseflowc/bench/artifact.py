@@ -1,0 +1,291 @@
+"""Figure 12 against the FuseFlow artifact's plotted figures, bar by bar (issue 25).
+
+The artifact (github fuseflow-authors/fuseflow-artifact) hard-codes the cycles it plots in
+`scripts/plot_figure12.py`, `get_default_data()`: per model and data set the unfused, partially
+fused and fully fused cycles (GPT-3 as 12 decoders). ARTIFACT_FIG12 holds them, every bar. Our
+figures are the rows of the sweeps of ir_examples/bench/artifact/ (the artifact's
+configuration: its data, sizes, weight sparsity and kernels; `make bench-artifact`), read from
+a results directory of `<spec>.csv` files.
+
+GPT-3 is composed as the artifact composes it (scripts/run_figure12_benchmarks.py,
+run_gpt3_benchmarks): it simulates each component on its own and adds their cycles, so
+
+    unfused = 12 x (unfused-pre + unfused-attn + unfused-post)
+    partial = 12 x (pre + attn + post)
+    full    = pre + 12 x attn + 11 x boundary + post
+
+with `pre` the layer norm and Q, K, V projections, `attn` the attention (per mask block size),
+`post` the output projection, layer norm and FFN, and `boundary` the post block fused with the
+next decoder's pre. Our rows: model `gpt3`, variants `unfused` and `attn` on the mask data sets
+`b16`, `b32`, `b64`, and `pre`, `post`, `boundary` on the data set `dense` (they read no mask).
+
+Per bar the table gives the artifact's cycles and speed-up over unfused, ours (simulated and
+checked; or why there is no simulated figure, with the cycle model's estimate when the row has
+one), the ratio ours / the artifact's (cycles for unfused bars, speed-ups for the others), and
+for a bar off by more than 1.25x the reason: REASONS, one sentence per measured cause (data,
+order, fusion, memory), or "not explained yet".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..sweep.markdown import _num, _x, table
+from ..sweep.results import read_rows_if_any
+
+#: A speed-up within this factor of the artifact's agrees (as fuseflowc.bench.paper).
+AGREE_WITHIN = 1.25
+
+VARIANTS = ("unfused", "partial", "full")
+
+#: get_default_data() of the artifact's scripts/plot_figure12.py: model -> data set ->
+#: (unfused, partial, full) cycles, as plotted. SAE's unfused and partial are the sums the
+#: script writes (81273+264+26785+791 ...). Some entries are copies of others in the script
+#: (SAE LUNA16 = NIH-CXR; GPT-3 block 32 partial and full = block 64's; GCN and GraphSAGE share
+#: MAG's partial and Cora's full): the table reports them as plotted.
+ARTIFACT_FIG12: dict[str, dict[str, tuple[int, int, int]]] = {
+    "sae": {
+        "imagenet": (81273 + 264 + 26785 + 791, 81278 + 27317, 162480),
+        "nih": (106161 + 264 + 26785 + 1031, 106166 + 27557, 212147),
+        "luna16": (106161 + 264 + 26785 + 1031, 106166 + 27557, 212147),
+    },
+    "gcn": {
+        "cora": (48998261, 29997611, 166361105),
+        "cora_ml": (115435265, 61259360, 842383059),
+        "dblp": (934042655, 627775406, 3589346391),
+        "collab": (1056927396, 409951944, 55634377783),
+        "mag": (16012893504, 7505550758, 185792502899),
+    },
+    "graphsage": {
+        "cora": (79355629, 37798698, 166361105),
+        "cora_ml": (183474564, 99243656, 842388679),
+        "dblp": (1269087780, 627775394, 3589346391),
+        "collab": (1569940814, 505455837, 55634376841),
+        "mag": (29409284934, 7505550758, 849409284934),
+    },
+    "gpt3": {
+        "b16": (98511714108, 56340821076, 36439754748),
+        "b32": (99652522812, 60497286996, 40596220668),
+        "b64": (102275175360, 60497286996, 40596220668),
+    },
+}
+
+MODEL_TITLES = {"sae": "SAE", "gcn": "GCN", "graphsage": "GraphSAGE",
+                "gpt3": "GPT-3 w/ BigBird (12 decoders)"}
+
+#: The artifact's decoder count and the composition of its bars from components.
+DECODERS = 12
+GPT3_COMPONENTS = {
+    "unfused": {"unfused-pre": DECODERS, "unfused-attn": DECODERS, "unfused-post": DECODERS},
+    "partial": {"pre": DECODERS, "attn": DECODERS, "post": DECODERS},
+    "full": {"pre": 1, "attn": DECODERS, "boundary": DECODERS - 1, "post": 1},
+}
+#: Components that read no mask: their rows are on this data set, shared by every block size.
+GPT3_SHARED_DATA = "dense"
+GPT3_SHARED = ("pre", "post", "boundary", "unfused-pre", "unfused-post")
+
+#: Why a bar is off by more than AGREE_WITHIN: (model, data or "*", variant) -> one sentence
+#: naming the measured cause and the figures that show it. A bar without an entry says
+#: "not explained yet" (a gap to investigate, never hidden).
+REASONS: dict[tuple[str, str, str], str] = {
+    ("gcn", "*", "partial"):
+        "fusion: our fused layer 2 is 3 graphs, not one (the softmax's row max and row sum "
+        "are stored, `fuse` says so), each recomputing A H1 W2 (a tenth of collab: 4.41 M "
+        "cycles each; a hundredth of MAG, C = 349: 18.8 M each), and the fused layer 1 runs at "
+        "the pace of A X (33.4 M of 46.7 M); with layer 2 one graph the measured graphs give "
+        "1.65x on collab, 1.89x on MAG (make bench-artifact at reduced size, 2026-11-27).",
+    ("graphsage", "collab", "partial"):
+        "the baseline: each fused layer runs at the pace of its largest product (a tenth of "
+        "collab: layer 1 33.4 M cycles = A X alone, layer 2 4.41 M; a hundredth of MAG: layer "
+        "2 19.1 M = H1 Ws2 at C = 349) and gains what it overlaps of the others; memory does "
+        "not bound either variant (GCN on a tenth of collab: bandwidth 256 -> 32 bytes a "
+        "cycle leaves unfused 62,479,506 and partial 46,666,817 cycles unchanged); the "
+        "artifact's unfused collab (1.57 G) is 1.8x our unfused estimate at full size (0.87 G) "
+        "while its partial (0.51 G) is within 1.4x of ours (0.38 G): its unfused kernels are slower per "
+        "multiply-accumulate, which no setting of ours reproduces.",
+    ("gcn", "*", "full"):
+        "fusion and order: our widened full fusion (order 0) recomputes layer 1 for every "
+        "stored entry of A: 30.3 M cycles against unfused 2.97 M on a quarter-size Cora "
+        "(0.098x); storing the intermediates instead (plain `fuse`, no --inline-widened) "
+        "takes 1.76 M (1.68x); the artifact's 0.29x lies between, an order that recomputes "
+        "less (756,756 orders; the paper's `--order paper` is branch fidelity2's).",
+    ("gpt3", "*", "partial"):
+        "fusion: with `--share` our regions are several graphs run one after the other (attn "
+        "5, pre 8, post 14, boundary 23: the FFN's two matmuls are separate graphs), so fusion "
+        "removes only element-wise kernels; if each region ran at the pace of its slowest "
+        "graph (one pipeline), the measured graphs at reduced size (S 256, E 64, FF 256, "
+        "block 16) give 2.43x partial, 2.79x full, against 1.15x and 1.15x as they run: the "
+        "one-graph lowering of `--share --inline-widened` (branch fidelity2).",
+    ("graphsage", "*", "full"):
+        "fusion and order, as GCN's: the widened full fusion (order 0) recomputes layer 1 per "
+        "stored entry of A, which grows with the degree: on a tenth-size DBLP 29.7 M cycles "
+        "against unfused 6.86 M (0.23x), stored intermediates (plain `fuse`) 2.49 M (2.75x); "
+        "the artifact's 0.35x lies between (on a quarter-size Cora ours is 0.48x, the "
+        "artifact's 0.48x).",
+    ("sae", "*", "full"):
+        "order: the one order `fuse` finds for our full fusion (storage-concordant; order 5 of "
+        "the freed POG) does not recompute: 2.76 M cycles against unfused 5.47 M at P = 3,136 "
+        "(1.98x); the freed orders 2 and 3, which recompute the encoder, are estimated at "
+        "25.9 M (0.21x; the cycle model is within 0.001% of the simulation on order 5), "
+        "orders 0 and 1 at 8.4 G and 80.6 G; the artifact's 0.67x lies between, and which "
+        "order it took is `--order paper`'s (branch fidelity2).",
+}
+REASONS[("gpt3", "*", "full")] = REASONS[("gpt3", "*", "partial")]
+REASONS[("graphsage", "mag", "partial")] = REASONS[("graphsage", "collab", "partial")]
+
+#: Bars that no spec runs, and the measured reason: (model, data, variant) -> one sentence.
+_FULL_NOT_RUN = (
+    "the widened full fusion recomputes layer 1 for every stored entry of A: the cycle model "
+    "estimates {est} cycles ({x} unfused's estimate; the artifact's bar is {art} its unfused), "
+    "{time} at the simulator's measured pace on this model (62.5 M cycles in 44-142 s on a "
+    "tenth of collab, unfused, under load), beyond the 60-minute budget; the artifact's own "
+    "default (medium) mode skips it too")
+NOT_RUN: dict[tuple[str, str, str], str] = {
+    ("gcn", "collab", "full"): _FULL_NOT_RUN.format(
+        est="10.0 G", x="16x", art="53x", time="2-6 hours"),
+    ("gcn", "mag", "full"): _FULL_NOT_RUN.format(
+        est="17.5 G", x="3.4x", art="11.6x", time="3-11 hours"),
+    ("graphsage", "collab", "full"): _FULL_NOT_RUN.format(
+        est="111 G", x="128x", art="35x", time="1-3 days"),
+    ("graphsage", "mag", "full"): _FULL_NOT_RUN.format(
+        est="1.08 T", x="150x", art="29x", time="9-28 days"),
+}
+
+
+@dataclass
+class Ours:
+    """Our figure for one bar: simulated cycles, or why there are none."""
+
+    cycles: float | None          # simulated (and checked) cycles, None when not simulated
+    how: str                      # "simulated, checked", "timeout (...)", "not run", ...
+    est_cycles: float | None = None
+
+
+def _row_figure(r: dict | None, count: int = 1, key: tuple[str, str, str] | None = None) -> Ours:
+    if r is None:
+        why = NOT_RUN.get(key) if key else None
+        return Ours(None, f"not run: {why}" if why else "no row (not run yet)")
+    est = r.get("est_cycles")
+    est = None if est is None else est * count
+    if r["status"] == "ok":
+        how = "simulated, checked" if r.get("check") == "match" else \
+            f"simulated ({r.get('check') or 'not checked'})"
+        return Ours(r["cycles"] * count, how, est)
+    why = (r.get("error") or "").splitlines()[0] if r.get("error") else ""
+    return Ours(None, f"{r['status']}{': ' + why if why else ''}", est)
+
+
+def _compose(parts: list[tuple[str, Ours, int]]) -> Ours:
+    """A GPT-3 bar from its components (name, figure of one, count)."""
+    missing = [f"{name}: {o.how}" for name, o, _ in parts if o.cycles is None]
+    ests = [o.est_cycles for _, o, _ in parts]
+    est = sum(e * n for e, (_, _, n) in zip(ests, parts)) if all(e is not None for e in ests) \
+        else None
+    if missing:
+        return Ours(None, "component without a simulated figure (" + "; ".join(missing) + ")",
+                    est)
+    hows = {o.how for _, o, _ in parts}
+    how = hows.pop() if len(hows) == 1 else "simulated (" + ", ".join(sorted(hows)) + ")"
+    return Ours(sum(o.cycles * n for _, o, n in parts), how, est)
+
+
+def our_figures(rows: list[dict]) -> dict[tuple[str, str, str], Ours]:
+    """(model, data, variant) -> our figure for every bar of ARTIFACT_FIG12, from the rows of
+    the artifact specs' results (the first row of each (model, data, variant))."""
+    by_key: dict[tuple[str, str, str], dict] = {}
+    for r in rows:
+        by_key.setdefault((r["model"], r["data"], r["variant"]), r)
+    out: dict[tuple[str, str, str], Ours] = {}
+    for model, datas in ARTIFACT_FIG12.items():
+        for data in datas:
+            for v in VARIANTS:
+                if model != "gpt3":
+                    out[model, data, v] = _row_figure(by_key.get((model, data, v)), 1,
+                                                      (model, data, v))
+                    continue
+                parts = []
+                for comp, n in GPT3_COMPONENTS[v].items():
+                    d = GPT3_SHARED_DATA if comp in GPT3_SHARED else data
+                    parts.append((comp, _row_figure(by_key.get(("gpt3", d, comp)), 1,
+                                                    ("gpt3", d, comp)), n))
+                out[model, data, v] = _compose(parts)
+    return out
+
+
+def _ranking(cycles: dict[str, float | None]) -> str | None:
+    if any(c is None for c in cycles.values()):
+        return None
+    return " < ".join(sorted(cycles, key=lambda v: cycles[v]))
+
+
+def bar_rows(figs: dict[tuple[str, str, str], Ours]) -> tuple[list[list[str]], list[str]]:
+    """The table's rows and one ranking line per (model, data)."""
+    body, ranks = [], []
+    for model, datas in ARTIFACT_FIG12.items():
+        for data, theirs in datas.items():
+            base = figs[model, data, "unfused"]
+            for v, their in zip(VARIANTS, theirs):
+                o = figs[model, data, v]
+                their_sp = theirs[0] / their
+                if v == "unfused":
+                    ours_sp = 1.0 if o.cycles is not None else None
+                    ratio = o.cycles / their if o.cycles is not None else None
+                else:
+                    ours_sp = base.cycles / o.cycles if o.cycles and base.cycles else None
+                    ratio = ours_sp / their_sp if ours_sp is not None else None
+                off = ratio is not None and v != "unfused" and \
+                    not 1 / AGREE_WITHIN <= ratio <= AGREE_WITHIN
+                if ratio is None:
+                    est = "" if o.est_cycles is None else \
+                        f"; the cycle model estimates {_num(round(o.est_cycles))} cycles"
+                    note = f"no simulated figure: {o.how}{est}"
+                elif off:
+                    note = REASONS.get((model, data, v)) or REASONS.get((model, "*", v)) or \
+                        "off by more than 1.25x: not explained yet"
+                else:
+                    note = "cycles ours / theirs" if v == "unfused" else "within 1.25x"
+                body.append([MODEL_TITLES[model], data, v, _num(their), _x(their_sp),
+                             _num(None if o.cycles is None else round(o.cycles)),
+                             _x(ours_sp), "-" if ratio is None else f"{ratio:.2f}", note])
+            theirs_rank = _ranking(dict(zip(VARIANTS, theirs)))
+            ours_rank = _ranking({v: figs[model, data, v].cycles for v in VARIANTS})
+            same = "not comparable (a bar has no simulated figure)" if ours_rank is None else \
+                "same ranking" if ours_rank == theirs_rank else "**ranked differently**"
+            ranks.append(f"- {MODEL_TITLES[model]} {data}: artifact {theirs_rank}; ours "
+                         f"{ours_rank or '-'}: {same}.")
+    return body, ranks
+
+
+def artifact_section(results: Path, level: str = "##") -> list[str]:
+    """The markdown lines of the table against the artifact, from every `*.csv` results file
+    in `results` (the artifact specs' sweeps)."""
+    rows = []
+    for f in sorted(results.glob("*.csv")):
+        rows += read_rows_if_any(str(f))
+    body, ranks = bar_rows(our_figures(rows))
+    head = ["model", "data", "variant", "artifact cycles", "artifact speed-up", "our cycles",
+            "our speed-up", "ratio", "why (off by > 1.25x) / how"]
+    return [
+        f"{level} Against the artifact's plotted figures (fuseflow-artifact, "
+        "scripts/plot_figure12.py)", "",
+        "Every bar of the artifact's `get_default_data()` beside ours, run in the artifact's "
+        "configuration (ir_examples/bench/artifact/). Speed-up: unfused cycles / the "
+        "variant's. Ratio: ours / the artifact's, of the cycles for unfused bars and of the "
+        f"speed-ups for the others; a speed-up within {AGREE_WITHIN:g}x agrees. GPT-3 is 12 "
+        "decoders composed from simulated components as the artifact composes them: unfused "
+        "12 x (unfused-pre + unfused-attn + unfused-post), partial 12 x (pre + attn + post), "
+        "full pre + 12 x attn + 11 x boundary + post.", "",
+        table(head, body, {3, 4, 5, 6, 7}), "",
+        "Ranking of the variants (fewest cycles first):", "", *ranks, ""]
+
+
+def write_artifact(out: Path, header: str = "") -> str:
+    """Write OUT/ARTIFACT.md (the table against the artifact) from OUT/*.csv; return it."""
+    lines = ["# FuseFlow Figure 12 against its artifact, bar by bar (`make bench-artifact`)", ""]
+    if header:
+        lines += [header, ""]
+    lines += artifact_section(out)
+    text = "\n".join(lines).rstrip() + "\n"
+    (out / "ARTIFACT.md").write_text(text)
+    return text
