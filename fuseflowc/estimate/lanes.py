@@ -32,18 +32,8 @@ def balance(n, ins: list, sp: tuple, st: dict, tensors, contexts: dict) -> None:
     loop nest of every stream (samml.analysis.stream_contexts)."""
     skew = 1.0 if n.KIND == "join" else max((s.lane_skew for s in ins), default=1.0)
     if n.KIND == "scan" and ins and ins[0].per_coord is not None:
-        r = ins[0]
-        hit = [e for e in sp if e[0] is not None and e[0] == r.index]
-        if hit:
-            _, lanes, lane = hit[-1]
-            t = tensors(n.tensor)
-            length = t.levels[t.format.level_of_mode(n.mode)].fiber_length()
-            if length.shape == r.per_coord.shape:
-                work = r.per_coord * length
-                present = np.flatnonzero(r.per_coord > 0)
-                total = float(work.sum())
-                if total > 0 and present.size:
-                    skew = float(work[present[lane::lanes]].sum()) / total * lanes
+        own = _scan_share(n, ins[0], sp, tensors)
+        skew = skew if own is None else own
     if n.KIND in ("reduce", "spacc1") and n.outputs:
         # what an accumulator emits per row is not what it takes (spmm with a dense B: 8
         # values for any row holding an element): the lane's share of the output's rows
@@ -52,6 +42,25 @@ def balance(n, ins: list, sp: tuple, st: dict, tensors, contexts: dict) -> None:
     for s in n.outputs:
         if st[s].lane_skew != skew:
             st[s] = replace(st[s], lane_skew=skew)
+
+
+def _scan_share(n, r, sp: tuple, tensors):
+    """For a scanner whose references `r` come in a lane of the split index: the lane's share
+    of the fibers it looks up relative to an even share; None when not known."""
+    hit = [e for e in sp if e[0] is not None and e[0] == r.index]
+    if not hit:
+        return None
+    _, lanes, lane = hit[-1]
+    t = tensors(n.tensor)
+    length = t.levels[t.format.level_of_mode(n.mode)].fiber_length()
+    if length.shape != r.per_coord.shape:
+        return None
+    work = r.per_coord * length
+    present = np.flatnonzero(r.per_coord > 0)
+    total = float(work.sum())
+    if not (total > 0 and present.size):
+        return None
+    return float(work[present[lane::lanes]].sum()) / total * lanes
 
 
 def _lane_of(n, sp: tuple, contexts: dict, depth: int):

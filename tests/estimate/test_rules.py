@@ -53,7 +53,7 @@ def _csr(a) -> sp.csr_matrix:
     return sp.csr_matrix(a.astype(float))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(_patterns(), st.integers(1, 4), st.integers(0, 3))
 def test_relations_against_numpy(ab, lanes, lane):
     """both / either / through / lane_rows on csr patterns against numpy, and FULL behaving as
@@ -79,7 +79,7 @@ def test_relations_against_numpy(ab, lanes, lane):
             assert per_lane == sorted(per_lane, reverse=True)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(st.tuples(st.integers(1, 5), st.integers(1, 5), st.integers(1, 5)).flatmap(
     lambda s: st.tuples(arrays(bool, (s[0], s[1])), arrays(bool, (s[1], s[2])))),
     st.integers(1, 3))
