@@ -19,7 +19,7 @@ import numpy as np
 from ..diagnostics import UserError
 from ..ops import alu_flops, labelled_alu_flops, reduce_flops
 from .cost import Cost
-from .relation import FULL, both, either, pattern, through
+from .relation import FULL, both, either, pattern, rows_holding, through
 from .shape import (
     StreamShape,
     by_depth,
@@ -305,7 +305,7 @@ def _spacc_held(ctx: Context, c: StreamShape, v: StreamShape) -> list:
             else c.per_coord * (n_out / max(float(c.per_coord.sum()), 1e-300))
     else:
         if rel is not None and rel.shape[0] == w.size:
-            nz = (np.asarray(rel.sum(axis=1)).reshape(-1) > 0).astype(float)
+            nz = rows_holding(rel).astype(float)
         else:
             lam = np.where(w > 0, c.per_coord / np.maximum(w, 1e-300), 0.0)
             nz = 1.0 - np.exp(-lam)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .relation import FULL, columns_reached, lane_rows, pattern, rows_holding
+from .relation import FULL, columns_reached, lane_rows, rows_holding
 from .stats import DENSE
 
 
@@ -228,8 +228,3 @@ def lane_product(c: StreamShape, rels: list, groups: float, lanes: int, lane: in
         w = np.full(ng, groups / ng)
     b = ((lane_rows(r1, (ng, nu), lanes, lane) @ r2) > 0).astype(float).tocsr()
     return np.asarray(b.T @ w, dtype=float).reshape(-1), b
-
-
-def known_pattern(s: StreamShape):
-    """The measured relation of s's innermost depth (a csr matrix), or None."""
-    return pattern(rels_of(s)[-1])
