@@ -156,7 +156,7 @@ def simulate(text: str, a: sp.csr_matrix, b: np.ndarray, expected, hoist: bool =
 def advise(a: sp.csr_matrix, top: int, blocks=BLOCKS) -> list[str]:
     """The advisor's best `top` decompositions of A for SpMM (split hoisted, as deployed)."""
     from fuseflowc.data.io import tensor_from_scipy
-    from fuseflowc.estimate.advisor import advise as rank
+    from fuseflowc.plan.advisor import advise as rank
     from fuseflowc.sim.arch import Arch
     prog = _program(SPMM.format(fa="csr", fb="dense"))
     spec = next(s for s in prog.specs() if s.name == "A")
@@ -253,7 +253,7 @@ def rank_check(name: str, kind: str, a: sp.csr_matrix, blocks=BLOCKS) -> dict:
     from scipy.stats import spearmanr
 
     from fuseflowc.data.io import tensor_from_array, tensor_from_scipy
-    from fuseflowc.estimate.advisor import advise as rank
+    from fuseflowc.plan.advisor import advise as rank
     from fuseflowc.reference.evaluate import evaluate
     from fuseflowc.sim.arch import Arch
     b = np.random.default_rng(1).uniform(-1, 1, (a.shape[1], K))

@@ -69,9 +69,9 @@ def cmd(matrix, program_path, tensor, sizes, blocks, thresholds, pad, top, hoist
     from fuseflowc.sim.arch import Arch
 
     from ..data.io import load_tensor
-    from ..estimate.advisor import DEFAULT_BLOCKS, DEFAULT_THRESHOLDS, advise
     from ..lang.load import load_program
     from ..outputs import Outputs
+    from ..plan.advisor import DEFAULT_BLOCKS, DEFAULT_THRESHOLDS, advise
     from .estimate import _pairs
     out = Outputs(matrix, program_path)
     bs = _numbers(blocks, "--blocks", int, DEFAULT_BLOCKS)

@@ -7,7 +7,7 @@ counts one level up), the positions per parent coordinate (row lengths) and the 
 coordinate. They are measured from data files in one pass over the stored arrays
 (`DataStats.from_dir`), or derived from sizes and densities assuming uniformly and independently
 placed non-zeros (`DataStats.from_values`). Estimated tensors written by one graph and read by a
-later one get the same description (fuseflowc.estimate.model).
+later one get the same description (fuseflowc.estimate.written).
 """
 
 from __future__ import annotations

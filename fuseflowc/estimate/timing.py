@@ -63,7 +63,7 @@ class Span:
 
 
 def tokens(s) -> float:
-    """Expected tokens of stream `s` (an estimate.model.StreamShape) in its lane: elements (N included),
+    """Expected tokens of stream `s` (an estimate.shape.StreamShape) in its lane: elements (N included),
     one stop per innermost fiber (a stop closing several levels is one token), and D; times the
     lane's weight and its imbalance (StreamShape.lane_skew)."""
     stops = float(s.counts[-2]) if len(s.counts) >= 2 else 0.0

@@ -37,9 +37,9 @@ RULES: dict[str, tuple[tuple[str, ...], str]] = {
     "samml": (("data",), "the SAMML IR (a tensor's data spec)"),
     "opt": (("samml",), "SAMML -> SAMML passes"),
     "sim": (("samml", "data"), "runs a SAMML module on tensor data"),
-    "estimate": (("samml", "lang", "data", "sim.arch", "sim.energy", "pipeline"),
+    "estimate": (("samml", "lang", "data", "sim.arch", "sim.energy"),
                  "models a SAMML module's cost on the simulator's machine description "
-                 "(sim.arch), never the simulator; the advisor compiles through the pipeline"),
+                 "(sim.arch), never the simulator, never the pipeline above it"),
     "pipeline": (("data", "lang", "fuse", "lower", "samml", "opt", "sim", "reference",
                   "estimate"), "the library facade over every stage (imported lazily)"),
     "sweep": (("data", "lang", "fuse", "lower", "samml", "opt", "sim", "reference", "estimate",

@@ -8,7 +8,7 @@ bcsr(b2) >= t2` with b1 > b2 (thresholds from `pair_thresholds`), each followed 
 `csr`; and the program without decomposition. The threshold 1/b^2 takes every block holding an
 entry (pure BCSR, an empty residual).
 
-Each candidate is compiled (fuse, lower) and estimated (fuseflowc.estimate.model) with the parts
+Each candidate is compiled (fuse, lower) and estimated (fuseflowc.estimate) with the parts
 split exactly from the matrix; its cost is a cycle *proxy* from the estimate, since the estimator
 counts FLOPs and bytes, not cycles: per graph, max(bytes / memory.bandwidth, FLOPs / rate), the
 rate being 2 FLOPs a cycle for a scalar graph (a multiplier and an accumulator each taking one
@@ -24,10 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..diagnostics import UserError
+from ..estimate.cost import Cost
 from ..formats import shorthand
 from ..lang import ast
 from ..limits import MAX_ADVISOR_CANDIDATES
-from .cost import Cost
 
 
 @dataclass
@@ -88,16 +88,11 @@ def advise(program: ast.Program, tensor: str, matrix, sizes: dict[str, int], arc
     """Every candidate decomposition of input `tensor` (its data: FiberTensor `matrix`) in the
     checked `program` (without a decomposition of `tensor`), costed, best (lowest proxy) first;
     ties keep the candidates' order. `sizes`: the other dims' sizes."""
-    from .. import pipeline
-    from ..data.decompose import split as split_matrix
     from ..lang.checker import check
-    from .model import estimate_module
-    from .stats import DataStats, stats_of_fiber
     base = replace(program, directives=[d for d in program.directives
                                         if not (isinstance(d, ast.Decompose)
                                                 and d.tensor == tensor)])
     out: list[Candidate] = []
-    nnz = max(int(matrix.nnz), 1)
     sizes = dict(sizes)
     for d, n in zip(program.tensor(tensor).dims, matrix.shape):
         if isinstance(d, str):
@@ -117,31 +112,46 @@ def advise(program: ast.Program, tensor: str, matrix, sizes: dict[str, int], arc
                 prog = check(replace(base, directives=base.directives + [d]))
             except UserError:
                 continue   # a candidate the program cannot take (e.g. a dim b does not divide)
-        module = pipeline.compile(prog, pipeline.CompileOptions(verify=False)).module
-        stats = DataStats.from_values(module, sizes, {}, element_bytes)
-        stats.tensors[tensor] = stats_of_fiber(tensor, matrix)
-        stats.fibers[tensor] = matrix
-        est = estimate_module(module, stats, arch)   # Cost.cycles at the arch ranked for
-        proxy, split, cost, share = 0.0, 0.0, Cost(), 0.0
-        for item in module.sequence():
-            c = est.kernels.get(item.name)
-            if c is None:
-                continue
-            p = _proxy(item, module, c, arch, element_bytes)
-            if type(item).__name__ == "Decompose":
-                split = p
-                if hoist:
-                    continue
-            proxy += p
-            cost = cost + c
-        if parts:
-            residual = split_matrix(matrix, [(shorthand("bcsr", 2), b, t) for b, t in parts]
-                                    + [(shorthand("csr", 2), None, None)], tensor)[-1]
-            share = 1.0 - residual.nnz / nnz if matrix.nnz else 0.0
-        out.append(Candidate(parts, cost, proxy, split, share,
-                             len(est.kernels)))
+        out.append(_costed(prog, parts, tensor, matrix, sizes, arch, hoist, element_bytes))
     out.sort(key=lambda c: c.proxy)
     return out
+
+
+def _costed(prog: ast.Program, parts: list, tensor: str, matrix, sizes: dict, arch,
+            hoist: bool, element_bytes: int) -> Candidate:
+    """One candidate (`prog`, the program with its decomposition), compiled and estimated."""
+    from .. import pipeline
+    from ..estimate import DataStats, estimate_module
+    from ..estimate.stats import stats_of_fiber
+    module = pipeline.compile(prog, pipeline.CompileOptions(verify=False)).module
+    stats = DataStats.from_values(module, sizes, {}, element_bytes)
+    stats.tensors[tensor] = stats_of_fiber(tensor, matrix)
+    stats.fibers[tensor] = matrix
+    est = estimate_module(module, stats, arch)   # Cost.cycles at the arch ranked for
+    proxy, split, cost = 0.0, 0.0, Cost()
+    for item in module.sequence():
+        c = est.kernels.get(item.name)
+        if c is None:
+            continue
+        p = _proxy(item, module, c, arch, element_bytes)
+        if type(item).__name__ == "Decompose":
+            split = p
+            if hoist:
+                continue
+        proxy += p
+        cost = cost + c
+    return Candidate(parts, cost, proxy, split, _blocked_share(parts, tensor, matrix),
+                     len(est.kernels))
+
+
+def _blocked_share(parts: list, tensor: str, matrix) -> float:
+    """The fraction of the matrix's stored entries the blocked parts take (0 without any)."""
+    from ..data.decompose import split as split_matrix
+    if not parts:
+        return 0.0
+    residual = split_matrix(matrix, [(shorthand("bcsr", 2), b, t) for b, t in parts]
+                            + [(shorthand("csr", 2), None, None)], tensor)[-1]
+    return 1.0 - residual.nnz / max(int(matrix.nnz), 1) if matrix.nnz else 0.0
 
 
 def _proxy(item, module, c: Cost, arch, eb: int) -> float:
