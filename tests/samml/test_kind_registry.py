@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from fuseflowc.diagnostics import UserError
-from fuseflowc.estimate import model as estimate_model
+from fuseflowc.estimate import rules as estimate_rules
 from fuseflowc.fabric import TILE_CLASSES
 from fuseflowc.fuzz import textmut
 from fuseflowc.samml import ir, kinds, verify
@@ -25,9 +25,9 @@ def cxx_factory_name(kind: str) -> str:
 
 
 def cost_rule(kind: str):
-    """The estimator's cost rule of kind `kind`, or None: today the method `_<kind>` of the
-    graph model (fuseflowc.estimate.model)."""
-    return getattr(estimate_model._GraphModel, "_" + kind, None)
+    """The estimator's cost rule of kind `kind`, or None: its entry in the per-kind table
+    fuseflowc.estimate.rules.RULES."""
+    return estimate_rules.RULES.get(kind)
 
 
 def cxx_kinds() -> set[str]:
@@ -62,7 +62,7 @@ def gaps(kind: str, compiled: set[str]) -> list[str]:
     elif cxx_factory_name(kind) not in compiled:
         out.append(f"a C++ factory ({cxx_factory_name(kind)} in _fast.kinds())")
     if cost_rule(kind) is None:
-        out.append("a cost rule (fuseflowc.estimate.model)")
+        out.append("a cost rule (fuseflowc.estimate.rules.RULES)")
     timing = _timing_gap(kind)
     if timing:
         out.append(timing)
@@ -93,7 +93,8 @@ def _drop(table: dict, key: str) -> dict:
 LOSSES = {
     "python node": (lambda mp, k: mp.setattr(sim_build, "NODES", _drop(sim_build.NODES, k)),
                     "a Python engine node"),
-    "cost rule": (lambda mp, k: mp.delattr(estimate_model._GraphModel, "_" + k),
+    "cost rule": (lambda mp, k: mp.setattr(estimate_rules, "RULES",
+                                           _drop(estimate_rules.RULES, k)),
                   "a cost rule"),
     "timing": (lambda mp, k: mp.setattr(sim_arch, "KINDS", tuple(x for x in sim_arch.KINDS
                                                                    if x != k)),
