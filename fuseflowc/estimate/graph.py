@@ -9,13 +9,15 @@ from __future__ import annotations
 import math
 from dataclasses import fields, replace
 
+from ..samml import kinds
 from . import lanes, timing
 from .cost import Cost
 from .rules import RULES, Context
 
 #: Kinds whose rule models one lane's share of the index it reduces when a fork splits that
 #: index and the node runs per lane (parallelize{reduce=lanes}).
-_REDUCERS = ("reduce", "spacc1", "spacc2", "spacc3")
+# reducers: the kinds that accumulate (samml.kinds traits)
+_REDUCERS = tuple(k for k in kinds.NAMES if kinds.traits(k).accumulates is not None)
 
 
 class GraphModel:

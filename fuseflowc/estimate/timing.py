@@ -43,6 +43,10 @@ import math
 from dataclasses import dataclass
 
 from ..ops import block_contracts
+from ..samml.kinds import SPACC_KINDS
+
+#: The sparse accumulators' kind names (spacc1, spacc2, ...).
+_SPACC = tuple(c.KIND for c in SPACC_KINDS.values())
 
 #: Node kinds whose latency includes memory.latency (when they touch memory).
 _MEMORY_KINDS = ("array", "write_level", "write_vals")
@@ -83,7 +87,7 @@ def firings(n, ins: list, outs: list) -> float:
     if k == "intersect":
         crd = tin[0::2]
         return max(sum(crd) - (len(crd) - 1) * (tout[0] if tout else 0.0), max(crd, default=0))
-    if k in ("spacc1", "spacc2", "spacc3"):
+    if k in _SPACC:
         return max(tin, default=0.0) + max(tout, default=0.0)
     if k in ("crdhold", "join"):   # every token of every input: outer and inner, or lanes
         return sum(tin)
@@ -121,7 +125,7 @@ def groups_of(n, ins: list) -> float:
     if n.KIND == "reduce" and ins:
         c = ins[0].counts
         return float(c[-2]) if len(c) >= 2 else 1.0
-    if n.KIND in ("spacc1", "spacc2", "spacc3") and ins:
+    if n.KIND in _SPACC and ins:
         c = ins[0].counts
         return float(c[-3]) if len(c) >= 3 else 1.0
     return 0.0

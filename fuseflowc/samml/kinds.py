@@ -12,7 +12,7 @@ there, never an if-chain:
 
   Python engine node   fuseflowc.sim.build.NODES (kind -> sim/prims_*.py class and its maker)
   compiled engine      the C++ factory registry (sim/cpp/registry.hpp, `_fast.kinds()`)
-  cost rule            fuseflowc.estimate.model (`_GraphModel._<kind>`)
+  cost rule            fuseflowc.estimate.rules.RULES (kind -> rule)
   timing               sim/arch.toml: [default], optional [kind.<name>], [block] by `timing`
   verifier             the class's `verify_()`, and samml.verify's rule for its `refs` trait
                        (how it carries tensor references)
