@@ -47,9 +47,11 @@ test: $(STAMP) lint
 	$(PY) -m pytest
 
 # ruff (pinned in the `test` extra; rules and limits in pyproject.toml [tool.ruff]): pyflakes,
-# import order, bugbear and a complexity limit. `make test` runs it first, so CI does too.
+# import order, bugbear and a complexity limit. `make test` runs it first, so CI does too. Then
+# radon's cyclomatic complexity, at most 15 per function where the code is kept thin (.ci/complexity).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check fuseflowc sim tests setup.py
+	$(PY) .ci/complexity 15 fuseflowc/commands fuseflowc/sweep/spec.py
 
 # The package as a user installs it: the wheel built as pyproject.toml says, installed into a
 # fresh virtual environment outside the checkout and run from there (`fuseflowc --help`,
