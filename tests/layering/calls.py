@@ -5,8 +5,9 @@ when the called function's package is one its caller's package may not import (a
 handed down and called from below, say `pipeline` calling a lambda of `sweep`), and a *bypass*
 when an orchestrator (sweep, plan, commands) calls a stage's compile entry (fuse, lower, opt,
 lang's loader) itself instead of going through `pipeline`. Both are counted with
-`sys.setprofile` while a command runs in this process; frames outside fuseflowc (the standard
-library, click) are skipped to the nearest fuseflowc caller.
+`sys.settrace` (its call events only: no line tracing) while a command runs in this process;
+frames outside fuseflowc (the standard library, click) are skipped to the nearest fuseflowc
+caller.
 
     python -m tests.layering.calls sweep ir_examples/sweeps/nested_matmul_orders.toml \\
         -o /tmp/r.csv --dry-run
@@ -37,14 +38,14 @@ def counting():
     def name(frame) -> str:
         return frame.f_globals.get("__name__", "")
 
-    def prof(frame, event, arg):
-        if event != "call" or not name(frame).startswith("fuseflowc."):
-            return
+    def trace(frame, event, arg):
+        if not name(frame).startswith("fuseflowc."):
+            return None
         caller = frame.f_back
         while caller is not None and not name(caller).startswith("fuseflowc."):
             caller = caller.f_back
         if caller is None or unit(name(caller)) == unit(name(frame)):
-            return
+            return None
         edge = (f"{name(caller)}:{caller.f_code.co_name}",
                 f"{name(frame)}:{frame.f_code.co_name}")
         if not allowed(name(caller), name(frame)):
@@ -52,13 +53,14 @@ def counting():
         elif unit(name(caller)) in ORCHESTRATORS and \
                 (name(frame), frame.f_code.co_name) in ENTRIES:
             bypasses[edge] += 1
+        return None    # no line events
 
-    old = sys.getprofile()
-    sys.setprofile(prof)
+    old = sys.gettrace()
+    sys.settrace(trace)
     try:
         yield climbs, bypasses
     finally:
-        sys.setprofile(old)
+        sys.settrace(old)
 
 
 def run(argv: list[str]) -> tuple[Counter, Counter]:
