@@ -342,6 +342,8 @@ def outputs_to_check(module: Module, result, reference: dict,
     but not written is in `expected` only: `compare` reports it. (Graphs after the last that
     ran did not: their outputs are not due. Inputs are not compared.)"""
     from .samml.ir import WriteVals
+    if isinstance(graphs, str):
+        raise TypeError("graphs is a list of graph names, not a str")
     due = {t.name for t in module.tensors if t.role == "output"}
     if graphs is not None:
         ran = set(graphs)

@@ -19,19 +19,19 @@ Each rewrite moves one operand into one sum, so a statement is rewritten at most
 from __future__ import annotations
 
 from . import expr as X
-from .build import Analysis, ContextInsideReduction, Join, full_at
+from .build import Analysis, Join, full_at
 
 
 def normalize(st: X.Statement, out_format) -> Analysis:
     """Rewrite `st.expr` in place until it needs no distribution (see the module docstring);
     the analysis of the result. A sum that needs one where the rewrite does not apply is the
-    user's error (build.ContextInsideReduction; the outer-level join is codegen's)."""
+    user's error (the analysis' ContextInsideReduction; the outer-level join is codegen's).
+    Nothing here catches an exception: each case is a finding of the analysis."""
     for _ in range(sum(1 for _ in st.expr.walk()) + 1):
-        try:
-            an = Analysis(st, out_format)
-        except ContextInsideReduction as e:
-            if not distribute(st, e.analysis, e.reduction):
-                raise
+        an = Analysis(st, out_format, stop_at_inside=True)
+        if an.inside is not None:
+            if not distribute(st, an, an.inside.reduction):
+                raise an.inside
             continue
         if not any(t is not None and distribute(st, an, t)
                    for t in (scalar_of_possibly_empty(an), outer_level_join(an))):

@@ -236,6 +236,8 @@ def test_check_rule_graphs_that_ran():
     module, result, ref = _fake()
     assert pipeline.outputs_to_check(module, result, ref, ["g1"]) == (
         {"T": "t", "Y": "y"}, {"T": "T", "Y": "Y"})
+    with pytest.raises(TypeError, match="not a str"):   # (a rule name of before, say)
+        pipeline.outputs_to_check(module, result, ref, "all-declared")
 
 
 def test_check_rule_reference_subset():
