@@ -337,10 +337,11 @@ def outputs_to_check(module: Module, result, reference: dict,
                      graphs: list[str] | None = None) -> tuple[dict, dict]:
     """(actual, expected): the simulated tensors and the `reference` tensors (the reference
     evaluator's, or files of expected outputs) to compare, by the one rule every caller uses:
-    every declared output of the graphs that ran (`graphs`; None: all of them) and every
-    intermediate (role temp) the run wrote, that the reference holds. An output that was due
-    but not written is in `expected` only: `compare` reports it. (Graphs after the last that
-    ran did not: their outputs are not due. Inputs are not compared.)"""
+    what the run was to produce, that the reference holds: every declared output of the graphs
+    that ran (`graphs`; None: all of them), and for a run that stopped early (`graphs` given:
+    `simulate --graph`) also every intermediate (role temp) it wrote, its results then. An
+    output that was due but not written is in `expected` only: `compare` reports it. (Graphs
+    after the last that ran did not: their outputs are not due. Inputs are not compared.)"""
     from .samml.ir import WriteVals
     if isinstance(graphs, str):
         raise TypeError("graphs is a list of graph names, not a str")
@@ -349,8 +350,8 @@ def outputs_to_check(module: Module, result, reference: dict,
         ran = set(graphs)
         due &= {n.tensor for g in module.graphs if g.name in ran for n in g.nodes
                 if isinstance(n, WriteVals)}
-    made = {n for n in result.tensors
-            if module.tensor(n) is not None and module.tensor(n).role == "temp"}
+    made = {n for n in result.tensors if graphs is not None
+            and module.tensor(n) is not None and module.tensor(n).role == "temp"}
     names = sorted((due | made) & set(reference))
     expected = {k: reference[k] for k in names}
     actual = {k: result.tensors[k] for k in names if k in result.tensors}
