@@ -49,11 +49,13 @@ test: $(STAMP) lint
 	$(PY) -m pytest -n auto --dist loadfile
 
 # ruff (pinned in the `test` extra; rules and limits in pyproject.toml [tool.ruff]): pyflakes,
-# import order, bugbear and a complexity limit. `make test` runs it first, so CI does too.
-# lizard (pinned there too): no C++ function of the compiled engine (sim/cpp) above cyclomatic
-# complexity 25, lizard's measure; it prints any function above it and fails.
+# import order, bugbear and a complexity limit. `make test` runs it first, so CI does too. Then
+# radon's cyclomatic complexity, at most 15 per function where the code is kept thin
+# (.ci/complexity), and lizard (pinned there too): no C++ function of the compiled engine
+# (sim/cpp) above cyclomatic complexity 25, lizard's measure; it prints any function above it.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check fuseflowc sim tests setup.py
+	$(PY) .ci/complexity 15 fuseflowc/commands fuseflowc/sweep/spec.py
 	$(VENV)/bin/lizard --CCN 25 --warnings_only sim/cpp
 
 # The package as a user installs it: the wheel built as pyproject.toml says, installed into a

@@ -11,8 +11,9 @@ module, so that they all compile alike:
     result = simulate(compiled.module, inputs, sizes)
     problems = check(compiled.module, result, reference(compiled.program, "data/", sizes))
 
-Which outputs are compared is a named rule (RULES), one per kind of caller: the rules differ in
-what an output the simulation did not write means, and each caller keeps its own.
+Which tensors are compared is one rule for every caller (`outputs_to_check`): every output the
+graphs that ran must write, and every intermediate they wrote, against the expected tensor of
+the same name; an output not written is a mismatch.
 
 Nothing heavy is imported here at module level (the commands `fuse`, `opt` and `dot` must not
 load numpy, scipy, networkx or rich): every stage is imported when first used. This module
@@ -23,9 +24,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from .diagnostics import UserError
+
+if TYPE_CHECKING:  # the stages are imported when first used (see above)
+    from .fuse.algorithm import FuseOptions
+    from .fuse.ir import FusedProgram
+    from .lang.ast import Program
+    from .lower.build import Analysis
+    from .samml.ir import Module
 
 #: The kinds of input `load` reads (fuseflowc.ir_kind's names).
 KINDS = ("program", "fused", "samml")
@@ -52,8 +60,9 @@ class CompileOptions:
     reparse_fused: bool = False         # print and parse back the fused IR, as between
     reparse_module: bool = False        # processes; the module too (verified both times)
 
-    def fuse_options(self):
-        """fuseflowc.fuse.algorithm.FuseOptions of these options."""
+    def fuse_options(self) -> FuseOptions:
+        """fuseflowc.fuse.algorithm.FuseOptions of these options (the fuse stage's own type;
+        callers above the stages give CompileOptions)."""
         from .fuse.algorithm import FuseOptions, pick_orders
         orders = dict(self.orders) if self.orders is not None else \
             pick_orders(self.order, self.order_region)
@@ -90,7 +99,7 @@ class Input:
 
     kind: str
     source: str | None
-    ir: Any
+    ir: Program | FusedProgram | Module
 
 
 def load(path: str, options: CompileOptions = CompileOptions(), kind: str | None = None
@@ -138,10 +147,10 @@ class Compiled:
     what the input did not go through); each lowered statement's analysis (for `lower
     --dump-table`) and the opt passes' wall times."""
 
-    module: Any
-    fused: Any = None
-    program: Any = None
-    analyses: list = field(default_factory=list)
+    module: Module
+    fused: FusedProgram | None = None
+    program: Program | None = None
+    analyses: list[tuple[str, Analysis]] = field(default_factory=list)
     timings: list = field(default_factory=list)
 
     def fixed_sizes(self) -> dict[str, int]:
@@ -151,11 +160,25 @@ class Compiled:
         return {name: size for name, size in self.fused.dims if size is not None}
 
 
-def fuse(program, options: CompileOptions = CompileOptions(), source: str | None = None):
-    """The fused IR (fuseflowc.fuse.ir.FusedProgram) of a checked program, with the fuse
-    options of `options`; `source`: the program path it records."""
+def fuse(program: Program, options: CompileOptions = CompileOptions(),
+         source: str | None = None) -> FusedProgram:
+    """The fused IR of a checked program, with the fuse options of `options`; `source`: the
+    program path it records."""
     from .fuse.algorithm import fuse_program
     return fuse_program(program, source, options.fuse_options())
+
+
+def region_orders(program: Program, options: CompileOptions = CompileOptions(),
+                  source: str | None = None, region: str | None = None,
+                  listed: int = 0) -> list[dict]:
+    """Each region's count of valid dataflow orders (fuseflowc.fuse.orders.region_orders'
+    rows; only region `region`, the first `listed` orders listed) of the program fused with
+    `options` (their order choice aside: counts do not depend on it)."""
+    from dataclasses import replace
+
+    from .fuse.orders import region_orders as rows
+    fused = fuse(program, replace(options, order=None, order_region=None, orders=None), source)
+    return rows(fused, region, listed)
 
 
 def _input_of(x) -> Input:
@@ -172,16 +195,16 @@ def _input_of(x) -> Input:
 
 
 def compile(x, options: CompileOptions = CompileOptions(), source: str | None = None,
-            on_stage: Callable[[str], None] | None = None,
+            stages: list[str] | None = None,
             after: Callable | None = None) -> Compiled:
     """Compile an Input (or a checked Program, a FusedProgram or a Module): fuse a program,
     lower fused IR, verify the module (`options.verify`), run `options.passes`. `source` is
     the program path recorded in the fused IR and the module (default: a program's own path;
     for fused IR, the path it records).
     Fuse options with fused IR or a module are a UserError; an opt pipeline's error is a
-    UserError too. `on_stage` is called with "fuse", "lower" and "opt" as each starts (a sweep
-    row names the stage that failed); `after(pass, module)` after each pass (`opt
-    --print-after-all`)."""
+    UserError too. "fuse", "lower" and "opt" are appended to `stages` as each starts (a sweep
+    row names the stage that failed: the last); `after(pass, module)` is called after each
+    pass (`opt --print-after-all`)."""
     inp = _input_of(x)
     if source is None and inp.kind == "program":
         source = inp.source   # fused IR and modules keep the path they record
@@ -189,7 +212,7 @@ def compile(x, options: CompileOptions = CompileOptions(), source: str | None = 
         err = _program_only_error(options, inp.kind)
         if err is not None:
             raise err
-    stage = on_stage or (lambda name: None)
+    stage = (stages if stages is not None else []).append
     out = Compiled(None)
     if inp.kind == "samml":
         out.module = inp.ir
@@ -304,58 +327,43 @@ def reference(program, data, sizes: dict | None = None, keep: set[str] | None = 
     return evaluate(program, data, keep=keep)
 
 
-#: The rules of `outputs_to_check`: which simulated tensors are compared with which expected.
-RULES = {
-    "declared": "the module's outputs that were written, against every declared output the "
-                "reference holds (an unwritten output is a mismatch): simulate --check, sweep",
-    "ran": "every tensor of the module the graphs that ran wrote, against the reference's "
-           "tensors of the same names: simulate --check --graph",
-    "written": "the written outputs against the reference of the same names (all of the "
-               "reference when nothing was written): the order sweep",
-    "all-declared": "every declared output (KeyError if one was not written) against the "
-                    "reference of the same names: bench.loops, the test harness",
-    "reference": "exactly the tensors the (caller's) reference holds: bench.decompose",
-}
-
-
-def written_outputs(module, result) -> dict:
+def written_outputs(module: Module, result) -> dict:
     """The module's declared outputs the simulation wrote (what `simulate -o` saves)."""
     return {t.name: result.tensors[t.name] for t in module.tensors
             if t.role == "output" and t.name in result.tensors}
 
 
-def outputs_to_check(module, result, reference: dict, rule: str = "declared"
-                     ) -> tuple[dict, dict]:
+def outputs_to_check(module: Module, result, reference: dict,
+                     graphs: list[str] | None = None) -> tuple[dict, dict]:
     """(actual, expected): the simulated tensors and the `reference` tensors (the reference
-    evaluator's, or files of expected outputs) to compare, by one of RULES."""
-    if rule == "declared":
-        actual = written_outputs(module, result)
-        expected = {k: v for k, v in reference.items() if k in actual or
-                    (module.tensor(k) is not None and module.tensor(k).role == "output")}
-    elif rule == "ran":
-        # the graphs after the last that ran did not: their outputs are not missing
-        ran = {n: t for n, t in result.tensors.items() if module.tensor(n) is not None}
-        expected = {k: v for k, v in reference.items() if k in ran}
-        actual = {k: v for k, v in ran.items() if k in expected}
-    elif rule == "written":
-        actual = written_outputs(module, result)
-        expected = {k: reference[k] for k in actual} if actual else reference
-    elif rule == "all-declared":
-        actual = {t.name: result.tensors[t.name] for t in module.tensors if t.role == "output"}
-        expected = {k: reference[k] for k in actual}
-    elif rule == "reference":
-        actual = {k: result.tensors[k] for k in reference}
-        expected = reference
-    else:
-        raise ValueError(f"rule must be one of {', '.join(RULES)}, not {rule!r}")
+    evaluator's, or files of expected outputs) to compare, by the one rule every caller uses:
+    what the run was to produce, that the reference holds: every declared output of the graphs
+    that ran (`graphs`; None: all of them), and for a run that stopped early (`graphs` given:
+    `simulate --graph`) also every intermediate (role temp) it wrote, its results then. An
+    output that was due but not written is in `expected` only: `compare` reports it. (Graphs
+    after the last that ran did not: their outputs are not due. Inputs are not compared.)"""
+    from .samml.ir import WriteVals
+    if isinstance(graphs, str):
+        raise TypeError("graphs is a list of graph names, not a str")
+    due = {t.name for t in module.tensors if t.role == "output"}
+    if graphs is not None:
+        ran = set(graphs)
+        due &= {n.tensor for g in module.graphs if g.name in ran for n in g.nodes
+                if isinstance(n, WriteVals)}
+    made = {n for n in result.tensors if graphs is not None
+            and module.tensor(n) is not None and module.tensor(n).role == "temp"}
+    names = sorted((due | made) & set(reference))
+    expected = {k: reference[k] for k in names}
+    actual = {k: result.tensors[k] for k in names if k in result.tensors}
     return actual, expected
 
 
-def check(module, result, reference: dict, rule: str = "declared") -> list[str]:
+def check(module: Module, result, reference: dict, graphs: list[str] | None = None
+          ) -> list[str]:
     """fuseflowc.sim.compare's messages for the tensors `outputs_to_check` picks (empty: all
     match)."""
     from .sim.compare import compare
-    return compare(*outputs_to_check(module, result, reference, rule))
+    return compare(*outputs_to_check(module, result, reference, graphs))
 
 
 def import_stages() -> None:

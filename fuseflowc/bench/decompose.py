@@ -138,7 +138,7 @@ def simulate(text: str, a: sp.csr_matrix, b: np.ndarray, expected, hoist: bool =
     result = pipeline.simulate(module, inputs, sizes, Arch.load(None, ARCH_SETS), hoist=hoist)
     wall = time.perf_counter() - t0
     # C of the CSR program (the variants compute the same C)
-    problems = pipeline.check(module, result, {"C": expected}, "reference")
+    problems = pipeline.check(module, result, {"C": expected})
     if problems:
         raise SystemExit("check failed:\n" + "\n".join(problems))
     stats = result_stats(result)

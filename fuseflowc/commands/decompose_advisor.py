@@ -64,15 +64,11 @@ def cmd(matrix, program_path, tensor, sizes, blocks, thresholds, pad, top, hoist
       fuseflowc decompose-advisor ../shared/data/jazz.mtx --program spmm.ff --size K=16
       fuseflowc decompose-advisor A.mtx --program gcn_agg.ff --tensor A --blocks 4,8 --json
     """
-    from pathlib import Path
-
     from fuseflowc.sim.arch import Arch
 
-    from ..data.io import load_tensor
     from ..lang.load import load_program
     from ..outputs import Outputs
     from ..plan.advisor import DEFAULT_BLOCKS, DEFAULT_THRESHOLDS, advise
-    from .estimate import _pairs
     out = Outputs(matrix, program_path)
     bs = _numbers(blocks, "--blocks", int, DEFAULT_BLOCKS)
     ts = _numbers(thresholds, "--thresholds", float, DEFAULT_THRESHOLDS)
@@ -82,6 +78,18 @@ def cmd(matrix, program_path, tensor, sizes, blocks, thresholds, pad, top, hoist
         raise UserError(f"--thresholds {thresholds}: a threshold is in (0, 1]")
     dest = out.file(output)
     program = load_program(program_path, schedule)
+    tensor = _matrix_input(program, tensor)
+    data, size_map = _load_matrix(program, tensor, matrix, sizes, pad)
+    ranked = advise(program, tensor, data, size_map, Arch.load(), bs, ts, hoist)
+    text = (_json(tensor, data, ranked, top, hoist) if as_json
+            else _table(tensor, data, ranked, top, hoist))
+    with out:
+        dest.write(text)
+
+
+def _matrix_input(program, tensor: str | None) -> str:
+    """The input matrix to decompose: `tensor` (checked: an unblocked sparse input matrix), or
+    the program's only one."""
     inputs = set(program.inputs)
     if tensor is None:
         cands = [t.name for t in program.tensors if t.name in inputs and t.order == 2
@@ -97,10 +105,22 @@ def cmd(matrix, program_path, tensor, sizes, blocks, thresholds, pad, top, hoist
     if decl.order != 2 or decl.format.blocked or decl.format.is_dense:
         raise UserError(f"--tensor {tensor}: not an unblocked sparse matrix "
                         f"({decl.format.name()})")
+    return tensor
+
+
+def _load_matrix(program, tensor: str, matrix: str, sizes, pad) -> tuple:
+    """(the matrix read from MATRIX as `tensor` is declared, padded to `pad`; every dim's size:
+    --size, the matrix's shape, the program's fixed sizes); UserError for a size missing or
+    contradicting the matrix."""
+    from pathlib import Path
+
+    from ..data.io import load_tensor
+    from .estimate import _pairs
     size_map, _ = _pairs(sizes, "--size", int)
     for k, v in size_map.items():  # (found by fuzzing: K=-1 was a ValueError in the model)
         if v < 1:
             raise UserError(f"--size {k}={v}: a size is at least 1")
+    decl = program.tensor(tensor)
     fixed = {d.name: d.size for d in program.dims if d.size is not None}
     spec = next(s for s in program.specs() if s.name == tensor)
     shape = tuple(d if isinstance(d, int) else fixed.get(d) for d in decl.dims)
@@ -108,7 +128,13 @@ def cmd(matrix, program_path, tensor, sizes, blocks, thresholds, pad, top, hoist
     if pad is not None:
         from ..data.decompose import pad_matrix
         data = pad_matrix(data, pad)
-    for d, n in zip(decl.dims, data.shape):
+    return data, _bind_sizes(program, decl, data.shape, size_map, fixed)
+
+
+def _bind_sizes(program, decl, shape: tuple, size_map: dict, fixed: dict) -> dict:
+    """Every dim's size: --size (`size_map`), the matrix's `shape` for its dims (a --size that
+    contradicts it is an error), the program's `fixed` sizes; an unbound dim is an error."""
+    for d, n in zip(decl.dims, shape):
         if isinstance(d, str):
             if size_map.get(d, n) != n:
                 raise UserError(f"--size {d}={size_map[d]}: the matrix has {d} = {n}")
@@ -119,23 +145,26 @@ def cmd(matrix, program_path, tensor, sizes, blocks, thresholds, pad, top, hoist
     if missing:
         raise UserError("give the size of " + ", ".join(missing) + " with --size "
                         + " --size ".join(f"{m}=N" for m in missing))
-    ranked = advise(program, tensor, data, size_map, Arch.load(), bs, ts, hoist)
-    shown = ranked[:top]
-    if as_json:
-        text = json.dumps({"tensor": tensor, "shape": list(data.shape), "nnz": data.nnz,
-                           "hoist": hoist, "candidates": len(ranked),
-                           "best": [c.to_json(tensor) for c in shown]}, indent=1) + "\n"
-    else:
-        rows = [("rank", "cycles~", "split~", "bytes", "FLOPs", "in blocks", "directive")]
-        for k, c in enumerate(shown, 1):
-            rows.append((str(k), f"{c.proxy:,.0f}", f"{c.split_proxy:,.0f}",
-                         f"{c.cost.bytes:,.0f}", f"{c.cost.flops:,.0f}",
-                         f"{100 * c.blocked_share:.1f}%", c.directive(tensor)))
-        widths = [max(len(r[j]) for r in rows) for j in range(6)]
-        lines = [f"{tensor}: {data.shape[0]} x {data.shape[1]}, {data.nnz} stored entries; "
-                 f"{len(ranked)} candidates" + (" (split hoisted)" if hoist else "")]
-        for r in rows:
-            lines.append("  ".join(x.rjust(w) for x, w in zip(r[:6], widths)) + "  " + r[6])
-        text = "\n".join(lines) + "\n"
-    with out:
-        dest.write(text)
+    return size_map
+
+
+def _json(tensor: str, data, ranked: list, top: int, hoist: bool) -> str:
+    """--json: the matrix, the candidate count and the best `top` candidates."""
+    return json.dumps({"tensor": tensor, "shape": list(data.shape), "nnz": data.nnz,
+                       "hoist": hoist, "candidates": len(ranked),
+                       "best": [c.to_json(tensor) for c in ranked[:top]]}, indent=1) + "\n"
+
+
+def _table(tensor: str, data, ranked: list, top: int, hoist: bool) -> str:
+    """The ranking as a table: the best `top` candidates, each with its directive."""
+    rows = [("rank", "cycles~", "split~", "bytes", "FLOPs", "in blocks", "directive")]
+    for k, c in enumerate(ranked[:top], 1):
+        rows.append((str(k), f"{c.proxy:,.0f}", f"{c.split_proxy:,.0f}",
+                     f"{c.cost.bytes:,.0f}", f"{c.cost.flops:,.0f}",
+                     f"{100 * c.blocked_share:.1f}%", c.directive(tensor)))
+    widths = [max(len(r[j]) for r in rows) for j in range(6)]
+    lines = [f"{tensor}: {data.shape[0]} x {data.shape[1]}, {data.nnz} stored entries; "
+             f"{len(ranked)} candidates" + (" (split hoisted)" if hoist else "")]
+    for r in rows:
+        lines.append("  ".join(x.rjust(w) for x, w in zip(r[:6], widths)) + "  " + r[6])
+    return "\n".join(lines) + "\n"

@@ -63,17 +63,10 @@ def cmd(graph: str, output: str | None, graph_name: str | None, load_file: str |
         raise click.UsageError("GRAPH and --load cannot both be read from stdin (-)")
     out = Outputs(graph, load_file)
     dest = out.file(output)
-    suffix = Path(output).suffix.lower() if output and output != "-" else ".dot"
-    if suffix not in _RENDERED and suffix not in _TEXT:
-        raise click.BadParameter(f"unknown output type {suffix or '(none)'}; use a name ending "
-                                 "in .dot, .gv, .svg or .png", param_hint="'-o'")
+    suffix = _suffix(output)
     module = parse_module(read_source(graph))
     verify(module)
-    load = None
-    if load_file is not None:
-        from ..samml.runload import check_matches, read_load
-        load = read_load(read_source(load_file).text, load_file)
-        check_matches(load, module, graph_name, load_file)
+    load = _load(load_file, module, graph_name)
     text = module_dot(module, graph_name, load)
     use_graphviz = renderer == "graphviz" or (renderer == "auto" and graphviz_installed())
     if suffix in _RENDERED:
@@ -91,3 +84,22 @@ def cmd(graph: str, output: str | None, graph_name: str | None, load_file: str |
                 draw(module, path, _RENDERED[suffix], graph_name, load)
         else:
             dest.write(text)
+
+
+def _load(load_file: str | None, module, graph_name: str | None):
+    """The run's load of --load FILE (None without it), checked to be of this module."""
+    if load_file is None:
+        return None
+    from ..samml.runload import check_matches, read_load
+    load = read_load(read_source(load_file).text, load_file)
+    check_matches(load, module, graph_name, load_file)
+    return load
+
+
+def _suffix(output: str | None) -> str:
+    """The output's type by its name's suffix (.dot for stdout); BadParameter for another."""
+    suffix = Path(output).suffix.lower() if output and output != "-" else ".dot"
+    if suffix not in _RENDERED and suffix not in _TEXT:
+        raise click.BadParameter(f"unknown output type {suffix or '(none)'}; use a name ending "
+                                 "in .dot, .gv, .svg or .png", param_hint="'-o'")
+    return suffix

@@ -106,9 +106,7 @@ def cmd(input_path, data_dir, densities, sizes, region, as_json, json_out, quiet
     """
     from fuseflowc.sim.arch import Arch
 
-    from .. import pipeline
-    from ..estimate import DataStats, estimate_module
-    from ..estimate.energy import estimate_energy
+    from ..estimate import estimate_module
     from ..outputs import Outputs
     from ..pipeline import CompileOptions
     out = Outputs(input_path, data_dir, arch_file)
@@ -117,16 +115,46 @@ def cmd(input_path, data_dir, densities, sizes, region, as_json, json_out, quiet
     arch = Arch.load(arch_file)
     if element_bytes is None:
         element_bytes = arch.element_bytes
+    compiled = _compile(input_path, CompileOptions(schedule=schedule, unfused=unfused,
+                                                   order=order, inline_widened=inline_widened))
+    module = compiled.module
+    stats = _data_stats(module, compiled.fixed_sizes(), data_dir, densities, sizes,
+                        element_bytes)
+    est = estimate_module(module, stats, arch)
+    kernels = _kernels(est, region)
+    doc, energy = _document(est, kernels, region, module, arch, stats)
+    text_json = json.dumps(doc, indent=1) + "\n"
+    table = not quiet and not as_json
+    text = text_json if as_json else _lines(est, kernels, region)
+    if dest.stdout and table and _same_place(sys.stdout, sys.stderr):
+        if sys.stdout.isatty():
+            text = None   # a person reads the table; the lines would repeat every number
+        else:
+            table = False  # `> log 2>&1`: the lines, once
+    if table:
+        _table(kernels, est, stats, energy)
+    with out:
+        if text is not None:
+            dest.write(text)
+        if json_dest is not None:
+            json_dest.write(text_json)
+
+
+def _compile(input_path: str, options):
+    """The input compiled: a program or fused IR as `lower` compiles it (its default
+    pipeline), a SAMML graph as given."""
+    from .. import pipeline
     from ..opt.pipeline import DEFAULT_PIPELINE
-    options = CompileOptions(schedule=schedule, unfused=unfused, order=order,
-                             inline_widened=inline_widened)
     inp = pipeline.load(input_path, options)
-    # A program or fused IR is compiled as `lower` compiles it (its default pipeline); a SAMML
-    # graph is estimated as given.
     if inp.kind != "samml":
         options = replace(options, passes=DEFAULT_PIPELINE)
-    compiled = pipeline.compile(inp, options)
-    module, fixed = compiled.module, compiled.fixed_sizes()
+    return pipeline.compile(inp, options)
+
+
+def _data_stats(module, fixed: dict, data_dir, densities, sizes, element_bytes: int):
+    """The estimator's DataStats: measured from --data's files, or from --size and --density
+    (each checked against the module and the sizes the program fixes)."""
+    from ..estimate import DataStats
     dens, default = _pairs(densities, "--density", float)
     size_map, _ = _pairs(sizes, "--size", int)
     for k, v in sorted(fixed.items()):
@@ -140,23 +168,31 @@ def cmd(input_path, data_dir, densities, sizes, region, as_json, json_out, quiet
         for k, v in size_map.items():
             if stats.sizes.get(k, v) != v:
                 raise UserError(f"--size {k}={v}: the data has {k} = {stats.sizes[k]}")
-    else:
-        for name in sorted(dens):
-            decl = module.tensor(name)
-            if decl is None or decl.role != "input":
-                raise UserError(f"--density {name}={dens[name]}: the module has no input tensor "
-                                f"{name}")
-        for k, v in size_map.items():
-            if v < 1:
-                raise UserError(f"--size {k}={v}: a size is at least 1")
-        stats = DataStats.from_values(module, size_map, dens, element_bytes, default)
-    est = estimate_module(module, stats, arch)
-    kernels = est.kernels
-    if region is not None:
-        if region not in kernels:
-            raise UserError(f"--region {region}: no such kernel (the module has: "
-                            + ", ".join(kernels) + ")")
-        kernels = {region: kernels[region]}
+        return stats
+    for name in sorted(dens):
+        decl = module.tensor(name)
+        if decl is None or decl.role != "input":
+            raise UserError(f"--density {name}={dens[name]}: the module has no input tensor "
+                            f"{name}")
+    for k, v in size_map.items():
+        if v < 1:
+            raise UserError(f"--size {k}={v}: a size is at least 1")
+    return DataStats.from_values(module, size_map, dens, element_bytes, default)
+
+
+def _kernels(est, region: str | None) -> dict:
+    """The kernels reported: all of them, or --region's."""
+    if region is None:
+        return est.kernels
+    if region not in est.kernels:
+        raise UserError(f"--region {region}: no such kernel (the module has: "
+                        + ", ".join(est.kernels) + ")")
+    return {region: est.kernels[region]}
+
+
+def _document(est, kernels: dict, region: str | None, module, arch, stats) -> tuple:
+    """(the --json document, the energy per kernel and in total (key "total"))."""
+    from ..estimate.energy import estimate_energy
     energy, energy_total = estimate_energy(kernels, module, arch)
     total = kernels[region].to_json() if region is not None else est.total.to_json()
     total["energy_pj"] = energy_total
@@ -164,28 +200,19 @@ def cmd(input_path, data_dir, densities, sizes, region, as_json, json_out, quiet
     doc = {"total": total, "kernels": {k: {**c.to_json(), "energy_pj": energy[k]}
                                        for k, c in kernels.items()},
            "ms": round(est.ms, 3), "stats": stats.origin}
-    text_json = json.dumps(doc, indent=1) + "\n"
+    energy["total"] = energy_total
+    return doc, energy
+
+
+def _lines(est, kernels: dict, region: str | None) -> str:
+    """The tab-separated lines on stdout: a row per kernel, and the total of a whole module."""
     lines = ["kernel\t" + "\t".join(_COLUMNS)]
     rows = list(kernels.items())
     if region is None:
         rows.append(("total", est.total))
-    energy["total"] = energy_total
     for name, c in rows:
         lines.append(name + "\t" + "\t".join(f"{_value(c, col):.0f}" for col in _COLUMNS))
-    table = not quiet and not as_json
-    text = text_json if as_json else "\n".join(lines) + "\n"
-    if dest.stdout and table and _same_place(sys.stdout, sys.stderr):
-        if sys.stdout.isatty():
-            text = None   # a person reads the table; the lines would repeat every number
-        else:
-            table = False  # `> log 2>&1`: the lines, once
-    if table:
-        _table(kernels, est, stats, energy)
-    with out:
-        if text is not None:
-            dest.write(text)
-        if json_dest is not None:
-            json_dest.write(text_json)
+    return "\n".join(lines) + "\n"
 
 
 def _same_place(a, b) -> bool:

@@ -59,10 +59,9 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | No
       fuseflowc fuse ir_examples/models/gpt3_mini/gpt3_mini_full.ff --share
       fuseflowc fuse --verify-ir edited.fused
     """
+    from .. import pipeline
     from ..files import read_source
-    from ..fuse.algorithm import FuseOptions, fuse_program, pick_orders
     from ..fuse.printer import fused_str
-    from ..lang.load import load_program
     from ..outputs import Outputs
 
     out = Outputs(program)
@@ -76,11 +75,13 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | No
         with out:
             dest.write(text)
         return
-    p = load_program(program, schedule, unfused)
+    options = pipeline.CompileOptions(schedule=schedule, unfused=unfused, order=order,
+                                      order_region=region, inline_widened=inline_widened,
+                                      free_input_order=free_input_order, share=share)
+    p = pipeline.load(program, options, "program").ir
     # the program's path, relative to where the fused IR goes (docs/samml.md, "Recorded paths")
     source = None if program == "-" else rebase_recorded(program, "-", output)
-    fused = fuse_program(p, source, FuseOptions(pick_orders(order, region), inline_widened,
-                                                free_input_order, share))
+    fused = pipeline.fuse(p, options, source)
     with out:
         dest.write(fused_str(fused))
     _note_splits(fused, inline_widened)

@@ -64,13 +64,7 @@ def cmd(source: str, output: str | None, seed: int, as_json: bool, show_progress
     archive = out.file(output) if output is not None else None
     if quiet and show_progress:
         raise click.UsageError("--quiet and --progress contradict each other")
-    progress = None
-    if is_synthetic(source) and not quiet and (show_progress or sys.stderr.isatty()):
-        from ..data.progress import WorkProgress
-        from ..data.synthetic import parse_synthetic
-        # the statistics' share (an entry per edge and direction) is known from the spec
-        progress = WorkProgress(2 * parse_synthetic(source).edges * STATS_WORK_PER_ENTRY,
-                                f"graph {source}", sys.stderr)
+    progress = _progress(source, quiet, show_progress)
     try:
         g = load_graph(source, features="none", seed=seed, progress=progress)
         stats = {"name": g.name, **degree_stats(g.adj)}
@@ -90,6 +84,19 @@ def cmd(source: str, output: str | None, seed: int, as_json: bool, show_progress
         click.echo(_text(stats), err=output is not None)
     if output is not None:
         click.echo(f"wrote {output}", err=True)
+
+
+def _progress(source: str, quiet: bool, show_progress: bool):
+    """The progress line of making a synthetic graph (on a terminal, or with --progress), else
+    None."""
+    from ..data.synthetic import is_synthetic
+    if not is_synthetic(source) or quiet or not (show_progress or sys.stderr.isatty()):
+        return None
+    from ..data.progress import WorkProgress
+    from ..data.synthetic import parse_synthetic
+    # the statistics' share (an entry per edge and direction) is known from the spec
+    return WorkProgress(2 * parse_synthetic(source).edges * STATS_WORK_PER_ENTRY,
+                        f"graph {source}", sys.stderr)
 
 
 def _text(s: dict) -> str:

@@ -51,19 +51,17 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, region: str | No
     """
     import json
 
-    from ..fuse.algorithm import FuseOptions, fuse_program
-    from ..fuse.orders import region_orders
-    from ..lang.load import load_program
+    from .. import pipeline
     from ..outputs import Outputs
 
     out = Outputs(program)
     dest = out.file(output)
     json_dest = out.file(json_out, "--json-out") if json_out is not None else None
-    p = load_program(program, schedule, unfused)
-    fused = fuse_program(p, None if program == "-" else program,
-                         FuseOptions(inline_widened=inline_widened,
-                                     free_input_order=free_input_order))
-    rows = region_orders(fused, region, list_n)
+    options = pipeline.CompileOptions(schedule=schedule, unfused=unfused,
+                                      inline_widened=inline_widened,
+                                      free_input_order=free_input_order)
+    rows = pipeline.region_orders(pipeline.load(program, options, "program").ir, options,
+                                  None if program == "-" else program, region, list_n)
     text_json = json.dumps({"regions": rows}, indent=2) + "\n"
     with out:
         dest.write(text_json if as_json else format_table(rows))

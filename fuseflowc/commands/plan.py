@@ -78,16 +78,7 @@ def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, 
     """
     from ..outputs import Outputs
     if learn is not None:
-        from ..plan.patterns import learn_pattern, pattern_name_error
-        if program is not None:
-            raise UserError("--learn RESULTS takes no PROG (it reads the programs the "
-                            "results name)")
-        if output is None:
-            raise UserError("--learn RESULTS needs -o DIR, the warehouse to write into")
-        if name is not None and pattern_name_error(name):
-            raise click.BadParameter(pattern_name_error(name), param_hint="'--name'")
-        target = learn_pattern(learn, output, name)
-        click.echo(f"plan: wrote pattern {target}", err=True)
+        _learn(learn, program, output, name)
         return
     if name is not None:
         raise click.BadParameter("--name applies with --learn RESULTS only",
@@ -96,15 +87,53 @@ def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, 
         raise UserError("missing PROG (a .ff program; - reads stdin)")
     from fuseflowc.sim.arch import Arch
 
-    from ..commands.estimate import _pairs
     from ..lang.load import load_program
     from ..plan.cost import CostOptions
     from ..plan.emit import program_text, table, to_json
+    from ..plan.flags import plan_over_flags
     from ..plan.search import PlanOptions
 
     out = Outputs(program, data_dir)
     dest = out.file(output)
     p = load_program(program)
+    size_map, dens, default = _sizes(p, data_dir, sizes, densities)
+    wh = _warehouse(warehouse, no_search)
+    arch = Arch.load(None, ())
+    cost = CostOptions(data_dir, size_map, dens, default, element_bytes, arch.bandwidth,
+                       inline_widened, free_input_order, share)
+    options = PlanOptions(objective, lanes, top, max_points, max_orders, warehouse=wh,
+                          search=not no_search, max_compiles=max_compiles)
+    planner, result, cost = plan_over_flags(p, cost, options)
+    if result.note:
+        click.echo(f"plan: note: {result.note}", err=True)
+    text = (json.dumps(to_json(p, result), indent=1) + "\n") if as_json \
+        else program_text(p, result, _header(result, objective, data_dir, free_input_order,
+                                             cost.share, cost.inline_widened))
+    if not quiet and not as_json:
+        from rich.console import Console
+        table(result, Console(file=sys.stderr, width=None if sys.stderr.isatty() else 110))
+    with out:
+        dest.write(text)
+
+
+def _learn(learn: str, program, output, name) -> None:
+    """--learn RESULTS: write the results' best configuration into warehouse -o DIR."""
+    from ..plan.patterns import learn_pattern, pattern_name_error
+    if program is not None:
+        raise UserError("--learn RESULTS takes no PROG (it reads the programs the "
+                        "results name)")
+    if output is None:
+        raise UserError("--learn RESULTS needs -o DIR, the warehouse to write into")
+    if name is not None and pattern_name_error(name):
+        raise click.BadParameter(pattern_name_error(name), param_hint="'--name'")
+    target = learn_pattern(learn, output, name)
+    click.echo(f"plan: wrote pattern {target}", err=True)
+
+
+def _sizes(p, data_dir, sizes, densities) -> tuple[dict, dict, float | None]:
+    """(dim sizes, densities by tensor, the default density) of --size and --density, checked
+    against the program's fixed sizes; without --data every dim needs a size."""
+    from ..commands.estimate import _pairs
     dens, default = _pairs(densities, "--density", float)
     size_map, _ = _pairs(sizes, "--size", int)
     if data_dir and (densities or sizes):
@@ -123,29 +152,29 @@ def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, 
         if missing:
             raise UserError("the size of dim " + ", ".join(missing) + " is not known: give "
                             "--data DIR or --size DIM=N for each")
-    wh = None
+    return size_map, dens, default
+
+
+def _warehouse(warehouse, no_search: bool):
+    """The --warehouse's patterns (None without one); --no-search needs one."""
     if warehouse is not None:
         from ..plan.patterns import Warehouse
-        wh = Warehouse.load(warehouse)
-    elif no_search:
+        return Warehouse.load(warehouse)
+    if no_search:
         raise UserError("--no-search applies a warehouse's schedules: give --warehouse DIR")
-    arch = Arch.load(None, ())
-    cost = CostOptions(data_dir, size_map, dens, default, element_bytes, arch.bandwidth,
-                       inline_widened, free_input_order, share)
-    from ..plan.flags import plan_over_flags
-    options = PlanOptions(objective, lanes, top, max_points, max_orders, warehouse=wh,
-                          search=not no_search, max_compiles=max_compiles)
-    planner, result, cost = plan_over_flags(p, cost, options)
-    share, inline_widened = cost.share, cost.inline_widened
-    if result.note:
-        click.echo(f"plan: note: {result.note}", err=True)
+    return None
+
+
+def _header(result, objective: str, data_dir, free_input_order: bool, share: bool,
+            inline_widened: bool) -> list[str]:
+    """The planned program's header comment: what planned it, how to compile it, its cost."""
     source = "data " + data_dir if data_dir else "--size/--density"
     flags = " ".join(f for f, on in (("--free-input-order", free_input_order),
                                      ("--share", share), ("--inline-widened", inline_widened))
                      if on)
     lowered = "fuseflowc lower" if result.locate else \
         f"fuseflowc lower -O0 | fuseflowc opt -p {result.passes}"
-    header = [
+    return [
         f"planned by `fuseflowc plan` for {objective} ({result.total.model}), {source}",
         f"compile: fuseflowc fuse PROG{' ' + flags if flags else ''} | {lowered}"
         + (f"  (lower's default pipeline: {result.passes})" if result.locate else ""),
@@ -153,10 +182,3 @@ def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, 
         f"{result.total.bytes:,.0f} bytes; {result.stats.costed} plans costed, "
         f"{result.stats.skipped} skipped",
     ]
-    text = (json.dumps(to_json(p, result), indent=1) + "\n") if as_json \
-        else program_text(p, result, header)
-    if not quiet and not as_json:
-        from rich.console import Console
-        table(result, Console(file=sys.stderr, width=None if sys.stderr.isatty() else 110))
-    with out:
-        dest.write(text)

@@ -48,8 +48,7 @@ def cmd(results: str | None, out_dir: str | None, fmt: str, traces: tuple[str, .
     """
     from ..outputs import Outputs
     from ..sweep.markdown import render
-    from ..sweep.results import REPORT_COLUMNS, read_rows
-    from ..sweep.summary import clean_json, summarize
+    from ..sweep.summary import clean_json
 
     if results is None and not traces and not runs:
         raise click.UsageError("give RESULTS (a sweep's results file), or --trace / --run files")
@@ -57,11 +56,7 @@ def cmd(results: str | None, out_dir: str | None, fmt: str, traces: tuple[str, .
     report_dir = out.directory(out_dir) if out_dir is not None else None
     stdout = out.file("-") if as_json or report_dir is None else None
     json_file = out.file(json_out, "--json-out") if json_out is not None else None
-    summary = summarize(read_rows(results, REPORT_COLUMNS) if results is not None else [])
-    sims = _simulated(traces, runs)
-    if sims:
-        from ..sweep.utilization import critical_nodes
-        summary["critical_nodes"] = critical_nodes(sims)
+    summary, sims = _summary(results, traces, runs)
     text_json = json.dumps(clean_json(summary), indent=1) + "\n"
     images: dict[str, str] = {}
     with out:
@@ -70,20 +65,43 @@ def cmd(results: str | None, out_dir: str | None, fmt: str, traces: tuple[str, .
         if json_file is not None:
             json_file.write(text_json)
         if report_dir is not None:
-            from ..sweep import plots
-            tmp = report_dir.path()
-            if plots.available():
-                images = plots.draw_all(summary, tmp, fmt)
-                images.update(_utilization_plots(sims, tmp, fmt))
-            else:
-                click.echo("report: matplotlib is not installed (pip install matplotlib): "
-                           "text only, no plots", err=True)
-            (tmp / "report.md").write_text(render(summary, results or "traces", images) + "\n",
-                                           encoding="utf-8")
-            (tmp / "summary.json").write_text(text_json, encoding="utf-8")
+            images = _write_report_dir(report_dir.path(), summary, sims, fmt,
+                                       results or "traces", text_json)
     if report_dir is not None:
         names = ["report.md", "summary.json", *images.values()]
         click.echo(f"report: wrote {', '.join(names)} to {out_dir}", err=True)
+
+
+def _summary(results: str | None, traces, runs) -> tuple[dict, list]:
+    """(sweep.summary.summarize of the results file's rows (none without one), with the
+    critical nodes of the traces and runs; those traces and runs read)."""
+    from ..sweep.results import REPORT_COLUMNS, read_rows
+    from ..sweep.summary import summarize
+    summary = summarize(read_rows(results, REPORT_COLUMNS) if results is not None else [])
+    sims = _simulated(traces, runs)
+    if sims:
+        from ..sweep.utilization import critical_nodes
+        summary["critical_nodes"] = critical_nodes(sims)
+    return summary, sims
+
+
+def _write_report_dir(tmp, summary: dict, sims: list, fmt: str, title: str,
+                      text_json: str) -> dict[str, str]:
+    """-o DIR's files, into `tmp` (the directory being written): the plots (when matplotlib
+    is installed), report.md and summary.json; the plots' names by what they show."""
+    from ..sweep import plots
+    from ..sweep.markdown import render
+    images: dict[str, str] = {}
+    if plots.available():
+        images = plots.draw_all(summary, tmp, fmt)
+        images.update(_utilization_plots(sims, tmp, fmt))
+    else:
+        click.echo("report: matplotlib is not installed (pip install matplotlib): "
+                   "text only, no plots", err=True)
+    (tmp / "report.md").write_text(render(summary, title, images) + "\n",
+                                   encoding="utf-8")
+    (tmp / "summary.json").write_text(text_json, encoding="utf-8")
+    return images
 
 
 def _simulated(traces, runs) -> list:

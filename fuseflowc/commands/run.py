@@ -59,8 +59,7 @@ def cmd(program: str, data: str, output: str | None, schedule: tuple[str, ...], 
     from ..data.io import load_inputs, save_tensors
     from ..lang.load import load_program
     from ..outputs import Outputs
-    from ..reference import evaluate_statements
-    from ..reference.summary import render_table, summary_json, tensor_row
+    from ..reference.summary import render_table, summary_json
 
     out = Outputs(program, data)
     out_dir = out.directory(output) if output is not None else None
@@ -74,13 +73,8 @@ def cmd(program: str, data: str, output: str | None, schedule: tuple[str, ...], 
     from ..lang.decompose import require_sizes
     require_sizes(p, sizes)     # a decomposition's block size must divide the data's dims
     load_seconds = time.perf_counter() - t0
+    rows, results = _evaluate(p, inputs)
     outputs = set(p.outputs)
-    rows = [tensor_row(n, inputs[n], "input", None) for n in p.inputs]
-    results = {}
-    for r in evaluate_statements(p, inputs):
-        results[r.name] = r.tensor
-        rows.append(tensor_row(r.name, r.tensor, "output" if r.name in outputs else
-                               "intermediate", r.seconds))
     written = {n: t for n, t in results.items() if write_all or n in outputs}
     with out:
         if out_dir is not None:
@@ -93,3 +87,18 @@ def cmd(program: str, data: str, output: str | None, schedule: tuple[str, ...], 
                 dest.write(text_json)
     if not as_json:
         click.echo(render_table(rows, load_seconds, total, output, sorted(written)), err=True)
+
+
+def _evaluate(p, inputs: dict) -> tuple[list, dict]:
+    """(the summary's rows: the inputs, then each statement's tensor as it is computed; every
+    tensor computed, by name)."""
+    from ..reference import evaluate_statements
+    from ..reference.summary import tensor_row
+    outputs = set(p.outputs)
+    rows = [tensor_row(n, inputs[n], "input", None) for n in p.inputs]
+    results = {}
+    for r in evaluate_statements(p, inputs):
+        results[r.name] = r.tensor
+        rows.append(tensor_row(r.name, r.tensor, "output" if r.name in outputs else
+                               "intermediate", r.seconds))
+    return rows, results

@@ -100,17 +100,8 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, program, as_json, json_out,
       fuseflowc simulate g.samml --data d/ --trace run.trace.json   # open in ui.perfetto.dev
       cat g.samml | fuseflowc simulate - --data d/ --check --program prog.ff
     """
-    from fuseflowc.data.io import save_tensors
     from fuseflowc.sim.arch import Arch
-    from fuseflowc.sim.compare import compare
-    from fuseflowc.sim.energy import add_energy, print_energy
-    from fuseflowc.sim.report import (
-        print_schedule_stats,
-        print_tables,
-        result_stats,
-        schedule_stats,
-    )
-    from fuseflowc.sim.tiles import add_tiles, check_fits
+    from fuseflowc.sim.tiles import check_fits
 
     from .. import pipeline
     from ..outputs import Outputs
@@ -119,94 +110,150 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, program, as_json, json_out,
         raise click.UsageError("--program names the program --check evaluates: it needs "
                                "--check and contradicts --expect")
     out = Outputs(graph, data_dir, expect_dir, arch_file, program)
-    tensors_dir = out.directory(out_dir) if out_dir else None
-    json_stdout = out.file("-", "--json") if as_json else None
-    json_file = out.file(json_out, "--json-out") if json_out is not None else None
-    trace_dest = out.file(trace_file, "--trace") if trace_file is not None else None
-    if trace_limit is not None and trace_file is None:
-        raise click.UsageError("--trace-limit needs --trace FILE")
+    dests = _Destinations(out, out_dir, as_json, json_out, trace_file)
+    recorder = _recorder(trace_file, trace_limit)
     module = pipeline.compile(pipeline.load(graph, kind="samml")).module  # parsed, verified
-    if graph_name is not None and module.graph(graph_name) is None:
-        raise UserError(f"--graph {graph_name}: no such graph (the module has: "
-                        + ", ".join(g.name for g in module.graphs) + ")")
-    if expect_dir and not check:
-        check = True
-
+    graphs = _graphs_up_to(module, graph_name)
     arch = Arch.load(arch_file, sets, depth)
     inputs, sizes = pipeline.load_data(module, data_dir)
     check_fits(module, arch, sizes)
-    graphs = None
-    if graph_name is not None:
-        names = [g.name for g in module.graphs]
-        graphs = names[: names.index(graph_name) + 1]
     if quiet and show_progress:
         raise click.UsageError("--quiet and --progress contradict each other")
+    result = _run(module, inputs, sizes, arch, graphs, dict(
+        max_cycles=max_cycles, engine=engine, hoist=hoist, trace=recorder), quiet, show_progress)
+    if graph_name is not None:
+        result.kernels = [k for k in result.kernels if k.graph == graph_name]
+    stats = _stats(result, module, arch, sizes, report=not as_json and not quiet)
+    outputs = pipeline.written_outputs(module, result)
+    if check or expect_dir:
+        expected = _expected(module, graph, data_dir, expect_dir, sizes, out,
+                             _comparable(module, result), program)
+        _check(module, result, expected, graphs, graph_name, expect_dir)
+    dests.write(out, json.dumps(stats, indent=1, sort_keys=False) + "\n", recorder, outputs)
+
+
+def _recorder(trace_file: str | None, trace_limit: int | None):
+    """The trace recorder of --trace (None without it); --trace-limit needs --trace."""
+    if trace_limit is not None and trace_file is None:
+        raise click.UsageError("--trace-limit needs --trace FILE")
+    if trace_file is None:
+        return None
+    from fuseflowc.sim.trace import DEFAULT_LIMIT, Recorder
+    return Recorder(trace_limit or DEFAULT_LIMIT)
+
+
+class _Destinations:
+    """simulate's outputs, each checked before the run (docs/outputs.md): the tensors
+    directory (-o), JSON on stdout (--json) and in a file (--json-out), the trace (--trace)."""
+
+    def __init__(self, out, out_dir, as_json: bool, json_out, trace_file):
+        self.tensors = out.directory(out_dir) if out_dir else None
+        self.json = [d for d in (out.file("-", "--json") if as_json else None,
+                                 out.file(json_out, "--json-out") if json_out is not None
+                                 else None) if d is not None]
+        self.trace = out.file(trace_file, "--trace") if trace_file is not None else None
+
+    def write(self, out, text_json: str, recorder, outputs: dict) -> None:
+        """Write every output, or none (`out`: the Outputs all of them belong to)."""
+        from fuseflowc.data.io import save_tensors
+        text_trace = None
+        if recorder is not None:
+            from fuseflowc.sim.trace import trace_text
+            text_trace = trace_text(recorder.document())
+        with out:
+            if self.trace is not None:
+                self.trace.write(text_trace)
+            if self.tensors is not None:
+                save_tensors(self.tensors.path(), outputs)
+            for dest in self.json:
+                dest.write(text_json)
+
+
+def _graphs_up_to(module, graph_name: str | None) -> list[str] | None:
+    """The graphs `--graph NAME` runs (those up to NAME; None: all); UserError for no such
+    graph."""
+    if graph_name is None:
+        return None
+    names = [g.name for g in module.graphs]
+    if graph_name not in names:
+        raise UserError(f"--graph {graph_name}: no such graph (the module has: "
+                        + ", ".join(names) + ")")
+    return names[: names.index(graph_name) + 1]
+
+
+def _run(module, inputs: dict, sizes: dict, arch, graphs, options: dict, quiet: bool,
+         show_progress: bool):
+    """Simulate (pipeline.simulate with `options`), with the progress line when asked or on a
+    terminal, and the simulator's notes on stderr unless `quiet`; the SimResult."""
+    from .. import pipeline
     progress = None
     notes: list[str] = []
-    recorder = None
-    if trace_dest is not None:
-        from fuseflowc.sim.trace import DEFAULT_LIMIT, Recorder
-        recorder = Recorder(trace_limit or DEFAULT_LIMIT)
     if not quiet and (show_progress or sys.stderr.isatty()):
         from fuseflowc.sim.progress import Progress
         progress = Progress(sys.stderr, after=PROGRESS_AFTER, interval=PROGRESS_INTERVAL,
                             estimate=_expected_costs(module, inputs, sizes, arch))
     try:
-        result = pipeline.simulate(module, inputs, sizes, arch, graphs, max_cycles=max_cycles,
-                                   progress=progress, engine=engine, hoist=hoist, notes=notes,
-                                   trace=recorder)
+        result = pipeline.simulate(module, inputs, sizes, arch, graphs, progress=progress,
+                                   notes=notes, **options)
     finally:
         if progress is not None:
             progress.close()
     if not quiet:
         for note in notes:
             click.echo(f"simulate: note: {note}", err=True)
-    if graph_name is not None:
-        result.kernels = [k for k in result.kernels if k.graph == graph_name]
+    return result
+
+
+def _stats(result, module, arch, sizes: dict, report: bool) -> dict:
+    """The run's counters (sim.report.result_stats with the schedule, energy and tiles), also
+    shown as tables on stderr when `report`."""
+    from fuseflowc.sim.energy import add_energy, print_energy
+    from fuseflowc.sim.report import (
+        print_schedule_stats,
+        print_tables,
+        result_stats,
+        schedule_stats,
+    )
+    from fuseflowc.sim.tiles import add_tiles
     stats = result_stats(result, arch)
     stats["schedule"] = schedule_stats(result, module, arch)
     add_energy(stats, module, arch)
     add_tiles(stats, module, arch, sizes)
-    # the text report shows it for reused and wavefront graphs (other modules' tables stay)
-    loops = any(g.template is not None or g.wave is not None for g in module.graphs)
-    if not as_json and not quiet:
+    if report:
         from rich.console import Console
         console = Console(file=sys.stderr, width=None if sys.stderr.isatty() else 110)
         print_tables(stats, console, module=module)
         print_energy(stats, console)
-        if loops:
+        # shown for reused and wavefront graphs (other modules' tables stay as they were)
+        if any(g.template is not None or g.wave is not None for g in module.graphs):
             print_schedule_stats(stats["schedule"], console)
-    outputs = pipeline.written_outputs(module, result)
-    if check:
-        # with --graph, the graphs after NAME did not run: check what the ones that ran wrote
-        # (the module's outputs and intermediates), not outputs nobody computed
-        keep = {t.name for t in module.tensors if t.role == "output"} | {
-            n for n in result.tensors if module.tensor(n) is not None}
-        checked, expected = pipeline.outputs_to_check(
-            module, result, _expected(module, graph, data_dir, expect_dir, sizes, out, keep, program),
-            "declared" if graph_name is None else "ran")
-        if graph_name is not None and not checked:
-            raise UserError(f"--check --graph {graph_name}: the graphs up to {graph_name} "
-                            f"write no tensor the " + ("--expect directory holds"
-                                                       if expect_dir else
-                                                       "source program computes"))
-        problems = compare(checked, expected)
-        if problems:
-            raise UserError("simulated outputs differ from the expected ones:\n"
-                            + "\n".join(problems))
-        click.echo("check: " + ", ".join(sorted(expected)) + " match", err=True)
-    text_json = json.dumps(stats, indent=1, sort_keys=False) + "\n"
-    if recorder is not None:
-        from fuseflowc.sim.trace import trace_text
-        text_trace = trace_text(recorder.document())
-    with out:
-        if trace_dest is not None:
-            trace_dest.write(text_trace)
-        if tensors_dir is not None:
-            save_tensors(tensors_dir.path(), outputs)
-        for dest in (json_stdout, json_file):
-            if dest is not None:
-                dest.write(text_json)
+    return stats
+
+
+def _comparable(module, result) -> set[str]:
+    """What the reference keeps: the module's outputs and every module tensor the run wrote
+    (the other intermediates go after their last reader)."""
+    return {t.name for t in module.tensors if t.role == "output"} | {
+        n for n in result.tensors if module.tensor(n) is not None}
+
+
+def _check(module, result, expected: dict, graphs, graph_name, expect_dir) -> None:
+    """--check: compare by pipeline.outputs_to_check's rule (with --graph, what the graphs that
+    ran wrote); UserError with the differences, else the verdict on stderr."""
+    from fuseflowc.sim.compare import compare
+
+    from .. import pipeline
+    checked, expected = pipeline.outputs_to_check(module, result, expected, graphs)
+    if graph_name is not None and not checked:
+        raise UserError(f"--check --graph {graph_name}: the graphs up to {graph_name} "
+                        f"write no tensor the " + ("--expect directory holds"
+                                                   if expect_dir else
+                                                   "source program computes"))
+    problems = compare(checked, expected)
+    if problems:
+        raise UserError("simulated outputs differ from the expected ones:\n"
+                        + "\n".join(problems))
+    click.echo("check: " + ", ".join(sorted(expected)) + " match", err=True)
 
 
 def _expected(module, graph, data_dir, expect_dir, sizes, out, keep: set[str],

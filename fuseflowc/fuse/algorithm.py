@@ -224,17 +224,15 @@ def _fuse_group(program: ast.Program, group: str | None, name: str, stmts: list[
             b = _KernelBuilder(program, group, kname, stmts, materialized, loc)
             b.free_input_order = free_input_order
             try:
-                result = b.build(roots)
+                built = b.build(roots)
             except UserError as e:
                 for text, at in why:
                     e.note(text, at)
                 raise
-            if not isinstance(result, tuple):
-                result = _unorderable_copies(result, materialized) or result
-            if isinstance(result, tuple):
-                retry = result
+            retry = built.conflict or _unorderable_copies(built.region, materialized)
+            if retry is not None:
                 break
-            out.append(result)
+            out.append(built.region)
         if retry is None:
             for r in out:
                 r.materialized = tuple(s for s in stmts if s in materialized)
@@ -244,6 +242,16 @@ def _fuse_group(program: ast.Program, group: str | None, name: str, stmts: list[
         why.append((f"{retry[0]} was materialized (not inlined) because the orders of its "
                     f"producer and consumer conflict: {retry[1]}",
                     program.statement(retry[0]).loc))
+
+
+@dataclass(frozen=True)
+class _Built:
+    """What building a kernel gave: its region, and, when the orders of an intermediate's
+    producer and consumer conflict, (intermediate, why) to materialize before building again
+    (and no region)."""
+
+    region: ir.Region | None
+    conflict: tuple[str, str] | None = None
 
 
 def _unorderable_copies(region: ir.Region, materialized: set[str]) -> tuple[str, str] | None:
@@ -490,8 +498,8 @@ class _KernelBuilder:
             v.users.append(stmt)
 
     # -- build -------------------------------------------------------------------------------
-    def build(self, roots: list[str]) -> ir.Region | tuple[str, str]:
-        """The region, or (intermediate, why) when an intermediate must be materialized."""
+    def build(self, roots: list[str]) -> _Built:
+        """The region, or (in `conflict`) the intermediate that must be materialized, and why."""
         for r in sorted(roots, key=lambda s: -self.prog_index[s]):
             first = next((i for i in self.insts.values() if i.statement == r), None)
             if first is None:
@@ -506,7 +514,7 @@ class _KernelBuilder:
             rank = {n: k for k, (n, _) in enumerate(self.indices)}
             cycle = find_cycle(len(rank), {(rank[e.src], rank[e.dst]) for e in edges})
             if cycle is None:
-                return self._region(edges)
+                return _Built(self._region(edges))
             names = [self.indices[c][0] for c in cycle]
             cyc_edges = []
             for a, b in zip(names, names[1:] + names[:1]):
@@ -526,8 +534,8 @@ class _KernelBuilder:
                 loop = " -> ".join(names + names[:1])
                 because = "; ".join(f"{es[0].src} -> {es[0].dst} by {self._why(es[0])}"
                                     for es in cyc_edges if es)
-                return (max(culprits, key=self.prog_index.__getitem__),
-                        f"cycle {loop} ({because})")
+                return _Built(None, (max(culprits, key=self.prog_index.__getitem__),
+                                     f"cycle {loop} ({because})"))
             raise self._cycle_error(names, cyc_edges)
 
     def _why(self, e: ir.Edge) -> str:

@@ -153,7 +153,7 @@ class Region:
         """The program's names of the region's renamed indices, from the instances' index maps
         ({"u0": ("j",)}; see fuseflowc.names), for human-facing views."""
         from ..names import source_names
-        names = source_names(p for e in self.exprs for p in e.index_map)
+        names = source_names([p for e in self.exprs for p in e.index_map])
         return {x: names[x] for x in self.index_names() if x in names}
 
     def view(self, vid: str) -> View:

@@ -32,7 +32,8 @@ from . import expr as X
 
 class ContextInsideReduction(UserError):
     """An outer index iterated inside a reduction, between the reduced expression's own
-    indices, with no coordinates there (the driver may distribute a product into the sum)."""
+    indices, with no coordinates there (lower.distribute rewrites the statement first wherever a
+    product can go into the sum)."""
 
     def __init__(self, analysis: "Analysis", reduction: X.Reduce, message: str, loc=None):
         super().__init__(message, loc)
@@ -86,8 +87,12 @@ class Join:
 class Analysis:
     """Spaces, loops and join trees of one statement (see the module docstring)."""
 
-    def __init__(self, st: X.Statement, out_format=None):
+    def __init__(self, st: X.Statement, out_format=None, stop_at_inside: bool = False):
+        """Analyze `st`. A reduction iterating an outer index between its own indices is a
+        ContextInsideReduction error, or with `stop_at_inside` recorded in `inside` (the
+        analysis then stops there: lower.distribute rewrites the statement first)."""
         self.st = st
+        self.inside: ContextInsideReduction | None = None
         self.out_format = out_format  # the written tensor's format (compressed levels)
         self.order = st.order
         self.pos = {x: k for k, x in enumerate(st.order)}
@@ -101,6 +106,10 @@ class Analysis:
         self._drop_full_widening(st.expr)
         root_loops = {x: self._new_loop(x, st.expr) for x in self._sorted(st.expr.free)}
         self._space(st.expr, self._sorted(st.expr.free), root_loops)
+        if self.inside is not None:
+            if stop_at_inside:
+                return
+            raise self.inside
         self._check_absent_intersections(st.expr, False)
         for loop in self.loops:
             loop.join = self._join(loop.owner, loop)
@@ -146,6 +155,8 @@ class Analysis:
         return max((self.pos[x] for x in e.every), default=-1)
 
     def _space(self, e: X.Node, space: tuple[str, ...], loops: dict[str, Loop]) -> None:
+        if self.inside is not None:
+            return   # the spaces below a reduction with an outer index inside are moot
         e.space = space
         e.loops = {x: loops[x] for x in space}
         if isinstance(e, X.Reduce):
@@ -254,12 +265,13 @@ class Analysis:
         last_own = max((self.pos[x] for x in c.free), default=-1)
         if all(self.pos[x] > last_own for x in lacking):
             return tuple(x for x in cs if x not in lacking)
-        raise ContextInsideReduction(
+        self.inside = self.inside or ContextInsideReduction(
             self, c,
             f"the dataflow order {' -> '.join(self.order)} iterates {lacking[0]} inside the "
             f"reduction over {c.index}, between the reduced expression's own indices, but that "
             f"expression has no {lacking[0]}: choose an order with {lacking[0]} outside "
             f"{c.index}", c.loc or self.st.loc)
+        return cs
 
     def _value_leaf(self, parent: X.Node, c: X.Node, x: str) -> bool:
         """Whether child c must join its parent's loop at x (c's innermost index) with its

@@ -28,7 +28,7 @@ def _seen_loop(e: X.Node, x: str) -> Loop:
 
 class OuterLevelJoin(UserError):
     """The outer output level of an order-2 accumulator meets another operand in a joiner
-    (the driver may distribute a product into the sum and retry)."""
+    (lower.distribute rewrites the statement first wherever a product can go into the sum)."""
 
     def __init__(self, reduction: X.Reduce, message: str, loc=None):
         super().__init__(message, loc)
@@ -308,8 +308,8 @@ class Codegen:
                      self.crd(root.loops[x]))
         self.add(ir.WriteVals(tensor=st.tensor), v)
         # Every joiner must shape the result. One nobody pulled would filter nothing: that only
-        # happens when its coordinates feed nothing but accumulated outer levels (raising
-        # OuterLevelJoin here lets the driver distribute the product into the sum).
+        # happens when its coordinates feed nothing but accumulated outer levels (an outer-level
+        # join, which lower.distribute rewrites away first where it can; else OuterLevelJoin).
         for loop in self.an.loops:
             if isinstance(loop.join, Join) and ("join", loop) not in self.memo:
                 self.join(loop)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from ..samml import ir
 from . import expr as X
-from .build import Analysis, ContextInsideReduction
-from .codegen import Codegen, OuterLevelJoin
+from .build import Analysis
+from .codegen import Codegen
+from .distribute import normalize
 
 
 def lower_fused(fp, source: str | None = None) -> tuple[ir.Module, list[tuple[str, Analysis]]]:
@@ -100,77 +101,10 @@ def lower_statement(st: X.Statement, tensors: dict[str, X.TensorInfo], name: str
 
 
 def _generate(g: ir.Graph, st: X.Statement, tensors: dict[str, X.TensorInfo]) -> Analysis:
-    """Analyze and generate one statement into g. When the outer output level of an order-2
-    accumulator would meet another operand of a product (a joiner cannot carry a whole fiber),
-    or the order iterates an index of the product's other operand inside the sum, between the
-    summed expression's own indices (no coordinates for it there), the product is distributed
-    into the sum (`(sum_k X) * D = sum_k (X * D)` for D without k: same values and pattern)
-    and the statement generated again."""
-    for _ in range(64):
-        try:
-            an = Analysis(st, tensors[st.tensor].format)
-        except ContextInsideReduction as e:
-            if not _distribute(st, e.analysis, e.reduction):
-                raise
-            continue
-        scalar = _scalar_of_possibly_empty(an)
-        if scalar is not None and _distribute(st, an, scalar):
-            continue
-        scratch = ir.Graph(g.name)
-        try:
-            Codegen(scratch, an, tensors).write()
-        except OuterLevelJoin as e:
-            if not _distribute(st, an, e.reduction):
-                raise
-            continue
-        g.nodes.extend(scratch.nodes)
-        return an
-    raise AssertionError("distribution did not converge")  # pragma: no cover
-
-
-def _scalar_of_possibly_empty(an: Analysis) -> X.Reduce | None:
-    """A sum to a scalar (no free index) whose fibers may be empty, under a product, quotient or
-    mask: its reducer would emit an explicit 0 for an empty stream where the language stores
-    nothing, and a scalar has no coordinate level to hold it on. Distributed into the sum
-    (`(sum_j Y) * X = sum_j (Y * X)`), it gets X's indices and can be held like any order-0
-    reduction (same values and pattern)."""
-    from .build import _full
-    for n in an.nodes:
-        if isinstance(n, X.Reduce) and n.op == "sum" and not n.free \
-                and not _full(n.body, n.index, an.pos):
-            p = an.parent.get(n)
-            if isinstance(p, X.Binary) and (p.op == "*" or (p.op in ("/", "mask")
-                                                             and p.lhs is n)):
-                return n
-    return None
-
-
-def _distribute(st: X.Statement, an: Analysis, e: X.Reduce) -> bool:
-    """Rewrite `e op o` (op in *, /, mask; e a sum the other operand o does not depend on) into
-    `sum(e.body op o)` in place; False when the rewrite does not apply."""
-    p = an.parent.get(e)
-    if e.op != "sum" or not isinstance(p, X.Binary):
-        return False
-    if p.op == "*":
-        o = p.rhs if p.lhs is e else p.lhs
-    elif p.op in ("/", "mask") and p.lhs is e:
-        o = p.rhs
-    else:
-        return False
-    if e.index in o.every or isinstance(o, X.Const):
-        return False
-    body = X.Binary(p.op, e.body, o, p.loc) if p.lhs is e else X.Binary(p.op, o, e.body, p.loc)
-    new = X.Reduce("sum", e.index, body, e.loc)
-    new.widen = p.widen
-    gp = an.parent.get(p)
-    if gp is None:
-        st.expr = new
-    elif isinstance(gp, X.Unary):
-        gp.arg = new
-    elif isinstance(gp, X.Reduce):
-        gp.body = new
-    elif gp.lhs is p:
-        gp.lhs = new
-    else:
-        gp.rhs = new
-    return True
+    """Normalize (distribute products into sums where the order needs it: lower.distribute),
+    analyze and generate one statement into g."""
+    an = normalize(st, tensors[st.tensor].format)
+    scratch = ir.Graph(g.name)
+    Codegen(scratch, an, tensors).write()
+    g.nodes.extend(scratch.nodes)
+    return an

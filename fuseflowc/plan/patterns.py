@@ -256,8 +256,7 @@ def pattern_name_error(name: str) -> str | None:
 def learn_pattern(results: str, out_dir: str, name: str | None) -> str:
     """Write the best configuration (fewest simulated cycles, status ok) of a sweep's results
     file into warehouse `out_dir` as a new pattern file NAME.toml; returns its path."""
-    from ..fuse.algorithm import FuseOptions, fuse_program, pick_orders
-    from ..lang.load import load_program
+    from .. import pipeline
     from ..outputs import Outputs
     from ..sweep.results import read_rows
     if name is not None and pattern_name_error(name):
@@ -275,11 +274,14 @@ def learn_pattern(results: str, out_dir: str, name: str | None) -> str:
                         f"{prog}, which is not found (from the current directory or beside "
                         f"the results file)")
     # (the orders per region of an `orders = "product"` row, else its order index)
-    program = load_program(path, tuple(best.get("schedule") or ()), bool(best.get("unfused")))
-    fused = fuse_program(program, path, FuseOptions(
-        dict(best.get("orders") or {}) or pick_orders(best.get("order"), best.get("order_region")),
-        bool(best.get("inline_widened")), bool(best.get("free_input_order")),
-        bool(best.get("share"))))
+    options = pipeline.CompileOptions(
+        schedule=tuple(best.get("schedule") or ()), unfused=bool(best.get("unfused")),
+        order=best.get("order"), order_region=best.get("order_region"),
+        orders=dict(best.get("orders") or {}) or None,
+        inline_widened=bool(best.get("inline_widened")),
+        free_input_order=bool(best.get("free_input_order")), share=bool(best.get("share")))
+    program = pipeline.load(path, options, "program").ir
+    fused = pipeline.fuse(program, options, path)
     groups: dict[str, list] = {}
     for r in fused.regions:
         groups.setdefault(r.group or r.name, []).append(r)

@@ -12,6 +12,7 @@ import hashlib
 import itertools
 import json
 import math
+from typing import Callable
 
 from ..diagnostics import UserError
 from .spec import ProgramEntry, SweepSpec
@@ -53,39 +54,26 @@ def _param_points(params: dict[str, list]) -> list[dict]:
     return [dict(zip(names, vals)) for vals in itertools.product(*(params[n] for n in names))]
 
 
-def _region_counts(prog: ProgramEntry, schedule: list[str]) -> dict[str, int] | None:
-    """Region name -> its number of valid orders (of the chosen region only, with an
-    order_region), in the fused program's order, fused with order 0; None when the program
-    does not compile this far (its rows will say why)."""
-    from ..fuse.algorithm import FuseOptions, fuse_program
-    from ..fuse.orders import region_orders
-    from ..lang.load import load_program
-    try:
-        p = load_program(str(prog.file), tuple(schedule), prog.unfused)
-        fused = fuse_program(p, str(prog.file), FuseOptions(inline_widened=prog.inline_widened,
-                                                               free_input_order=prog.free_input_order,
-                                                               share=prog.share))
-        rows = region_orders(fused, prog.order_region)
-    except UserError:
-        return None
-    return {r["region"]: r["orders"] for r in rows} or None
+#: Region name -> its number of valid orders, of a program entry with a schedule (None when the
+#: program does not compile that far); fuseflowc.sweep.worker.region_counts by default.
+Counter = Callable[[ProgramEntry, list[str]], "dict[str, int] | None"]
 
 
-def _order_count(prog: ProgramEntry, schedule: list[str]) -> int | None:
+def _order_count(count: Counter, prog: ProgramEntry, schedule: list[str]) -> int | None:
     """How many orders `"all"` means for this program and schedule: the order count of the
     chosen region, or the smallest count over all regions (one index is applied to every
     region); None when the program does not compile this far."""
-    counts = _region_counts(prog, schedule)
+    counts = count(prog, schedule)
     return min(counts.values()) if counts else None
 
 
-def _order_product(spec: SweepSpec, prog: ProgramEntry, schedule: list[str]
+def _order_product(count: Counter, spec: SweepSpec, prog: ProgramEntry, schedule: list[str]
                    ) -> list[dict[str, int] | None]:
     """What `orders = "product"` means for this program and schedule: every combination of
     every region's order indices, as {region: K} (regions in execution order, the last
     varying fastest); [None] (order 0 everywhere) when the program does not compile this far.
     More than max_orders combinations is the spec's error (counted before any is built)."""
-    counts = _region_counts(prog, schedule)
+    counts = count(prog, schedule)
     if counts is None:
         return [None]
     n = math.prod(counts.values())
@@ -101,9 +89,14 @@ def _order_product(spec: SweepSpec, prog: ProgramEntry, schedule: list[str]
                                                                for r in names))]
 
 
-def expand(spec: SweepSpec) -> list[dict]:
+def expand(spec: SweepSpec, count: Counter | None = None) -> list[dict]:
     """Every configuration of the spec, in a fixed order (programs, parameters, orders,
-    pipelines, data sets, arch alternatives), each with its `id`."""
+    pipelines, data sets, arch alternatives), each with its `id`. `count` gives the order
+    counts of `orders = "all"` and `"product"` (default: fuseflowc.sweep.worker.region_counts,
+    which compiles through the pipeline); it is called only for those programs, so a grid of
+    listed order indices compiles nothing."""
+    if count is None:
+        from .worker import region_counts as count
     out: list[dict] = []
     seen: set[str] = set()
     rest = len(spec.pipelines) * len(spec.data) * len(spec.arch)
@@ -116,9 +109,9 @@ def expand(spec: SweepSpec) -> list[dict]:
             # (order index, per-region indices or None): "product" gives the latter, with
             # order None (no single index applies)
             if prog.orders == "product":
-                choices = [(None if ks else 0, ks) for ks in _order_product(spec, prog, schedule)]
+                choices = [(None if ks else 0, ks) for ks in _order_product(count, spec, prog, schedule)]
             elif prog.orders == "all":
-                n = _order_count(prog, schedule)
+                n = _order_count(count, prog, schedule)
                 choices = [(k, None) for k in
                            (range(min(n, spec.max_orders, MAX_CONFIGS + 1)) if n else [0])]
             else:

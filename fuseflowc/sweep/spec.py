@@ -16,7 +16,8 @@
     schedule = ["parallelize Y: i by {factor}"]   # --schedule directive templates
     [params]
     factor = [1, 2, 4]                 # template parameters, swept
-    pipelines = ["", "cleanup"]        # opt pipelines
+    pipelines = ["", "cleanup"]        # opt pipelines ("": none, the raw graph; default:
+                                       # opt.pipeline.DEFAULT_PIPELINE, as `lower` runs)
     [[data]]                           # data sets: a directory, or gen-data parameters
     name = "karate"
     graph = "karate"
@@ -277,6 +278,23 @@ def _program(keys: _Keys, k: int, v, base: Path, defaults: dict) -> ProgramEntry
     if not isinstance(v.get("path"), str) or not v["path"]:
         raise keys.error(f"{where}.path", "every program needs a path (a .ff file)")
     model, variant = _split_name(Path(v["path"]).stem)
+    _check_program_types(keys, where, v)
+    schedule, params = _program_schedule(keys, where, v, defaults)
+    file = base / v["path"]
+    if not _probe(keys, f"{where}.path", v["path"], file, Path.is_file):
+        raise keys.error(f"{where}.path", f"{v['path']}: no such file (relative to the spec "
+                                          f"file's directory {base})")
+    orders, order_region = _program_orders(keys, where, v, defaults)
+    return ProgramEntry(
+        path=v["path"], file=file, model=v.get("model", model),
+        variant=v.get("variant", variant), inline_widened=v.get("inline_widened", False),
+        free_input_order=v.get("free_input_order", False), share=v.get("share", False),
+        unfused=v.get("unfused", False), orders=orders, order_region=order_region,
+        schedule=schedule, params=params, estimate_only=v.get("estimate_only"))
+
+
+def _check_program_types(keys: _Keys, where: str, v: dict) -> None:
+    """A program table's names are strings, its flags booleans, its estimate_only a reason."""
     for key in ("model", "variant", "order_region"):
         if key in v and not isinstance(v[key], str):
             raise keys.error(f"{where}.{key}", "expected a string")
@@ -287,19 +305,25 @@ def _program(keys: _Keys, k: int, v, base: Path, defaults: dict) -> ProgramEntry
                                  or not v["estimate_only"].strip()):
         raise keys.error(f"{where}.estimate_only", "expected the reason it is not simulated "
                                                    "(a non-empty string)")
+
+
+def _program_schedule(keys: _Keys, where: str, v: dict, defaults: dict
+                      ) -> tuple[list[str], dict[str, list]]:
+    """(the program's schedule templates, the parameters they use: only those are swept for
+    it, so that no configuration runs twice)."""
     params = _params(keys, f"{where}.params", v["params"]) if "params" in v \
         else defaults["params"]
     schedule = _str_list(keys, f"{where}.schedule", v["schedule"]) if "schedule" in v \
         else defaults["schedule"]
     _check_templates(keys, f"{where}.schedule" if "schedule" in v else "schedule", schedule,
                      params)
-    # only the parameters this program's templates use are swept for it (no duplicate runs)
     used = {f for t in schedule for f in template_fields(t)}
-    params = {k: vals for k, vals in params.items() if k in used}
-    file = base / v["path"]
-    if not _probe(keys, f"{where}.path", v["path"], file, Path.is_file):
-        raise keys.error(f"{where}.path", f"{v['path']}: no such file (relative to the spec "
-                                          f"file's directory {base})")
+    return schedule, {k: vals for k, vals in params.items() if k in used}
+
+
+def _program_orders(keys: _Keys, where: str, v: dict, defaults: dict
+                    ) -> tuple[list[int] | str, str | None]:
+    """(the program's orders, its order_region); "product" takes no order_region."""
     orders = _orders(keys, f"{where}.orders", v["orders"]) if "orders" in v \
         else defaults["orders"]
     order_region = v.get("order_region", defaults["order_region"])
@@ -308,12 +332,7 @@ def _program(keys: _Keys, k: int, v, base: Path, defaults: dict) -> ProgramEntry
         raise keys.error(key, f'"product" sweeps the orders of every region; it does not go '
                               f'with order_region ({order_region}): use orders = "all" for the '
                               f'orders of one region')
-    return ProgramEntry(
-        path=v["path"], file=file, model=v.get("model", model),
-        variant=v.get("variant", variant), inline_widened=v.get("inline_widened", False),
-        free_input_order=v.get("free_input_order", False), share=v.get("share", False),
-        unfused=v.get("unfused", False), orders=orders, order_region=order_region,
-        schedule=schedule, params=params, estimate_only=v.get("estimate_only"))
+    return orders, order_region
 
 
 def _density(keys: _Keys, key: str, v):
@@ -352,37 +371,43 @@ def _data(keys: _Keys, k: int, v, base: Path) -> DataEntry:
                                  "seed for generated data)")
     keys.unknown(v, DATA_KEYS, f"{where}.")
     if "dir" in v:
-        if not isinstance(v["dir"], str):
-            raise keys.error(f"{where}.dir", "expected a path")
-        extra = [x for x in v if x not in ("name", "dir")]
-        if extra:
-            raise keys.error(f"{where}.{extra[0]}", "a data set is either a directory (dir) or "
-                                                   "generated (graph, sizes, ...), not both")
-        d = base / v["dir"]
-        if not _probe(keys, f"{where}.dir", v["dir"], d, Path.is_dir):
-            raise keys.error(f"{where}.dir", f"{v['dir']}: no such directory (relative to the "
-                                             f"spec file's directory {base})")
-        return DataEntry(v.get("name", Path(v["dir"]).name), {"dir": v["dir"]})
+        return _data_dir(keys, where, v, base)
+    gen = _generated(keys, where, v, base)
+    name = v.get("name")
+    if name is None:
+        name = _graph_name(v["graph"]) if "graph" in v else f"random-{gen['seed']}"
+    if not isinstance(name, str) or not name:
+        raise keys.error(f"{where}.name", "expected a non-empty string")
+    return DataEntry(name, gen)
+
+
+def _data_dir(keys: _Keys, where: str, v: dict, base: Path) -> DataEntry:
+    """A data set that is an existing directory (`dir`, and at most a `name`)."""
+    if not isinstance(v["dir"], str):
+        raise keys.error(f"{where}.dir", "expected a path")
+    extra = [x for x in v if x not in ("name", "dir")]
+    if extra:
+        raise keys.error(f"{where}.{extra[0]}", "a data set is either a directory (dir) or "
+                                               "generated (graph, sizes, ...), not both")
+    d = base / v["dir"]
+    if not _probe(keys, f"{where}.dir", v["dir"], d, Path.is_dir):
+        raise keys.error(f"{where}.dir", f"{v['dir']}: no such directory (relative to the "
+                                         f"spec file's directory {base})")
+    return DataEntry(v.get("name", Path(v["dir"]).name), {"dir": v["dir"]})
+
+
+def _generated(keys: _Keys, where: str, v: dict, base: Path) -> dict:
+    """gen-data's parameters of a generated data set, checked (as written, seed 0 by
+    default)."""
     gen: dict = {}
     if "graph" in v:
-        if not isinstance(v["graph"], str):
-            raise keys.error(f"{where}.graph", "expected karate, synthetic:..., an OGB "
-                                               "directory, PATH.npz, PATH.npy or PATH.mtx")
-        g = gen["graph"] = v["graph"]
-        from ..data.graphs import is_named_source, split_options
-        if not is_named_source(g) and not _probe(keys, f"{where}.graph", g,
-                                                 base / split_options(g)[0], Path.exists):
-            raise keys.error(f"{where}.graph", f"{g}: no such file or directory (relative to "
-                                               f"the spec file's directory {base})")
+        gen["graph"] = _graph_source(keys, where, v["graph"], base)
     if "normalize" in v:
         if v["normalize"] not in NORMALIZATIONS:
             raise keys.error(f"{where}.normalize", "expected one of " + ", ".join(NORMALIZATIONS))
         gen["normalize"] = v["normalize"]
     if "sizes" in v:
-        s = v["sizes"]
-        if not isinstance(s, dict) or not all(_is_int(x) and x >= 0 for x in s.values()):
-            raise keys.error(f"{where}.sizes", "expected a table DIM = N, e.g. { N = 100 }")
-        gen["sizes"] = {n: s[n] for n in sorted(s)}
+        gen["sizes"] = _sizes(keys, f"{where}.sizes", v["sizes"])
     if "density" in v:
         gen["density"] = _density(keys, f"{where}.density", v["density"])
     gen["seed"] = v.get("seed", 0)
@@ -393,12 +418,27 @@ def _data(keys: _Keys, k: int, v, base: Path) -> DataEntry:
             if not isinstance(v[key], str):
                 raise keys.error(f"{where}.{key}", "expected a tensor name")
             gen[key] = v[key]
-    name = v.get("name")
-    if name is None:
-        name = _graph_name(v["graph"]) if "graph" in v else f"random-{gen['seed']}"
-    if not isinstance(name, str) or not name:
-        raise keys.error(f"{where}.name", "expected a non-empty string")
-    return DataEntry(name, gen)
+    return gen
+
+
+def _sizes(keys: _Keys, key: str, s) -> dict[str, int]:
+    """A data set's `sizes`: a table DIM = N (N >= 0), sorted by dim."""
+    if not isinstance(s, dict) or not all(_is_int(x) and x >= 0 for x in s.values()):
+        raise keys.error(key, "expected a table DIM = N, e.g. { N = 100 }")
+    return {n: s[n] for n in sorted(s)}
+
+
+def _graph_source(keys: _Keys, where: str, g, base: Path) -> str:
+    """A data set's `graph`: a named source, or a file relative to the spec's directory."""
+    if not isinstance(g, str):
+        raise keys.error(f"{where}.graph", "expected karate, synthetic:..., an OGB "
+                                           "directory, PATH.npz, PATH.npy or PATH.mtx")
+    from ..data.graphs import is_named_source, split_options
+    if not is_named_source(g) and not _probe(keys, f"{where}.graph", g,
+                                             base / split_options(g)[0], Path.exists):
+        raise keys.error(f"{where}.graph", f"{g}: no such file or directory (relative to "
+                                           f"the spec file's directory {base})")
+    return g
 
 
 def _arch(keys: _Keys, v) -> list[list[str]]:
@@ -427,6 +467,18 @@ def parse_spec(path: str) -> SweepSpec:
     keys = _Keys(src)
     keys.unknown(table, TOP_KEYS)
     base = Path(path).parent
+    defaults = _program_defaults(keys, table)
+    pipelines = _pipelines(keys, table)
+    arch = _arch(keys, table["arch"]) if "arch" in table else [[]]
+    spec = SweepSpec(path, [], [], pipelines, arch)
+    _limits(keys, table, spec)
+    spec.programs = _programs(keys, table, path, base, defaults)
+    spec.data = _datasets(keys, table, path, base)
+    return spec
+
+
+def _program_defaults(keys: _Keys, table: dict) -> dict:
+    """The top-level orders, order_region, schedule and params every program starts from."""
     params = _params(keys, "params", table.get("params", {}))
     defaults = {
         "orders": _orders(keys, "orders", table["orders"]) if "orders" in table else [0],
@@ -437,10 +489,16 @@ def parse_spec(path: str) -> SweepSpec:
     if defaults["order_region"] is not None and not isinstance(defaults["order_region"], str):
         raise keys.error("order_region", "expected a region name")
     _check_templates(keys, "schedule", defaults["schedule"], params)
-    pipelines = _str_list(keys, "pipelines", table.get("pipelines", [""]))
+    return defaults
+
+
+def _pipelines(keys: _Keys, table: dict) -> list[str]:
+    """The opt pipelines, each parsed (no key: what `lower` compiles with; "" spelled out: the
+    raw graph, no pass)."""
+    from ..opt.pipeline import DEFAULT_PIPELINE, PipelineError, parse_pipeline
+    pipelines = _str_list(keys, "pipelines", table.get("pipelines", [DEFAULT_PIPELINE]))
     if not pipelines:
         raise keys.error("pipelines", "expected at least one pipeline ('' runs no pass)")
-    from ..opt.pipeline import PipelineError, parse_pipeline
     for p in pipelines:
         try:
             parse_pipeline(p)
@@ -450,8 +508,11 @@ def parse_spec(path: str) -> SweepSpec:
             if first != str(e):
                 first += " (`fuseflowc opt --list-passes` lists them)"
             raise keys.error("pipelines", first) from None
-    arch = _arch(keys, table["arch"]) if "arch" in table else [[]]
-    spec = SweepSpec(path, [], [], pipelines, arch)
+    return pipelines
+
+
+def _limits(keys: _Keys, table: dict, spec: SweepSpec) -> None:
+    """max_orders, check, timeout, max_cycles and flops_per_cycle, checked, into `spec`."""
     if "max_orders" in table:
         if not _is_int(table["max_orders"]) or table["max_orders"] < 1:
             raise keys.error("max_orders", "expected a positive integer")
@@ -462,16 +523,26 @@ def parse_spec(path: str) -> SweepSpec:
         spec.check = table["check"]
     for key, kind in (("timeout", float), ("max_cycles", int), ("flops_per_cycle", float)):
         if key in table:
-            v = table[key]
-            good = _is_int(v) if kind is int else \
-                (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v))
-            if not good or v <= 0:
-                what = "integer" if kind is int else "finite number"
-                raise keys.error(key, f"expected a positive {what}")
-            if key == "timeout" and v > MAX_TIMEOUT:
-                raise keys.error(key, f"{v:g} seconds is more than the longest timeout, "
-                                      f"{MAX_TIMEOUT:g}")
-            setattr(spec, key, kind(v))
+            setattr(spec, key, kind(_positive(keys, key, table[key], kind)))
+
+
+def _positive(keys: _Keys, key: str, v, kind: type):
+    """`v` when it is a positive integer (`kind` int) or finite number (a timeout at most
+    MAX_TIMEOUT), else the spec's error at `key`."""
+    good = _is_int(v) if kind is int else \
+        (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v))
+    if not good or v <= 0:
+        what = "integer" if kind is int else "finite number"
+        raise keys.error(key, f"expected a positive {what}")
+    if key == "timeout" and v > MAX_TIMEOUT:
+        raise keys.error(key, f"{v:g} seconds is more than the longest timeout, "
+                              f"{MAX_TIMEOUT:g}")
+    return v
+
+
+def _programs(keys: _Keys, table: dict, path: str, base: Path, defaults: dict
+              ) -> list[ProgramEntry]:
+    """The [[programs]] entries (or paths), each a distinct model and variant."""
     progs = table.get("programs")
     if isinstance(progs, str):
         progs = [progs]
@@ -481,8 +552,7 @@ def parse_spec(path: str) -> SweepSpec:
     if not isinstance(progs, list) or not progs:
         raise keys.error("programs", "a spec needs programs: a list of .ff paths or of "
                                      "[[programs]] tables")
-    programs = spec.programs = [_program(keys, k, v, base, defaults)
-                                for k, v in enumerate(progs)]
+    programs = [_program(keys, k, v, base, defaults) for k, v in enumerate(progs)]
     seen: dict[tuple, int] = {}
     for k, p in enumerate(programs):
         key = (p.model, p.variant)
@@ -491,6 +561,11 @@ def parse_spec(path: str) -> SweepSpec:
                                                f"twice (programs[{seen[key]}]); give one a "
                                                f"distinct variant name")
         seen[key] = k
+    return programs
+
+
+def _datasets(keys: _Keys, table: dict, path: str, base: Path) -> list[DataEntry]:
+    """The [[data]] entries, each with a distinct name."""
     data = table.get("data")
     if data is None:
         raise UserError(f"{path}: data: missing; a spec needs at least one data set "
@@ -499,9 +574,9 @@ def parse_spec(path: str) -> SweepSpec:
         data = [data]
     if not isinstance(data, list) or not data:
         raise keys.error("data", "expected a non-empty list of data sets")
-    datasets = spec.data = [_data(keys, k, v, base) for k, v in enumerate(data)]
+    datasets = [_data(keys, k, v, base) for k, v in enumerate(data)]
     names = [d.name for d in datasets]
     for n in names:
         if names.count(n) > 1:
             raise keys.error("data", f"two data sets are named '{n}'; give each a distinct name")
-    return spec
+    return datasets

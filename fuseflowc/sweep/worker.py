@@ -227,13 +227,13 @@ def run_config(config: dict, ctx: dict) -> dict:
             _run(config, ctx, row, stage)
     except ConfigTimeout:
         row["status"] = "timeout"
-        row["error"] = f"timeout after {ctx['timeout']:g} s (during {stage[0]})"
+        row["error"] = f"timeout after {ctx['timeout']:g} s (during {stage[-1]})"
     except UserError as e:
         row["status"] = "error"
-        row["error"] = f"{stage[0]}: {_first_line(e)}"
+        row["error"] = f"{stage[-1]}: {_first_line(e)}"
     except Exception as e:  # a bug in fuseflowc: still one row, the sweep goes on
         row["status"] = "error"
-        row["error"] = f"{stage[0]}: internal error: {type(e).__name__}: {e}"
+        row["error"] = f"{stage[-1]}: internal error: {type(e).__name__}: {e}"
     if not ctx.get("estimate_only"):
         row["wall_seconds"] = round(time.perf_counter() - start, 3)
     return row
@@ -245,13 +245,12 @@ def _run(config: dict, ctx: dict, row: dict, stage: list) -> None:
     path = os.path.normpath(os.path.join(ctx["base"], config["program"]))
     program = pipeline.load_program(path, tuple(config["schedule"]), config.get("unfused", False))
     row["parallel"], row["block"] = schedule_facts(program)
-    module = pipeline.compile(program, compile_options(config), path,
-                              on_stage=lambda name: stage.__setitem__(0, name)).module
-    stage[0] = "arch"
+    module = pipeline.compile(program, compile_options(config), path, stage).module
+    stage.append("arch")
     arch = Arch.load(None, tuple(config["arch"]))
-    stage[0] = "data"
+    stage.append("data")
     data_dir = data_dir_for(config, program, ctx)
-    stage[0] = "estimate"
+    stage.append("estimate")
     if not all(k in row for k in ESTIMATE_KEYS):  # else the --prune phase estimated it
         est = estimate_cost(module, data_dir, arch, ctx.get("flops_per_cycle", 1.0))
         if est is not None:
@@ -268,8 +267,24 @@ def _run(config: dict, ctx: dict, row: dict, stage: list) -> None:
         row["status"] = "estimated"
         row["error"] = f"estimated, not simulated: {config['estimate_only']}"
         return
-    stage[0] = "simulate"
+    stage.append("simulate")
     _simulate(module, program, data_dir, arch, ctx, row, stage)
+
+
+def region_counts(prog, schedule: list[str]) -> dict[str, int] | None:
+    """Region name -> its number of valid orders (of the chosen region only, with an
+    order_region), in the fused program's order, of a spec's program entry
+    (fuseflowc.sweep.spec.ProgramEntry) with a schedule; None when the program does not
+    compile this far (its rows will say why). What `orders = "all"` and `"product"` count."""
+    options = pipeline.CompileOptions(
+        schedule=tuple(schedule), unfused=prog.unfused, inline_widened=prog.inline_widened,
+        free_input_order=prog.free_input_order, share=prog.share)
+    try:
+        program = pipeline.load(str(prog.file), options, "program").ir
+        rows = pipeline.region_orders(program, options, str(prog.file), prog.order_region)
+    except UserError:
+        return None
+    return {r["region"]: r["orders"] for r in rows} or None
 
 
 def compile_options(config: dict) -> "pipeline.CompileOptions":
@@ -305,15 +320,14 @@ def _simulate(module, program, data_dir: Path, arch, ctx: dict, row: dict, stage
     if not ctx.get("check", True):
         row["check"] = "skipped"
         return
-    stage[0] = "check"
+    stage.append("check")
     # only the outputs are compared: the simulation's inputs and intermediates go before the
     # reference evaluator makes its own (at the paper's sizes each set is gigabytes)
     result.tensors = pipeline.written_outputs(module, result)
     del inputs
     declared = {t.name for t in module.tensors if t.role == "output"}
     problems = pipeline.check(module, result,
-                              pipeline.reference(program, data_dir, sizes, keep=declared),
-                              "declared")
+                              pipeline.reference(program, data_dir, sizes, keep=declared))
     if problems:
         row["check"] = "mismatch"
         row["status"] = "error"

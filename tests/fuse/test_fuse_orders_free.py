@@ -68,7 +68,7 @@ def run_order(program, inputs, sizes, ks) -> Run:
     run.cycles = result.cycles
     run.flops = sum(k.flops for k in result.kernels)
     run.permute_cycles = sum(k.cycles for k in result.kernels if k.graph.startswith("permute"))
-    problems = pipeline.check(module, result, pipeline.reference(program, inputs), "written")
+    problems = pipeline.check(module, result, pipeline.reference(program, inputs))
     if problems or not pipeline.written_outputs(module, result):
         run.status = "mismatch: " + ("; ".join(problems) or "no output written")
     return run

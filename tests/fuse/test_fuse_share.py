@@ -91,5 +91,5 @@ def test_gpt3_partial_share_inline_widened_lowers_and_checks():
     inputs = random_inputs(specs, sizes, 1, 0.4)
     module = compiled.module
     result = pipeline.simulate(module, pipeline.as_declared(module, inputs), dict(sizes))
-    problems = pipeline.check(module, result, pipeline.reference(program, inputs), "written")
+    problems = pipeline.check(module, result, pipeline.reference(program, inputs))
     assert not problems and pipeline.written_outputs(module, result)

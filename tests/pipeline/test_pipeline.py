@@ -151,14 +151,14 @@ def test_compile_takes_what_load_makes_or_the_objects():
 def test_stages_are_reported_in_order(spmv_files):
     seen: list[str] = []
     pipeline.compile(pipeline.load(str(SPMV)), CompileOptions(passes="cleanup"),
-                     on_stage=seen.append)
+                     stages=seen)
     assert seen == ["fuse", "lower", "opt"]
     seen.clear()
-    pipeline.compile(pipeline.load(spmv_files["fused"]), on_stage=seen.append)
+    pipeline.compile(pipeline.load(spmv_files["fused"]), stages=seen)
     assert seen == ["lower"]
     seen.clear()
     pipeline.compile(pipeline.load(spmv_files["samml"]), CompileOptions(passes=""),
-                     on_stage=seen.append)
+                     stages=seen)
     assert seen == ["opt"]
 
 
@@ -166,7 +166,7 @@ def test_a_bad_pipeline_is_a_user_error_at_the_opt_stage():
     seen: list[str] = []
     with pytest.raises(UserError, match="unknown pass 'nosuchpass'"):
         pipeline.compile(pipeline.load(str(SPMV)), CompileOptions(passes="nosuchpass"),
-                         on_stage=seen.append)
+                         stages=seen)
     assert seen[-1] == "opt"
 
 
@@ -203,64 +203,48 @@ def test_the_recorded_source():
     assert pipeline.compile(fused, source="there.ff").module.source == "there.ff"
 
 
-# ---- which outputs are compared: the named rules -------------------------------------------
+# ---- which outputs are compared: the one rule -----------------------------------------------
 
 def _fake():
-    """A module declaring input A, intermediate T and outputs Y and Z; a simulation that wrote
-    T and Y (not Z); a reference of T, Y, Z and W (a tensor the module does not have)."""
-    roles = {"A": "input", "T": "intermediate", "Y": "output", "Z": "output"}
+    """A module declaring input A, intermediate T and outputs Y and Z (graph g1 writes T and Y,
+    g2 writes Z); a simulation that wrote A, T and Y (not Z); a reference of T, Y, Z and W (a
+    tensor the module does not have)."""
+    from fuseflowc.samml.ir import WriteVals
+    roles = {"A": "input", "T": "temp", "Y": "output", "Z": "output"}
     tensors = [SimpleNamespace(name=n, role=r) for n, r in roles.items()]
-    module = SimpleNamespace(tensors=tensors,
+    graphs = [SimpleNamespace(name="g1", nodes=[WriteVals(tensor="T"), WriteVals(tensor="Y")]),
+              SimpleNamespace(name="g2", nodes=[WriteVals(tensor="Z")])]
+    module = SimpleNamespace(tensors=tensors, graphs=graphs,
                              tensor=lambda n: next((t for t in tensors if t.name == n), None))
     result = SimpleNamespace(tensors={"A": "a", "T": "t", "Y": "y"})
     ref = {"W": "W", "T": "T", "Y": "Y", "Z": "Z"}
     return module, result, ref
 
 
-def test_rule_declared():
-    """simulate --check and sweep: an unwritten declared output is expected (a mismatch)."""
+def test_check_rule_whole_run():
+    """Every declared output is due (Z, unwritten, is expected: a mismatch); intermediates,
+    inputs and tensors the module lacks are not compared."""
     module, result, ref = _fake()
-    assert pipeline.outputs_to_check(module, result, ref, "declared") == (
+    assert pipeline.outputs_to_check(module, result, ref) == (
         {"Y": "y"}, {"Y": "Y", "Z": "Z"})
+    assert pipeline.check(module, SimpleNamespace(tensors={}), {"Y": ref["Y"]}) == [
+        "Y: not written by the simulation"]
 
 
-def test_rule_ran():
-    """simulate --check --graph: whatever the graphs that ran wrote, intermediates too."""
+def test_check_rule_graphs_that_ran():
+    """simulate --check --graph g1: g2 did not run, so Z is not due; the intermediate T that
+    g1 wrote is one of its results."""
     module, result, ref = _fake()
-    assert pipeline.outputs_to_check(module, result, ref, "ran") == (
+    assert pipeline.outputs_to_check(module, result, ref, ["g1"]) == (
         {"T": "t", "Y": "y"}, {"T": "T", "Y": "Y"})
-
-
-def test_rule_written():
-    """The order sweep: the written outputs; all of the reference when none was written."""
-    module, result, ref = _fake()
-    assert pipeline.outputs_to_check(module, result, ref, "written") == ({"Y": "y"}, {"Y": "Y"})
-    result.tensors = {"A": "a"}
-    assert pipeline.outputs_to_check(module, result, ref, "written") == ({}, ref)
-
-
-def test_rule_all_declared():
-    """bench.loops and the test harness: every declared output must have been written."""
-    module, result, ref = _fake()
-    with pytest.raises(KeyError, match="Z"):
+    with pytest.raises(TypeError, match="not a str"):   # (a rule name of before, say)
         pipeline.outputs_to_check(module, result, ref, "all-declared")
-    result.tensors["Z"] = "z"
-    assert pipeline.outputs_to_check(module, result, ref, "all-declared") == (
-        {"Y": "y", "Z": "z"}, {"Y": "Y", "Z": "Z"})
 
 
-def test_rule_reference():
-    """bench.decompose: exactly the tensors of the caller's reference."""
+def test_check_rule_reference_subset():
+    """Only what the reference holds is compared (bench.decompose passes {"C": ...})."""
     module, result, _ = _fake()
-    assert pipeline.outputs_to_check(module, result, {"Y": "Y"}, "reference") == (
-        {"Y": "y"}, {"Y": "Y"})
-
-
-def test_rules_are_named():
-    module, result, ref = _fake()
-    assert set(pipeline.RULES) == {"declared", "ran", "written", "all-declared", "reference"}
-    with pytest.raises(ValueError, match="rule must be one of"):
-        pipeline.outputs_to_check(module, result, ref, "some")
+    assert pipeline.outputs_to_check(module, result, {"Y": "Y"}) == ({"Y": "y"}, {"Y": "Y"})
 
 
 def _spmv_run(seed: int = 0):

@@ -58,7 +58,7 @@ def run_both(program, sizes: dict[str, int], seed: int = 0, density=None,
         inputs = random_inputs(specs, sizes, seed, density)
     ref = pipeline.reference(program, inputs)
     sim = pipeline.simulate(module, pipeline.as_declared(module, inputs), dict(sizes))
-    outs, expected = pipeline.outputs_to_check(module, sim, ref, "all-declared")
+    outs, expected = pipeline.outputs_to_check(module, sim, ref)
     return outs, expected, print_module(module)
 
 

@@ -319,8 +319,18 @@ def test_dry_run_lists_configurations_and_runs_nothing(tmp_path):
     assert r.exit_code == 0
     lines = r.stdout.splitlines()
     assert len(lines) == 8 and all(x.startswith("todo  ") for x in lines)
-    assert "nested/fused free-input-order order 1 d2" in r.stdout
+    # no `pipelines` key: the default pipeline, as `lower` compiles
+    assert "nested/fused free-input-order order 1 -p locate,schedule,cleanup d2" in r.stdout
     assert not out.exists()
+
+
+def test_pipelines_default_to_lowers_and_an_empty_one_is_the_raw_graph(tmp_path):
+    """Issue 22: no key means opt.pipeline.DEFAULT_PIPELINE; "" spelled out runs no pass."""
+    from fuseflowc.opt.pipeline import DEFAULT_PIPELINE
+    assert parse_spec(write(tmp_path, SMALL)).pipelines == [DEFAULT_PIPELINE]
+    raw = parse_spec(write(tmp_path, 'pipelines = [""]\n' + SMALL))
+    assert raw.pipelines == [""]
+    assert {c["pipeline"] for c in expand(raw)} == {""}
 
 
 def test_failures_are_rows_and_the_sweep_goes_on(tmp_path):

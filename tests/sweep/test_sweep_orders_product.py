@@ -191,7 +191,8 @@ def test_product_sweep_checks_every_pair_and_the_order_summary_reads_it(tmp_path
     md = (tmp_path / "rep" / "report.md").read_text()
     # the spread over the pairs, the best one named by its per-region indices
     spread = md.split("## Spread over dataflow orders")[1].split("##")[0]
-    assert re.search(r"\| free-input-order unfused +\| +9 \|.*\| +D#\d E#\d \|", spread), spread
+    assert re.search(r"\| -p locate,schedule,cleanup free-input-order unfused +\| +9 \|.*"
+                     r"\| +D#\d E#\d \|", spread), spread
 
 
 def test_order_summary_needs_every_row(tmp_path):
