@@ -31,6 +31,9 @@ PLACEMENT: dict[str, str] = {
     "spacc1": "mem", "spacc2": "mem", "spacc3": "mem",
     "repsig": "pe", "repeat": "pe", "intersect": "pe", "union": "pe", "locate": "pe",
     "alu": "pe", "reduce": "pe", "crddrop": "pe", "crdhold": "pe", "fork": "pe", "join": "pe",
+    # a cut stream goes to DRAM and comes back through a memory tile (its address generator
+    # and buffer), as a writer's and a scanner's do
+    "spill": "mem", "replay": "mem",
 }
 #: Kinds whose memory tiles hold a buffer sized by the data: tiles = ceil(bytes / capacity).
 BUFFERED = ("spacc1", "spacc2", "spacc3")

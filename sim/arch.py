@@ -17,7 +17,7 @@ DEFAULT_ARCH = Path(__file__).with_name("arch.toml")
 
 KINDS = ("root", "scan", "repsig", "repeat", "intersect", "union", "locate", "array", "alu",
          "reduce", "spacc1", "spacc2", "spacc3", "crddrop", "crdhold", "write_level", "write_vals", "fork",
-         "join")
+         "join", "spill", "replay")
 BLOCK_KEYS = tuple(f"{w}_{x}" for w in ("bmm", "elementwise", "load", "reduce")
                    for x in ("latency", "ii"))
 #: The energy table's events (sim/energy.py charges them), each in picojoules.

@@ -26,8 +26,8 @@ from .prims_crd import CrdDrop, CrdHold, Fork, Join
 from .prims_join import Intersect, Union
 from .prims_locate import Locate
 from .prims_spacc import Spacc3
-from .prims_stream import Array, Repeat, RepSig, Root, Scan
-from .prims_write import Writer
+from .prims_stream import Array, Repeat, Replay, RepSig, Root, Scan
+from .prims_write import Spill, Writer
 
 
 @dataclass
@@ -119,6 +119,8 @@ class Simulator:
         self.keep_streams = keep_streams
         self.trace = trace
         self.notes: list[str] = []   # one line each: why a graph ran on the Python engine
+        #: buffer -> (tokens, bytes per token, block size) of every stream spilled so far
+        self.spilled: dict[str, tuple[list, int, int | None]] = {}
 
     # ---- public --------------------------------------------------------------------------
     def run(self, graphs: list[str] | None = None) -> SimResult:
@@ -276,6 +278,8 @@ class Simulator:
             if n.KIND == "array":
                 decl = self.module.tensor(n.tensor)
                 b = decl.block if decl is not None and decl.format.blocked else None
+            elif n.KIND == "replay":
+                b = self.spilled.get(n.buffer, (None, None, None))[2]
             else:
                 for s in n.inputs:
                     if s.kind == "val" and blk.get(s):
@@ -299,7 +303,7 @@ class Simulator:
                 op = "bmm" if block_contracts(n.op, n.in0, n.in1, n.out) else n.op
             lat, ii = arch.timing(n.KIND, op, vb)
             sim[n] = self._make(n, name, lat, ii, vb, mem, eb)
-            if n.KIND in ("write_level", "write_vals"):
+            if n.KIND in ("write_level", "write_vals", "spill"):
                 writers.append(sim[n])
         chans = []
         in_map: dict = {}
@@ -375,6 +379,8 @@ class Simulator:
             return Join(name, n.lanes, n.level, ii, lat)
         if k in ("write_level", "write_vals"):
             return self._make_writer(n, name, lat, ii, mem, eb)
+        if k in ("spill", "replay"):
+            return self._make_spill_replay(n, name, lat, ii, vb, mem, eb)
         raise UserError(f"simulation: {name}: primitive kind {k} is not supported")
 
     def _make_scan(self, n, name: str, lat: int, ii: int, mem: Memory, eb: int):
@@ -443,6 +449,21 @@ class Simulator:
         return Writer(name, k, n.tensor, getattr(n, "mode", None), fmt, ii=ii,
                       lat=lat + self.arch.mem_latency, mem=mem if bpt else None, bpt=bpt)
 
+    def _make_spill_replay(self, n, name: str, lat: int, ii: int, vb, mem: Memory, eb: int):
+        """A spill (a stream stored to DRAM, `eb` bytes per token, b x b per block value) or a
+        replay of one an earlier graph spilled."""
+        if n.KIND == "spill":
+            block = vb if n.inputs and n.inputs[0].kind == "val" else None
+            bpt = eb * (block * block if block else 1)
+            return Spill(name, n.buffer, ii=ii, lat=lat + self.arch.mem_latency, mem=mem,
+                         bpt=bpt, block=block)
+        if n.buffer not in self.spilled:
+            raise UserError(f"simulation: {name} replays buffer {n.buffer}, which no earlier "
+                            "graph spilled")
+        toks, bpt, _ = self.spilled[n.buffer]
+        return Replay(name, list(toks), bpt, n.stream == "val", ii=ii,
+                      lat=lat + self.arch.mem_latency, mem=mem)
+
     # ---- outputs -------------------------------------------------------------------------
     def shape_of(self, decl) -> tuple[int, ...]:
         dims = []
@@ -462,10 +483,18 @@ class Simulator:
         and crd to that level's writer, every stored value (dense fill-in zeros included) to
         the tensor's write_vals."""
         by_tensor: dict = {}
+        written = {}
         for w in writers:
+            if w.kind == "spill":   # a stream kept for a later configuration's replay
+                nbytes = len(w.got) * w.bpt
+                if w.ins[0].kind == "val":
+                    w.wr_vals += nbytes
+                else:
+                    w.wr_crd += nbytes
+                self.spilled[w.buffer] = (w.got, w.bpt, w.block)
+                continue
             by_tensor.setdefault(w.tensor, []).append(w)
         eb = self.arch.element_bytes
-        written = {}
         for tname in sorted(by_tensor):
             ws = by_tensor[tname]
             decl = self.module.tensor(tname)

@@ -37,3 +37,23 @@ class Writer(Node):
         if x != D:
             self.got.append(x)
         return None, self.bpt if x <= S0 and self.seg and self.mem is not None else 0
+
+
+class Spill(Writer):
+    """spill: records every token of a stream (of any kind) until D, for a `replay` of a later
+    configuration; every token but D is stored, `bpt` bytes each, through the memory calendar."""
+
+    __slots__ = ("buffer", "block")
+
+    def __init__(self, name: str, buffer: str, ii: int = 1, lat: int = 1, mem=None,
+                 bpt: int = 4, block: int | None = None):
+        super().__init__(name, "spill", buffer, None, None, ii, lat, mem, bpt)
+        self.buffer = buffer
+        self.block = block   # the b of a stream of b x b block values (None: scalars)
+
+    def _record(self, x):
+        """Record token x and store its bytes (D ends the stream: neither)."""
+        if x.__class__ is int and x == D:
+            return None, 0
+        self.got.append(x)
+        return None, self.bpt if self.mem is not None else 0

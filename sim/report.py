@@ -24,6 +24,9 @@ def kernel_stats(k) -> dict:
     """One graph's counters, with per-node and per-channel detail (`hoisted`: true for a
     decompose step left out of the totals)."""
     extra = {"hoisted": True} if getattr(k, "hoisted", False) else {}
+    spill = spill_bytes([k])
+    if any(spill.values()):     # a configuration of a split graph (opt -p map)
+        extra.update(spill)
     return {**extra,
         "graph": k.graph, "cycles": k.cycles, "flops": k.flops,
         "bytes_read": _b(k.bytes_read()), "bytes_written": _b(k.bytes_written()),
@@ -35,6 +38,14 @@ def kernel_stats(k) -> dict:
                       "to": c.dst.name if c.dst else None, "tokens": c.pushed}
                      for c in k.channels],
     }
+
+
+def spill_bytes(kernels) -> dict:
+    """{"spilled_bytes", "replayed_bytes"}: what the kernels' spills stored in DRAM and their
+    replays read back (the cut streams of graphs split into configurations)."""
+    nodes = [n for k in kernels for n in k.nodes]
+    return {"spilled_bytes": sum(n.wr_crd + n.wr_vals for n in nodes if n.kind == "spill"),
+            "replayed_bytes": sum(n.rd_crd + n.rd_vals for n in nodes if n.kind == "replay")}
 
 
 def schedule_stats(result, module, arch) -> dict:
@@ -68,6 +79,9 @@ def schedule_stats(result, module, arch) -> dict:
     total = sum(k.cycles for k in result.kernels)
     out = {"configurations": loads, "reused_runs": reuses, "configuration_cycles": cost,
            "cycles_with_configuration": total + cost}
+    spill = spill_bytes(result.kernels)
+    if any(spill.values()):
+        out.update(spill)
     if iterations:  # per reused loop, the cycles of each iteration's graphs
         out["iteration_cycles"] = {v: [per[k] for k in sorted(per)]
                                    for v, per in iterations.items()}
@@ -83,6 +97,9 @@ def print_schedule_stats(s: dict, console) -> None:
     console.print(f"configurations: {s['configurations']:,} loaded, {s['reused_runs']:,} "
                   f"reused; configuration cycles {s['configuration_cycles']:,}; cycles with "
                   f"configuration {s['cycles_with_configuration']:,}")
+    if "spilled_bytes" in s:
+        console.print(f"cut streams: {s['spilled_bytes']:,} bytes spilled to DRAM, "
+                      f"{s['replayed_bytes']:,} replayed")
     for var, it in s.get("iteration_cycles", {}).items():
         console.print(f"loop {var}: {len(it)} iterations, cycles per iteration "
                       + ", ".join(f"{c:,}" for c in it))

@@ -258,8 +258,10 @@ def _reduce_flops(block: int | None, n) -> int:
 class _GraphModel:
     """Propagates StreamShape through one graph in topological order and accumulates its Cost."""
 
-    def __init__(self, graph, tensors: dict, eb: int, arch=None):
+    def __init__(self, graph, tensors: dict, eb: int, arch=None, spilled: dict | None = None):
         self.graph = graph
+        #: buffer -> the StreamShape an earlier graph spilled to it (shared by the module's graphs)
+        self.spilled = spilled if spilled is not None else {}
         self.arch = arch           # sim.arch.Arch: the cycle model's timing (None: no cycles)
         self.span: dict = {}       # stream -> timing.Span (first and last token's arrival)
         self.finish = 0.0          # the latest node's finish: the graph's cycles
@@ -840,6 +842,27 @@ class _GraphModel:
     def _write_vals(self, n, v: StreamShape):
         self.writes.setdefault(n.tensor, {"levels": {}, "vals": None})["vals"] = v
 
+    # ---- configurations: a cut stream to DRAM and back (sim/prims_write.py Spill) ---------
+    def _spilled_bytes(self, s: StreamShape) -> tuple[str, float]:
+        """The cost field and the bytes of stream s stored whole: every token but D."""
+        b = s.block if s.kind == "val" and s.block else None
+        toks = float(s.counts[-1]) + (float(s.counts[-2]) if len(s.counts) >= 2 else 0.0)
+        return ("vals" if s.kind == "val" else "crd"), toks * self.eb * (b * b if b else 1)
+
+    def _spill(self, n, s: StreamShape):
+        field, nbytes = self._spilled_bytes(s)
+        setattr(self.cost, "write_" + field, getattr(self.cost, "write_" + field) + nbytes)
+        self.spilled[n.buffer] = s
+
+    def _replay(self, n):
+        s = self.spilled.get(n.buffer)
+        if s is None:
+            raise UserError(f"estimate: graph {self.graph.name} replays buffer {n.buffer}, "
+                            "which no earlier graph spills")
+        field, nbytes = self._spilled_bytes(s)
+        setattr(self.cost, "read_" + field, getattr(self.cost, "read_" + field) + nbytes)
+        return [s]
+
 
 def written_stats(decl, shape: tuple[int, ...], levels: dict, vals: StreamShape | None,
                   fresh_label: str) -> TensorStats:
@@ -978,6 +1001,7 @@ def estimate_module(module, stats: DataStats, arch=None) -> Estimate:
         arch = Arch.load(None)
     eb = stats.element_bytes
     tensors = dict(stats.tensors)
+    spilled: dict = {}
     est = Estimate()
     for item in module.sequence():
         if isinstance(item, Decompose):
@@ -1016,7 +1040,7 @@ def estimate_module(module, stats: DataStats, arch=None) -> Estimate:
             est.kernels[item.name] = c
             tensors[item.dst] = dst_stats
             continue
-        gm = _GraphModel(item, tensors, eb, arch)
+        gm = _GraphModel(item, tensors, eb, arch, spilled)
         gm.run()
         for name in sorted(gm.writes):
             w = gm.writes[name]

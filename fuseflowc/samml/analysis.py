@@ -38,6 +38,8 @@ def node_contexts(n: ir.Node, ins: list[Context]) -> list[Context]:
     k = len(n.outputs)
     if isinstance(n, ir.Root):
         return [()] * k
+    if isinstance(n, ir.Replay):    # the spilled stream's loop nest, recorded by `map`
+        return [tuple(n.context or ())] * k
     if isinstance(n, ir.Scan):
         return [first + (n.index,)] * k
     if isinstance(n, ir.Repeat):

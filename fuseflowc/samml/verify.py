@@ -65,11 +65,13 @@ from .ir import (
     Permute,
     Reduce,
     Repeat,
+    Replay,
     Root,
     Scan,
     Spacc1,
     Spacc2,
     Spacc3,
+    Spill,
     Stream,
     Union,
     WriteLevel,
@@ -113,6 +115,8 @@ class _Verifier:
         self.m = m
         self.sink = sink
         self.tensors = {t.name: t for t in m.tensors}
+        #: buffer -> (graph, spill node, stream kind, ref origin) of the spills seen so far
+        self.spills: dict[str, tuple] = {}
 
     # -- reporting ---------------------------------------------------------------------------
     def error(self, msg: str, loc: Loc | None, g: Graph | None = None, n: Node | None = None,
@@ -500,10 +504,38 @@ class _Verifier:
                 reads.setdefault(tname, (n, self.attr_loc(n, "tensor")))
             elif isinstance(n, (WriteLevel, WriteVals)):
                 self._writer(g, n, decl, writes, vals_writers, level_writers)
+            elif isinstance(n, (Spill, Replay)):
+                self._spill_replay(g, n, origin)
             else:
                 self._follow_refs(g, n, decl, origin)
         self._writes_complete(g, writes, vals_writers, level_writers)
         return reads, writes
+
+    def _spill_replay(self, g: Graph, n: Node, origin: dict) -> None:
+        """A spill: its buffer spilled once in the module (a ref stream keeps its origin for the
+        replays). A replay: of a buffer an earlier graph spilled, a stream of the spilled kind."""
+        loc = self.attr_loc(n, "buffer")
+        if isinstance(n, Spill):
+            if n.buffer in self.spills:
+                first = self.spills[n.buffer][1]
+                self.error(f"buffer {n.buffer} is spilled twice", loc, g, n)
+                self.sink.note("first spilled here", first.loc)
+                return
+            s = n.inputs[0]
+            self.spills[n.buffer] = (g, n, s.kind, origin.get(s))
+            return
+        got = self.spills.get(n.buffer)
+        if got is None:
+            self.error(f"replay of buffer {n.buffer}, which no earlier graph spills", loc, g, n)
+        elif got[0] is g:
+            self.error(f"replay of buffer {n.buffer} in graph {g.name}, which spills it: a "
+                       "buffer is replayed by a later graph (configuration)", loc, g, n)
+        elif got[2] != n.stream:
+            self.error(f"replay of buffer {n.buffer} says stream = {n.stream}, but the spilled "
+                       f"stream is {_KIND_TEXT.get(got[2], 'an unknown')} stream",
+                       self.attr_loc(n, "stream"), g, n)
+        elif got[3] is not None:
+            origin[n.outputs[0]] = got[3]
 
     def _follow_refs(self, g: Graph, n: Node, decl, origin: dict) -> None:
         """Check the nodes that read through reference streams (scan, array, locate) against

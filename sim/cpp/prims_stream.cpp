@@ -440,6 +440,40 @@ class Array : public Node {
   Memory* mem_;
 };
 
+/// replay (sim/prims_stream.py Replay): emits a spilled stream's tokens, then D; every token
+/// but D moves `bpt` bytes through the memory calendar (value bytes on a val stream, else
+/// coordinate bytes).
+class Replay : public Node {
+ public:
+  explicit Replay(Build& b)
+      : Node(b.name(), b.kind(), b.ii(), b.lat()), toks_(b.values(b.node.attr("toks"))),
+        bpt_(b.attr<i64>("bpt")), val_(b.attr<bool>("val")), mem_(b.memory("mem")) {}
+
+  bool run() override {
+    Port& out = *outs[0];
+    while (pos_ <= toks_.size()) {
+      if (!out.room()) return true;
+      Firing fire(*this);
+      fire.slot(out);
+      bool end = pos_ == toks_.size();
+      if (!end && mem_) fire.memory(*mem_, double(bpt_));
+      fire.emit(out, end ? Token::of_int(D) : toks_[pos_]);
+      fire.commit();
+      if (!end) (val_ ? rd_vals : rd_crd) += bpt_;
+      ++pos_;
+    }
+    done = true;
+    return false;
+  }
+
+ private:
+  std::vector<Token> toks_;
+  i64 bpt_;
+  bool val_;
+  Memory* mem_;
+  size_t pos_ = 0;   // tokens emitted so far
+};
+
 }  // namespace stream
 
 void register_stream(Registry& r) {
@@ -448,6 +482,7 @@ void register_stream(Registry& r) {
   r.add("RepSig", plain<stream::RepSig>());
   r.add("Repeat", plain<stream::Repeat>());
   r.add("Array", built<stream::Array>());
+  r.add("Replay", built<stream::Replay>());
 }
 
 }  // namespace fastsim
