@@ -227,3 +227,35 @@ def print_tables(stats: dict, console, busiest: int = 5, module=None) -> None:
         b.add_row(g, shown_node(n["name"], module.graph(g) if module is not None else None),
                   *c)
     console.print(b)
+
+
+def configuration_rows(kernels, module, fabric, element_bytes: int, sizes: dict) -> list[dict]:
+    """One row per graph of `module` among `kernels` ({name: (cycles, bytes, spilled,
+    replayed)}): its tiles on `fabric` (samml.tiles, with the data's `sizes`), cycles and
+    off-chip bytes, and the bytes its spills store and its replays read."""
+    from fuseflowc.samml.tiles import tile_usage
+    rows = []
+    for name, (cycles, nbytes, spilled, replayed) in kernels.items():
+        g = module.graph(name)
+        if g is None:          # a permute or decompose step: no configuration
+            continue
+        use = tile_usage(g, module, fabric, element_bytes, sizes)
+        rows.append({"kernel": name, "pe": use.pe, "mem": use.mem, "cycles": cycles,
+                     "bytes": nbytes, "spilled": spilled, "replayed": replayed})
+    return rows
+
+
+def print_configurations(rows: list[dict], fabric, console) -> None:
+    """The configurations table: per graph its tiles on `fabric`, cycles, bytes, spills."""
+    from rich import box
+    from rich.table import Table
+    cap = "" if fabric.unlimited else f" of {fabric.pe:,} PE, {fabric.mem:,} MEM" \
+        if fabric.pe is not None and fabric.mem is not None else ""
+    t = Table(title=f"configurations (fabric {fabric.name}{cap})", title_justify="left",
+              box=box.SIMPLE)
+    for col in ("kernel", "PE", "MEM", "cycles", "bytes", "spilled", "replayed"):
+        t.add_column(col, justify="left" if col == "kernel" else "right")
+    for r in rows:
+        t.add_row(r["kernel"], *(f"{r[k]:,.0f}" for k in ("pe", "mem", "cycles", "bytes",
+                                                           "spilled", "replayed")))
+    console.print(t)

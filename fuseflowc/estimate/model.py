@@ -262,6 +262,7 @@ class _GraphModel:
         self.graph = graph
         #: buffer -> the StreamShape an earlier graph spilled to it (shared by the module's graphs)
         self.spilled = spilled if spilled is not None else {}
+        self.spill_io = [0.0, 0.0]   # bytes this graph's spills store, its replays read
         self.arch = arch           # sim.arch.Arch: the cycle model's timing (None: no cycles)
         self.span: dict = {}       # stream -> timing.Span (first and last token's arrival)
         self.finish = 0.0          # the latest node's finish: the graph's cycles
@@ -852,6 +853,7 @@ class _GraphModel:
     def _spill(self, n, s: StreamShape):
         field, nbytes = self._spilled_bytes(s)
         setattr(self.cost, "write_" + field, getattr(self.cost, "write_" + field) + nbytes)
+        self.spill_io[0] += nbytes
         self.spilled[n.buffer] = s
 
     def _replay(self, n):
@@ -861,6 +863,7 @@ class _GraphModel:
                             "which no earlier graph spills")
         field, nbytes = self._spilled_bytes(s)
         setattr(self.cost, "read_" + field, getattr(self.cost, "read_" + field) + nbytes)
+        self.spill_io[1] += nbytes
         return [s]
 
 
@@ -1056,6 +1059,8 @@ def estimate_module(module, stats: DataStats, arch=None) -> Estimate:
             tensors[name] = ts
         gm.cost.cycles = max(gm.finish, timing.bandwidth_bound(gm.cost, arch))
         est.kernels[item.name] = gm.cost
+        if any(gm.spill_io):
+            est.spills[item.name] = tuple(gm.spill_io)
     est.tensors = tensors
     est.ms = (time.perf_counter() - t0) * 1000.0
     return est
