@@ -161,7 +161,8 @@ def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, 
         f"{result.stats.skipped} skipped",
     ]
     if fabric != "unlimited":
-        header.append(f"fabric: {fabric}: {result.total.configurations} configurations, "
+        header.append(f"fabric: {fabric}: {result.total.configurations} configuration"
+                      f"{'' if result.total.configurations == 1 else 's'}, "
                       f"{result.total.energy:,.0f} pJ est.; compile with `fuseflowc opt -p "
                       f"'map{{fabric={fabric}}}'` after lowering")
     text = (json.dumps(to_json(p, result), indent=1) + "\n") if as_json \
