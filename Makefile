@@ -332,7 +332,7 @@ bench-plan-models: $(STAMP)
 # with `opt -p map{fabric=...}` (graphs that do not fit split into configurations, cut streams
 # spilled to DRAM), simulated, its outputs compared with the unlimited run's; one line per run
 # (cycles with configuration loads, energy, configurations, spilled bytes), the table in
-# out/bench_fabric.md. About 20 minutes on 2 cores.
+# out/bench_fabric.md. About 15 minutes on 2 cores.
 FABRIC_SPECS ?= $(foreach m,gcn graphsage sae gpt3,ir_examples/bench/fig12_$(m).toml)
 .PHONY: bench-fabric
 bench-fabric: $(STAMP) $(DDIR)/gpt3_mini/s64
