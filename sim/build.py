@@ -119,8 +119,14 @@ class Simulator:
         self.keep_streams = keep_streams
         self.trace = trace
         self.notes: list[str] = []   # one line each: why a graph ran on the Python engine
-        #: buffer -> (tokens, bytes per token, block size) of every stream spilled so far
+        #: buffer -> (tokens, bytes per token, block size) of the streams spilled so far that a
+        #: later graph still replays (dropped after the last replay is built)
         self.spilled: dict[str, tuple[list, int, int | None]] = {}
+        self._replays: dict[str, int] = {}
+        for g in module.graphs:
+            for n in g.nodes:
+                if n.KIND == "replay":
+                    self._replays[n.buffer] = self._replays.get(n.buffer, 0) + 1
 
     # ---- public --------------------------------------------------------------------------
     def run(self, graphs: list[str] | None = None) -> SimResult:
@@ -461,6 +467,9 @@ class Simulator:
             raise UserError(f"simulation: {name} replays buffer {n.buffer}, which no earlier "
                             "graph spilled")
         toks, bpt, _ = self.spilled[n.buffer]
+        self._replays[n.buffer] -= 1
+        if not self._replays[n.buffer]:     # its last reader: memory does not grow per split
+            del self.spilled[n.buffer]
         return Replay(name, list(toks), bpt, n.stream == "val", ii=ii,
                       lat=lat + self.arch.mem_latency, mem=mem)
 
