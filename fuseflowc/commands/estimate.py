@@ -164,6 +164,19 @@ def cmd(input_path, data_dir, densities, sizes, region, as_json, json_out, quiet
     doc = {"total": total, "kernels": {k: {**c.to_json(), "energy_pj": energy[k]}
                                        for k, c in kernels.items()},
            "ms": round(est.ms, 3), "stats": stats.origin}
+    # a finite fabric, or a module split into configurations: each graph's tiles and spills
+    from fuseflowc.sim.report import configuration_rows, print_configurations
+    confs = None
+    if est.spills or not arch.fabric.unlimited:
+        confs = configuration_rows({k: (c.cycles, c.bytes, *est.spills.get(k, (0.0, 0.0)))
+                                    for k, c in kernels.items()}, module, arch.fabric,
+                                   element_bytes, stats.sizes)
+        for r in confs:
+            doc["kernels"][r["kernel"]].update(
+                tiles={"pe": r["pe"], "mem": r["mem"]},
+                spilled_bytes=round(r["spilled"], 1), replayed_bytes=round(r["replayed"], 1))
+        total["configurations"] = len(confs)
+        total["spilled_bytes"] = round(sum(r["spilled"] for r in confs), 1)
     text_json = json.dumps(doc, indent=1) + "\n"
     lines = ["kernel\t" + "\t".join(_COLUMNS)]
     rows = list(kernels.items())
@@ -181,6 +194,10 @@ def cmd(input_path, data_dir, densities, sizes, region, as_json, json_out, quiet
             table = False  # `> log 2>&1`: the lines, once
     if table:
         _table(kernels, est, stats, energy)
+        if confs is not None:
+            from rich.console import Console
+            print_configurations(confs, arch.fabric, Console(file=sys.stderr, width=None if
+                                                              sys.stderr.isatty() else 110))
     with out:
         if text is not None:
             dest.write(text)

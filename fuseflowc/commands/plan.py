@@ -8,6 +8,7 @@ import sys
 import click
 
 from ..diagnostics import UserError
+from ..fabric import PRESETS
 from .options import free_input_order_option, inline_widened_option, json_option, output_option
 
 
@@ -20,8 +21,13 @@ from .options import free_input_order_option, inline_widened_option, json_option
 @click.option("--density", "densities", multiple=True, metavar="[T=]D",
               help="Without --data: fraction of stored entries of input T, or of every input "
                    "without its own (repeatable).")
-@click.option("--objective", type=click.Choice(["cycles", "bytes", "flops"]),
-              default="cycles", show_default=True, help="What the plan minimizes.")
+@click.option("--objective", type=click.Choice(["cycles", "bytes", "flops", "energy", "edp"]),
+              default="cycles", show_default=True,
+              help="What the plan minimizes (energy in pJ, edp = energy x cycles).")
+@click.option("--fabric", default="unlimited", show_default=True,
+              type=click.Choice(list(PRESETS)),
+              help="Map every candidate onto this fabric (opt -p map): a graph that does not "
+                   "fit is split into configurations, each charged its load and its spills.")
 @click.option("--lanes", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Lane budget: parallel factors (powers of two) up to N per region.")
 @click.option("--top", "top", type=click.IntRange(1, 1000), default=5, show_default=True,
@@ -55,7 +61,7 @@ from .options import free_input_order_option, inline_widened_option, json_option
 @output_option
 def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, max_orders,
         max_compiles, warehouse, no_search, learn, name, share, inline_widened, free_input_order,
-        element_bytes, as_json, quiet, output):
+        element_bytes, as_json, quiet, output, fabric="unlimited"):
     """Choose fusion regions, dataflow orders, parallel factors and block sizes for PROG by
     estimated cost, and write PROG with the chosen directives.
 
@@ -74,6 +80,7 @@ def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, 
       fuseflowc plan ir_examples/kernels/spmm.ff --size I=1000 --size K=1000 --size J=16 \\
           --density A=0.01 --lanes 8
       fuseflowc plan m.ff --data d/ --warehouse builtin --no-search
+      fuseflowc plan m.ff --data d/ --fabric onyx-quarter --objective edp
       fuseflowc plan --learn results.csv -o my-warehouse/ --name spmm_fast
     """
     from ..outputs import Outputs
@@ -131,7 +138,7 @@ def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, 
         raise UserError("--no-search applies a warehouse's schedules: give --warehouse DIR")
     arch = Arch.load(None, ())
     cost = CostOptions(data_dir, size_map, dens, default, element_bytes, arch.bandwidth,
-                       inline_widened, free_input_order, share)
+                       inline_widened, free_input_order, share, fabric)
     from ..plan.flags import plan_over_flags
     options = PlanOptions(objective, lanes, top, max_points, max_orders, warehouse=wh,
                           search=not no_search, max_compiles=max_compiles)
@@ -153,6 +160,11 @@ def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, 
         f"{result.total.bytes:,.0f} bytes; {result.stats.costed} plans costed, "
         f"{result.stats.skipped} skipped",
     ]
+    if fabric != "unlimited":
+        header.append(f"fabric: {fabric}: {result.total.configurations} configuration"
+                      f"{'' if result.total.configurations == 1 else 's'}, "
+                      f"{result.total.energy:,.0f} pJ est.; compile with `fuseflowc opt -p "
+                      f"'map{{fabric={fabric}}}'` after lowering")
     text = (json.dumps(to_json(p, result), indent=1) + "\n") if as_json \
         else program_text(p, result, header)
     if not quiet and not as_json:

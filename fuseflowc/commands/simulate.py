@@ -174,7 +174,15 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, program, as_json, json_out,
         console = Console(file=sys.stderr, width=None if sys.stderr.isatty() else 110)
         print_tables(stats, console, module=module)
         print_energy(stats, console)
-        if loops:
+        split = "spilled_bytes" in stats["schedule"]
+        if split or not arch.fabric.unlimited:
+            from fuseflowc.sim.report import configuration_rows, print_configurations
+            print_configurations(configuration_rows(
+                {k["graph"]: (k["cycles"], k["bytes_read"]["total"] + k["bytes_written"]["total"],
+                              k.get("spilled_bytes", 0), k.get("replayed_bytes", 0))
+                 for k in stats["kernels"]}, module, arch.fabric, arch.element_bytes, sizes),
+                arch.fabric, console)
+        if loops or split:
             print_schedule_stats(stats["schedule"], console)
     outputs = pipeline.written_outputs(module, result)
     if check:
