@@ -15,7 +15,6 @@ from typing import ClassVar
 from ..samml.ir import Graph, Module
 from .base import ModulePass, register
 
-
 #: The `refs` traits of the kinds that keep what they read (a tensor, a DRAM buffer).
 _SINKS = ("writer", "spill")
 
