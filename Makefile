@@ -364,3 +364,17 @@ bench-artifact: $(STAMP) $(ADATA)/attn_b16 $(ADATA)/attn_b32 $(ADATA)/attn_b64
 	  --jobs $(PAPER_JOBS) --scale artifact
 	$(PY) -m fuseflowc.bench --specs ir_examples/bench/paper --out results/paper --scale paper \
 	  --summary-only > /dev/null
+
+# ---- bench-fabric: Figure 12's models on finite fabrics (docs/fabric.md, issue 29) ------------
+# GCN and GraphSAGE (Cora), SAE (MNIST sizes) and gpt3_mini (S = 64), unfused / partial / full,
+# on the unlimited fabric and the onyx-quarter and onyx-eighth what-ifs: each variant mapped
+# with `opt -p map{fabric=...}` (graphs that do not fit split into configurations, cut streams
+# spilled to DRAM), simulated, its outputs compared with the unlimited run's; one line per run
+# (cycles with configuration loads, energy, configurations, spilled bytes), the table in
+# out/bench_fabric.md. About 15 minutes on 2 cores.
+FABRIC_SPECS ?= $(foreach m,gcn graphsage sae gpt3,ir_examples/bench/fig12_$(m).toml)
+.PHONY: bench-fabric
+bench-fabric: $(STAMP) $(DDIR)/gpt3_mini/s64
+	@mkdir -p out
+	$(PY) -m fuseflowc.bench.fabric $(FABRIC_SPECS) --json out/bench_fabric.json \
+	  --markdown out/bench_fabric.md

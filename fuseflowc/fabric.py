@@ -59,10 +59,13 @@ class Fabric:
 #:    Array for Flexible Acceleration of Dense Linear Algebra", VLSI 2022).
 #:  - onyx-quarter: a quarter of Onyx (8 x 16: 96 PE, 32 MEM), the size at which Figure 12's
 #:    small models stop fitting whole; a what-if, not a chip.
+#:  - onyx-eighth: an eighth of Onyx (8 x 8: 48 PE, 16 MEM), where most fused variants must be
+#:    split into configurations; a what-if.
 PRESETS: dict[str, Fabric] = {
     "unlimited": Fabric("unlimited", None, None, None,
                         "FuseFlow's assumption: a tile for every node, buffers of any size"),
     "onyx": Fabric("onyx", 384, 128, 4096, "Koul et al., VLSI 2024: 16 x 32 tiles"),
     "amber": Fabric("amber", 384, 128, 4096, "Carsello et al., VLSI 2022: 16 x 32 tiles"),
     "onyx-quarter": Fabric("onyx-quarter", 96, 32, 4096, "a quarter of onyx (what-if)"),
+    "onyx-eighth": Fabric("onyx-eighth", 48, 16, 4096, "an eighth of onyx (what-if)"),
 }

@@ -27,8 +27,8 @@ from .prims_crd import CrdDrop, CrdHold, Fork, Join
 from .prims_join import Intersect, Union
 from .prims_locate import Locate
 from .prims_spacc import Spacc3
-from .prims_stream import Array, Repeat, RepSig, Root, Scan
-from .prims_write import Writer
+from .prims_stream import Array, Repeat, Replay, RepSig, Root, Scan
+from .prims_write import Spill, Writer
 
 
 @dataclass
@@ -120,6 +120,14 @@ class Simulator:
         self.keep_streams = keep_streams
         self.trace = trace
         self.notes: list[str] = []   # one line each: why a graph ran on the Python engine
+        #: buffer -> (tokens, bytes per token, block size) of the streams spilled so far that a
+        #: later graph still replays (dropped after the last replay is built)
+        self.spilled: dict[str, tuple[list, int, int | None]] = {}
+        self._replays: dict[str, int] = {}
+        for g in module.graphs:
+            for n in g.nodes:
+                if n.KIND == "replay":
+                    self._replays[n.buffer] = self._replays.get(n.buffer, 0) + 1
 
     # ---- public --------------------------------------------------------------------------
     def run(self, graphs: list[str] | None = None) -> SimResult:
@@ -277,6 +285,8 @@ class Simulator:
             if n.KIND == "array":
                 decl = self.module.tensor(n.tensor)
                 b = decl.block if decl is not None and decl.format.blocked else None
+            elif n.KIND == "replay":
+                b = self.spilled.get(n.buffer, (None, None, None))[2]
             else:
                 for s in n.inputs:
                     if s.kind == "val" and blk.get(s):
@@ -413,6 +423,25 @@ class Simulator:
         return cls(at.name, k, n.tensor, getattr(n, "mode", None), fmt, ii=at.ii,
                    lat=at.lat + self.arch.mem_latency, mem=at.mem if bpt else None, bpt=bpt)
 
+    def _make_spill(self, cls, n, at: "_At"):
+        """A spill: a stream stored to DRAM, `eb` bytes per token (b x b per block value)."""
+        block = at.vb if n.inputs and n.inputs[0].kind == "val" else None
+        bpt = at.eb * (block * block if block else 1)
+        return cls(at.name, n.buffer, ii=at.ii, lat=at.lat + self.arch.mem_latency, mem=at.mem,
+                   bpt=bpt, block=block)
+
+    def _make_replay(self, cls, n, at: "_At"):
+        """A replay of a stream an earlier graph spilled (dropped after its last replay)."""
+        if n.buffer not in self.spilled:
+            raise UserError(f"simulation: {at.name} replays buffer {n.buffer}, which no earlier "
+                            "graph spilled")
+        toks, bpt, _ = self.spilled[n.buffer]
+        self._replays[n.buffer] -= 1
+        if not self._replays[n.buffer]:     # its last reader: memory does not grow per split
+            del self.spilled[n.buffer]
+        return cls(at.name, list(toks), bpt, n.stream == "val", ii=at.ii,
+                   lat=at.lat + self.arch.mem_latency, mem=at.mem)
+
     # ---- outputs -------------------------------------------------------------------------
     def shape_of(self, decl) -> tuple[int, ...]:
         dims = []
@@ -432,10 +461,18 @@ class Simulator:
         and crd to that level's writer, every stored value (dense fill-in zeros included) to
         the tensor's write_vals."""
         by_tensor: dict = {}
+        written = {}
         for w in writers:
+            if w.kind == "spill":   # a stream kept for a later configuration's replay
+                nbytes = len(w.got) * w.bpt
+                if w.ins[0].kind == "val":
+                    w.wr_vals += nbytes
+                else:
+                    w.wr_crd += nbytes
+                self.spilled[w.buffer] = (w.got, w.bpt, w.block)
+                continue
             by_tensor.setdefault(w.tensor, []).append(w)
         eb = self.arch.element_bytes
-        written = {}
         for tname in sorted(by_tensor):
             ws = by_tensor[tname]
             decl = self.module.tensor(tname)
@@ -529,4 +566,6 @@ NODES: dict = {
     "write_vals": (Writer, Simulator._make_writer),
     "fork": (Fork, _make_lanes),
     "join": (Join, _make_lanes),
+    "spill": (Spill, Simulator._make_spill),
+    "replay": (Replay, Simulator._make_replay),
 }

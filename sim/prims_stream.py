@@ -256,3 +256,39 @@ class Array(Node):
             self.done = True
             return WAITING
         return None
+
+
+class Replay(Node):
+    """replay: emits the tokens a spill of an earlier configuration recorded, then D; every
+    token but D is read from DRAM, `bpt` bytes each, through the memory calendar (counted as
+    value bytes on a val stream, else as coordinate bytes)."""
+
+    __slots__ = ("toks", "pos", "bpt", "val")
+    kind_name = "replay"
+    BULK_DATA = ("toks",)
+
+    def __init__(self, name: str, toks: list, bpt: int = 4, val: bool = False,
+                 ii: int = 1, lat: int = 1, mem=None):
+        super().__init__(name, ii, lat)
+        self.toks = toks
+        self.pos = 0
+        self.bpt = bpt
+        self.val = val
+        self.mem = mem if mem is not None else unlimited()
+
+    def step(self):
+        if self.pos > len(self.toks):
+            self.done = True
+            return WAITING
+        out = self.outs[0]
+        if out.full():
+            return BLOCKED
+        if self.pos == len(self.toks):
+            self.fire(emits=((out, D),))
+        else:
+            self.fire(emits=((out, self.toks[self.pos]),), nbytes=self.bpt)
+            if self.val:
+                self.rd_vals += self.bpt
+            else:
+                self.rd_crd += self.bpt
+        self.pos += 1

@@ -46,3 +46,20 @@ class Writer(Node):
         if x.__class__ is not int or x >= 0:
             return self.bpt
         return self.bpt if is_stop(x) and self.seg else 0
+
+
+class Spill(Writer):
+    """spill: records every token of a stream (of any kind) until D, for a `replay` of a later
+    configuration; every token but D is stored, `bpt` bytes each, through the memory calendar."""
+
+    __slots__ = ("buffer", "block")
+
+    def __init__(self, name: str, buffer: str, ii: int = 1, lat: int = 1, mem=None,
+                 bpt: int = 4, block: int | None = None):
+        super().__init__(name, "spill", buffer, None, None, ii, lat, mem, bpt)
+        self.buffer = buffer
+        self.block = block   # the b of a stream of b x b block values (None: scalars)
+
+    def _bytes(self, x) -> int:
+        """The bytes storing token x (not D): every token, stops and N included."""
+        return self.bpt if self.mem is not None else 0

@@ -24,6 +24,9 @@ def kernel_stats(k) -> dict:
     """One graph's counters, with per-node and per-channel detail (`hoisted`: true for a
     decompose step left out of the totals)."""
     extra = {"hoisted": True} if getattr(k, "hoisted", False) else {}
+    spill = spill_bytes([k])
+    if any(spill.values()):     # a configuration of a split graph (opt -p map)
+        extra.update(spill)
     return {**extra,
         "graph": k.graph, "cycles": k.cycles, "flops": k.flops,
         "bytes_read": _b(k.bytes_read()), "bytes_written": _b(k.bytes_written()),
@@ -35,6 +38,14 @@ def kernel_stats(k) -> dict:
                       "to": c.dst.name if c.dst else None, "tokens": c.pushed}
                      for c in k.channels],
     }
+
+
+def spill_bytes(kernels) -> dict:
+    """{"spilled_bytes", "replayed_bytes"}: what the kernels' spills stored in DRAM and their
+    replays read back (the cut streams of graphs split into configurations)."""
+    nodes = [n for k in kernels for n in k.nodes]
+    return {"spilled_bytes": sum(n.wr_crd + n.wr_vals for n in nodes if n.kind == "spill"),
+            "replayed_bytes": sum(n.rd_crd + n.rd_vals for n in nodes if n.kind == "replay")}
 
 
 def schedule_stats(result, module, arch) -> dict:
@@ -68,6 +79,9 @@ def schedule_stats(result, module, arch) -> dict:
     total = sum(k.cycles for k in result.kernels)
     out = {"configurations": loads, "reused_runs": reuses, "configuration_cycles": cost,
            "cycles_with_configuration": total + cost}
+    spill = spill_bytes(result.kernels)
+    if any(spill.values()):
+        out.update(spill)
     if iterations:  # per reused loop, the cycles of each iteration's graphs
         out["iteration_cycles"] = {v: [per[k] for k in sorted(per)]
                                    for v, per in iterations.items()}
@@ -83,6 +97,9 @@ def print_schedule_stats(s: dict, console) -> None:
     console.print(f"configurations: {s['configurations']:,} loaded, {s['reused_runs']:,} "
                   f"reused; configuration cycles {s['configuration_cycles']:,}; cycles with "
                   f"configuration {s['cycles_with_configuration']:,}")
+    if "spilled_bytes" in s:
+        console.print(f"cut streams: {s['spilled_bytes']:,} bytes spilled to DRAM, "
+                      f"{s['replayed_bytes']:,} replayed")
     for var, it in s.get("iteration_cycles", {}).items():
         console.print(f"loop {var}: {len(it)} iterations, cycles per iteration "
                       + ", ".join(f"{c:,}" for c in it))
@@ -210,3 +227,35 @@ def print_tables(stats: dict, console, busiest: int = 5, module=None) -> None:
         b.add_row(g, shown_node(n["name"], module.graph(g) if module is not None else None),
                   *c)
     console.print(b)
+
+
+def configuration_rows(kernels, module, fabric, element_bytes: int, sizes: dict) -> list[dict]:
+    """One row per graph of `module` among `kernels` ({name: (cycles, bytes, spilled,
+    replayed)}): its tiles on `fabric` (samml.tiles, with the data's `sizes`), cycles and
+    off-chip bytes, and the bytes its spills store and its replays read."""
+    from fuseflowc.samml.tiles import tile_usage
+    rows = []
+    for name, (cycles, nbytes, spilled, replayed) in kernels.items():
+        g = module.graph(name)
+        if g is None:          # a permute or decompose step: no configuration
+            continue
+        use = tile_usage(g, module, fabric, element_bytes, sizes)
+        rows.append({"kernel": name, "pe": use.pe, "mem": use.mem, "cycles": cycles,
+                     "bytes": nbytes, "spilled": spilled, "replayed": replayed})
+    return rows
+
+
+def print_configurations(rows: list[dict], fabric, console) -> None:
+    """The configurations table: per graph its tiles on `fabric`, cycles, bytes, spills."""
+    from rich import box
+    from rich.table import Table
+    cap = "" if fabric.unlimited else f" of {fabric.pe:,} PE, {fabric.mem:,} MEM" \
+        if fabric.pe is not None and fabric.mem is not None else ""
+    t = Table(title=f"configurations (fabric {fabric.name}{cap})", title_justify="left",
+              box=box.SIMPLE)
+    for col in ("kernel", "PE", "MEM", "cycles", "bytes", "spilled", "replayed"):
+        t.add_column(col, justify="left" if col == "kernel" else "right")
+    for r in rows:
+        t.add_row(r["kernel"], *(f"{r[k]:,.0f}" for k in ("pe", "mem", "cycles", "bytes",
+                                                           "spilled", "replayed")))
+    console.print(t)

@@ -123,6 +123,7 @@ def cmd(input_path, data_dir, densities, sizes, region, as_json, json_out, quiet
     est = estimate_module(module, stats, arch)
     kernels = _kernels(est, region)
     doc, energy = _document(est, kernels, region, module, arch, stats)
+    confs = _configurations(est, kernels, module, arch, stats, element_bytes, doc)
     text_json = json.dumps(doc, indent=1) + "\n"
     table = not quiet and not as_json
     text = text_json if as_json else _lines(est, kernels, region)
@@ -133,6 +134,12 @@ def cmd(input_path, data_dir, densities, sizes, region, as_json, json_out, quiet
             table = False  # `> log 2>&1`: the lines, once
     if table:
         _table(kernels, est, stats, energy)
+        if confs is not None:
+            from rich.console import Console
+
+            from fuseflowc.sim.report import print_configurations
+            print_configurations(confs, arch.fabric, Console(
+                file=sys.stderr, width=None if sys.stderr.isatty() else 110))
     with out:
         if text is not None:
             dest.write(text)
@@ -202,6 +209,24 @@ def _document(est, kernels: dict, region: str | None, module, arch, stats) -> tu
            "ms": round(est.ms, 3), "stats": stats.origin}
     energy["total"] = energy_total
     return doc, energy
+
+
+def _configurations(est, kernels: dict, module, arch, stats, element_bytes: int, doc: dict):
+    """On a finite fabric, or for a module split into configurations: each graph's tiles and
+    spills, added to the --json document `doc` too; None otherwise."""
+    if not est.spills and arch.fabric.unlimited:
+        return None
+    from fuseflowc.sim.report import configuration_rows
+    confs = configuration_rows({k: (c.cycles, c.bytes, *est.spills.get(k, (0.0, 0.0)))
+                                for k, c in kernels.items()}, module, arch.fabric,
+                               element_bytes, stats.sizes)
+    for r in confs:
+        doc["kernels"][r["kernel"]].update(
+            tiles={"pe": r["pe"], "mem": r["mem"]},
+            spilled_bytes=round(r["spilled"], 1), replayed_bytes=round(r["replayed"], 1))
+    doc["total"]["configurations"] = len(confs)
+    doc["total"]["spilled_bytes"] = round(sum(r["spilled"] for r in confs), 1)
+    return confs
 
 
 def _lines(est, kernels: dict, region: str | None) -> str:

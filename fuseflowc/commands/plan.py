@@ -8,6 +8,7 @@ import sys
 import click
 
 from ..diagnostics import UserError
+from ..fabric import PRESETS
 from .options import free_input_order_option, inline_widened_option, json_option, output_option
 
 
@@ -20,8 +21,13 @@ from .options import free_input_order_option, inline_widened_option, json_option
 @click.option("--density", "densities", multiple=True, metavar="[T=]D",
               help="Without --data: fraction of stored entries of input T, or of every input "
                    "without its own (repeatable).")
-@click.option("--objective", type=click.Choice(["cycles", "bytes", "flops"]),
-              default="cycles", show_default=True, help="What the plan minimizes.")
+@click.option("--objective", type=click.Choice(["cycles", "bytes", "flops", "energy", "edp"]),
+              default="cycles", show_default=True,
+              help="What the plan minimizes (energy in pJ, edp = energy x cycles).")
+@click.option("--fabric", default="unlimited", show_default=True,
+              type=click.Choice(list(PRESETS)),
+              help="Map every candidate onto this fabric (opt -p map): a graph that does not "
+                   "fit is split into configurations, each charged its load and its spills.")
 @click.option("--lanes", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Lane budget: parallel factors (powers of two) up to N per region.")
 @click.option("--top", "top", type=click.IntRange(1, 1000), default=5, show_default=True,
@@ -55,7 +61,7 @@ from .options import free_input_order_option, inline_widened_option, json_option
 @output_option
 def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, max_orders,
         max_compiles, warehouse, no_search, learn, name, share, inline_widened, free_input_order,
-        element_bytes, as_json, quiet, output):
+        element_bytes, as_json, quiet, output, fabric="unlimited"):
     """Choose fusion regions, dataflow orders, parallel factors and block sizes for PROG by
     estimated cost, and write PROG with the chosen directives.
 
@@ -74,6 +80,7 @@ def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, 
       fuseflowc plan ir_examples/kernels/spmm.ff --size I=1000 --size K=1000 --size J=16 \\
           --density A=0.01 --lanes 8
       fuseflowc plan m.ff --data d/ --warehouse builtin --no-search
+      fuseflowc plan m.ff --data d/ --fabric onyx-quarter --objective edp
       fuseflowc plan --learn results.csv -o my-warehouse/ --name spmm_fast
     """
     from ..outputs import Outputs
@@ -100,7 +107,7 @@ def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, 
     wh = _warehouse(warehouse, no_search)
     arch = Arch.load(None, ())
     cost = CostOptions(data_dir, size_map, dens, default, element_bytes, arch.bandwidth,
-                       inline_widened, free_input_order, share)
+                       inline_widened, free_input_order, share, fabric)
     options = PlanOptions(objective, lanes, top, max_points, max_orders, warehouse=wh,
                           search=not no_search, max_compiles=max_compiles)
     planner, result, cost = plan_over_flags(p, cost, options)
@@ -108,7 +115,7 @@ def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, 
         click.echo(f"plan: note: {result.note}", err=True)
     text = (json.dumps(to_json(p, result), indent=1) + "\n") if as_json \
         else program_text(p, result, _header(result, objective, data_dir, free_input_order,
-                                             cost.share, cost.inline_widened))
+                                             cost.share, cost.inline_widened, fabric))
     if not quiet and not as_json:
         from rich.console import Console
         table(result, Console(file=sys.stderr, width=None if sys.stderr.isatty() else 110))
@@ -166,7 +173,7 @@ def _warehouse(warehouse, no_search: bool):
 
 
 def _header(result, objective: str, data_dir, free_input_order: bool, share: bool,
-            inline_widened: bool) -> list[str]:
+            inline_widened: bool, fabric: str = "unlimited") -> list[str]:
     """The planned program's header comment: what planned it, how to compile it, its cost."""
     source = "data " + data_dir if data_dir else "--size/--density"
     flags = " ".join(f for f, on in (("--free-input-order", free_input_order),
@@ -174,7 +181,7 @@ def _header(result, objective: str, data_dir, free_input_order: bool, share: boo
                      if on)
     lowered = "fuseflowc lower" if result.locate else \
         f"fuseflowc lower -O0 | fuseflowc opt -p {result.passes}"
-    return [
+    header = [
         f"planned by `fuseflowc plan` for {objective} ({result.total.model}), {source}",
         f"compile: fuseflowc fuse PROG{' ' + flags if flags else ''} | {lowered}"
         + (f"  (lower's default pipeline: {result.passes})" if result.locate else ""),
@@ -182,3 +189,9 @@ def _header(result, objective: str, data_dir, free_input_order: bool, share: boo
         f"{result.total.bytes:,.0f} bytes; {result.stats.costed} plans costed, "
         f"{result.stats.skipped} skipped",
     ]
+    if fabric != "unlimited":
+        n = result.total.configurations
+        header.append(f"fabric: {fabric}: {n} configuration{'' if n == 1 else 's'}, "
+                      f"{result.total.energy:,.0f} pJ est.; compile with `fuseflowc opt -p "
+                      f"'map{{fabric={fabric}}}'` after lowering")
+    return header

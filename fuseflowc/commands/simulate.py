@@ -224,10 +224,23 @@ def _stats(result, module, arch, sizes: dict, report: bool) -> dict:
         console = Console(file=sys.stderr, width=None if sys.stderr.isatty() else 110)
         print_tables(stats, console, module=module)
         print_energy(stats, console)
-        # shown for reused and wavefront graphs (other modules' tables stay as they were)
-        if any(g.template is not None or g.wave is not None for g in module.graphs):
+        split = "spilled_bytes" in stats["schedule"]
+        if split or not arch.fabric.unlimited:
+            _print_configurations(stats, module, arch, sizes, console)
+        # shown for reused, wavefront and split graphs (other modules' tables stay as they were)
+        if split or any(g.template is not None or g.wave is not None for g in module.graphs):
             print_schedule_stats(stats["schedule"], console)
     return stats
+
+
+def _print_configurations(stats: dict, module, arch, sizes: dict, console) -> None:
+    """The table of configurations (tiles, cycles, bytes, spills per graph) on `console`."""
+    from fuseflowc.sim.report import configuration_rows, print_configurations
+    rows = configuration_rows(
+        {k["graph"]: (k["cycles"], k["bytes_read"]["total"] + k["bytes_written"]["total"],
+                      k.get("spilled_bytes", 0), k.get("replayed_bytes", 0))
+         for k in stats["kernels"]}, module, arch.fabric, arch.element_bytes, sizes)
+    print_configurations(rows, arch.fabric, console)
 
 
 def _comparable(module, result) -> set[str]:

@@ -65,6 +65,9 @@ class Estimate:
     # The statistics of every tensor after the module ran (inputs and what its graphs wrote):
     # `fuseflowc plan` costs a region on its own with its inputs' statistics from here.
     tensors: dict = field(default_factory=dict, repr=False, compare=False)
+    #: graph -> (bytes its spills store, bytes its replays read): the cut streams of a graph
+    #: split into configurations (opt -p map); only graphs that have any
+    spills: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def total(self) -> Cost:

@@ -24,10 +24,13 @@ class GraphModel:
     """Propagates StreamShape through one graph in topological order and accumulates its Cost
     (`cost`), the tensors it writes (`writes`) and, with an `arch`, its cycles (`finish`)."""
 
-    def __init__(self, graph, tensors: dict, eb: int, arch=None):
+    def __init__(self, graph, tensors: dict, eb: int, arch=None, spilled: dict | None = None):
         self.graph = graph
         self.arch = arch           # sim.arch.Arch: the cycle model's timing (None: no cycles)
-        self.ctx = Context(graph.name, tensors, eb)
+        # spilled: buffer -> the StreamShape an earlier graph spilled (shared by the module's
+        # graphs, opt -p map's configurations)
+        self.ctx = Context(graph.name, tensors, eb,
+                           spilled=spilled if spilled is not None else {})
         self.span: dict = {}       # stream -> timing.Span (first and last token's arrival)
         self.finish = 0.0          # the latest node's finish: the graph's cycles
         self.memory = timing.Calendar()
@@ -42,6 +45,11 @@ class GraphModel:
     @property
     def writes(self) -> dict:
         return self.ctx.writes
+
+    @property
+    def spill_io(self) -> list:
+        """[bytes this graph's spills store, bytes its replays read]."""
+        return self.ctx.spill_io
 
     def run(self) -> None:
         from ..samml.analysis import stream_contexts

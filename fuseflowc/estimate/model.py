@@ -36,6 +36,7 @@ def estimate_module(module, stats: DataStats, arch=None) -> Estimate:
     if arch is None:
         arch = Arch.load(None)
     tensors = dict(stats.tensors)
+    spilled: dict = {}
     est = Estimate()
     for item in module.sequence():
         if isinstance(item, Decompose):
@@ -43,17 +44,20 @@ def estimate_module(module, stats: DataStats, arch=None) -> Estimate:
         elif isinstance(item, Permute):
             est.kernels[item.name] = permute_step(item, tensors, module, stats, arch)
         else:
-            est.kernels[item.name] = _graph_cost(item, tensors, module, stats, arch)
+            est.kernels[item.name] = _graph_cost(item, tensors, module, stats, arch, spilled,
+                                                 est.spills)
     est.tensors = tensors
     est.ms = (time.perf_counter() - t0) * 1000.0
     return est
 
 
-def _graph_cost(graph, tensors: dict, module, stats: DataStats, arch):
+def _graph_cost(graph, tensors: dict, module, stats: DataStats, arch, spilled: dict,
+                spills: dict):
     """The Cost of one graph, with the bytes of the tensors it writes (whose statistics go into
-    `tensors`) and its cycles."""
+    `tensors`) and its cycles. `spilled` (buffer -> the StreamShape spilled to it) is shared by
+    the module's graphs; a graph that spills or replays gets its bytes in `spills`."""
     eb = stats.element_bytes
-    gm = GraphModel(graph, tensors, eb, arch)
+    gm = GraphModel(graph, tensors, eb, arch, spilled)
     gm.run()
     for name in sorted(gm.writes):
         w = gm.writes[name]
@@ -67,4 +71,6 @@ def _graph_cost(graph, tensors: dict, module, stats: DataStats, arch):
         gm.cost.write_vals += st["vals"] * eb
         tensors[name] = ts
     gm.cost.cycles = max(gm.finish, timing.bandwidth_bound(gm.cost, arch))
+    if any(gm.spill_io):
+        spills[graph.name] = tuple(gm.spill_io)
     return gm.cost

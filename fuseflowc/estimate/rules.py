@@ -47,6 +47,10 @@ class Context:
     writes: dict = field(default_factory=dict)  # tensor -> {"levels": {mode: StreamShape},
     #                                              "vals": StreamShape}
     lane: tuple | None = None  # (lanes, lane) while modelling a per-lane reducer
+    spilled: dict = field(default_factory=dict)  # buffer -> the StreamShape an earlier graph
+    #                                              spilled to it (shared by the module's graphs)
+    spill_io: list = field(default_factory=lambda: [0.0, 0.0])  # bytes this graph's spills
+    #                                              store, its replays read
     labels: int = 0            # labels handed out by fresh()
 
     def fresh(self) -> str:
@@ -403,6 +407,32 @@ def write_vals(ctx: Context, n, v: StreamShape) -> None:
     ctx.writes.setdefault(n.tensor, {"levels": {}, "vals": None})["vals"] = v
 
 
+# ---- configurations: a cut stream to DRAM and back (sim/prims_write.py Spill) -------------
+def _spilled_bytes(ctx: Context, s: StreamShape) -> tuple[str, float]:
+    """The cost field and the bytes of stream s stored whole: every token but D."""
+    b = s.block if s.kind == "val" and s.block else None
+    toks = float(s.counts[-1]) + (float(s.counts[-2]) if len(s.counts) >= 2 else 0.0)
+    return ("vals" if s.kind == "val" else "crd"), toks * ctx.eb * (b * b if b else 1)
+
+
+def spill(ctx: Context, n, s: StreamShape) -> None:
+    what, nbytes = _spilled_bytes(ctx, s)
+    setattr(ctx.cost, "write_" + what, getattr(ctx.cost, "write_" + what) + nbytes)
+    ctx.spill_io[0] += nbytes
+    ctx.spilled[n.buffer] = s
+
+
+def replay(ctx: Context, n) -> list:
+    s = ctx.spilled.get(n.buffer)
+    if s is None:
+        raise UserError(f"estimate: graph {ctx.graph} replays buffer {n.buffer}, "
+                        "which no earlier graph spills")
+    what, nbytes = _spilled_bytes(ctx, s)
+    setattr(ctx.cost, "read_" + what, getattr(ctx.cost, "read_" + what) + nbytes)
+    ctx.spill_io[1] += nbytes
+    return [s]
+
+
 #: The cost rule of each SAMML kind (fuseflowc.samml.ir.KINDS; tests/estimate checks that
 #: every kind has one).
 RULES: dict[str, Rule] = {
@@ -413,4 +443,5 @@ RULES: dict[str, Rule] = {
     "crddrop": crddrop, "crdhold": crdhold,
     "write_level": write_level, "write_vals": write_vals,
     "fork": fork, "join": join,
+    "spill": spill, "replay": replay,
 }

@@ -49,7 +49,7 @@ from ..samml.kinds import SPACC_KINDS
 _SPACC = tuple(c.KIND for c in SPACC_KINDS.values())
 
 #: Node kinds whose latency includes memory.latency (when they touch memory).
-_MEMORY_KINDS = ("array", "write_level", "write_vals")
+_MEMORY_KINDS = ("array", "write_level", "write_vals", "spill", "replay")
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ def firings(n, ins: list, outs: list) -> float:
     tout = [tokens(s) for s in outs]
     if k == "root":
         return 2.0
-    if k in ("scan", "repeat", "union"):
+    if k in ("scan", "repeat", "union", "replay"):
         return max(tout, default=0.0)
     if k == "intersect":
         crd = tin[0::2]
@@ -158,6 +158,9 @@ def bytes_per_firing(n, ins: list, outs: list, eb: int, compressed: bool) -> flo
         vals = [s for s in list(outs) + list(ins) if s.kind == "val"]
         b = vals[0].block if vals and vals[0].block else None
         return float(eb * (b * b if b else 1))
+    if k in ("spill", "replay"):    # every token of the cut stream, a value a block's b x b
+        vals = [s for s in list(outs) + list(ins) if s.kind == "val" and s.block]
+        return float(eb * (vals[0].block ** 2 if vals else 1))
     if k == "write_level":
         return float(eb) if getattr(n, "format", "dense") != "dense" else 0.0
     if k == "scan" and compressed:

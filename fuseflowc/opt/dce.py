@@ -1,9 +1,10 @@
 """`dce`: dead-code elimination.
 
-A node is live when it writes a tensor (write_level, write_vals) or one of its results is read
-by a live node; every other node is removed. Permute steps are kept as they are. With
-`decls=true` (the default) a temp tensor declaration no node and no permute step names any more
-is dropped too; input and output declarations always stay (they are the module's interface).
+A node is live when it writes a tensor (write_level, write_vals) or a DRAM buffer (spill: the
+kinds whose `refs` trait is `writer` or `spill`) or one of its results is read by a live node;
+every other node is removed. Permute steps are kept as they are. With `decls=true` (the
+default) a temp tensor declaration no node and no permute step names any more is dropped too;
+input and output declarations always stay (they are the module's interface).
 """
 
 from __future__ import annotations
@@ -11,14 +12,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..samml.ir import Graph, Module, WriteLevel, WriteVals
+from ..samml.ir import Graph, Module
 from .base import ModulePass, register
+
+#: The `refs` traits of the kinds that keep what they read (a tensor, a DRAM buffer).
+_SINKS = ("writer", "spill")
 
 
 def live_nodes(g: Graph) -> set[int]:
-    """The ids of the nodes of `g` whose results reach a writer (writers included)."""
+    """The ids of the nodes of `g` whose results reach a writer or a spill (those included)."""
     live: set[int] = set()
-    work = [n for n in g.nodes if isinstance(n, (WriteLevel, WriteVals))]
+    work = [n for n in g.nodes if n.TRAITS.refs in _SINKS]
     while work:
         n = work.pop()
         if id(n) in live:

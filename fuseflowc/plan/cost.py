@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from ..diagnostics import UserError
 from ..lang import ast
 
-OBJECTIVES = ("cycles", "bytes", "flops")
+OBJECTIVES = ("cycles", "bytes", "flops", "energy", "edp")
 
 #: The name the region under evaluation gets in the cut-down program (no statement has it).
 REGION = "planned"
@@ -64,8 +64,13 @@ class Metrics:
     kernels: list[str] = field(default_factory=list)
     written: float = 0.0   # bytes written (the lower bound's materialization cost)
     graphs: int = 0        # dataflow graphs (a fused region fuse had to split has several)
+    energy: float = 0.0    # picojoules (sim.energy's prices of the expected counts)
+    configurations: int = 0   # graphs after mapping onto the fabric (map splits what does not fit)
 
     def value(self, objective: str) -> float:
+        """The figure an objective minimizes; `edp` the energy-delay product (pJ x cycles)."""
+        if objective == "edp":
+            return self.energy * self.cycles
         return float(getattr(self, objective))
 
     def __add__(self, other: "Metrics") -> "Metrics":
@@ -74,11 +79,13 @@ class Metrics:
                        (self.model or other.model) if not (self.model and other.model)
                        or self.model == other.model else "mixed",
                        self.kernels + other.kernels, self.written + other.written,
-                       self.graphs + other.graphs)
+                       self.graphs + other.graphs, self.energy + other.energy,
+                       self.configurations + other.configurations)
 
     def to_json(self) -> dict:
         return {"cycles": round(self.cycles, 1), "flops": round(self.flops, 1),
-                "bytes": round(self.bytes, 1), "cycle_model": self.model}
+                "bytes": round(self.bytes, 1), "energy_pj": round(self.energy, 1),
+                "configurations": self.configurations, "cycle_model": self.model}
 
 
 @dataclass
@@ -95,17 +102,23 @@ class CostOptions:
     inline_widened: bool = False
     free_input_order: bool = False
     share: bool = False
+    #: the fabric plans are mapped onto (fuseflowc.fabric.PRESETS): on a finite one every
+    #: candidate is compiled through `map{fabric=...}` (a graph that does not fit is split into
+    #: configurations) and charged each configuration's load (sim/arch.toml [config])
+    fabric: str = "unlimited"
 
 
 #: The default pipeline without `locate`: the one other pipeline a plan may choose.
 NO_LOCATE_PIPELINE = "schedule,cleanup"
 
 
-def pipeline_of(locate: bool) -> str:
+def pipeline_of(locate: bool, fabric: str = "unlimited") -> str:
     """The opt pipeline a plan is costed and compiled with: the default one (docs/opt.md,
-    "The default pipeline"), or the same without `locate`."""
+    "The default pipeline"), or the same without `locate`; then `map{fabric=NAME}` on a
+    finite fabric."""
     from ..opt.pipeline import DEFAULT_PIPELINE
-    return DEFAULT_PIPELINE if locate else NO_LOCATE_PIPELINE
+    base = DEFAULT_PIPELINE if locate else NO_LOCATE_PIPELINE
+    return base if fabric == "unlimited" else f"{base},map{{fabric={fabric}}}"
 
 
 def kernel_cycles(cost, bandwidth: float, lanes: int) -> tuple[float, str]:
@@ -214,7 +227,8 @@ class Evaluator:
         the planned program is verified when the user compiles it."""
         from .. import pipeline
         fused = fused if fused is not None else self.fuse(program)
-        options = pipeline.CompileOptions(verify=False, passes=pipeline_of(locate),
+        options = pipeline.CompileOptions(verify=False,
+                                          passes=pipeline_of(locate, self.opt.fabric),
                                           verify_each=False)
         return fused, pipeline.compile(fused, options).module
 
@@ -288,5 +302,11 @@ class Evaluator:
             m.written += float(c.bytes_written)
             m.kernels.append(name)
         m.graphs = len(graphs)
+        from ..estimate.energy import estimate_energy
+        m.energy = float(estimate_energy(est.kernels, module, self.arch)[1]["total"])
+        m.configurations = len(module.graphs)
+        if self.opt.fabric != "unlimited":  # what splitting costs: a load per configuration
+            m.cycles += sum(self.arch.config_cycles(len(g.nodes)) for g in module.graphs
+                            if g.template is None)
         m.model = models.pop() if len(models) == 1 else ("mixed" if models else "")
         return m

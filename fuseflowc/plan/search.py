@@ -140,6 +140,7 @@ class Planner:
         rest = [k for k in ("cycles", "bytes", "flops") if k != obj]
         return (m.value(obj), m.value(rest[0]), m.value(rest[1]))
 
+
     def ordered(self, region) -> tuple[str, ...]:
         return tuple(sorted(region, key=self.index.__getitem__))
 
@@ -243,8 +244,11 @@ class Planner:
             c = self.best(frozenset({t}))
             w = 0.0 if c is None else c.metrics.written
             obj = self.o.objective
+            # energy: the DRAM bytes' price; EDP (a product of sums) gets no bound
             self._written[t] = (w / self.ev.opt.bandwidth if obj == "cycles"
-                                else w if obj == "bytes" else 0.0)
+                                else w if obj == "bytes"
+                                else w * self.ev.arch.energy["dram_byte"] if obj == "energy"
+                                else 0.0)
         return self._written[t]
 
     # -- fusion -------------------------------------------------------------------------------

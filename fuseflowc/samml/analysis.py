@@ -41,6 +41,10 @@ def _scanned(n: ir.Node, ins: list[Context], first: Context, k: int) -> list[Con
     return [first + (n.index,)] * k                 # scan: one level deeper
 
 
+def _replayed(n: ir.Node, ins: list[Context], first: Context, k: int) -> list[Context]:
+    return [tuple(n.context or ())] * k             # replay: the spilled stream's, from `map`
+
+
 def _repeated(n: ir.Node, ins: list[Context], first: Context, k: int) -> list[Context]:
     return [ins[1] if len(ins) > 1 else first] * k  # repeat: the loop nest of its signal
 
@@ -71,7 +75,7 @@ def _deepest(n: ir.Node, ins: list[Context], first: Context, k: int) -> list[Con
 #: Kind -> how its outputs' loop nests follow from its inputs'. Joiners, arrays, repsigs,
 #: ALUs, forks, joins and writers (and, as a fallback, kinds not listed) keep the loop nest of
 #: their deepest operand.
-CONTEXT_RULES = {"root": _unit, "scan": _scanned, "repeat": _repeated, "reduce": _reduced,
+CONTEXT_RULES = {"root": _unit, "replay": _replayed, "scan": _scanned, "repeat": _repeated, "reduce": _reduced,
                  "crdhold": _held, "crddrop": _dropped,
                  **{kind: _accumulated for kind in BUFFERED}}
 

@@ -1,7 +1,9 @@
 """Graphviz DOT pictures of SAMML graphs, in the conventions of the SAM papers.
 
 Edges: crd dashed, ref bold, val solid, repsig dotted (each labelled with its stream name).
-A module's `permute` steps are plain grey boxes between the graphs' clusters.
+A module's `permute` steps are plain grey boxes between the graphs' clusters; a graph split
+into configurations (`opt -p map`) shows each `spill` joined to the `replay`s of its buffer by a
+grey edge labelled `DRAM buffer`.
 Nodes are grouped in shaded clusters by region: input iteration (blue), computation (yellow),
 tensor construction (red); each labelled with its kind and key attributes. `render` runs the
 Graphviz `dot` program for SVG or PNG output.
@@ -24,7 +26,8 @@ REGIONS = {  # region -> (title, fill colour, node colour)
     "compute": ("computation", "#fbf0c4", "#fdf8e4"),
     "construction": ("tensor construction", "#f7d6d2", "#fbebe9"),
 }
-_KEY_ATTRS = ("op", "const", "index", "required", "lanes", "level", "lane", "outer", "inner")
+_KEY_ATTRS = ("op", "const", "index", "required", "lanes", "level", "lane", "outer", "inner",
+              "buffer", "stream")
 
 
 def node_label(n: Node, names: dict[str, tuple[str, ...]] | None = None) -> str:
@@ -125,6 +128,7 @@ def module_dot(m: Module, graph: str | None = None, load=None) -> str:
         out += graph_dot(graphs[0], load=of(graphs[0]))
     else:
         k = 0
+        ends: dict[str, tuple[list, list]] = {}   # buffer -> (spill ids, replay ids)
         for item in m.sequence():
             if not isinstance(item, Graph):
                 # a step between graphs: one plain box (it is not a dataflow graph)
@@ -142,7 +146,15 @@ def module_dot(m: Module, graph: str | None = None, load=None) -> str:
             out.append(f'    label={_quote("graph " + g.name)}; style=rounded; color="#999999";')
             out += graph_dot(g, prefix=f"g{k}_", indent="    ", load=of(g))
             out.append("  }")
+            for i, n in enumerate(g.topo_order()):
+                if n.KIND in ("spill", "replay") and isinstance(getattr(n, "buffer", None), str):
+                    ends.setdefault(n.buffer, ([], []))[n.KIND == "replay"].append(f"g{k}_n{i}")
             k += 1
+        for buf in sorted(ends):
+            for a in ends[buf][0]:
+                for b in ends[buf][1]:
+                    out.append(f'  {a} -> {b} [style=dashed, color="#888888", '
+                               f'label={_quote("DRAM " + buf)}];')
     out.append("}")
     return "\n".join(out) + "\n"
 

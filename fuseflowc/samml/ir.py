@@ -93,8 +93,10 @@ TIMINGS = ("elementwise", "load", "reduce")
 #: How a kind carries tensor references, the rule samml.verify follows them by: `root` makes a
 #: tensor's root reference, `scan`/`locate` read a level through them, `array` reads the values,
 #: `through` passes operand 0's on to every result, `pairs` (joiners) each payload's, `writer`
-#: writes a tensor, `none` neither reads nor makes any.
-REFS = ("none", "root", "scan", "locate", "array", "through", "pairs", "writer")
+#: writes a tensor, `spill` records a stream in a DRAM buffer (its references' origin kept),
+#: `replay` reads one back (carrying that origin), `none` neither reads nor makes any.
+REFS = ("none", "root", "scan", "locate", "array", "through", "pairs", "writer", "spill",
+        "replay")
 
 
 @dataclass(frozen=True)
@@ -575,6 +577,43 @@ class WriteVals(Node):
     tensor: str = attr("ident", doc="written tensor (an output or temp)")
 
 
+# -- configurations (opt -p map: a graph split over several configurations) -----------------
+
+@dataclass(eq=False)
+class Spill(Node):
+    """Spill a stream to DRAM: records every token (stops included) until `D` in the
+    module-level buffer `buffer`, read back by a `replay` of a later graph (a later
+    configuration of the fabric). Made by `opt -p map` where it cuts a graph that does not fit
+    (docs/fabric.md). (any stream) -> ()."""
+
+    KIND: ClassVar[str] = "spill"
+    REGION: ClassVar[str] = "construction"
+    # a cut stream goes to DRAM and comes back through a memory tile (its address generator
+    # and buffer), as a writer's and a scanner's do
+    TRAITS: ClassVar[Traits] = Traits(tile="mem", refs="spill")
+    INPUTS: ClassVar[tuple[Port, ...]] = (_p("in", *STREAM_KINDS),)
+    buffer: str = attr("ident", doc="the DRAM buffer written (read back by one or more replays)")
+
+
+@dataclass(eq=False)
+class Replay(Node):
+    """Replay a spilled stream: emits, from DRAM, the tokens an earlier graph's `spill` of
+    `buffer` recorded, then `D`. `stream` is the stream's kind. () -> (stream)."""
+
+    KIND: ClassVar[str] = "replay"
+    REGION: ClassVar[str] = "iteration"
+    TRAITS: ClassVar[Traits] = Traits(tile="mem", refs="replay")
+    OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("out", *STREAM_KINDS),)
+    buffer: str = attr("ident", doc="the DRAM buffer read (spilled by an earlier graph)")
+    stream: str = attr("enum", choices=STREAM_KINDS, doc="the kind of the replayed stream")
+    context: list[str] | None = attr("ident_list", required=False,
+                                     doc="the indices the stream iterates, outermost first")
+
+    def output_kinds(self, input_kinds: list[str | None]) -> list[str | None]:
+        """The replayed stream has the kind its `stream` attribute says."""
+        return [self.stream if self.stream in STREAM_KINDS else None]
+
+
 # -- parallelization -----------------------------------------------------------------------------
 
 #: Largest lane count of a fork or join (ports are materialized per lane; fuseflowc.limits).
@@ -641,7 +680,7 @@ class Join(Node):
 #: The primitive kinds, in documentation order: the one list of them (fuseflowc.samml.kinds).
 _KIND_CLASSES: tuple[type[Node], ...] = (
     Root, Scan, Repsig, Repeat, Intersect, Union, Locate, Array, Alu, Reduce, Spacc1, Spacc2,
-    Spacc3, CrdDrop, CrdHold, WriteLevel, WriteVals, Fork, Join)
+    Spacc3, CrdDrop, CrdHold, WriteLevel, WriteVals, Fork, Join, Spill, Replay)
 #: Kind name -> node class, in documentation order.
 KINDS: dict[str, type[Node]] = {cls.KIND: cls for cls in _KIND_CLASSES}
 # Every kind has a name of its own and declares its traits.

@@ -60,10 +60,11 @@ def index_extents(graph: ir.Graph, module: ir.Module, sizes: dict | None = None)
     return out
 
 
-def tile_usage(graph: ir.Graph, module: ir.Module, fabric, element_bytes: int = 4,
-               sizes: dict | None = None) -> TileUsage:
-    """The tiles `graph` occupies on `fabric` (see the module docstring)."""
-    use = TileUsage(graph.name)
+def node_tiles(graph: ir.Graph, module: ir.Module, fabric, element_bytes: int = 4,
+               sizes: dict | None = None) -> dict[ir.Node, tuple[int, int, Buffer | None]]:
+    """Node -> (PE tiles, MEM tiles, its Buffer or None) of every node of `graph` on `fabric`
+    (see the module docstring)."""
+    out: dict[ir.Node, tuple[int, int, Buffer | None]] = {}
     ctx = stream_contexts(graph) if any(n.KIND in BUFFERED for n in graph.nodes) else {}
     extents = index_extents(graph, module, sizes)
     for n in graph.nodes:
@@ -76,12 +77,21 @@ def tile_usage(graph: ir.Graph, module: ir.Module, fabric, element_bytes: int = 
             nbytes = None if len(dims) < levels or None in dims else \
                 math.prod(dims) * (levels + 1) * element_bytes
             b = Buffer(n, nbytes, fabric.buffer_tiles(nbytes))
+            out[n] = (0, b.tiles, b)
+        else:
+            out[n] = (int(where == "pe"), int(where == "mem"), None)
+    return out
+
+
+def tile_usage(graph: ir.Graph, module: ir.Module, fabric, element_bytes: int = 4,
+               sizes: dict | None = None) -> TileUsage:
+    """The tiles `graph` occupies on `fabric` (see the module docstring)."""
+    use = TileUsage(graph.name)
+    for pe, mem, b in node_tiles(graph, module, fabric, element_bytes, sizes).values():
+        use.pe += pe
+        use.mem += mem
+        if b is not None:
             use.buffers.append(b)
-            use.mem += b.tiles
-        elif where == "pe":
-            use.pe += 1
-        elif where == "mem":
-            use.mem += 1
     return use
 
 

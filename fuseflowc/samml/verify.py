@@ -103,6 +103,8 @@ class _Verifier:
         self.m = m
         self.sink = sink
         self.tensors = {t.name: t for t in m.tensors}
+        #: buffer -> (graph, spill node, stream kind, ref origin) of the spills seen so far
+        self.spills: dict[str, tuple] = {}
 
     # -- reporting ---------------------------------------------------------------------------
     def error(self, msg: str, loc: Loc | None, g: Graph | None = None, n: Node | None = None,
@@ -509,6 +511,34 @@ class _Verifier:
             o = origin.get(n.inputs[2 * i + 1])
             if o is not None:
                 origin[n.outputs[i + 1]] = o
+
+    def _refs_spill(self, g: Graph, n: Node, decl, origin: dict) -> None:
+        """A spill: its buffer spilled once in the module (a ref stream keeps its origin for the
+        replays)."""
+        if n.buffer in self.spills:
+            first = self.spills[n.buffer][1]
+            self.error(f"buffer {n.buffer} is spilled twice", self.attr_loc(n, "buffer"), g, n)
+            self.sink.note("first spilled here", first.loc)
+            return
+        s = n.inputs[0]
+        self.spills[n.buffer] = (g, n, s.kind, origin.get(s))
+
+    def _refs_replay(self, g: Graph, n: Node, decl, origin: dict) -> None:
+        """A replay: of a buffer an earlier graph spilled, a stream of the spilled kind (a ref
+        stream carries the spilled stream's origin)."""
+        loc = self.attr_loc(n, "buffer")
+        got = self.spills.get(n.buffer)
+        if got is None:
+            self.error(f"replay of buffer {n.buffer}, which no earlier graph spills", loc, g, n)
+        elif got[0] is g:
+            self.error(f"replay of buffer {n.buffer} in graph {g.name}, which spills it: a "
+                       "buffer is replayed by a later graph (configuration)", loc, g, n)
+        elif got[2] != n.stream:
+            self.error(f"replay of buffer {n.buffer} says stream = {n.stream}, but the spilled "
+                       f"stream is {_KIND_TEXT.get(got[2], 'an unknown')} stream",
+                       self.attr_loc(n, "stream"), g, n)
+        elif got[3] is not None:
+            origin[n.outputs[0]] = got[3]
 
     def _writer(self, g: Graph, n: Node, decl, writes: dict, vals_writers: dict,
                 level_writers: dict) -> None:

@@ -430,6 +430,50 @@ class Array : public Node {
   Memory* mem_;
 };
 
+/// replay (sim/prims_stream.py Replay): emits a spilled stream's tokens, then D; every token
+/// but D moves `bpt` bytes through the memory calendar (value bytes on a val stream, else
+/// coordinate bytes).
+class Replay : public Node {
+ public:
+  /// The recorded stream a replay emits (prims_stream.py Replay's attributes).
+  struct Attrs {
+    std::vector<Token> toks;
+    i64 bpt;
+    bool val;
+    Memory* mem;
+    static Attrs read(Build& b) {
+      return {b.values(b.node.attr("toks")), b.attr<i64>("bpt"), b.attr<bool>("val"),
+              b.memory("mem")};
+    }
+  };
+  Replay(const Common& c, Attrs a)
+      : Node(c), toks_(std::move(a.toks)), bpt_(a.bpt), val_(a.val), mem_(a.mem) {}
+
+  bool run() override {
+    Port& out = *outs[0];
+    while (pos_ <= toks_.size()) {
+      if (!out.room()) return true;
+      Firing fire(*this);
+      fire.slot(out);
+      bool end = pos_ == toks_.size();
+      if (!end && mem_) fire.memory(*mem_, double(bpt_));
+      fire.emit(out, end ? Token::of_int(D) : toks_[pos_]);
+      fire.commit();
+      if (!end) (val_ ? rd_vals : rd_crd) += bpt_;
+      ++pos_;
+    }
+    done = true;
+    return false;
+  }
+
+ private:
+  std::vector<Token> toks_;
+  i64 bpt_;
+  bool val_;
+  Memory* mem_;
+  size_t pos_ = 0;   // tokens emitted so far
+};
+
 }  // namespace stream
 
 void register_stream(Registry& r) {
@@ -438,6 +482,7 @@ void register_stream(Registry& r) {
   r.add<stream::RepSig>("repsig");
   r.add<stream::Repeat>("repeat");
   r.add<stream::Array>("array");
+  r.add<stream::Replay>("replay");
 }
 
 }  // namespace fastsim

@@ -10,6 +10,7 @@ namespace fastsim {
 namespace write {
 
 /// write_level (a crd stream) or write_vals (a val stream): records every token until D.
+/// A spill (sim/prims_write.py Spill) is a writer of any stream that stores every token but D.
 class Writer : public Node {
  public:
   /// Where a writer's bytes go (prims_write.py Writer's attributes).
@@ -19,7 +20,8 @@ class Writer : public Node {
     static Attrs read(Build& b) { return {b.memory("mem"), b.attr<i64>("bpt")}; }
   };
   Writer(const Common& c, const Attrs& a)
-      : Node(c), mem_(a.mem), bpt_(double(a.bpt)), seg_(c.kind == "write_level") {}
+      : Node(c), mem_(a.mem), bpt_(double(a.bpt)), seg_(c.kind == "write_level"),
+        all_(c.kind == "spill") {}
 
   bool run() override {
     Reader in(*ins[0]);
@@ -28,8 +30,10 @@ class Writer : public Node {
       Firing fire(clock);
       fire.after(in);
       Token x = in.head();
-      // bytes: a coordinate, a value (float or block) or a level's stop; D is never charged
-      if (mem_ && (x.is_value() || x.as_int() >= 0 || (is_stop(x.as_int()) && seg_)))
+      // bytes: a coordinate, a value (float or block) or a level's stop (a spill: every
+      // token); D is never charged
+      if (mem_ && (all_ ? !x.is(D)
+                        : x.is_value() || x.as_int() >= 0 || (is_stop(x.as_int()) && seg_)))
         fire.memory(*mem_, bpt_);
       fire.pop(in);
       fire.commit();
@@ -51,6 +55,7 @@ class Writer : public Node {
   Memory* mem_;
   double bpt_;   // bytes stored per data token
   bool seg_;     // a compressed level stores a segment entry per fiber: a stop closes one
+  bool all_;     // a spill stores every token but D
 };
 
 }  // namespace write
@@ -58,6 +63,7 @@ class Writer : public Node {
 void register_write(Registry& r) {
   r.add<write::Writer>("write_level");
   r.add<write::Writer>("write_vals");
+  r.add<write::Writer>("spill");
 }
 
 /// The recorded stream of a writer node (module.cpp reads it back).

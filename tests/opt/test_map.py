@@ -78,16 +78,13 @@ def test_map_keeps_a_fitting_module_unchanged(path, fabric):
     assert print_module(m) == before
 
 
-def test_a_graph_too_big_is_refused_at_the_graph():
+def test_a_graph_too_big_is_split_not_refused():
+    # the refusal (split=false) and the split itself: tests/opt/test_map_split.py
     r = run_cli(["opt", "-p", "map{fabric=onyx pe=4}", str(EXAMPLES / "spmv_row.samml")])
-    assert r.exit_code == 1 and r.stdout == ""
-    first = r.stderr.splitlines()[0]
-    assert first.endswith("spmv_row.samml:7:7: error: pass map: graph spmv_row does not fit "
-                          "fabric onyx: it needs 5 PE tiles, onyx has 4 (splitting a graph "
-                          "into configurations is not supported yet: compile a less fused "
-                          "variant, whose kernels are smaller)")
+    assert r.exit_code == 0, r.stderr
+    assert "graph spmv_row__c0 {" in r.stdout and "graph spmv_row__c1 {" in r.stdout
     ok = run_cli(["opt", "-p", "map{fabric=onyx pe=5 mem=7}", str(EXAMPLES / "spmv_row.samml")])
-    assert ok.exit_code == 0, ok.stderr
+    assert ok.exit_code == 0 and "spmv_row__c" not in ok.stdout, ok.stderr
 
 
 def test_a_buffer_bigger_than_the_memory_is_refused_at_the_accumulator(tmp_path):

@@ -159,10 +159,12 @@ def test_the_traits_are_todays_hand_kept_lists():
     # What fabric.PLACEMENT/BUFFERED, sim.energy.BUFFER_KINDS, opt.parallelize._LANED_KINDS and
     # sim.arch.timing's block classes said before the registry replaced them (written out by
     # hand, so a changed trait is a visible decision).
-    mem = {"scan", "array", "write_level", "write_vals", "spacc1", "spacc2", "spacc3"}
+    mem = {"scan", "array", "write_level", "write_vals", "spacc1", "spacc2", "spacc3",
+           "spill", "replay"}
     assert {k for k, t in kinds.PLACEMENT.items() if t == "mem"} == mem
     assert {k for k, t in kinds.PLACEMENT.items() if t == ""} == {"root"}
-    assert set(kinds.LANED) == set(kinds.NAMES) - {"root", "spacc3", "write_level", "write_vals"}
+    assert set(kinds.LANED) == set(kinds.NAMES) - {"root", "spacc3", "write_level", "write_vals",
+                                                   "spill", "replay"}
     assert {k: kinds.traits(k).timing for k in kinds.NAMES if kinds.traits(k).timing} == {
         "array": "load", "alu": "elementwise", "reduce": "reduce", "spacc1": "reduce",
         "spacc2": "reduce", "spacc3": "reduce"}

@@ -41,7 +41,7 @@ def test_kind_name_matches_class(name):
 def test_contract_kinds_present():
     expected = {"root", "scan", "repsig", "repeat", "intersect", "union", "array", "alu",
                 "reduce", "spacc1", "spacc2", "spacc3", "crddrop", "crdhold", "write_level", "write_vals",
-                "fork", "join", "locate"}
+                "fork", "join", "locate", "spill", "replay"}
     assert set(KINDS) == expected
 
 
