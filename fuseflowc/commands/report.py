@@ -31,11 +31,12 @@ def cmd(results: str | None, out_dir: str | None, fmt: str, traces: tuple[str, .
     cycles went in simulated configurations (--trace, --run).
 
     The markdown holds: per model and fusion variant, cycles and speedup over unfused; FLOPs
-    and bytes normalized to unfused; cycles against parallel factor and block size; the spread
+    and bytes normalized to unfused; energy and energy-delay product normalized to unfused
+    (simulated rows); cycles against parallel factor and block size; the spread
     over dataflow orders (best, median, worst, normalized to the worst); the estimator's error
     against the simulator; and the failed configurations. With -o DIR it also draws the
-    matching plots (speedup bars, normalized FLOPs and bytes, parallel and block scaling, order
-    spread) as SVG or PNG with matplotlib (installed with fuseflowc); should it be missing,
+    matching plots (speedup bars, normalized FLOPs and bytes, normalized energy and EDP,
+    parallel and block scaling, order spread) as SVG or PNG with matplotlib (installed with fuseflowc); should it be missing,
     the report is text only, and says so on stderr. `--json` prints the summary as JSON on
     stdout instead of the markdown; `--json-out FILE` also writes it to FILE.
 

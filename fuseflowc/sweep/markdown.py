@@ -12,6 +12,11 @@ def _num(x) -> str:
     return f"{int(x):,}"
 
 
+def _uj(pj) -> str:
+    """Picojoules as microjoules, with thousands separators."""
+    return "-" if pj is None else f"{pj / 1e6:,.1f}"
+
+
 def _x(x) -> str:
     return "-" if x is None else f"{x:.2f}x"
 
@@ -82,7 +87,7 @@ def _estimator_rows(est: dict) -> list[list[str]]:
 
 def render(s: dict, source: str, images: dict[str, str] | None = None) -> str:
     """The markdown report of summary `s` (from summary.summarize) of results file `source`;
-    `images` maps a section (fusion, normalized, parallel, block, orders) to an image file."""
+    `images` maps a section (fusion, normalized, energy, parallel, block, orders) to an image file."""
     images = images or {}
 
     def img(key, what):
@@ -112,6 +117,18 @@ def render(s: dict, source: str, images: dict[str, str] | None = None) -> str:
             [[r["model"], r["data"], r["variant"], _num(r["flops"]), _num(r["bytes"]),
               _f(r["flops_norm"]), _f(r["bytes_norm"])] for r in fusion],
             {3, 4, 5, 6}, img("normalized", "FLOPs and bytes normalized to unfused"))
+    energy = [r for r in fusion if r.get("energy") is not None]
+    if energy:
+        out += _section(
+            "Energy and energy-delay product normalized to unfused",
+            "Energy in microjoules from the machine description's [energy] table (sim/arch.toml; "
+            "docs/fabric.md), of the configuration with the fewest cycles; energy-delay "
+            "product in microjoules x cycles.",
+            ["model", "data", "variant", "energy (uJ)", "EDP (uJ x cycles)", "energy / unfused",
+             "EDP / unfused"],
+            [[r["model"], r["data"], r["variant"], _uj(r["energy"]), _uj(r["edp"]),
+              _f(r["energy_norm"]), _f(r["edp_norm"])] for r in energy],
+            {3, 4, 5, 6}, img("energy", "energy and energy-delay product normalized to unfused"))
     out += _section(
         "Cycles against parallel factor",
         "Speedup over the unparallelized (or least parallel) configuration; factor: the lanes "

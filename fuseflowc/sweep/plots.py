@@ -170,7 +170,22 @@ def orders(rows: list[dict], path: str, marks: list[dict] = ()) -> None:
     _save(fig, path)
 
 
+def energy(rows: list[dict], path: str, marks: list[dict] = ()) -> None:
+    """Energy and energy-delay product normalized to unfused, per model and variant."""
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    lost, failed = _fusion_marks(marks)
+    for ax, key, what in ((axes[0], "energy_norm", "energy"),
+                          (axes[1], "edp_norm", "energy-delay product")):
+        groups, series = _by_group(rows, lambda r: f"{r['model']} / {r['data']}",
+                                   lambda r: r["variant"], lambda r: r[key], lost)  # noqa: B023
+        _bars(ax, groups, series, f"{what} / unfused", failed)
+        ax.set_title(f"{what} normalized to unfused")
+    _save(fig, path)
+
+
 SECTIONS = {"fusion": ("speedup", speedup), "normalized": ("normalized", normalized),
+            "energy": ("energy", energy),
             "parallel": ("parallel", parallel), "block": ("block", block),
             "orders": ("orders", orders)}
 
@@ -180,6 +195,7 @@ def draw_all(summary: dict, out_dir, fmt: str) -> dict[str, str]:
     from pathlib import Path
     data = {"fusion": [r for r in summary["fusion"] if r["speedup"] is not None],
             "normalized": [r for r in summary["fusion"] if r["flops_norm"] is not None],
+            "energy": [r for r in summary["fusion"] if r.get("energy_norm") is not None],
             "parallel": summary["parallel"], "block": summary["block"],
             "orders": summary["orders"]}
     unfinished = summary.get("unfinished", [])
@@ -187,6 +203,8 @@ def draw_all(summary: dict, out_dir, fmt: str) -> dict[str, str]:
              "parallel": [m for m in unfinished if m["site"]],
              "block": [m for m in unfinished if m["block"]], "orders": []}
     marks["normalized"] = marks["fusion"]
+    # results without energy figures (files from before sim.energy) get no energy plot
+    marks["energy"] = marks["fusion"] if data["energy"] else []
     out = {}
     for key, (stem, fn) in SECTIONS.items():
         # a section whose every configuration failed still gets its plot, with the marks

@@ -50,8 +50,9 @@ def _ratio(a, b):
 
 
 def fusion_table(rows: list[dict]) -> list[dict]:
-    """Per (model, data, arch) and variant: the best row's cycles, FLOPs, bytes, and those
-    relative to the unfused variant (speedup = unfused cycles / cycles)."""
+    """Per (model, data, arch) and variant: the best row's (fewest cycles) cycles, FLOPs, bytes,
+    energy and energy-delay product, and those relative to the unfused variant (speedup =
+    unfused cycles / cycles; the others variant / unfused)."""
     out = []
     groups = _group(rows, lambda r: (r["model"], r["data"], _arch_label(r["arch"])))
     for (model, data, arch) in sorted(groups):
@@ -69,6 +70,10 @@ def fusion_table(rows: list[dict]) -> list[dict]:
                 "speedup": _ratio(base["cycles"], b["cycles"]),
                 "flops_norm": _ratio(b["flops"], base["flops"]),
                 "bytes_norm": _ratio(b["bytes"], base["bytes"]),
+                # the best row's energy (pJ, sim.energy) and energy-delay product (pJ x cycles)
+                "energy": b.get("energy"), "edp": b.get("edp"),
+                "energy_norm": _ratio(b.get("energy"), base.get("energy")),
+                "edp_norm": _ratio(b.get("edp"), base.get("edp")),
             })
     return out
 

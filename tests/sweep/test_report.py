@@ -64,6 +64,53 @@ def test_fusion_speedup_is_best_unfused_over_best_variant(by_variant):
         assert r["flops_norm"] == pytest.approx(best / base)
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["unfused", "partial", "full"]),
+                          st.integers(1, 10**6), st.integers(1, 10**9)),
+                min_size=2, max_size=8))
+def test_energy_is_the_fastest_rows_relative_to_unfused(runs):
+    """Energy and EDP of each variant's fewest-cycles row, over the unfused variant's."""
+    rows = [row(k, variant=v, cycles=c, flops=1, bytes=1, energy=float(e), edp=float(e) * c)
+            for k, (v, c, e) in enumerate(runs)]
+    fusion = summarize(rows)["fusion"]
+    variants = {v for v, _, _ in runs}
+    if "unfused" not in variants or len(variants) < 2:
+        assert fusion == []
+        return
+
+    def fastest(v):
+        return min((c, k) for k, (w, c, _) in enumerate(runs) if w == v)[1]
+    base = runs[fastest("unfused")]
+    for r in fusion:
+        v, c, e = runs[fastest(r["variant"])]
+        assert (r["energy"], r["edp"]) == (e, e * c)
+        assert r["energy_norm"] == pytest.approx(e / base[2])
+        assert r["edp_norm"] == pytest.approx(e * c / (base[2] * base[1]))
+
+
+def test_energy_has_its_section_and_plot(tmp_path):
+    results = tmp_path / "r.jsonl"
+    rows = [row(0, cycles=100, flops=4, bytes=8, energy=2.0e6, edp=2.0e8),
+            row(1, variant="full", cycles=50, flops=4, bytes=4, energy=3.0e6, edp=1.5e8)]
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    r = run_cli(["report", str(results)])
+    assert r.exit_code == 0, r.stderr
+    assert "Energy and energy-delay product normalized to unfused" in r.stdout
+    line = next(x for x in r.stdout.splitlines() if "| full" in x and "3.0" in x)
+    assert [c.strip() for c in line.strip("| ").split("|")][3:] == ["3.0", "150.0", "1.50",
+                                                                     "0.75"]
+    if not plots.available():
+        return
+    out = tmp_path / "rep"
+    assert run_cli(["report", str(results), "-o", str(out)]).exit_code == 0
+    assert "![energy and energy-delay product normalized to unfused](energy.svg)" in \
+        (out / "report.md").read_text()
+    assert (out / "energy.svg").read_text().lstrip().startswith("<?xml")
+    # results without energy (older files) have no energy section and no plot
+    r = run_cli(["report", str(FIXTURE)])
+    assert "Energy and energy-delay" not in r.stdout
+
+
 def test_failed_and_pruned_rows_do_not_count():
     rows = [row(0, cycles=100, flops=1, bytes=1), row(1, variant="full", cycles=10,
                                                        status="pruned"),
