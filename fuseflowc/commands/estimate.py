@@ -153,6 +153,9 @@ def _compile(input_path: str, options):
     from .. import pipeline
     from ..opt.pipeline import DEFAULT_PIPELINE
     inp = pipeline.load(input_path, options)
+    if inp.kind == "program":
+        from ..lang.load import report_warnings
+        report_warnings(inp.ir)
     if inp.kind != "samml":
         options = replace(options, passes=DEFAULT_PIPELINE)
     return pipeline.compile(inp, options)

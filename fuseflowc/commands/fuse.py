@@ -75,10 +75,12 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | No
         with out:
             dest.write(text)
         return
+    from ..lang.load import report_warnings
     options = pipeline.CompileOptions(schedule=schedule, unfused=unfused, order=order,
                                       order_region=region, inline_widened=inline_widened,
                                       free_input_order=free_input_order, share=share)
     p = pipeline.load(program, options, "program").ir
+    report_warnings(p)
     # the program's path, relative to where the fused IR goes (docs/samml.md, "Recorded paths")
     source = None if program == "-" else rebase_recorded(program, "-", output)
     fused = pipeline.fuse(p, options, source)

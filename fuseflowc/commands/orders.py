@@ -60,7 +60,10 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, region: str | No
     options = pipeline.CompileOptions(schedule=schedule, unfused=unfused,
                                       inline_widened=inline_widened,
                                       free_input_order=free_input_order)
-    rows = pipeline.region_orders(pipeline.load(program, options, "program").ir, options,
+    from ..lang.load import report_warnings
+    prog = pipeline.load(program, options, "program").ir
+    report_warnings(prog)
+    rows = pipeline.region_orders(prog, options,
                                   None if program == "-" else program, region, list_n)
     text_json = json.dumps({"regions": rows}, indent=2) + "\n"
     with out:

@@ -4,6 +4,8 @@ sum[f](X) * sum[g](W1)). It is a located warning unless the sum is written out (
 
 from __future__ import annotations
 
+import pytest
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -36,10 +38,12 @@ def test_the_typo_warns_at_each_lone_index_and_still_checks(tmp_path):
         "                       ^"]
 
 
-def test_every_command_that_reads_the_program_warns(tmp_path):
+@pytest.mark.parametrize("command", [["fuse"], ["orders"], ["estimate", "--density", "1"],
+                                     ["plan", "--density", "1"]])
+def test_every_command_that_reads_the_program_warns(tmp_path, command):
     (tmp_path / "typo.ff").write_text(TYPO)
-    r = run_cli(["fuse", str(tmp_path / "typo.ff")])
-    assert r.exit_code == 0 and r.stderr.count(": warning: index") == 2
+    r = run_cli([*command, str(tmp_path / "typo.ff")])
+    assert r.exit_code == 0 and r.stderr.count(": warning: index") == 2, r.stderr
 
 
 def test_an_explicit_sum_or_a_shared_index_does_not_warn(tmp_path):
