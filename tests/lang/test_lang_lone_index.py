@@ -5,7 +5,6 @@ sum[f](X) * sum[g](W1)). It is a located warning unless the sum is written out (
 from __future__ import annotations
 
 import pytest
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
