@@ -422,8 +422,8 @@ class Reduce : public Node {
         } else {
           o = has_acc_ ? acc_ : zero_;
           has_acc_ = false;
-          if (v != S0) {
-            pend_ = Token::of_int(v + 1);
+          if (level(v) > 0) {                // Sk (k > 0): the result, then S(k-1)
+            pend_ = Token::of_int(stop(level(v) - 1));
             has_pend_ = true;
           }
         }
