@@ -217,7 +217,7 @@ def test_schedule_stats_model():
     w1 = NS(iteration=None, name="d", template=None, binds={}, wave=1, nodes=[1] * 3)
     w2 = NS(iteration=None, name="e", template=None, binds={}, wave=1, nodes=[1] * 3)
     module = NS(graphs=[g0, g1, w0, w1, w2])
-    result = NS(kernels=[NS(graph=n, cycles=c) for n, c in
+    result = NS(kernels=[NS(graph=n, cycles=c, nodes=[]) for n, c in
                          [("a", 100), ("b", 90), ("c", 10), ("d", 20), ("e", 30)]])
     arch = Arch.load(None, ("config.base=1000", "config.per_node=16", "config.rebind=4"))
     s = schedule_stats(result, module, arch)
