@@ -370,8 +370,11 @@ class _Builder:
 
     def fuse(self, seed, names):
         if seed is not None and self.chance(0.1):  # --verify-ir on fused IR
-            self.case.args.pop()
-            self.case.inputs.pop()
+            (arg,) = self.case.args.pop()
+            if arg == "-":              # the program was on stdin (and is no named input)
+                self.case.stdin = b""
+            elif seed.path in self.case.inputs:
+                self.case.inputs.remove(seed.path)
             self.input(("fused",), True)
             self.opt("--verify-ir")
         else:

@@ -17,6 +17,7 @@ from fuseflowc.fuzz.classify import FAILURES
 from fuseflowc.fuzz.driver import fuzz, table
 from fuseflowc.fuzz.execute import Limits
 
+ROOT = Path(__file__).resolve().parents[2]
 CASES = 200
 SEED = 18
 LIMITS = Limits(seconds=10, memory_mb=3072)
@@ -35,6 +36,13 @@ def test_fuzz_smoke(tmp_path_factory, monkeypatch):
     assert len(summary.counts) >= 20, "(nearly) every family ran"
     total = summary.total()
     assert total["ok"] >= CASES // 10 and total["user-error"] >= CASES // 4, text
+    # building a case never fails, whatever it draws: 2,000 fuse cases built, not run (a
+    # --verify-ir case whose program had gone to stdin popped an input it had not named)
+    from fuseflowc.fuzz.cases import make_case
+    from fuseflowc.fuzz.corpus import build_corpus
+    built = build_corpus(ROOT, where / "out" / "corpus", scope="small")
+    cases = [make_case(built, SEED, k, ("fuse",)) for k in range(2000)]
+    assert sum("--verify-ir" in str(c.args) for c in cases) > 50
     bad = [k for k in summary.failures if k[0] in FAILURES]
     assert not bad, f"failures (reproduce: python -m fuseflowc.fuzz --scope small --seed " \
                     f"{SEED} --show K):\n{text}"
