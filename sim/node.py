@@ -110,6 +110,13 @@ class Node:
         raise NotImplementedError
 
     # ---- the firing rule ----------------------------------------------------------------
+    def stalled(self):
+        """For a node with one input and one output: WAITING when the input has no token,
+        BLOCKED when the output is full, None when it can fire on `self.ins[0].toks[0]`."""
+        if not self.ins[0].toks:
+            return WAITING
+        return BLOCKED if self.outs[0].full() else None
+
     def fire(self, pops=(), emits=(), looks=(), after: int = 0, nbytes: int = 0) -> int:
         """One firing: pop the head of each channel in `pops`, push each (port, token) of
         `emits`. It happens at the first cycle >= `after` that is at least `ii` after the last

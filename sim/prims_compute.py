@@ -48,11 +48,10 @@ class Alu(Node):
     def step(self):
         if self.binary:
             return self._step_binary()
+        stall = self.stalled()
+        if stall is not None:
+            return stall
         inp, out = self.ins[0], self.outs[0]
-        if not inp.toks:
-            return WAITING
-        if out.full():
-            return BLOCKED
         x = inp.toks[0]
         if x.__class__ is not int:              # a value (control tokens pass)
             self.flops += self.fl

@@ -135,11 +135,10 @@ class RepSig(Node):
     kind_name = "repsig"
 
     def step(self):
+        stall = self.stalled()
+        if stall is not None:
+            return stall
         inp, out = self.ins[0], self.outs[0]
-        if not inp.toks:
-            return WAITING
-        if out.full():
-            return BLOCKED
         x = inp.toks[0]
         if is_element(x):
             sig = R
@@ -241,11 +240,10 @@ class Array(Node):
         self.mem = mem if mem is not None else unlimited()  # the graph's sim.memory.Memory
 
     def step(self):
+        stall = self.stalled()
+        if stall is not None:
+            return stall
         inp, out = self.ins[0], self.outs[0]
-        if not inp.toks:
-            return WAITING
-        if out.full():
-            return BLOCKED
         x = inp.toks[0]
         if is_crd(x):                           # a ref loads its value
             self.rd_vals += self.vbytes
