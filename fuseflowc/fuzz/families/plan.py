@@ -29,7 +29,11 @@ def build(b, fam) -> None:
         if b.chance(0.6):
             b.densities(names)
     if b.chance(0.3):
-        b.opt("--objective", b.pick(("cycles", "bytes", "flops")) if b.good(0.9) else "time")
+        b.opt("--objective", b.pick(("cycles", "bytes", "flops", "energy", "edp"))
+              if b.good(0.9) else "time")
+    if b.chance(0.2):   # a finite fabric: candidates mapped and split (fuseflowc.fabric)
+        b.opt("--fabric", b.pick(("unlimited", "onyx", "onyx-quarter", "onyx-eighth"))
+              if b.good(0.9) else "nope")
     if b.chance(0.3):
         b.opt("--lanes", b.int_value((1, 2, 4, 8)))
     for opt, good in (("--top", (1, 3)), ("--max-points", (0, 2, 4)), ("--max-orders", (1, 4))):
