@@ -130,7 +130,8 @@ seed = 3
     out = tmp_path / "r.jsonl"
     done = {}
     t = threading.Thread(target=lambda: done.setdefault(
-        "summary", run_sweep(parse_spec(str(spec)), str(out), executor=address)))
+        "summary", run_sweep(parse_spec(str(spec)), str(out), executor=address)),
+        daemon=True)   # a sweep that never ends fails this test, not the worker's exit
     t.start()
     killed = None
     deadline = time.time() + 60
