@@ -45,8 +45,9 @@ demo: $(STAMP)
 
 # One worker per core (pytest-xdist); a test file stays on one worker, so its module-level
 # caches (lowered models, built data) are built once. `$(PY) -m pytest tests/x` runs serially.
+# The 15 slowest tests are listed at the end: where the time goes, run by run.
 test: $(STAMP) lint
-	$(PY) -m pytest -n auto --dist loadfile
+	$(PY) -m pytest -n auto --dist loadfile --durations=15
 
 # ruff (pinned in the `test` extra; rules and limits in pyproject.toml [tool.ruff]): pyflakes,
 # import order, bugbear and a complexity limit. `make test` runs it first, so CI does too. Then
