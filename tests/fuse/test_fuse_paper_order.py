@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -145,3 +146,30 @@ def test_results_files_keep_the_paper_order(tmp_path, kind):
     bad.write_text(header(kind) + format_row(kind, {**rows[0], "order": "first"}))
     with pytest.raises(UserError, match="order"):
         read_rows(str(bad))
+
+
+def test_artifact_sae_full_fusion_has_one_order_with_or_without_output_edges():
+    """The artifact's fully fused SAE (programs/sae_art_full.ff: its compiler's
+    autoencoder_imagenet_batched.mlir). X (b, p), W1 (p, d) and W2 (d, p') are stored row-major,
+    so their storage edges chain the POG b -> p -> d -> p'. FuseFlow's POG holds only the inputs'
+    storage edges (LinalgToSam.cpp adds none for a generic op's output); ours adds R's output
+    edge b -> p', implied by the chain. Either way exactly one permutation is a linear extension
+    (brute force is the oracle), and it is order 0 and `paper`: the artifact's full SAE took
+    this order, and no order choice makes this fusion recompute (docs/bench.md)."""
+    from fuseflowc.lang.load import load_program
+    root = Path(__file__).resolve().parents[2]
+    path = str(root / "ir_examples" / "bench" / "artifact" / "programs" / "sae_art_full.ff")
+    program = load_program(path)
+    (r0,) = fuse_program(program, path, FuseOptions({None: 0}, inline_widened=True)).regions
+    (rp,) = fuse_program(program, path, FuseOptions({None: "paper"}, inline_widened=True)).regions
+    storage = [(e.tensor, e.src, e.dst) for e in r0.edges if e.kind == "format"]
+    assert storage == [("X", "b", "u1"), ("W1", "u1", "u0"), ("W2", "u0", "p")]
+    assert {(e.kind, e.src, e.dst) for e in r0.edges} - {("format", a, b) for _, a, b in storage} \
+        == {("output", "b", "p")}
+    for kinds in ({"format"}, {"format", "output"}):
+        edges = [(e.src, e.dst) for e in r0.edges if e.kind in kinds]
+        valid = [o for o in itertools.permutations(r0.index_names())
+                 if all(o.index(a) < o.index(b) for a, b in edges)]
+        assert valid == [tuple(r0.order)]
+    assert rp.order == r0.order
+    assert _named(r0) == ["b", "p", "d", "p"]  # batch, encoder pixel, hidden, decoder pixel
