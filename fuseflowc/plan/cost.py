@@ -180,8 +180,9 @@ class Evaluator:
         cannot is False, so the combinations that differ only in it share the region's results
         (Memo). fuse (fuse.algorithm._fuse_group) reads --inline-widened only for a region of
         several statements with an intermediate lang.widen.must_materialize stores, --share
-        only for a region of several statements one of which two others of it read. A program
-        with decompositions (which fuse rewrites first) keeps both flags as given."""
+        only for a region of several statements one of which two others of it read (and
+        that is not stored already as widened). A program with decompositions (which fuse
+        rewrites first) keeps both flags as given."""
         got = self._flags.get(region)
         if got is None:
             o = self.opt
@@ -191,11 +192,12 @@ class Evaluator:
                 got = (False, False)
             else:
                 from ..lang.widen import must_materialize
-                widened = o.inline_widened and bool(must_materialize(
-                    self.subprogram(region, Schedule()), self._in_order(region)))
-                shared = o.share and any(
-                    sum(c in region for c in self.consumers[s]) > 1 for s in region)
-                got = (widened, shared)
+                kept = must_materialize(self.subprogram(region, Schedule()),
+                                        self._in_order(region))
+                stored = set() if o.inline_widened else kept  # what fuse materializes anyway
+                shared = o.share and any(s not in stored and sum(
+                    c in region for c in self.consumers[s]) > 1 for s in region)
+                got = (o.inline_widened and bool(kept), shared)
             self._flags[region] = got
         return got
 
