@@ -147,6 +147,7 @@ class Memo:
     measured: dict = field(default_factory=dict)
     best: dict = field(default_factory=dict)
     base: dict = field(default_factory=dict)
+    compiles: int = 0  # region modules compiled and estimated, for every combination
 
 
 class Evaluator:
@@ -333,6 +334,7 @@ class Evaluator:
             raise SearchTooLarge(self.compiled)
         fused, module = self.compile(None, locate, self.fuse_region(region, sched))
         self.compiled += 1
+        self.shared.compiles += 1
         est = estimate_module(module, base, arch=self.arch)
         graphs = self.region_graphs(fused, region)
         m = Metrics()

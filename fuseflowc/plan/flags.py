@@ -46,10 +46,12 @@ def plan_over_flags(program: ast.Program, cost: CostOptions, options: PlanOption
     """(planner, validated plan, its cost options) of the cheapest flag combination."""
     best = None
     memo = Memo()  # a region no flag changes is costed once for every combination
-    for c in flag_choices(program, cost):
+    choices = flag_choices(program, cost)
+    for c in choices:
         planner = Planner(program, c, options, memo)
         result = validated(planner, planner.run(), c)
         key = planner.value(result.total)
         if best is None or key < best[0]:
             best = (key, planner, result, c)
+    best[2].compiles, best[2].combinations = memo.compiles, len(choices)
     return best[1], best[2], best[3]

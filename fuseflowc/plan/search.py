@@ -97,6 +97,8 @@ class PlanResult:
     seconds: float = 0.0
     objective: str = "cycles"
     note: str = ""        # why the plan is not the search's first choice (validate.py)
+    compiles: int = 0     # region modules compiled and estimated, every flag combination's
+    combinations: int = 1  # fuse-flag combinations searched (flags.py)
 
     @property
     def passes(self) -> str:
