@@ -136,19 +136,36 @@ class SearchTooLarge(Exception):
     UserError, so that no search step takes it for a region that does not compile."""
 
 
+@dataclass
+class Memo:
+    """What the Evaluators of one program's flag combinations (flags.py) share: fused IR,
+    metrics and search results of regions, keyed by the fuse flags that can change the region
+    (Evaluator.flags), so a region no flag changes is fused, compiled and costed once for all
+    combinations; and the unfused program's statistics."""
+
+    fused: dict = field(default_factory=dict)
+    measured: dict = field(default_factory=dict)
+    best: dict = field(default_factory=dict)
+    base: dict = field(default_factory=dict)
+    compiles: int = 0  # region modules compiled and estimated, for every combination
+
+
 class Evaluator:
     """Compiles and estimates regions of one checked program (see the module docstring)."""
 
-    def __init__(self, program: ast.Program, options: CostOptions):
+    def __init__(self, program: ast.Program, options: CostOptions, memo: Memo | None = None):
         self.program = program
         self.opt = options
-        self.memo: dict[tuple, Metrics | UserError] = {}
+        self.shared = memo if memo is not None else Memo()
+        self.memo: dict[tuple, Metrics | UserError] = self.shared.measured
         self.compiled = 0  # modules compiled and estimated (for the statistics)
         self.budget: int | None = None  # at most this many (search.MAX_COMPILES)
-        self._base = None
         from fuseflowc.sim.arch import Arch
         self.arch = Arch.load(None, ())  # loaded once: the estimator's timing defaults
-        self._fused: dict[tuple, object] = {}
+        self._fused: dict[tuple, object] = self.shared.fused
+        self._flags: dict[frozenset, tuple[bool, bool]] = {}
+        self._decomposed = any(isinstance(d, ast.Decompose) for d in program.directives)
+        self.outputs = frozenset(program.outputs)  # a property that walks every statement
         stmts = program.statements
         self.reads = {s.name: {a.tensor for a in s.rhs.walk() if isinstance(a, ast.Access)}
                       for s in stmts}
@@ -158,6 +175,35 @@ class Evaluator:
         for s in stmts:
             for p in sorted(self.producers[s.name]):
                 self.consumers[p].append(s.name)
+
+    def flags(self, region: frozenset[str]) -> tuple[bool, bool]:
+        """(inline_widened, share) as far as they can change how `region` fuses: a flag that
+        cannot is False, so the combinations that differ only in it share the region's results
+        (Memo). fuse (fuse.algorithm._fuse_group) reads --inline-widened only for a region of
+        several statements with an intermediate lang.widen.must_materialize stores, --share
+        only for a region of several statements one of which two others of it read (and
+        that is not stored already as widened). A program with decompositions (which fuse
+        rewrites first) keeps both flags as given."""
+        got = self._flags.get(region)
+        if got is None:
+            o = self.opt
+            if self._decomposed:
+                got = (o.inline_widened, o.share)
+            elif len(region) == 1:
+                got = (False, False)
+            else:
+                from ..lang.widen import must_materialize
+                kept = must_materialize(self.subprogram(region, Schedule()),
+                                        self._in_order(region))
+                stored = set() if o.inline_widened else kept  # what fuse materializes anyway
+                shared = o.share and any(s not in stored and sum(
+                    c in region for c in self.consumers[s]) > 1 for s in region)
+                got = (o.inline_widened and bool(kept), shared)
+            self._flags[region] = got
+        return got
+
+    def _in_order(self, region: frozenset[str]) -> list[str]:
+        return [s.name for s in self.program.statements if s.name in region]
 
     # -- the cut-down program ---------------------------------------------------------------
     def subprogram(self, region: frozenset[str], sched: Schedule) -> ast.Program:
@@ -174,7 +220,7 @@ class Evaluator:
         dimnames = {d for t in tensors for d in t.dims if isinstance(d, str)}
         dims = [d for d in p.dims if d.name in dimnames]
         outs = sorted(s for s in region
-                      if s in p.outputs or any(c not in region for c in self.consumers[s]))
+                      if s in self.outputs or any(c not in region for c in self.consumers[s]))
         directives: list[ast.Directive] = []
         if len(region) > 1:
             directives.append(ast.Fuse(REGION, tuple(s.name for s in statements)))
@@ -208,7 +254,7 @@ class Evaluator:
     def fuse_region(self, region: frozenset[str], sched: Schedule):
         """The fused IR of the region's cut-down program under `sched` (memoized: listing a
         region's orders and costing its first schedule fuse the same program)."""
-        key = (region, sched)
+        key = (region, sched, self.flags(region))
         got = self._fused.get(key)
         if isinstance(got, UserError):
             raise got
@@ -235,8 +281,10 @@ class Evaluator:
     def base_stats(self):
         """Statistics of every input and of every intermediate as the unfused program writes
         it (one estimate of the whole program, unfused), from --data or --size/--density."""
-        if self._base is not None:
-            return self._base
+        # no flag changes a lone statement; a decomposition's rewrite may fuse its parts
+        key = (self.opt.inline_widened, self.opt.share) if self._decomposed else ()
+        if key in self.shared.base:
+            return self.shared.base[key]
         from ..estimate import DataStats, estimate_module
         o = self.opt
         p = self.program
@@ -251,9 +299,9 @@ class Evaluator:
             stats = DataStats.from_values(module, o.sizes, dens, o.element_bytes,
                                           o.default_density)
         est = estimate_module(module, stats, arch=self.arch)
-        self._base = DataStats(dict(stats.sizes), dict(est.tensors), stats.element_bytes,
-                               stats.origin, stats.fibers)
-        return self._base
+        self.shared.base[key] = DataStats(dict(stats.sizes), dict(est.tensors),
+                                          stats.element_bytes, stats.origin, stats.fibers)
+        return self.shared.base[key]
 
     def region_graphs(self, fused, region: frozenset[str]) -> list:
         """The fused IR regions (dataflow graphs) that compute `region`."""
@@ -265,7 +313,7 @@ class Evaluator:
     def measure(self, region: frozenset[str], sched: Schedule, locate: bool) -> Metrics:
         """The region's metrics under `sched` (memoized). Raises UserError when the region
         does not compile with this schedule (the error is memoized too)."""
-        key = (region, sched, locate)
+        key = (region, sched, locate, self.flags(region))
         got = self.memo.get(key)
         if isinstance(got, UserError):
             raise got
@@ -286,6 +334,7 @@ class Evaluator:
             raise SearchTooLarge(self.compiled)
         fused, module = self.compile(None, locate, self.fuse_region(region, sched))
         self.compiled += 1
+        self.shared.compiles += 1
         est = estimate_module(module, base, arch=self.arch)
         graphs = self.region_graphs(fused, region)
         m = Metrics()

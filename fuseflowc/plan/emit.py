@@ -84,7 +84,9 @@ def to_json(program: ast.Program, result: PlanResult) -> dict:
                     for rp in result.regions],
         "top": ranking_rows(result),
         "search": {"points": result.points, **result.stats.to_json(),
-                   "partitions": result.partitions, "seconds": round(result.seconds, 3)},
+                   "partitions": result.partitions, "compiles": result.compiles,
+                   "flag_combinations": result.combinations,
+                   "seconds": round(result.seconds, 3)},
     }
 
 
@@ -104,7 +106,9 @@ def table(result: PlanResult, console) -> None:
     s = result.stats
     console.print(f"search: {result.points} interesting points in {len(result.partitions)} "
                   f"partition(s); {s.costed} plans costed, {s.skipped} skipped by the lower "
-                  f"bound, {s.invalid} invalid, of {s.space}; {result.seconds:.2f} s",
+                  f"bound, {s.invalid} invalid, of {s.space}; {result.compiles} region "
+                  f"compiles for {result.combinations} fuse-flag combination(s); "
+                  f"{result.seconds:.2f} s",
                   highlight=False)
     for p in result.partitions:
         if not p["mode"].startswith("exhaustive"):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..lang import ast
-from .cost import CostOptions
+from .cost import CostOptions, Memo
 from .search import MAX_STATEMENTS, Planner, PlanOptions, PlanResult
 from .validate import validated
 
@@ -45,10 +45,13 @@ def plan_over_flags(program: ast.Program, cost: CostOptions, options: PlanOption
                     ) -> tuple[Planner, PlanResult, CostOptions]:
     """(planner, validated plan, its cost options) of the cheapest flag combination."""
     best = None
-    for c in flag_choices(program, cost):
-        planner = Planner(program, c, options)
+    memo = Memo()  # a region no flag changes is costed once for every combination
+    choices = flag_choices(program, cost)
+    for c in choices:
+        planner = Planner(program, c, options, memo)
         result = validated(planner, planner.run(), c)
         key = planner.value(result.total)
         if best is None or key < best[0]:
             best = (key, planner, result, c)
+    best[2].compiles, best[2].combinations = memo.compiles, len(choices)
     return best[1], best[2], best[3]

@@ -38,6 +38,7 @@ from .cost import (
     OBJECTIVES,
     CostOptions,
     Evaluator,
+    Memo,
     Metrics,
     Schedule,
     SearchTooLarge,
@@ -96,6 +97,8 @@ class PlanResult:
     seconds: float = 0.0
     objective: str = "cycles"
     note: str = ""        # why the plan is not the search's first choice (validate.py)
+    compiles: int = 0     # region modules compiled and estimated, every flag combination's
+    combinations: int = 1  # fuse-flag combinations searched (flags.py)
 
     @property
     def passes(self) -> str:
@@ -114,13 +117,14 @@ class _Choice:
 class Planner:
     """Plans one checked program (see the module docstring)."""
 
-    def __init__(self, program: ast.Program, cost: CostOptions, options: PlanOptions):
+    def __init__(self, program: ast.Program, cost: CostOptions, options: PlanOptions,
+                 memo: Memo | None = None):
         if options.objective not in OBJECTIVES:
             raise UserError(f"--objective {options.objective}: expected one of "
                             + ", ".join(OBJECTIVES))
         self.p = program
         self.o = options
-        self.ev = Evaluator(program, cost)
+        self.ev = Evaluator(program, cost, memo)  # memo: shared with other flag combinations
         # a large program (loops unrolled) gets the linear search: one order per region and
         # runs of at most 2 statements, so its compiles grow with its statements, not faster
         self.large = len(program.statements) > MAX_STATEMENTS
@@ -218,6 +222,13 @@ class Planner:
         """The region's cheapest order schedule, or None when it does not compile."""
         if region in self._best:
             return self._best[region]
+        key = (region, self.ev.flags(region))
+        if key in self.ev.shared.best:  # another flag combination's, which no flag changes
+            choice, error = self.ev.shared.best[key]
+            if error is not None:
+                self._errors[region] = error
+            self._best[region] = choice
+            return choice
         choice = None
         try:
             cands, how = self.order_candidates(region)
@@ -236,6 +247,7 @@ class Planner:
             if choice is None or self.value(m) < self.value(choice.metrics):
                 choice = _Choice(sched, m, pattern, how)
         self._best[region] = choice
+        self.ev.shared.best[key] = (choice, self._errors.get(region))
         return choice
 
     def written(self, t: str) -> float:
@@ -323,7 +335,7 @@ class Planner:
     def search_partition(self, stmts: list[str], points: list[tuple[str, str]],
                          seeds: list[list[frozenset[str]]]):
         """(best regions, statistics, mode, costed plans [(cost, regions)])."""
-        must = {s for s in stmts if s in self.p.outputs
+        must = {s for s in stmts if s in self.ev.outputs
                 or any(c not in stmts for c in self.ev.consumers[s])
                 or any((s, c) not in points for c in self.ev.consumers[s])}
         costed: list[tuple[float, list[frozenset[str]]]] = []
@@ -568,7 +580,7 @@ class Planner:
 
     def _written_root(self, region: frozenset[str]) -> str:
         inside = [s for s in self.ordered(region)
-                  if s in self.p.outputs
+                  if s in self.ev.outputs
                   or any(c not in region for c in self.ev.consumers[s])]
         return (inside or list(self.ordered(region)))[-1]
 
