@@ -98,6 +98,80 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
+# ---- the checks of a permute step (_Verifier.permute); `err(msg, loc)` reports one -----------
+def _permute_declared(p: Permute, src, dst, err) -> bool:
+    """SRC and DST declared and distinct; False when not (nothing else can be checked)."""
+    if src is None:
+        err(f"permute reads tensor {p.src}, which is not declared", p.src_loc)
+    if dst is None:
+        err(f"permute makes tensor {p.dst}, which is not declared", p.dst_loc)
+    if src is None or dst is None:
+        return False
+    if p.src == p.dst:
+        err(f"permute makes tensor {p.dst} from itself", p.dst_loc)
+        return False
+    return True
+
+
+def _permute_sources(p: Permute, src, dst, written_by: dict, made_by: dict, err) -> None:
+    """SRC available (an input, or written or made earlier); DST a temp made by this step
+    alone (recorded in `made_by`)."""
+    if src.role != "input" and p.src not in written_by and p.src not in made_by:
+        err(f"permute reads {src.role} tensor {p.src} before any graph writes it",
+            p.src_loc)
+    if dst.role != "temp":
+        err(f"permute makes tensor {p.dst}, which is an {dst.role}: the destination of a "
+            "permute must be a temp", p.dst_loc)
+    if p.dst in made_by:
+        err(f"tensor {p.dst} is made twice, by `{made_by[p.dst].name}` and again here",
+            p.dst_loc)
+    elif p.dst in written_by:
+        err(f"tensor {p.dst} is written by graph {written_by[p.dst].name}: the destination "
+            "of a permute is made by the step alone", p.dst_loc)
+    made_by.setdefault(p.dst, p)
+
+
+def _permute_modes(p: Permute, src, dst, err) -> list[int] | None:
+    """The step's modes when SRC and DST have the same order and the modes are a permutation
+    of it (None otherwise); DST's dims must be SRC's permuted by them."""
+    if src.order != dst.order:
+        err(f"permute from {p.src} ({_plural(src.order, 'mode')}) to {p.dst} "
+            f"({_plural(dst.order, 'mode')}): the orders must match", p.dst_loc)
+        return None
+    modes = p.mode_map(src.order)
+    if sorted(modes) != list(range(src.order)):
+        err(f"permute modes ({', '.join(map(str, modes))}) are not a permutation of "
+            f"0..{src.order - 1} (the modes of {p.src})", p.modes_loc)
+        return None
+    want = tuple(src.dims[k] for k in modes)
+    if tuple(dst.dims) != want:
+        show = ", ".join(map(str, want))
+        err(f"permute makes {p.dst}[{', '.join(map(str, dst.dims))}], but {p.src}"
+            f"[{', '.join(map(str, src.dims))}] permuted by modes "
+            f"({', '.join(map(str, modes))}) has dims [{show}]", p.dst_loc)
+    return modes
+
+
+def _permute_blocks(p: Permute, src, dst, modes, err) -> None:
+    """The same block size on both sides; a step that blocks or unblocks keeps the modes, its
+    blocked side stored row-major with dims the block size divides."""
+    if (src.block, src.format.blocked) == (dst.block, dst.format.blocked):
+        return
+    blocked = dst if src.block is None else src
+    if src.block is not None and dst.block is not None:
+        err(f"permute from {p.src} (block {src.block or 'none'}) to {p.dst} "
+            f"(block {dst.block or 'none'}): the block sizes must match", p.dst_loc)
+    elif (tuple(modes) != tuple(range(src.order))
+          or blocked.format.mode_order != tuple(range(src.order))):
+        err(f"permute from {p.src} (block {src.block or 'none'}) to {p.dst} "
+            f"(block {dst.block or 'none'}): a permute that blocks or unblocks a "
+            f"tensor keeps the modes, and the blocked side is stored row-major",
+            p.dst_loc)
+    elif any(isinstance(x, int) and x % blocked.block for x in blocked.dims):
+        err(f"permute from {p.src} to {p.dst}: block size {blocked.block} does not "
+            f"divide the dims of {blocked.name}", p.dst_loc)
+
+
 class _Verifier:
     def __init__(self, m: Module, sink: DiagnosticSink):
         self.m = m
@@ -213,64 +287,17 @@ class _Verifier:
         def err(msg: str, loc: Loc | None) -> None:
             self.sink.error(msg + where, loc or p.loc)
         src, dst = self.tensors.get(p.src), self.tensors.get(p.dst)
-        if src is None:
-            err(f"permute reads tensor {p.src}, which is not declared", p.src_loc)
-        if dst is None:
-            err(f"permute makes tensor {p.dst}, which is not declared", p.dst_loc)
-        if src is None or dst is None:
+        if not _permute_declared(p, src, dst, err):
             return
-        if p.src == p.dst:
-            err(f"permute makes tensor {p.dst} from itself", p.dst_loc)
+        _permute_sources(p, src, dst, written_by, made_by, err)
+        if "fixed" in dst.format.kinds:
+            # a permuted fiber can be longer than c: the copy stores compressed levels
+            err(f"permute into tensor {dst.name}: its compressed(c) levels could not hold "
+                f"the permuted fibers; declare them compressed", p.dst_loc)
             return
-        if src.role != "input" and p.src not in written_by and p.src not in made_by:
-            err(f"permute reads {src.role} tensor {p.src} before any graph writes it",
-                p.src_loc)
-        if dst.role != "temp":
-            err(f"permute makes tensor {p.dst}, which is an {dst.role}: the destination of a "
-                "permute must be a temp", p.dst_loc)
-        if p.dst in made_by:
-            err(f"tensor {p.dst} is made twice, by `{made_by[p.dst].name}` and again here",
-                p.dst_loc)
-        elif p.dst in written_by:
-            err(f"tensor {p.dst} is written by graph {written_by[p.dst].name}: the destination "
-                "of a permute is made by the step alone", p.dst_loc)
-        made_by.setdefault(p.dst, p)
-        for t in (src, dst):
-            odd = [lv for lv in t.format.kinds if lv not in ("dense", "compressed")]
-            if odd and t is dst and "fixed" in odd:
-                # a permuted fiber can be longer than c: the copy stores compressed levels
-                err(f"permute into tensor {t.name}: its compressed(c) levels could not hold "
-                    f"the permuted fibers; declare them compressed", p.dst_loc)
-                return
-        if src.order != dst.order:
-            err(f"permute from {p.src} ({_plural(src.order, 'mode')}) to {p.dst} "
-                f"({_plural(dst.order, 'mode')}): the orders must match", p.dst_loc)
-            return
-        modes = p.mode_map(src.order)
-        if sorted(modes) != list(range(src.order)):
-            err(f"permute modes ({', '.join(map(str, modes))}) are not a permutation of "
-                f"0..{src.order - 1} (the modes of {p.src})", p.modes_loc)
-            return
-        want = tuple(src.dims[k] for k in modes)
-        if tuple(dst.dims) != want:
-            show = ", ".join(map(str, want))
-            err(f"permute makes {p.dst}[{', '.join(map(str, dst.dims))}], but {p.src}"
-                f"[{', '.join(map(str, src.dims))}] permuted by modes "
-                f"({', '.join(map(str, modes))}) has dims [{show}]", p.dst_loc)
-        if (src.block, src.format.blocked) != (dst.block, dst.format.blocked):
-            blocked = dst if src.block is None else src
-            if src.block is not None and dst.block is not None:
-                err(f"permute from {p.src} (block {src.block or 'none'}) to {p.dst} "
-                    f"(block {dst.block or 'none'}): the block sizes must match", p.dst_loc)
-            elif (tuple(modes) != tuple(range(src.order))
-                  or blocked.format.mode_order != tuple(range(src.order))):
-                err(f"permute from {p.src} (block {src.block or 'none'}) to {p.dst} "
-                    f"(block {dst.block or 'none'}): a permute that blocks or unblocks a "
-                    f"tensor keeps the modes, and the blocked side is stored row-major",
-                    p.dst_loc)
-            elif any(isinstance(x, int) and x % blocked.block for x in blocked.dims):
-                err(f"permute from {p.src} to {p.dst}: block size {blocked.block} does not "
-                    f"divide the dims of {blocked.name}", p.dst_loc)
+        modes = _permute_modes(p, src, dst, err)
+        if modes is not None:
+            _permute_blocks(p, src, dst, modes, err)
 
     # -- decompose steps ---------------------------------------------------------------------
     def decompose(self, d: Decompose, made_by: dict) -> None:
