@@ -172,6 +172,35 @@ def _permute_blocks(p: Permute, src, dst, modes, err) -> None:
             f"divide the dims of {blocked.name}", p.dst_loc)
 
 
+# ---- the checks of a decompose step's part (_Verifier.decompose) -----------------------------
+def _decompose_part(d: Decompose, src, t, last: bool, thr, loc, made_by: dict, err) -> None:
+    """Part `t` of step `d` (the residual when `last`, threshold `thr`): a temp of SRC's dims
+    made by this step alone (recorded in `made_by`), blocked with a threshold in (0, 1] unless
+    it is the residual, with dense and compressed levels only."""
+    name = t.name
+    if t.role != "temp":
+        err(f"decompose makes tensor {name}, which is an {t.role}: a part must be a "
+            "temp", loc)
+    if name in made_by:
+        err(f"tensor {name} is made twice, by `{made_by[name].name}` and again here",
+            loc)
+    made_by.setdefault(name, d)
+    if tuple(t.dims) != tuple(src.dims):
+        err(f"part {name}[{', '.join(map(str, t.dims))}] must have the dims of "
+            f"{d.src}[{', '.join(map(str, src.dims))}]", loc)
+    if last and (thr is not None or t.format.blocked):
+        err(f"the last part {name} is the residual: unblocked, without a threshold",
+            loc)
+    elif not last and (thr is None or not t.format.blocked):
+        err(f"part {name} must be blocked, with a threshold (`{name} >= 0.5`); only "
+            "the last part, the residual, is not", loc)
+    elif thr is not None and not 0 < thr <= 1:
+        err(f"threshold {thr!r} of part {name} is not in (0, 1]", loc)
+    odd = [lv for lv in t.format.levels if lv not in ("dense", "compressed")]
+    if odd:
+        err(f"part {name}: its {odd[0]} levels are not supported", loc)
+
+
 class _Verifier:
     def __init__(self, m: Module, sink: DiagnosticSink):
         self.m = m
@@ -218,26 +247,30 @@ class _Verifier:
                 self.error(f"graph {g.name} is defined twice", g.loc, g)
                 self.sink.note("first defined here", seen[g.name].loc)
             seen.setdefault(g.name, g)
-            ok_nodes = self.structure(g)
-            reads, writes = self.tensor_uses(g, ok_nodes)
-            for name, (node, loc) in sorted(reads.items()):
-                t = self.tensors[name]
-                if t.role != "input" and name not in written_by and name not in made_by:
-                    self.error(f"graph {g.name} reads {t.role} tensor {name} before any graph "
-                               "writes it", loc, g, node)
-            for name, (node, loc) in sorted(writes.items()):
-                if name in made_by:
-                    self.error(f"tensor {name} is made by `{made_by[name].name}` and written "
-                               f"again by graph {g.name}", loc, g, node)
-                elif name in written_by:
-                    self.error(f"tensor {name} is written by graph {written_by[name].name} and "
-                               f"again by graph {g.name}", loc, g, node)
-                else:
-                    written_by[name] = g
+            self.graph_tensors(g, written_by, made_by)
         for t in self.m.tensors:
             if t.role == "output" and t.name not in written_by and self.m.graphs:
                 self.sink.error(f"output tensor {t.name} is never written", t.loc)
         self.schedules()
+
+    def graph_tensors(self, g: Graph, written_by: dict, made_by: dict) -> None:
+        """Graph g's structure and tensor uses: what it reads is an input or written before,
+        what it writes no earlier graph or step made (recorded in `written_by`)."""
+        reads, writes = self.tensor_uses(g, self.structure(g))
+        for name, (node, loc) in sorted(reads.items()):
+            t = self.tensors[name]
+            if t.role != "input" and name not in written_by and name not in made_by:
+                self.error(f"graph {g.name} reads {t.role} tensor {name} before any graph "
+                           "writes it", loc, g, node)
+        for name, (node, loc) in sorted(writes.items()):
+            if name in made_by:
+                self.error(f"tensor {name} is made by `{made_by[name].name}` and written "
+                           f"again by graph {g.name}", loc, g, node)
+            elif name in written_by:
+                self.error(f"tensor {name} is written by graph {written_by[name].name} and "
+                           f"again by graph {g.name}", loc, g, node)
+            else:
+                written_by[name] = g
 
     # -- schedule directives -----------------------------------------------------------------
     def schedules(self) -> None:
@@ -320,28 +353,7 @@ class _Verifier:
             if t is None:
                 err(f"decompose makes tensor {name}, which is not declared", loc)
                 continue
-            if t.role != "temp":
-                err(f"decompose makes tensor {name}, which is an {t.role}: a part must be a "
-                    "temp", loc)
-            if name in made_by:
-                err(f"tensor {name} is made twice, by `{made_by[name].name}` and again here",
-                    loc)
-            made_by.setdefault(name, d)
-            if tuple(t.dims) != tuple(src.dims):
-                err(f"part {name}[{', '.join(map(str, t.dims))}] must have the dims of "
-                    f"{d.src}[{', '.join(map(str, src.dims))}]", loc)
-            last = k == len(d.parts) - 1
-            if last and (thr is not None or t.format.blocked):
-                err(f"the last part {name} is the residual: unblocked, without a threshold",
-                    loc)
-            elif not last and (thr is None or not t.format.blocked):
-                err(f"part {name} must be blocked, with a threshold (`{name} >= 0.5`); only "
-                    "the last part, the residual, is not", loc)
-            elif thr is not None and not 0 < thr <= 1:
-                err(f"threshold {thr!r} of part {name} is not in (0, 1]", loc)
-            odd = [lv for lv in t.format.levels if lv not in ("dense", "compressed")]
-            if odd:
-                err(f"part {name}: its {odd[0]} levels are not supported", loc)
+            _decompose_part(d, src, t, k == len(d.parts) - 1, thr, loc, made_by, err)
 
     # -- per graph structure -----------------------------------------------------------------
     def structure(self, g: Graph) -> set[Node]:
@@ -384,14 +396,11 @@ class _Verifier:
 
     def ports(self, g: Graph, n: Node, producer: dict[Stream, Node],
               names: dict[Stream, str]) -> bool:
+        """Node n's operands defined, as many operands and results as its kind's signature
+        has, each operand of its port's stream kind, each result of the kind its operands
+        make it; False when any is not."""
         sig = n.signature(len(n.inputs))
-        good = True
-        for i, s in enumerate(n.inputs):
-            if s not in producer:
-                loc = n.operand_locs[i] if i < len(n.operand_locs) else n.loc
-                what = f"stream %{s.name}" if s.name else f"operand {i + 1} of {n.KIND}"
-                self.error(f"{what} is used but never defined", loc, g, n)
-                good = False
+        good = self._operands_defined(g, n, producer)
         if len(n.inputs) != len(sig.inputs):
             self.error(f"{n.KIND} expects {sig.arity}, got {len(n.inputs)}", n.loc, g, n)
             return False
@@ -401,6 +410,23 @@ class _Verifier:
                        f"but {len(n.outputs)} {'is' if len(n.outputs) == 1 else 'are'} named",
                        n.result_locs[0] if n.result_locs else n.loc, g, n)
             good = False
+        good = self._operand_kinds(g, n, sig, names) and good
+        if good and len(n.outputs) == len(sig.outputs):
+            good = self._result_kinds(g, n)
+        return good
+
+    def _operands_defined(self, g: Graph, n: Node, producer: dict[Stream, Node]) -> bool:
+        good = True
+        for i, s in enumerate(n.inputs):
+            if s not in producer:
+                loc = n.operand_locs[i] if i < len(n.operand_locs) else n.loc
+                what = f"stream %{s.name}" if s.name else f"operand {i + 1} of {n.KIND}"
+                self.error(f"{what} is used but never defined", loc, g, n)
+                good = False
+        return good
+
+    def _operand_kinds(self, g: Graph, n: Node, sig, names: dict[Stream, str]) -> bool:
+        good = True
         first = n.inputs[0].kind if n.inputs else None
         for i, (s, port) in enumerate(zip(n.inputs, sig.inputs)):
             kinds = (first,) if port.kinds == (SAME,) else port.kinds
@@ -413,15 +439,18 @@ class _Verifier:
             self.error(f"operand {i + 1} of {n.KIND} ({port.name}) must be a {want} stream, "
                        f"but {self.name(s, names)} is {_KIND_TEXT[s.kind]} stream", loc, g, n)
             good = False
-        if good and len(n.outputs) == len(sig.outputs):
-            # Results typed "like operand 1" must follow it (a pass may have rewired the input).
-            derived = n.output_kinds([s.kind for s in n.inputs])
-            for i, (s, kind) in enumerate(zip(n.outputs, derived)):
-                if kind is not None and s.kind is not None and s.kind != kind:
-                    loc = n.result_locs[i] if i < len(n.result_locs) else n.loc
-                    self.error(f"result {i + 1} of {n.KIND} is {_KIND_TEXT[s.kind]} stream, but "
-                               f"its operands make it {_KIND_TEXT[kind]} stream", loc, g, n)
-                    good = False
+        return good
+
+    def _result_kinds(self, g: Graph, n: Node) -> bool:
+        # Results typed "like operand 1" must follow it (a pass may have rewired the input).
+        good = True
+        derived = n.output_kinds([s.kind for s in n.inputs])
+        for i, (s, kind) in enumerate(zip(n.outputs, derived)):
+            if kind is not None and s.kind is not None and s.kind != kind:
+                loc = n.result_locs[i] if i < len(n.result_locs) else n.loc
+                self.error(f"result {i + 1} of {n.KIND} is {_KIND_TEXT[s.kind]} stream, but "
+                           f"its operands make it {_KIND_TEXT[kind]} stream", loc, g, n)
+                good = False
         return good
 
     def dangling(self, g: Graph, names: dict[Stream, str]) -> None:
@@ -747,33 +776,39 @@ def _attr_problems(owner):
             yield spec, problem
 
 
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_name(v: Any) -> bool:
+    return isinstance(v, str) and bool(_IDENT.match(v))
+
+
+#: Attribute type -> (whether a value is one, what was expected); "enum" is _type_problem's.
+_VALUE_TYPES = {
+    "ident": (_is_name, "a name"),
+    "int": (_is_int, "an integer"),
+    "nat": (lambda v: _is_int(v) and v >= 0, "an integer >= 0"),
+    "pos": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
+    "float": (lambda v: (_is_int(v) or isinstance(v, float))
+              and not (isinstance(v, float) and math.isnan(v)), "a number"),
+    "int_list": (lambda v: isinstance(v, list) and all(_is_int(x) and x >= 0 for x in v),
+                 "a list of integers >= 0"),
+    "ident_list": (lambda v: isinstance(v, list) and all(map(_is_name, v))
+                   and len(set(v)) == len(v), "a list of distinct names"),
+}
+
+
 def _type_problem(v: Any, type_: str, choices: tuple[str, ...]) -> str | None:
     """Why `v` is not a value of attribute type `type_`, or None if it is."""
-    is_int = isinstance(v, int) and not isinstance(v, bool)
-    if type_ == "ident":
-        return None if isinstance(v, str) and _IDENT.match(v) else f"expected a name, got {_show(v)}"
-    if type_ == "int":
-        return None if is_int else f"expected an integer, got {_show(v)}"
-    if type_ == "nat":
-        return None if is_int and v >= 0 else f"expected an integer >= 0, got {_show(v)}"
-    if type_ == "pos":
-        return None if is_int and v >= 1 else f"expected an integer >= 1, got {_show(v)}"
-    if type_ == "float":
-        ok = (is_int or isinstance(v, float)) and not (isinstance(v, float) and math.isnan(v))
-        return None if ok else f"expected a number, got {_show(v)}"
     if type_ == "enum":
         if isinstance(v, str) and v in choices:
             return None
         return f"unknown value {_show(v)}; expected one of {', '.join(choices)}"
-    if type_ == "int_list":
-        ok = isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool)
-                                         and x >= 0 for x in v)
-        return None if ok else f"expected a list of integers >= 0, got {_show(v)}"
-    if type_ == "ident_list":
-        ok = isinstance(v, list) and all(isinstance(x, str) and _IDENT.match(x) for x in v) \
-            and len(set(v)) == len(v)
-        return None if ok else f"expected a list of distinct names, got {_show(v)}"
-    raise AssertionError(type_)
+    if type_ not in _VALUE_TYPES:
+        raise AssertionError(type_)
+    ok, expected = _VALUE_TYPES[type_]
+    return None if ok(v) else f"expected {expected}, got {_show(v)}"
 
 
 def _show(v: Any) -> str:
