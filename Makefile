@@ -54,7 +54,8 @@ test: $(STAMP) lint
 # (.ci/complexity), and lizard (pinned there too): no C++ function of the compiled engine
 # (sim/cpp) above cyclomatic complexity 25, lizard's measure; it prints any function above it.
 THIN_CODE := fuseflowc/commands fuseflowc/sweep/spec.py fuseflowc/samml/verify.py \
-  fuseflowc/sweep/grid.py fuseflowc/sweep/runner.py fuseflowc/sweep/worker.py fuseflowc/sweep/cluster.py
+  fuseflowc/sweep/grid.py fuseflowc/sweep/runner.py fuseflowc/sweep/worker.py fuseflowc/sweep/cluster.py \
+  fuseflowc/sweep/utilization.py
 lint: $(STAMP)
 	$(VENV)/bin/ruff check fuseflowc sim tests setup.py
 	$(PY) .ci/complexity 15 $(THIN_CODE)
