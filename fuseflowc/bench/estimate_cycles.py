@@ -137,7 +137,7 @@ def main(argv=None) -> int:
     ap.add_argument("-v", "--verbose", action="store_true", help="one line per configuration")
     args = ap.parse_args(argv)
     from fuseflowc.diagnostics import UserError
-    from fuseflowc.sweep.grid import expand
+    from fuseflowc.sweep.grid import expand_counted
     from fuseflowc.sweep.spec import parse_spec
 
     cached: dict = {}
@@ -156,7 +156,7 @@ def main(argv=None) -> int:
                 bad_specs += 1
                 continue
             base = os.path.dirname(spec.path) or "."
-            for config in expand(spec):
+            for config in expand_counted(spec):
                 if config["id"] in seen:
                     continue
                 seen.add(config["id"])

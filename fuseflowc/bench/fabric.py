@@ -103,7 +103,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     from fuseflowc.diagnostics import UserError
     from fuseflowc.fabric import PRESETS
-    from fuseflowc.sweep.grid import expand
+    from fuseflowc.sweep.grid import expand_counted
     from fuseflowc.sweep.spec import parse_spec
     fabrics = [f.strip() for f in args.fabrics.split(",") if f.strip()]
     bad = [f for f in fabrics if f not in PRESETS]
@@ -120,7 +120,7 @@ def main(argv=None) -> int:
                 failed += 1
                 continue
             base = os.path.dirname(spec.path) or "."
-            every = expand(spec)
+            every = expand_counted(spec)
             wanted = VARIANTS if any(c["variant"] == "full" for c in every) \
                 else VARIANTS[:2] + (FULL_STORED,)
             configs = [c for c in every if c["variant"] in wanted]

@@ -83,14 +83,14 @@ def order_run(config: dict, row: dict, listing: dict[str, list[tuple[str, ...]]]
 def read_runs(spec_path: str, results: str) -> list[OrderRun]:
     """The OrderRuns of every configuration of the spec, in grid order, from its results file
     (a configuration without a row there is a UserError: the sweep has not finished)."""
-    from fuseflowc.sweep.grid import expand
+    from fuseflowc.sweep.grid import expand_counted
     from fuseflowc.sweep.results import read_rows
     from fuseflowc.sweep.spec import parse_spec
     spec = parse_spec(spec_path)
     rows = {r["id"]: r for r in read_rows(results)}
     listings: dict[tuple, dict] = {}
     runs = []
-    for config in expand(spec):
+    for config in expand_counted(spec):
         if config["orders"] is None:
             raise UserError(f"{spec_path}: {config['variant']}: every program of an order "
                             f"sweep needs orders = \"product\" (and must fuse)")

@@ -307,11 +307,11 @@ def unrun_configurations(spec: Path, rows: list[dict]) -> list[str]:
     """The configurations of `spec` with no row in `rows`, described (or why the spec could not
     be read): a run cut short is visible, never a silent gap."""
     from ..diagnostics import UserError
-    from ..sweep.grid import expand
+    from ..sweep.grid import expand_counted
     from ..sweep.runner import describe
     from ..sweep.spec import parse_spec
     try:
-        configs = expand(parse_spec(str(spec)))
+        configs = expand_counted(parse_spec(str(spec)))
     except UserError as e:
         return [f"{spec.name}: cannot read the spec: {e.format().splitlines()[0]}"]
     done = {r["id"] for r in rows}

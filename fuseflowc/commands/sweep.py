@@ -45,7 +45,10 @@ def _executor(ctx, param, value: str) -> str:
               help="Stop a configuration after this much wall time; it becomes a row with "
                    "status timeout (default: the spec's timeout, else none).")
 @click.option("--dry-run", is_flag=True,
-              help="List the configurations (id, what, whether done) on stdout; run nothing.")
+              help="List the configurations (id, what, whether done) on stdout; run nothing, "
+                   "compile nothing: a program with orders = \"all\" or \"product\" is one "
+                   "`count` line per pipeline, data set and arch (its orders are counted when "
+                   "the sweep runs).")
 @click.option("--executor", default="local", show_default=True, metavar="local|dask://HOST:PORT",
               callback=_executor,
               help="Where configurations run: local worker processes (-j), or the workers of "
@@ -75,7 +78,7 @@ def cmd(spec: str, results: str, jobs: int, prune: float | None, timeout: float 
       fuseflowc sweep spec.toml -o r.csv --executor dask://scheduler:8786 --strict
       fuseflowc report results/gcn.csv -o results/gcn-report
     """
-    from ..sweep.grid import expand
+    from ..sweep.grid import expand, is_pending
     from ..sweep.results import read_rows_if_any, results_kind
     from ..sweep.runner import describe, run_sweep
     from ..sweep.spec import parse_spec
@@ -86,9 +89,15 @@ def cmd(spec: str, results: str, jobs: int, prune: float | None, timeout: float 
         done = {r["id"] for r in read_rows_if_any(results)}
         configs = expand(s)
         for c in configs:
-            click.echo(f"{'done' if c['id'] in done else 'todo'}  {describe(c)}")
+            status = "count" if is_pending(c) else "done" if c["id"] in done else "todo"
+            click.echo(f"{status}  {describe(c)}")
+        pending = sum(map(is_pending, configs))
         n = sum(c["id"] in done for c in configs)
-        click.echo(f"sweep: {len(configs)} configurations, {n} already in {results}", err=True)
+        click.echo(f"sweep: {len(configs) - pending} configurations, {n} already in {results}"
+                   + (f"; {pending} count line(s): orders = \"all\" or \"product\", counted "
+                      f"when the sweep runs (it compiles each program once per schedule)"
+                      if pending else ""),
+                   err=True)
         return
     summary = run_sweep(s, results, jobs, prune, timeout, executor)
     click.echo(summary.text(results, strict), err=True)

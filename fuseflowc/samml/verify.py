@@ -98,6 +98,109 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
+# ---- the checks of a permute step (_Verifier.permute); `err(msg, loc)` reports one -----------
+def _permute_declared(p: Permute, src, dst, err) -> bool:
+    """SRC and DST declared and distinct; False when not (nothing else can be checked)."""
+    if src is None:
+        err(f"permute reads tensor {p.src}, which is not declared", p.src_loc)
+    if dst is None:
+        err(f"permute makes tensor {p.dst}, which is not declared", p.dst_loc)
+    if src is None or dst is None:
+        return False
+    if p.src == p.dst:
+        err(f"permute makes tensor {p.dst} from itself", p.dst_loc)
+        return False
+    return True
+
+
+def _permute_sources(p: Permute, src, dst, written_by: dict, made_by: dict, err) -> None:
+    """SRC available (an input, or written or made earlier); DST a temp made by this step
+    alone (recorded in `made_by`)."""
+    if src.role != "input" and p.src not in written_by and p.src not in made_by:
+        err(f"permute reads {src.role} tensor {p.src} before any graph writes it",
+            p.src_loc)
+    if dst.role != "temp":
+        err(f"permute makes tensor {p.dst}, which is an {dst.role}: the destination of a "
+            "permute must be a temp", p.dst_loc)
+    if p.dst in made_by:
+        err(f"tensor {p.dst} is made twice, by `{made_by[p.dst].name}` and again here",
+            p.dst_loc)
+    elif p.dst in written_by:
+        err(f"tensor {p.dst} is written by graph {written_by[p.dst].name}: the destination "
+            "of a permute is made by the step alone", p.dst_loc)
+    made_by.setdefault(p.dst, p)
+
+
+def _permute_modes(p: Permute, src, dst, err) -> list[int] | None:
+    """The step's modes when SRC and DST have the same order and the modes are a permutation
+    of it (None otherwise); DST's dims must be SRC's permuted by them."""
+    if src.order != dst.order:
+        err(f"permute from {p.src} ({_plural(src.order, 'mode')}) to {p.dst} "
+            f"({_plural(dst.order, 'mode')}): the orders must match", p.dst_loc)
+        return None
+    modes = p.mode_map(src.order)
+    if sorted(modes) != list(range(src.order)):
+        err(f"permute modes ({', '.join(map(str, modes))}) are not a permutation of "
+            f"0..{src.order - 1} (the modes of {p.src})", p.modes_loc)
+        return None
+    want = tuple(src.dims[k] for k in modes)
+    if tuple(dst.dims) != want:
+        show = ", ".join(map(str, want))
+        err(f"permute makes {p.dst}[{', '.join(map(str, dst.dims))}], but {p.src}"
+            f"[{', '.join(map(str, src.dims))}] permuted by modes "
+            f"({', '.join(map(str, modes))}) has dims [{show}]", p.dst_loc)
+    return modes
+
+
+def _permute_blocks(p: Permute, src, dst, modes, err) -> None:
+    """The same block size on both sides; a step that blocks or unblocks keeps the modes, its
+    blocked side stored row-major with dims the block size divides."""
+    if (src.block, src.format.blocked) == (dst.block, dst.format.blocked):
+        return
+    blocked = dst if src.block is None else src
+    if src.block is not None and dst.block is not None:
+        err(f"permute from {p.src} (block {src.block or 'none'}) to {p.dst} "
+            f"(block {dst.block or 'none'}): the block sizes must match", p.dst_loc)
+    elif (tuple(modes) != tuple(range(src.order))
+          or blocked.format.mode_order != tuple(range(src.order))):
+        err(f"permute from {p.src} (block {src.block or 'none'}) to {p.dst} "
+            f"(block {dst.block or 'none'}): a permute that blocks or unblocks a "
+            f"tensor keeps the modes, and the blocked side is stored row-major",
+            p.dst_loc)
+    elif any(isinstance(x, int) and x % blocked.block for x in blocked.dims):
+        err(f"permute from {p.src} to {p.dst}: block size {blocked.block} does not "
+            f"divide the dims of {blocked.name}", p.dst_loc)
+
+
+# ---- the checks of a decompose step's part (_Verifier.decompose) -----------------------------
+def _decompose_part(d: Decompose, src, t, last: bool, thr, loc, made_by: dict, err) -> None:
+    """Part `t` of step `d` (the residual when `last`, threshold `thr`): a temp of SRC's dims
+    made by this step alone (recorded in `made_by`), blocked with a threshold in (0, 1] unless
+    it is the residual, with dense and compressed levels only."""
+    name = t.name
+    if t.role != "temp":
+        err(f"decompose makes tensor {name}, which is an {t.role}: a part must be a "
+            "temp", loc)
+    if name in made_by:
+        err(f"tensor {name} is made twice, by `{made_by[name].name}` and again here",
+            loc)
+    made_by.setdefault(name, d)
+    if tuple(t.dims) != tuple(src.dims):
+        err(f"part {name}[{', '.join(map(str, t.dims))}] must have the dims of "
+            f"{d.src}[{', '.join(map(str, src.dims))}]", loc)
+    if last and (thr is not None or t.format.blocked):
+        err(f"the last part {name} is the residual: unblocked, without a threshold",
+            loc)
+    elif not last and (thr is None or not t.format.blocked):
+        err(f"part {name} must be blocked, with a threshold (`{name} >= 0.5`); only "
+            "the last part, the residual, is not", loc)
+    elif thr is not None and not 0 < thr <= 1:
+        err(f"threshold {thr!r} of part {name} is not in (0, 1]", loc)
+    odd = [lv for lv in t.format.levels if lv not in ("dense", "compressed")]
+    if odd:
+        err(f"part {name}: its {odd[0]} levels are not supported", loc)
+
+
 class _Verifier:
     def __init__(self, m: Module, sink: DiagnosticSink):
         self.m = m
@@ -144,26 +247,30 @@ class _Verifier:
                 self.error(f"graph {g.name} is defined twice", g.loc, g)
                 self.sink.note("first defined here", seen[g.name].loc)
             seen.setdefault(g.name, g)
-            ok_nodes = self.structure(g)
-            reads, writes = self.tensor_uses(g, ok_nodes)
-            for name, (node, loc) in sorted(reads.items()):
-                t = self.tensors[name]
-                if t.role != "input" and name not in written_by and name not in made_by:
-                    self.error(f"graph {g.name} reads {t.role} tensor {name} before any graph "
-                               "writes it", loc, g, node)
-            for name, (node, loc) in sorted(writes.items()):
-                if name in made_by:
-                    self.error(f"tensor {name} is made by `{made_by[name].name}` and written "
-                               f"again by graph {g.name}", loc, g, node)
-                elif name in written_by:
-                    self.error(f"tensor {name} is written by graph {written_by[name].name} and "
-                               f"again by graph {g.name}", loc, g, node)
-                else:
-                    written_by[name] = g
+            self.graph_tensors(g, written_by, made_by)
         for t in self.m.tensors:
             if t.role == "output" and t.name not in written_by and self.m.graphs:
                 self.sink.error(f"output tensor {t.name} is never written", t.loc)
         self.schedules()
+
+    def graph_tensors(self, g: Graph, written_by: dict, made_by: dict) -> None:
+        """Graph g's structure and tensor uses: what it reads is an input or written before,
+        what it writes no earlier graph or step made (recorded in `written_by`)."""
+        reads, writes = self.tensor_uses(g, self.structure(g))
+        for name, (node, loc) in sorted(reads.items()):
+            t = self.tensors[name]
+            if t.role != "input" and name not in written_by and name not in made_by:
+                self.error(f"graph {g.name} reads {t.role} tensor {name} before any graph "
+                           "writes it", loc, g, node)
+        for name, (node, loc) in sorted(writes.items()):
+            if name in made_by:
+                self.error(f"tensor {name} is made by `{made_by[name].name}` and written "
+                           f"again by graph {g.name}", loc, g, node)
+            elif name in written_by:
+                self.error(f"tensor {name} is written by graph {written_by[name].name} and "
+                           f"again by graph {g.name}", loc, g, node)
+            else:
+                written_by[name] = g
 
     # -- schedule directives -----------------------------------------------------------------
     def schedules(self) -> None:
@@ -213,64 +320,17 @@ class _Verifier:
         def err(msg: str, loc: Loc | None) -> None:
             self.sink.error(msg + where, loc or p.loc)
         src, dst = self.tensors.get(p.src), self.tensors.get(p.dst)
-        if src is None:
-            err(f"permute reads tensor {p.src}, which is not declared", p.src_loc)
-        if dst is None:
-            err(f"permute makes tensor {p.dst}, which is not declared", p.dst_loc)
-        if src is None or dst is None:
+        if not _permute_declared(p, src, dst, err):
             return
-        if p.src == p.dst:
-            err(f"permute makes tensor {p.dst} from itself", p.dst_loc)
+        _permute_sources(p, src, dst, written_by, made_by, err)
+        if "fixed" in dst.format.kinds:
+            # a permuted fiber can be longer than c: the copy stores compressed levels
+            err(f"permute into tensor {dst.name}: its compressed(c) levels could not hold "
+                f"the permuted fibers; declare them compressed", p.dst_loc)
             return
-        if src.role != "input" and p.src not in written_by and p.src not in made_by:
-            err(f"permute reads {src.role} tensor {p.src} before any graph writes it",
-                p.src_loc)
-        if dst.role != "temp":
-            err(f"permute makes tensor {p.dst}, which is an {dst.role}: the destination of a "
-                "permute must be a temp", p.dst_loc)
-        if p.dst in made_by:
-            err(f"tensor {p.dst} is made twice, by `{made_by[p.dst].name}` and again here",
-                p.dst_loc)
-        elif p.dst in written_by:
-            err(f"tensor {p.dst} is written by graph {written_by[p.dst].name}: the destination "
-                "of a permute is made by the step alone", p.dst_loc)
-        made_by.setdefault(p.dst, p)
-        for t in (src, dst):
-            odd = [lv for lv in t.format.kinds if lv not in ("dense", "compressed")]
-            if odd and t is dst and "fixed" in odd:
-                # a permuted fiber can be longer than c: the copy stores compressed levels
-                err(f"permute into tensor {t.name}: its compressed(c) levels could not hold "
-                    f"the permuted fibers; declare them compressed", p.dst_loc)
-                return
-        if src.order != dst.order:
-            err(f"permute from {p.src} ({_plural(src.order, 'mode')}) to {p.dst} "
-                f"({_plural(dst.order, 'mode')}): the orders must match", p.dst_loc)
-            return
-        modes = p.mode_map(src.order)
-        if sorted(modes) != list(range(src.order)):
-            err(f"permute modes ({', '.join(map(str, modes))}) are not a permutation of "
-                f"0..{src.order - 1} (the modes of {p.src})", p.modes_loc)
-            return
-        want = tuple(src.dims[k] for k in modes)
-        if tuple(dst.dims) != want:
-            show = ", ".join(map(str, want))
-            err(f"permute makes {p.dst}[{', '.join(map(str, dst.dims))}], but {p.src}"
-                f"[{', '.join(map(str, src.dims))}] permuted by modes "
-                f"({', '.join(map(str, modes))}) has dims [{show}]", p.dst_loc)
-        if (src.block, src.format.blocked) != (dst.block, dst.format.blocked):
-            blocked = dst if src.block is None else src
-            if src.block is not None and dst.block is not None:
-                err(f"permute from {p.src} (block {src.block or 'none'}) to {p.dst} "
-                    f"(block {dst.block or 'none'}): the block sizes must match", p.dst_loc)
-            elif (tuple(modes) != tuple(range(src.order))
-                  or blocked.format.mode_order != tuple(range(src.order))):
-                err(f"permute from {p.src} (block {src.block or 'none'}) to {p.dst} "
-                    f"(block {dst.block or 'none'}): a permute that blocks or unblocks a "
-                    f"tensor keeps the modes, and the blocked side is stored row-major",
-                    p.dst_loc)
-            elif any(isinstance(x, int) and x % blocked.block for x in blocked.dims):
-                err(f"permute from {p.src} to {p.dst}: block size {blocked.block} does not "
-                    f"divide the dims of {blocked.name}", p.dst_loc)
+        modes = _permute_modes(p, src, dst, err)
+        if modes is not None:
+            _permute_blocks(p, src, dst, modes, err)
 
     # -- decompose steps ---------------------------------------------------------------------
     def decompose(self, d: Decompose, made_by: dict) -> None:
@@ -293,28 +353,7 @@ class _Verifier:
             if t is None:
                 err(f"decompose makes tensor {name}, which is not declared", loc)
                 continue
-            if t.role != "temp":
-                err(f"decompose makes tensor {name}, which is an {t.role}: a part must be a "
-                    "temp", loc)
-            if name in made_by:
-                err(f"tensor {name} is made twice, by `{made_by[name].name}` and again here",
-                    loc)
-            made_by.setdefault(name, d)
-            if tuple(t.dims) != tuple(src.dims):
-                err(f"part {name}[{', '.join(map(str, t.dims))}] must have the dims of "
-                    f"{d.src}[{', '.join(map(str, src.dims))}]", loc)
-            last = k == len(d.parts) - 1
-            if last and (thr is not None or t.format.blocked):
-                err(f"the last part {name} is the residual: unblocked, without a threshold",
-                    loc)
-            elif not last and (thr is None or not t.format.blocked):
-                err(f"part {name} must be blocked, with a threshold (`{name} >= 0.5`); only "
-                    "the last part, the residual, is not", loc)
-            elif thr is not None and not 0 < thr <= 1:
-                err(f"threshold {thr!r} of part {name} is not in (0, 1]", loc)
-            odd = [lv for lv in t.format.levels if lv not in ("dense", "compressed")]
-            if odd:
-                err(f"part {name}: its {odd[0]} levels are not supported", loc)
+            _decompose_part(d, src, t, k == len(d.parts) - 1, thr, loc, made_by, err)
 
     # -- per graph structure -----------------------------------------------------------------
     def structure(self, g: Graph) -> set[Node]:
@@ -357,14 +396,11 @@ class _Verifier:
 
     def ports(self, g: Graph, n: Node, producer: dict[Stream, Node],
               names: dict[Stream, str]) -> bool:
+        """Node n's operands defined, as many operands and results as its kind's signature
+        has, each operand of its port's stream kind, each result of the kind its operands
+        make it; False when any is not."""
         sig = n.signature(len(n.inputs))
-        good = True
-        for i, s in enumerate(n.inputs):
-            if s not in producer:
-                loc = n.operand_locs[i] if i < len(n.operand_locs) else n.loc
-                what = f"stream %{s.name}" if s.name else f"operand {i + 1} of {n.KIND}"
-                self.error(f"{what} is used but never defined", loc, g, n)
-                good = False
+        good = self._operands_defined(g, n, producer)
         if len(n.inputs) != len(sig.inputs):
             self.error(f"{n.KIND} expects {sig.arity}, got {len(n.inputs)}", n.loc, g, n)
             return False
@@ -374,6 +410,23 @@ class _Verifier:
                        f"but {len(n.outputs)} {'is' if len(n.outputs) == 1 else 'are'} named",
                        n.result_locs[0] if n.result_locs else n.loc, g, n)
             good = False
+        good = self._operand_kinds(g, n, sig, names) and good
+        if good and len(n.outputs) == len(sig.outputs):
+            good = self._result_kinds(g, n)
+        return good
+
+    def _operands_defined(self, g: Graph, n: Node, producer: dict[Stream, Node]) -> bool:
+        good = True
+        for i, s in enumerate(n.inputs):
+            if s not in producer:
+                loc = n.operand_locs[i] if i < len(n.operand_locs) else n.loc
+                what = f"stream %{s.name}" if s.name else f"operand {i + 1} of {n.KIND}"
+                self.error(f"{what} is used but never defined", loc, g, n)
+                good = False
+        return good
+
+    def _operand_kinds(self, g: Graph, n: Node, sig, names: dict[Stream, str]) -> bool:
+        good = True
         first = n.inputs[0].kind if n.inputs else None
         for i, (s, port) in enumerate(zip(n.inputs, sig.inputs)):
             kinds = (first,) if port.kinds == (SAME,) else port.kinds
@@ -386,15 +439,18 @@ class _Verifier:
             self.error(f"operand {i + 1} of {n.KIND} ({port.name}) must be a {want} stream, "
                        f"but {self.name(s, names)} is {_KIND_TEXT[s.kind]} stream", loc, g, n)
             good = False
-        if good and len(n.outputs) == len(sig.outputs):
-            # Results typed "like operand 1" must follow it (a pass may have rewired the input).
-            derived = n.output_kinds([s.kind for s in n.inputs])
-            for i, (s, kind) in enumerate(zip(n.outputs, derived)):
-                if kind is not None and s.kind is not None and s.kind != kind:
-                    loc = n.result_locs[i] if i < len(n.result_locs) else n.loc
-                    self.error(f"result {i + 1} of {n.KIND} is {_KIND_TEXT[s.kind]} stream, but "
-                               f"its operands make it {_KIND_TEXT[kind]} stream", loc, g, n)
-                    good = False
+        return good
+
+    def _result_kinds(self, g: Graph, n: Node) -> bool:
+        # Results typed "like operand 1" must follow it (a pass may have rewired the input).
+        good = True
+        derived = n.output_kinds([s.kind for s in n.inputs])
+        for i, (s, kind) in enumerate(zip(n.outputs, derived)):
+            if kind is not None and s.kind is not None and s.kind != kind:
+                loc = n.result_locs[i] if i < len(n.result_locs) else n.loc
+                self.error(f"result {i + 1} of {n.KIND} is {_KIND_TEXT[s.kind]} stream, but "
+                           f"its operands make it {_KIND_TEXT[kind]} stream", loc, g, n)
+                good = False
         return good
 
     def dangling(self, g: Graph, names: dict[Stream, str]) -> None:
@@ -720,33 +776,39 @@ def _attr_problems(owner):
             yield spec, problem
 
 
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_name(v: Any) -> bool:
+    return isinstance(v, str) and bool(_IDENT.match(v))
+
+
+#: Attribute type -> (whether a value is one, what was expected); "enum" is _type_problem's.
+_VALUE_TYPES = {
+    "ident": (_is_name, "a name"),
+    "int": (_is_int, "an integer"),
+    "nat": (lambda v: _is_int(v) and v >= 0, "an integer >= 0"),
+    "pos": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
+    "float": (lambda v: (_is_int(v) or isinstance(v, float))
+              and not (isinstance(v, float) and math.isnan(v)), "a number"),
+    "int_list": (lambda v: isinstance(v, list) and all(_is_int(x) and x >= 0 for x in v),
+                 "a list of integers >= 0"),
+    "ident_list": (lambda v: isinstance(v, list) and all(map(_is_name, v))
+                   and len(set(v)) == len(v), "a list of distinct names"),
+}
+
+
 def _type_problem(v: Any, type_: str, choices: tuple[str, ...]) -> str | None:
     """Why `v` is not a value of attribute type `type_`, or None if it is."""
-    is_int = isinstance(v, int) and not isinstance(v, bool)
-    if type_ == "ident":
-        return None if isinstance(v, str) and _IDENT.match(v) else f"expected a name, got {_show(v)}"
-    if type_ == "int":
-        return None if is_int else f"expected an integer, got {_show(v)}"
-    if type_ == "nat":
-        return None if is_int and v >= 0 else f"expected an integer >= 0, got {_show(v)}"
-    if type_ == "pos":
-        return None if is_int and v >= 1 else f"expected an integer >= 1, got {_show(v)}"
-    if type_ == "float":
-        ok = (is_int or isinstance(v, float)) and not (isinstance(v, float) and math.isnan(v))
-        return None if ok else f"expected a number, got {_show(v)}"
     if type_ == "enum":
         if isinstance(v, str) and v in choices:
             return None
         return f"unknown value {_show(v)}; expected one of {', '.join(choices)}"
-    if type_ == "int_list":
-        ok = isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool)
-                                         and x >= 0 for x in v)
-        return None if ok else f"expected a list of integers >= 0, got {_show(v)}"
-    if type_ == "ident_list":
-        ok = isinstance(v, list) and all(isinstance(x, str) and _IDENT.match(x) for x in v) \
-            and len(set(v)) == len(v)
-        return None if ok else f"expected a list of distinct names, got {_show(v)}"
-    raise AssertionError(type_)
+    if type_ not in _VALUE_TYPES:
+        raise AssertionError(type_)
+    ok, expected = _VALUE_TYPES[type_]
+    return None if ok(v) else f"expected {expected}, got {_show(v)}"
 
 
 def _show(v: Any) -> str:

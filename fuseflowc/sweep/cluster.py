@@ -143,22 +143,37 @@ def _root(bundle: dict) -> Path:
     return root
 
 
-def run_in_bundle(config: dict, ctx: dict, bundle: dict) -> dict:
-    """The Dask task: run one configuration on this worker against its copy of the bundle,
-    with paths in the row mapped back to the client's."""
-    from .worker import import_stages, run_config
+def _in_bundle(ctx: dict, bundle: dict) -> tuple[Path, dict]:
+    """This worker's copy of the bundle, and `ctx` pointing into it."""
+    from .worker import import_stages
 
     import_stages()
     root = _root(bundle)
-    cwd = bundle["cwd"]
-    base = str(root) + os.path.normpath(os.path.join(cwd, ctx["base"]))
+    base = str(root) + os.path.normpath(os.path.join(bundle["cwd"], ctx["base"]))
     os.makedirs(base, exist_ok=True)  # so that `base/../data` resolves even with no file in it
-    local = {**ctx, "base": base, "data_cache": str(root / "data")}
+    return root, {**ctx, "base": base, "data_cache": str(root / "data")}
+
+
+def run_in_bundle(config: dict, ctx: dict, bundle: dict) -> dict:
+    """The Dask task: run one configuration on this worker against its copy of the bundle,
+    with paths in the row mapped back to the client's."""
+    from .worker import run_config
+
+    root, local = _in_bundle(ctx, bundle)
     row = run_config(config, local)
     if row.get("error"):
         # the client would have said `<base>/x` relative to its cwd, or its absolute path
+        cwd = bundle["cwd"]
         row["error"] = row["error"].replace(str(root) + cwd + os.sep, "").replace(str(root), "")
     return row
+
+
+def count_in_bundle(config: dict, ctx: dict, bundle: dict) -> dict[str, int] | None:
+    """The Dask task of a pending configuration: count its orders on this worker
+    (worker.count_orders) against its copy of the bundle."""
+    from .worker import count_orders
+
+    return count_orders(config, _in_bundle(ctx, bundle)[1])
 
 
 def remove_bundle(token: str) -> None:
@@ -188,30 +203,51 @@ class DaskPool:
         self.tokens: set[str] = set()
 
     def rows(self, configs: list[dict], ctx: dict):
-        if not configs:
+        for c, got in self._map(run_in_bundle, configs, ctx, lambda c: c["id"]):
+            if isinstance(got, Exception):  # KilledWorker after repeated worker deaths, a
+                got = {**c, "status": "error",  # lost client
+                       "error": f"worker: {type(got).__name__}: {got}".rstrip(": ")}
+            yield got
+
+    def counts(self, tasks: list[dict], ctx: dict):
+        """(task, its region counts) for each pending configuration, as they finish."""
+        from .grid import task_key
+
+        def name(t):
+            return "count-" + hashlib.sha256(task_key(t).encode()).hexdigest()[:12]
+        for t, got in self._map(count_in_bundle, tasks, ctx, name):
+            if isinstance(got, Exception):
+                raise UserError(f"{t['model']}/{t['variant']} {t['program']}: counting its "
+                                f"orders: worker: "
+                                f"{type(got).__name__}: {got}".rstrip(": ")) from None
+            yield t, got
+
+    def _map(self, fn, items: list[dict], ctx: dict, name):
+        """(item, fn(item, ctx, bundle) or the exception it raised), as they finish; `name(item)`
+        names its task."""
+        if not items:
             return
         from dask.distributed import as_completed
 
-        bundle = make_bundle(configs, ctx["base"])
+        bundle = make_bundle(items, ctx["base"])
         self.tokens.add(bundle["token"])
         [shipped] = self.client.scatter([bundle], broadcast=True, hash=False)
         pending = []
-        for c in configs:
+        for x in items:
             # pure=False: a rerun of the same configuration is a new task, never a cached one
-            f = self.client.submit(run_in_bundle, c, ctx, shipped, pure=False,
-                                   key=f"fuseflowc-{c['id']}-{os.urandom(4).hex()}")
-            pending.append((f, c))
+            f = self.client.submit(fn, x, ctx, shipped, pure=False,
+                                   key=f"fuseflowc-{name(x)}-{os.urandom(4).hex()}")
+            pending.append((f, x))
         self.futures += [f for f, _ in pending]
-        config_of = {f.key: c for f, c in pending}
+        item_of = {f.key: x for f, x in pending}
         for f in as_completed([f for f, _ in pending], loop=self.client.loop):
-            c = config_of[f.key]
+            x = item_of[f.key]
             try:
-                row = f.result()
-            except Exception as e:  # KilledWorker after repeated worker deaths, a lost client
-                row = {**c, "status": "error",
-                       "error": f"worker: {type(e).__name__}: {e}".rstrip(": ")}
+                got = f.result()
+            except Exception as e:
+                got = e
             f.release()
-            yield row
+            yield x, got
 
     def close(self, kill: bool = False) -> None:
         """Cancel what is queued (with `kill`), or remove the workers' copies of the bundle;

@@ -11,14 +11,15 @@ import re
 import sys
 import tempfile
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
 from ..diagnostics import UserError
-from .grid import expand
+from .grid import count_tasks, expand, is_pending, task_key
 from .results import ResultsWriter, read_rows_if_any, rewrite_sorted
 from .spec import SweepSpec
 from .summary import order_label
-from .worker import ESTIMATE_KEYS, run_config, worker_init
+from .worker import ESTIMATE_KEYS, count_orders, run_config, worker_init
 
 
 @dataclass
@@ -65,8 +66,11 @@ class SweepSummary:
 
 
 def describe(config: dict) -> str:
-    """A short human name of a configuration, e.g. `3f2a9c0d1e2b gcn/full order 1 karate`."""
-    bits = [config["id"], f"{config['model']}/{config['variant']}"]
+    """A short human name of a configuration, e.g. `3f2a9c0d1e2b gcn/full order 1 karate`
+    (a pending one, whose orders are not counted yet, has no id: `gcn/full order all
+    karate`)."""
+    bits = [] if is_pending(config) else [config["id"]]
+    bits.append(f"{config['model']}/{config['variant']}")
     if config.get("inline_widened"):
         bits.append("inline-widened")
     if config.get("free_input_order"):
@@ -120,20 +124,39 @@ class _Pool:
                                             initializer=worker_init)
 
     def rows(self, configs: list[dict], ctx: dict):
+        for c, got in self._map(run_config, configs, ctx, lambda c: c["id"]):
+            if isinstance(got, Exception):  # a worker died (e.g. killed by the OS): still a row
+                got = {**c, "status": "error",
+                       "error": f"worker: {type(got).__name__}: {got}".rstrip(": ")}
+            yield got
+
+    def counts(self, tasks: list[dict], ctx: dict):
+        """(task, its region counts) for each pending configuration (grid.count_tasks), as
+        they finish: worker.count_orders in the workers."""
+        for t, got in self._map(count_orders, tasks, ctx, task_key):
+            if isinstance(got, BrokenProcessPool):  # a worker died (e.g. killed by the OS)
+                raise UserError(f"{describe(t)}: counting its orders: worker: {got}") from None
+            if isinstance(got, Exception):   # a bug in fuseflowc, as in this process
+                raise got
+            yield t, got
+
+    def _map(self, fn, items: list[dict], ctx: dict, key):
+        """(item, fn(item, ctx)) as they finish (those finished together in `key` order); in
+        a worker process, the exception it raised instead of a result."""
         if self.pool is None:
-            for c in configs:
-                yield run_config(c, ctx)
+            for x in items:
+                yield x, fn(x, ctx)
             return
-        pending = {self.pool.submit(run_config, c, ctx): c for c in configs}
+        pending = {self.pool.submit(fn, x, ctx): x for x in items}
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in sorted(done, key=lambda f: pending[f]["id"]):
-                c = pending.pop(fut)
+            for fut in sorted(done, key=lambda f: key(pending[f])):
+                x = pending.pop(fut)
                 try:
-                    yield fut.result()
-                except Exception as e:  # a worker died (e.g. killed by the OS): still a row
-                    yield {**c, "status": "error",
-                           "error": f"worker: {type(e).__name__}: {e}".rstrip(": ")}
+                    got = fut.result()
+                except Exception as e:
+                    got = e
+                yield x, got
 
     def close(self, kill: bool = False) -> None:
         """Stop the workers (at once with `kill`); closing twice is harmless."""
@@ -166,14 +189,18 @@ class _Progress:
             self.task = self.p.add_task(what, total=total, last="")
             self.p.start()
 
-    def step(self, row: dict) -> None:
+    def step(self, last: str) -> None:
+        """One more done; `last` says what."""
         if self.p is not None:
-            self.p.update(self.task, advance=1, last=f"{row['model']}/{row['variant']} "
-                                                     f"{row['status']}")
+            self.p.update(self.task, advance=1, last=last)
 
     def close(self) -> None:
         if self.p is not None:
             self.p.stop()
+
+
+def _finished(row: dict) -> str:
+    return f"{row['model']}/{row['variant']} {row['status']}"
 
 
 def prune_rows(estimated: list[dict], done: list[dict], factor: float) -> dict[str, str]:
@@ -210,11 +237,9 @@ def run_sweep(spec: SweepSpec, results: str, jobs: int = 1, prune: float | None 
     `dask://HOST:PORT`); returns the summary."""
     from .cluster import parse_executor
     parse_executor(executor)  # a bad --executor is an error before anything runs
-    configs = expand(spec)
+    grid = expand(spec)  # (compiles nothing: orders = "all" and "product" are counted below)
     done_rows = read_rows_if_any(results)
     done = {r["id"] for r in done_rows}
-    todo = [c for c in configs if c["id"] not in done]
-    summary = SweepSummary(total=len(configs), skipped=len(configs) - len(todo))
     if prune is not None:
         try:
             import fuseflowc.estimate  # noqa: F401
@@ -225,6 +250,10 @@ def run_sweep(spec: SweepSpec, results: str, jobs: int = 1, prune: float | None 
     pool = make_pool(executor, jobs)
     finished = False
     try:
+        # so is a grid that counts too many orders
+        configs = _counted(spec, grid, pool, timeout)
+        todo = [c for c in configs if c["id"] not in done]
+        summary = SweepSummary(total=len(configs), skipped=len(configs) - len(todo))
         writer = ResultsWriter(results)
         try:
             # the workers must be gone before the data cache is removed: stop them in the block
@@ -239,7 +268,7 @@ def run_sweep(spec: SweepSpec, results: str, jobs: int = 1, prune: float | None 
                         for row in pool.rows(todo, _context(spec, cache, timeout)):
                             writer.append(row)
                             summary.add(row)
-                            progress.step(row)
+                            progress.step(_finished(row))
                     finally:
                         progress.close()
                     finished = True
@@ -257,6 +286,24 @@ def run_sweep(spec: SweepSpec, results: str, jobs: int = 1, prune: float | None 
     return summary
 
 
+def _counted(spec: SweepSpec, grid: list[dict], pool, timeout: float | None) -> list[dict]:
+    """The configurations of `grid` (spec's expanded), its pending ones' orders counted by the
+    pool: in its workers, once per program and schedule, so this process compiles nothing
+    (with -j 1 the pool is this process)."""
+    tasks = count_tasks(grid)
+    if not tasks:
+        return grid
+    counts: dict[str, dict | None] = {}
+    progress = _Progress(len(tasks), "orders")
+    try:
+        for task, got in pool.counts(tasks, _context(spec, "", timeout)):
+            counts[task_key(task)] = got
+            progress.step(f"{task['model']}/{task['variant']} counted")
+    finally:
+        progress.close()
+    return expand(spec, lambda task: counts[task_key(task)])
+
+
 def _prune_phase(spec, todo, done_rows, factor, pool, cache, timeout, writer, summary):
     """Estimate every configuration to run; write the pruned ones (and those that fail to
     compile: running them again would fail the same way); return the rest, each with its
@@ -267,7 +314,7 @@ def _prune_phase(spec, todo, done_rows, factor, pool, cache, timeout, writer, su
     try:
         for row in pool.rows(todo, ctx):
             estimated[row["id"]] = row
-            progress.step(row)
+            progress.step(_finished(row))
     finally:
         progress.close()
     ok = [estimated[c["id"]] for c in todo if estimated[c["id"]].get("status") == "estimated"]

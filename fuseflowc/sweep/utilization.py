@@ -57,28 +57,8 @@ def read_trace(path: str, text: str) -> Run:
     if not isinstance(events, list):
         raise UserError(f"{path}: not a trace (no traceEvents list): give a file "
                         "`simulate --trace` wrote")
-    names: dict[tuple[int, int], str] = {}
-    kernels: dict[int, Kernel] = {}
-    open_: dict[tuple[int, int], dict] = {}
     try:
-        for e in events:
-            ph, pid = e["ph"], e["pid"]
-            if ph == "M" and e["name"] == "thread_name":
-                names[(pid, e["tid"])] = str(e["args"]["name"])
-            elif ph == "B" and e["tid"] == 0:
-                kernels[pid] = Kernel(str(e["name"]), int(e["ts"]), int(e["args"]["cycles"]))
-            elif ph == "B":
-                open_[(pid, e["tid"])] = e
-            elif ph == "E" and e["tid"] != 0:
-                b = open_.pop((pid, e["tid"]))
-                k = kernels[pid]
-                node = names[(pid, e["tid"])].split(" = ")[0]
-                k.slices.setdefault(node, []).append(
-                    (int(b["ts"]) - k.start, int(e["ts"]) - k.start, str(b["name"]),
-                     int(b["args"]["busy_cycles"])))
-                busy, stalled = k.nodes.get(node, (0, 0))
-                k.nodes[node] = (busy + int(b["args"]["busy_cycles"]),
-                                 stalled + int(b["args"]["stalled_cycles"]))
+        names, kernels = _read_events(events)
     except (KeyError, TypeError, ValueError) as e:
         raise UserError(f"{path}: not a trace `simulate --trace` wrote ({type(e).__name__}: "
                         f"{e})") from None
@@ -88,6 +68,34 @@ def read_trace(path: str, text: str) -> Run:
         if tid and pid in kernels:
             kernels[pid].nodes.setdefault(name.split(" = ")[0], (0, 0))
     return Run(label_of(path), [kernels[p] for p in sorted(kernels)], True)
+
+
+def _read_events(events: list) -> tuple[dict[tuple[int, int], str], dict[int, Kernel]]:
+    """A trace's node names by (pid, tid), and its kernels by pid with their nodes' slices and
+    totals (KeyError, TypeError or ValueError where an event is not what `simulate --trace`
+    writes)."""
+    names: dict[tuple[int, int], str] = {}
+    kernels: dict[int, Kernel] = {}
+    open_: dict[tuple[int, int], dict] = {}
+    for e in events:
+        ph, pid = e["ph"], e["pid"]
+        if ph == "M" and e["name"] == "thread_name":
+            names[(pid, e["tid"])] = str(e["args"]["name"])
+        elif ph == "B" and e["tid"] == 0:
+            kernels[pid] = Kernel(str(e["name"]), int(e["ts"]), int(e["args"]["cycles"]))
+        elif ph == "B":
+            open_[(pid, e["tid"])] = e
+        elif ph == "E" and e["tid"] != 0:
+            b = open_.pop((pid, e["tid"]))
+            k = kernels[pid]
+            node = names[(pid, e["tid"])].split(" = ")[0]
+            k.slices.setdefault(node, []).append(
+                (int(b["ts"]) - k.start, int(e["ts"]) - k.start, str(b["name"]),
+                 int(b["args"]["busy_cycles"])))
+            busy, stalled = k.nodes.get(node, (0, 0))
+            k.nodes[node] = (busy + int(b["args"]["busy_cycles"]),
+                             stalled + int(b["args"]["stalled_cycles"]))
+    return names, kernels
 
 
 def read_run(path: str, text: str) -> Run:

@@ -148,29 +148,38 @@ def schedule_facts(program) -> tuple[str, str]:
 def data_dir_for(config: dict, program, ctx: dict) -> Path:
     """The directory holding the configuration's input data: the spec's `dir`, or data made by
     gen-data's generator into the sweep's cache (keyed by the program's input declarations and
-    the data set's parameters; several workers may race to make it: the first complete
-    directory wins)."""
-    from ..data.graphs import is_named_source
-    from ..data.io import save_tensors
-    from ..reference.gendata import generate, parse_densities, parse_sizes
-
+    the data set's parameters)."""
     base = Path(ctx["base"])
     src = config["data_source"]
     if "dir" in src:
         return base / src["dir"]
-    # Keyed by what the generator reads of the program (its inputs' declarations and the
-    # dims' fixed sizes), not by the program: the fusion variants of a model share one data
-    # set, made once (a MAG-size graph takes a minute and half a gigabyte).
+    target = Path(ctx["data_cache"]) / _data_key(program, src)
+    if not target.is_dir():
+        _generate(program, src, base, target)
+    return target
+
+
+def _data_key(program, src: dict) -> str:
+    """The cache key of a generated data set: what the generator reads of the program (its
+    inputs' declarations and the dims' fixed sizes), not the program itself: the fusion
+    variants of a model share one data set, made once (a MAG-size graph takes a minute and
+    half a gigabyte)."""
     inputs = set(program.inputs)
     decls = [(t.name, [str(d) for d in t.dims], t.format.name(), t.block)
              for t in program.specs() if t.name in inputs]
     dims = [(d.name, d.size) for d in program.dims]
-    key = hashlib.sha256(json.dumps([decls, dims, src], sort_keys=True,
-                                    default=str).encode()).hexdigest()[:16]
-    cache = Path(ctx["data_cache"])
-    target = cache / key
-    if target.is_dir():
-        return target
+    return hashlib.sha256(json.dumps([decls, dims, src], sort_keys=True,
+                                     default=str).encode()).hexdigest()[:16]
+
+
+def _generate(program, src: dict, base: Path, target: Path) -> None:
+    """Make the data set `src` of gen-data parameters for `program` at `target` (beside it
+    first, then renamed: several workers may race to make it, the first complete directory
+    wins)."""
+    from ..data.graphs import is_named_source
+    from ..data.io import save_tensors
+    from ..reference.gendata import generate, parse_densities, parse_sizes
+
     # a data set serves every program of the grid: sizes of dims and densities of inputs a
     # program does not have are for the other programs
     dims = {d.name for d in program.dims}
@@ -185,13 +194,12 @@ def data_dir_for(config: dict, program, ctx: dict) -> Path:
     tensors, _ = generate(program, sizes, parse_densities(program, items), src.get("seed", 0),
                           graph, src.get("normalize", "gcn"), src.get("graph_tensor"),
                           src.get("feature_tensor"))
-    tmp = Path(tempfile.mkdtemp(prefix=".gen-", dir=cache))
+    tmp = Path(tempfile.mkdtemp(prefix=".gen-", dir=target.parent))
     save_tensors(tmp, tensors)
     try:
         os.rename(tmp, target)
     except OSError:  # another worker made it first
         shutil.rmtree(tmp, ignore_errors=True)
-    return target
 
 
 #: The row columns `estimate_cost` fills, in its result's order.
@@ -271,17 +279,20 @@ def _run(config: dict, ctx: dict, row: dict, stage: list) -> None:
     _simulate(module, program, data_dir, arch, ctx, row, stage)
 
 
-def region_counts(prog, schedule: list[str]) -> dict[str, int] | None:
+def count_orders(config: dict, ctx: dict) -> dict[str, int] | None:
     """Region name -> its number of valid orders (of the chosen region only, with an
-    order_region), in the fused program's order, of a spec's program entry
-    (fuseflowc.sweep.spec.ProgramEntry) with a schedule; None when the program does not
-    compile this far (its rows will say why). What `orders = "all"` and `"product"` count."""
+    order_region), in the fused program's order, of a pending configuration
+    (fuseflowc.sweep.grid.is_pending); None when the program does not compile this far (its
+    rows will say why). What `orders = "all"` and `"product"` count. ctx: base (the spec's
+    directory). No deadline: the count is the grid, not one configuration's run."""
+    path = os.path.normpath(os.path.join(ctx["base"], config["program"]))
     options = pipeline.CompileOptions(
-        schedule=tuple(schedule), unfused=prog.unfused, inline_widened=prog.inline_widened,
-        free_input_order=prog.free_input_order, share=prog.share)
+        schedule=tuple(config["schedule"]), unfused=config["unfused"],
+        inline_widened=config["inline_widened"], free_input_order=config["free_input_order"],
+        share=config["share"])
     try:
-        program = pipeline.load(str(prog.file), options, "program").ir
-        rows = pipeline.region_orders(program, options, str(prog.file), prog.order_region)
+        program = pipeline.load(path, options, "program").ir
+        rows = pipeline.region_orders(program, options, path, config["order_region"])
     except UserError:
         return None
     return {r["region"]: r["orders"] for r in rows} or None

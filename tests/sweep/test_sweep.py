@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fuseflowc.diagnostics import UserError
-from fuseflowc.sweep.grid import CONFIG_FIELDS, config_id, expand
+from fuseflowc.sweep.grid import CONFIG_FIELDS, config_id, expand, expand_counted
 from fuseflowc.sweep.results import NAMES, ResultsWriter, format_row, read_rows
 from fuseflowc.sweep.runner import prune_rows
 from fuseflowc.sweep.spec import parse_spec
@@ -77,13 +77,13 @@ def test_grid_is_the_cross_product_with_stable_distinct_ids(tmp_path):
 
 def test_all_orders_are_counted_and_capped(tmp_path):
     text = SMALL.replace("orders = [0, 1]", 'orders = "all"\nmax_orders = 5')
-    configs = expand(parse_spec(write(tmp_path, text)))
+    configs = expand_counted(parse_spec(write(tmp_path, text)))
     nested = sorted({c["order"] for c in configs if c["model"] == "nested"})
     rows = sorted({c["order"] for c in configs if c["model"] == "rowstats"})
     assert nested == [0, 1, 2, 3, 4]          # 12 valid orders, capped at 5
     assert rows == [0, 1, 2, 3, 4]            # 6 valid orders, capped at 5
     text = SMALL.replace("orders = [0, 1]", 'orders = "all"')
-    configs = expand(parse_spec(write(tmp_path, text)))
+    configs = expand_counted(parse_spec(write(tmp_path, text)))
     assert len({c["order"] for c in configs if c["model"] == "nested"}) == 12
     assert len({c["order"] for c in configs if c["model"] == "rowstats"}) == 6
 

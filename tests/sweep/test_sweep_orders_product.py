@@ -11,7 +11,7 @@ import pytest
 
 from fuseflowc.bench.orders import read_runs, summary_lines
 from fuseflowc.diagnostics import UserError
-from fuseflowc.sweep.grid import CONFIG_FIELDS, config_id, expand
+from fuseflowc.sweep.grid import CONFIG_FIELDS, config_id, expand_counted
 from fuseflowc.sweep.results import (
     NAMES,
     OLD_NAMES,
@@ -44,7 +44,7 @@ def product_spec(unfused: bool = True, fused: bool = False, top: str = "") -> st
 
 
 def test_product_crosses_every_regions_orders_in_execution_order(tmp_path):
-    configs = expand(parse_spec(write(tmp_path, product_spec(fused=True))))
+    configs = expand_counted(parse_spec(write(tmp_path, product_spec(fused=True))))
     fused = [c for c in configs if c["variant"] == "fused"]
     unfused = [c for c in configs if c["variant"] == "unfused"]
     assert [c["orders"] for c in fused] == [{"abc": k} for k in range(12)]
@@ -69,14 +69,14 @@ def test_ids_without_the_new_fields_are_unchanged(tmp_path):
     assert config_id({**old, "unfused": False, "orders": None}) == "c58dafe991a1"
     assert config_id({**old, "unfused": True}) != "c58dafe991a1"
     text = f'orders = "all"\nprograms = ["{SWEEP}"]\n' + DATA
-    for c in expand(parse_spec(write(tmp_path, text))):
+    for c in expand_counted(parse_spec(write(tmp_path, text))):
         assert c["orders"] is None and c["unfused"] is False
         assert c["id"] == config_id({k: c[k] for k in CONFIG_FIELDS})
 
 
 def test_unfused_program_with_listed_orders_gets_one_index_everywhere(tmp_path):
     text = product_spec().replace('orders = "product"', "orders = [0, 2]")
-    configs = expand(parse_spec(write(tmp_path, text)))
+    configs = expand_counted(parse_spec(write(tmp_path, text)))
     assert [(c["order"], c["orders"], c["unfused"]) for c in configs] == \
         [(0, None, True), (2, None, True)]
 
@@ -84,7 +84,7 @@ def test_unfused_program_with_listed_orders_gets_one_index_everywhere(tmp_path):
 def test_more_combinations_than_max_orders_are_refused(tmp_path):
     spec = parse_spec(write(tmp_path, product_spec(top="max_orders = 8")))
     with pytest.raises(UserError) as e:
-        expand(spec)
+        expand_counted(spec)
     msg = e.value.format()
     assert "spec.toml" in msg and str(SWEEP) in msg
     assert 'orders = "product" gives 9 order combinations (E: 3 x D: 3), more than ' \
@@ -95,7 +95,7 @@ def test_a_program_that_does_not_fuse_gets_one_row_saying_why(tmp_path):
     bad = tmp_path / "bad.ff"
     bad.write_text(SWEEP.read_text().replace("fuse abc: E, D", "fuse abc: E, D\nfuse x: Q"))
     text = f'orders = "product"\nprograms = ["{bad}"]\n' + DATA
-    configs = expand(parse_spec(write(tmp_path, text)))
+    configs = expand_counted(parse_spec(write(tmp_path, text)))
     assert [(c["order"], c["orders"]) for c in configs] == [(0, None)]
 
 
