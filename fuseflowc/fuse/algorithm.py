@@ -241,15 +241,32 @@ def _fuse_group(program: ast.Program, group: str | None, name: str, stmts: list[
                 break
             out.append(built.region)
         if retry is None:
+            retry = _crossing_shared(out, shared - materialized)
+        if retry is None:
             for r in out:
                 r.materialized = tuple(s for s in stmts if s in materialized)
                 r.split_why = tuple(why)
             return out
         materialized.add(retry[0])
-        shared.discard(retry[0])
+        if retry[0] in shared:
+            shared.discard(retry[0])
+            why.append((f"{retry[0]} is materialized (--share): it cannot be one stream fanned "
+                        f"out to its readers: {retry[1]}", program.statement(retry[0]).loc))
+            continue
         why.append((f"{retry[0]} was materialized (not inlined) because the orders of its "
                     f"producer and consumer conflict: {retry[1]}",
                     program.statement(retry[0]).loc))
+
+
+def _crossing_shared(regions: list[ir.Region], shared: set[str]) -> tuple[str, str] | None:
+    """(intermediate, why) for a shared intermediate whose readers are in different graphs of
+    the group (a stream does not cross graphs: each would compute it again), else None."""
+    for s in sorted(shared):
+        where = [r.name for r in regions if any(v.kind == "shared" and v.tensor == s
+                                                for v in r.views)]
+        if len(where) > 1:
+            return s, f"its readers are in different graphs ({', '.join(where)})"
+    return None
 
 
 def unshareable(program: ast.Program, s: str, inside: set[str]) -> str | None:
