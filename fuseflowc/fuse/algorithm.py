@@ -626,11 +626,16 @@ class _KernelBuilder:
             return f"the storage order of {e.tensor} read by {e.statement}"
         return f"the {e.reason()}"
 
-    def _shared_edges(self, e: ast.Expr, scope: set[str], add) -> None:
+    def _shared_edges(self, e: ast.Expr, scope: set[str], add, producing: str | None) -> None:
         """Edges making every reader of a shared intermediate read it row by row: the view's
         innermost index outside every other index enclosing it (the readers' own indices and
         reductions, through inlined producers), so that lowering iterates the view in exactly
-        its own levels (fuseflowc.lower.shared)."""
+        its own levels (fuseflowc.lower.shared). Within the producer of shared T
+        (`producing`), and for a reduction reading one (through inlined producers), the
+        reduction's own indices (free and reduced) come before the enclosing ones its result is
+        broadcast over (layer
+        norm's mean before the row's columns): the reduction is computed once per row, not once
+        per element (and the stream read once)."""
         if isinstance(e, ast.Access):
             v = self.views.get((e.tensor, e.indices))
             if v is None:
@@ -640,13 +645,35 @@ class _KernelBuilder:
                 for c in sorted(scope - set(v.indices)):
                     add(inner, c, "shared", v.original, loc=self.p.statement(v.original).loc)
             elif v.kind == "inline" and v.producer in self.insts:
-                self._shared_edges(self.insts[v.producer].expr, scope, add)
+                self._shared_edges(self.insts[v.producer].expr, scope, add, producing)
             return
         if isinstance(e, ast.Reduce):
-            self._shared_edges(e.body, scope | set(e.indices), add)
+            owner = producing or self._shared_under(e.body)
+            if owner is not None:
+                own = set(ast.indices_of(e)) | set(e.indices)
+                for r in sorted(own):
+                    for c in sorted(scope - own):
+                        add(r, c, "shared", owner, loc=self.p.statement(owner).loc)
+            self._shared_edges(e.body, scope | set(e.indices), add, producing)
             return
         for c in e.children():
-            self._shared_edges(c, scope, add)
+            self._shared_edges(c, scope, add, producing)
+
+    def _shared_under(self, e: ast.Expr) -> str | None:
+        """The first shared intermediate `e` reads, through inlined producers, or None."""
+        for a in e.walk():
+            if not isinstance(a, ast.Access):
+                continue
+            v = self.views.get((a.tensor, a.indices))
+            if v is None:
+                continue
+            if v.kind == "shared":
+                return v.original
+            if v.kind == "inline" and v.producer in self.insts:
+                got = self._shared_under(self.insts[v.producer].expr)
+                if got is not None:
+                    return got
+        return None
 
     def _canonicalize(self) -> None:
         """Number instances (program order), views and indices (first appearance) canonically."""
@@ -698,7 +725,8 @@ class _KernelBuilder:
                     add(a, b, "output", inst.statement, loc=self.p.statement(inst.statement).loc)
         for inst in self.inst_list:
             if inst.writes or inst.shared:
-                self._shared_edges(inst.expr, set(inst.lhs), add)
+                self._shared_edges(inst.expr, set(inst.lhs), add,
+                                   inst.statement if inst.shared else None)
         return edges
 
     def _permute(self, key: tuple, other_edges: list[ir.Edge]) -> None:
