@@ -139,7 +139,33 @@ class Engine:
         for n in self.nodes:
             if not n.done:
                 err.note(_waits(n))
+        hint = _fanout_hint(self.nodes)
+        if hint:
+            err.note(hint)
         return err
+
+
+def _fanout_hint(nodes) -> str | None:
+    """Why a fan-out can deadlock, when one did: a stream read by several nodes whose FIFO to
+    one reader is full while another reader has taken more of it (that reader waits for a
+    result of the whole row, e.g. a shared stream's re-read after its row reduction)."""
+    for n in nodes:
+        for p in n.outs:
+            chans = getattr(p, "chans", None) or []
+            if len(chans) < 2:
+                continue
+            full = [c for c in chans if c.bounded and len(c.toks) >= (c.depth or 0)]
+            if full and len(full) < len(chans):
+                c = full[0]
+                return (f"stream {c.name} fans out to {len(chans)} readers, and its FIFO to "
+                        f"{c.dst.name if c.dst is not None else 'a reader'} is full "
+                        f"(channel.depth {c.depth}) while one to another reader is not: the "
+                        "readers take the stream at different paces, and a reader "
+                        "that waits for a result of the whole row (a shared stream of "
+                        "`fuse --share` read again after its row reduction, docs/lowering.md, "
+                        "\"Shared streams\") needs room for the longest row plus 2 tokens: "
+                        "rerun with --set channel.depth=N, N at least that, or --depth inf")
+    return None
 
 
 def _waits(n) -> str:

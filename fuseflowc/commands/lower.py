@@ -61,6 +61,8 @@ def cmd(fused: str, output: str | None, no_opt: bool, dump_table: bool) -> None:
         text = print_module(compiled.module)
     with out:
         dest.write(text)
+    for note in getattr(compiled.module, "notes", ()):
+        click.echo(f"lower: note: {note}", err=True)
     if passes is not None:
         click.echo(f"lower: note: optimized with the default pipeline `opt -p {passes}` "
                    f"(-O0: the graphs as lowered)", err=True)

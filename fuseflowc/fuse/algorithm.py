@@ -207,14 +207,20 @@ def _fuse_group(program: ast.Program, group: str | None, name: str, stmts: list[
          f"stores entries its computed pattern lacks, and a use in the region can tell them "
          f"from absent ones", program.statement(t).loc)
         for t in sorted(materialized, key=lambda n: stmts.index(n))]
+    shared: set[str] = set()
     if share and len(stmts) > 1:
         inside = set(stmts)
         for s in stmts:
             readers = sorted(c for c in _consumers(program, s) if c in inside)
             if s not in materialized and len(readers) > 1:
+                blocker = unshareable(program, s, inside)
+                if blocker is None:
+                    shared.add(s)   # one stream in the graph, fanned out to its readers
+                    continue
                 materialized.add(s)
                 why.append((f"{s} is materialized (--share): {', '.join(readers)} of the region "
-                            f"read it", program.statement(s).loc))
+                            f"read it, and it cannot be one stream fanned out to them: "
+                            f"{blocker}", program.statement(s).loc))
     while True:
         kernels = _plan_kernels(program, stmts, materialized)
         out: list[ir.Region] = []
@@ -222,6 +228,7 @@ def _fuse_group(program: ast.Program, group: str | None, name: str, stmts: list[
         for n, roots in enumerate(kernels):
             kname = name if len(kernels) == 1 else f"{name}.{n + 1}"
             b = _KernelBuilder(program, group, kname, stmts, materialized, loc)
+            b.shared = shared - materialized
             b.free_input_order = free_input_order
             try:
                 built = b.build(roots)
@@ -234,14 +241,58 @@ def _fuse_group(program: ast.Program, group: str | None, name: str, stmts: list[
                 break
             out.append(built.region)
         if retry is None:
+            retry = _crossing_shared(out, shared - materialized)
+        if retry is None:
             for r in out:
                 r.materialized = tuple(s for s in stmts if s in materialized)
                 r.split_why = tuple(why)
             return out
         materialized.add(retry[0])
+        if retry[0] in shared:
+            shared.discard(retry[0])
+            why.append((f"{retry[0]} is materialized (--share): it cannot be one stream fanned "
+                        f"out to its readers: {retry[1]}", program.statement(retry[0]).loc))
+            continue
         why.append((f"{retry[0]} was materialized (not inlined) because the orders of its "
                     f"producer and consumer conflict: {retry[1]}",
                     program.statement(retry[0]).loc))
+
+
+def _crossing_shared(regions: list[ir.Region], shared: set[str]) -> tuple[str, str] | None:
+    """(intermediate, why) for a shared intermediate whose readers are in different graphs of
+    the group (a stream does not cross graphs: each would compute it again), else None."""
+    for s in sorted(shared):
+        where = [r.name for r in regions if any(v.kind == "shared" and v.tensor == s
+                                                for v in r.views)]
+        if len(where) > 1:
+            return s, f"its readers are in different graphs ({', '.join(where)})"
+    return None
+
+
+def unshareable(program: ast.Program, s: str, inside: set[str]) -> str | None:
+    """Why the intermediate `s` of a fusion group (`inside`) cannot be computed once in the
+    graph with its stream fanned out to its several readers (--share), or None when it can:
+    the readers must all be in the group and `s` no program output (nothing stores it), and
+    its declared format unblocked, dense at every level but the innermost (each reader then
+    iterates the outer levels' coordinates, all of them, as the stream does; lowering checks
+    that it does, and reads the innermost level's coordinates and values from the stream).
+    The second branch of the fan-out holds a row (docs/lowering.md, "Shared streams")."""
+    t = program.tensor(s)
+    fmt = t.format
+    if s in program.outputs:
+        return "it is a program output (stored anyway)"
+    outside = [c for c in _consumers(program, s) if c not in inside]
+    if outside:
+        return f"{', '.join(outside)} outside the region read it"
+    if not t.dims:
+        return "a scalar has no stream of its own to fan out"
+    if fmt.blocked or t.lists:
+        return "it is blocked" if fmt.blocked else "it is a list of tensors"
+    dense = [lv == "dense" for lv in fmt.levels]
+    if not all(dense[:-1]):
+        return (f"its format {fmt} has a sparse level outside the innermost one (a reader "
+                "would join the stream's outer coordinates)")
+    return None
 
 
 @dataclass(frozen=True)
@@ -349,6 +400,7 @@ class _Inst:
     index_map: list[tuple[str, str]] = field(default_factory=list)
     writes: bool = False
     seq: int = 0
+    shared: bool = False  # computes a shared intermediate (read through `shared` views)
 
 
 @dataclass
@@ -380,6 +432,9 @@ class _KernelBuilder:
         self.fresh = 0
         self.fresh_names: list[str] = []
         self.free_input_order = False  # views read from memory impose no format edge
+        # intermediates computed once and fanned out to their readers (--share): the producer
+        # instance, and a `shared` view per reading binding
+        self.shared: set[str] = set()
 
     # -- naming ------------------------------------------------------------------------------
     def _name_like(self, base: str) -> str:
@@ -441,7 +496,8 @@ class _KernelBuilder:
         return order
 
     def _inlined(self, tensor: str) -> bool:
-        return tensor in self.inside and tensor not in self.materialized
+        return (tensor in self.inside and tensor not in self.materialized
+                and tensor not in self.shared)
 
     # -- instantiation -----------------------------------------------------------------------
     def instance(self, stmt: str, binding: tuple[str, ...]) -> _Inst:
@@ -489,6 +545,9 @@ class _KernelBuilder:
             if self._inlined(tensor):
                 self.instance(tensor, idx)
                 v = _View(tensor, idx, "inline", producer=(tensor, idx))
+            elif tensor in self.shared:
+                v = _View(tensor, idx, "shared", producer=self._shared_producer(tensor),
+                          format=self.p.tensor(tensor).format)
             else:
                 kind = "materialized" if tensor in self.assigned else "input"
                 v = _View(tensor, idx, kind, format=self.p.tensor(tensor).format)
@@ -496,6 +555,17 @@ class _KernelBuilder:
             self.views[key] = v
         if stmt not in v.users:
             v.users.append(stmt)
+
+    def _shared_producer(self, tensor: str) -> tuple:
+        """The key of the one instance computing shared `tensor` (its own index names)."""
+        got = next((k for k, i in self.insts.items() if i.statement == tensor and i.shared),
+                   None)
+        if got is not None:
+            return got
+        s = self.p.statement(tensor)
+        inst = self.instance(tensor, tuple(self._name_like(i) for i in s.lhs.indices))
+        inst.shared = True
+        return (tensor, inst.lhs)
 
     # -- build -------------------------------------------------------------------------------
     def build(self, roots: list[str]) -> _Built:
@@ -521,12 +591,20 @@ class _KernelBuilder:
                 cyc_edges.append([e for e in edges if e.src == a and e.dst == b])
             vids = [e.view for es in cyc_edges for e in es if e.kind == "format"]
             cands = [k for k, v in self.view_keys.items()
-                     if self.view_ids[k] in vids and k not in permuted_once]
+                     if self.view_ids[k] in vids and k not in permuted_once
+                     and v.kind != "shared"]
             if cands:
                 key = max(cands, key=lambda k: int(self.view_ids[k][1:]))
                 permuted_once.add(key)
                 self._permute(key, [e for e in edges if e.view != self.view_ids[key]])
                 continue
+            shared = [e for es in cyc_edges for e in es if e.kind == "shared"]
+            if shared:   # a reader cannot read the stream row by row: store it instead
+                loop = " -> ".join(names + names[:1])
+                return _Built(None, (shared[0].statement,
+                                     f"a reader would iterate it inside its own loops (cycle "
+                                     f"{loop}: {shared[0].dst} must be outside "
+                                     f"{shared[0].src} for another constraint)"))
             stmts = {e.statement for es in cyc_edges for e in es}
             inline = {v.producer[0] for v in self.views.values() if v.kind == "inline"}
             culprits = [s for s in stmts if s in inline]
@@ -547,6 +625,55 @@ class _KernelBuilder:
                 return f"the order {original} is read in by {e.statement} (a permuted copy)"
             return f"the storage order of {e.tensor} read by {e.statement}"
         return f"the {e.reason()}"
+
+    def _shared_edges(self, e: ast.Expr, scope: set[str], add, producing: str | None) -> None:
+        """Edges making every reader of a shared intermediate read it row by row: the view's
+        innermost index outside every other index enclosing it (the readers' own indices and
+        reductions, through inlined producers), so that lowering iterates the view in exactly
+        its own levels (fuseflowc.lower.shared). Within the producer of shared T
+        (`producing`), and for a reduction reading one (through inlined producers), the
+        reduction's own indices (free and reduced) come before the enclosing ones its result is
+        broadcast over (layer
+        norm's mean before the row's columns): the reduction is computed once per row, not once
+        per element (and the stream read once)."""
+        if isinstance(e, ast.Access):
+            v = self.views.get((e.tensor, e.indices))
+            if v is None:
+                return
+            if v.kind == "shared":
+                inner = v.indices[v.format.mode_order[-1]]
+                for c in sorted(scope - set(v.indices)):
+                    add(inner, c, "shared", v.original, loc=self.p.statement(v.original).loc)
+            elif v.kind == "inline" and v.producer in self.insts:
+                self._shared_edges(self.insts[v.producer].expr, scope, add, producing)
+            return
+        if isinstance(e, ast.Reduce):
+            owner = producing or self._shared_under(e.body)
+            if owner is not None:
+                own = set(ast.indices_of(e)) | set(e.indices)
+                for r in sorted(own):
+                    for c in sorted(scope - own):
+                        add(r, c, "shared", owner, loc=self.p.statement(owner).loc)
+            self._shared_edges(e.body, scope | set(e.indices), add, producing)
+            return
+        for c in e.children():
+            self._shared_edges(c, scope, add, producing)
+
+    def _shared_under(self, e: ast.Expr) -> str | None:
+        """The first shared intermediate `e` reads, through inlined producers, or None."""
+        for a in e.walk():
+            if not isinstance(a, ast.Access):
+                continue
+            v = self.views.get((a.tensor, a.indices))
+            if v is None:
+                continue
+            if v.kind == "shared":
+                return v.original
+            if v.kind == "inline" and v.producer in self.insts:
+                got = self._shared_under(self.insts[v.producer].expr)
+                if got is not None:
+                    return got
+        return None
 
     def _canonicalize(self) -> None:
         """Number instances (program order), views and indices (first appearance) canonically."""
@@ -574,8 +701,8 @@ class _KernelBuilder:
                 edges.append(ir.Edge(a, b, *rest, loc=loc))
 
         for k, v in self.view_keys.items():
-            if v.kind == "inline" or self.free_input_order:
-                continue
+            if v.kind == "inline" or (self.free_input_order and v.kind != "shared"):
+                continue   # (a shared stream comes in its storage order: no copy of it)
             decl = self.p.tensor(v.original)
             stored = [v.indices[m] for m in v.format.mode_order]
             for a, b in zip(stored, stored[1:]):
@@ -591,11 +718,15 @@ class _KernelBuilder:
                     for ga in gmap.get(a, []):
                         for gb in gmap.get(b, []):
                             add(ga, gb, "order", inst.statement, loc=d.loc)
-            if inst.writes:
+            if inst.writes or inst.shared:  # a shared stream comes in its storage order
                 decl = self.p.tensor(inst.statement)
                 stored = [inst.lhs[m] for m in decl.format.mode_order]
                 for a, b in zip(stored, stored[1:]):
                     add(a, b, "output", inst.statement, loc=self.p.statement(inst.statement).loc)
+        for inst in self.inst_list:
+            if inst.writes or inst.shared:
+                self._shared_edges(inst.expr, set(inst.lhs), add,
+                                   inst.statement if inst.shared else None)
         return edges
 
     def _permute(self, key: tuple, other_edges: list[ir.Edge]) -> None:
@@ -657,7 +788,7 @@ class _KernelBuilder:
                 producer = self.inst_ids[v.producer]
             else:
                 mode = tuple(v.indices[m] for m in v.format.mode_order)
-                producer = None
+                producer = self.inst_ids[v.producer] if v.kind == "shared" else None
             views.append(ir.View(self.view_ids[k], v.tensor, v.indices, v.kind, mode, producer,
                                  v.original if v.kind == "permuted" else None))
         stmts = tuple(sorted({i.statement for i in self.inst_list},

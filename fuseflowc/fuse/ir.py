@@ -23,8 +23,8 @@ from ..formats import Format
 from ..lang import ast
 
 TENSOR_ROLES = ("input", "output", "intermediate", "permuted", "part")
-VIEW_KINDS = ("input", "inline", "materialized", "permuted")
-EDGE_KINDS = ("format", "order", "output")
+VIEW_KINDS = ("input", "inline", "materialized", "permuted", "shared")
+EDGE_KINDS = ("format", "order", "output", "shared")
 
 
 @dataclass
@@ -54,7 +54,9 @@ class View:
     bound indices outer to inner: the tensor format's storage order for input / materialized /
     permuted views, the region's chosen order for inline views (the producer generates the
     intermediate in whatever order the region iterates). `producer` names the instance that
-    computes an inline view.
+    computes an inline view, or the one instance whose stream a `shared` view reads (--share:
+    an intermediate computed once in the graph, its stream fanned out to every reader; the
+    view's mode order is the tensor's storage order, the order the stream comes in).
     """
 
     id: str
@@ -89,8 +91,10 @@ class Instance:
 @dataclass(frozen=True)
 class Edge:
     """POG edge src -> dst (src iterated outside dst) and why: `kind` format (a view's storage
-    mode order: `tensor`, `view`), order (the `order` directive of `statement`) or output (the
-    declared format of the tensor `statement` writes)."""
+    mode order: `tensor`, `view`), order (the `order` directive of `statement`), output (the
+    declared format of the tensor `statement` writes) or shared (--share: a reader of the
+    shared intermediate `statement` iterates its innermost index outside its own other
+    indices, so that it reads each row of the stream once)."""
 
     src: str
     dst: str
@@ -106,6 +110,9 @@ class Edge:
             return f"storage order of {self.tensor} (view {self.view}) read by {self.statement}"
         if self.kind == "order":
             return f"order directive of {self.statement}"
+        if self.kind == "shared":
+            return (f"shared stream of {self.statement} (a reader iterates its rows once, its "
+                    f"other loops inside them)")
         return f"output format of {self.statement}"
 
 

@@ -249,6 +249,9 @@ class _Build(Transformer):
     def kind_inline(self, meta, items):
         return "inline", str(items[0])
 
+    def kind_shared(self, meta, items):
+        return "shared", str(items[0])
+
     def view(self, meta, items):
         vid, acc, (kind, producer), *mode = items
         mode = tuple(str(m) for m in mode if m is not None)
@@ -263,6 +266,9 @@ class _Build(Transformer):
 
     def why_output(self, meta, items):
         return ("output", str(items[0]), None, None)
+
+    def why_shared(self, meta, items):
+        return ("shared", str(items[0]), None, None)
 
     def edge(self, meta, items):
         src, dst, (kind, stmt, tensor, view) = items

@@ -49,7 +49,7 @@ def region_str(r: ir.Region) -> list[str]:
         line = f"  expr {e.id} {_access(e.statement, e.lhs)} = {expr_str(e.expr)} {{{mapping}}}"
         out.append(line + (" writes" if e.writes else ""))
     for v in r.views:
-        kind = f"inline {v.producer}" if v.kind == "inline" else v.kind
+        kind = f"{v.kind} {v.producer}" if v.kind in ("inline", "shared") else v.kind
         out.append(f"  view {v.id} {_access(v.tensor, v.indices)} {kind} "
                    f"({', '.join(v.mode_order)})")
     for e in r.edges:

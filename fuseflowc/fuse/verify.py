@@ -307,7 +307,10 @@ class _RegionCheck:
         if v.kind == "inline":
             self.inline_view(v)
             return
-        self.view_source(v, t)
+        if v.kind == "shared":
+            self.shared_view(v, t)
+        else:
+            self.view_source(v, t)
         if v.tensor in self.bad:
             return
         stored = tuple(v.indices[m] for m in t.format.mode_order)
@@ -324,6 +327,20 @@ class _RegionCheck:
         elif (p.statement, p.lhs) != (v.tensor, v.indices):
             self.sink.error(f"view '{v.id}' reads {v.tensor}[{','.join(v.indices)}] but "
                             f"'{v.producer}' computes {p.statement}[{','.join(p.lhs)}]", v.loc)
+
+    def shared_view(self, v, t: ir.TensorInfo) -> None:
+        """A shared view reads the stream of an expression of its region computing its tensor
+        (an intermediate, not stored: no expression of the region writes it)."""
+        p = self.insts.get(v.producer)
+        if p is None:
+            self.sink.error(f"view '{v.id}' is produced by undefined expression "
+                            f"'{v.producer}'", v.loc)
+        elif p.statement != v.tensor:
+            self.sink.error(f"view '{v.id}' reads {v.tensor} but '{v.producer}' computes "
+                            f"{p.statement}", v.loc)
+        elif t.role != "intermediate" or p.writes:
+            self.sink.error(f"view '{v.id}' is shared, so '{v.tensor}' must be an intermediate "
+                            f"its producer '{v.producer}' does not write", v.loc)
 
     def view_source(self, v, t: ir.TensorInfo) -> None:
         """A view from memory reads a tensor of a role its kind allows, written by an earlier
@@ -396,8 +413,8 @@ def _inlining(r: ir.Region, insts: dict[str, ir.Instance], by_access, sink: Diag
         for a in e.expr.walk():
             if isinstance(a, ast.Access):
                 v = by_access.get((a.tensor, a.indices))
-                if v is not None and v.kind == "inline" and v.producer in insts:
-                    out.append(v.producer)
+                if v is not None and v.kind in ("inline", "shared") and v.producer in insts:
+                    out.append(v.producer)   # (a shared stream is computed before its readers)
         return out
 
     def nesting(x: ast.Expr) -> int:

@@ -2,8 +2,9 @@
 
 Per fused region: every instance marked `writes` becomes one written statement whose tree
 inlines the instances behind its `inline` views (a fresh copy per use: an intermediate with
-several consumers is recomputed per consumer); input and materialized views are scanned from
-memory. An inline intermediate that must be "seen as declared" (fuseflowc.lang.widen) is
+several consumers is recomputed per consumer, unless `fuse --share` made it a shared view: its
+producer then publishes its streams in the graph for every reader, fuseflowc.lower.shared);
+input and materialized views are scanned from memory. An inline intermediate that must be "seen as declared" (fuseflowc.lang.widen) is
 computed by a graph of its own before the region and read back. A permuted copy (`A__T`,
 `permuted of A`) is a temp made by a module-level `permute A -> A__T` step (`permuted_copies`;
 the driver places the step after the graph writing A).
@@ -44,6 +45,7 @@ def regions_from_fused(fp: F.FusedProgram) -> tuple[list[X.Region], dict[str, X.
         views = {(v.tensor, tuple(v.indices)): v for v in r.views}
         insts = {e.id: e for e in r.exprs}
         mat, widen = _to_materialize(r, insts, decls, views, tensors)
+        mat |= _stored_shared(insts, views, mat)
         order = tuple(r.order)
         # One graph per materialized statement (its first instance; other bindings of the same
         # statement compute the same tensor and read it back too), producers first.
@@ -60,6 +62,17 @@ def regions_from_fused(fp: F.FusedProgram) -> tuple[list[X.Region], dict[str, X.
             regions.append(reg)
             written.add(inst.statement)
         reg = X.Region(_unique(r.name, regions), source_names=r.source_names())
+        # shared intermediates first (program order): each publishes its streams for the
+        # readers generated after it (fuseflowc.lower.shared)
+        sources = {v.producer for v in r.views if v.kind == "shared"} - mat
+        for inst in r.exprs:
+            if inst.id in sources:
+                st = _statement(inst, views, insts, mat, order, tensors, read, widen)
+                st.shared_format = decls[inst.statement].format
+                reg.statements.append(st)
+                t = decls[inst.statement]
+                reg.shared[inst.statement] = X.TensorInfo(t.name, tuple(t.dims), t.format,
+                                                          "temp", t.block, t.loc)
         for inst in r.exprs:
             if inst.writes and inst.statement not in done:
                 reg.statements.append(
@@ -145,6 +158,34 @@ def _to_materialize(r: F.Region, insts: dict[str, F.Instance], decls, views, ten
     return out, {e: w for e, w in widen.items() if e not in out}
 
 
+def _stored_shared(insts: dict[str, F.Instance], views, mat: set[str]) -> set[str]:
+    """The producers of shared views that a graph of its own (a statement lowering stores,
+    `mat`) reads: streams do not cross graphs, so they are stored too (and so, in turn, the
+    shared intermediates their own graphs read)."""
+    def shared_read(inst: F.Instance, seen: set[str]) -> set[str]:
+        out: set[str] = set()
+        for a in inst.expr.walk():
+            if not isinstance(a, ast.Access):
+                continue
+            v = views.get((a.tensor, tuple(a.indices)))
+            if v is None or v.producer not in insts or v.producer in seen:
+                continue
+            if v.kind == "shared":
+                out.add(v.producer)
+            elif v.kind == "inline" and v.producer not in mat:
+                seen.add(v.producer)
+                out |= shared_read(insts[v.producer], seen)
+        return out
+
+    stored: set[str] = set()
+    todo = [e for e in mat if e in insts]
+    while todo:
+        for p in shared_read(insts[todo.pop()], set()) - stored - mat:
+            stored.add(p)
+            todo.append(p)
+    return stored
+
+
 def _helper(decls, dim) -> str | None:
     """An input vector stored dense over `dim` (its scan gives every coordinate), or None."""
     for t in decls.values():
@@ -174,6 +215,10 @@ def _convert(e: ast.Expr, inst, views, insts, mat, tensors, read, widen, inlined
                 inlined.append(p.statement)
                 node = conv(p.expr)
                 node.widen = dict(widen.get(p.id, {}))
+                return node
+            if v is not None and v.kind == "shared" and v.producer not in mat:
+                node = X.Access(v.tensor, tuple(e.indices), e.loc, tensors[v.tensor].format)
+                node.shared = True
                 return node
             name = v.tensor if v is not None else e.tensor
             if name in tensors and tensors[name].role == "temp":

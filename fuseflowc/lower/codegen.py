@@ -15,7 +15,8 @@ from ..samml import ir
 from ..samml.ir import SPACC_KINDS
 from . import expr as X
 from .blocks import BlockPlan
-from .build import Analysis, Join, Leaf, Loop
+from .build import Analysis, Join, Leaf, Loop, _full
+from .shared import CannotShare, Published
 
 
 def _seen_loop(e: X.Node, x: str) -> Loop:
@@ -38,10 +39,13 @@ class OuterLevelJoin(UserError):
 class Codegen:
     """Generates the nodes of one statement into graph `g` (see the module docstring)."""
 
-    def __init__(self, g: ir.Graph, an: Analysis, tensors: dict[str, X.TensorInfo]):
+    def __init__(self, g: ir.Graph, an: Analysis, tensors: dict[str, X.TensorInfo],
+                 shared: dict[str, Published] | None = None):
         self.g = g
         self.an = an
         self.tensors = tensors
+        # the streams of the graph's shared intermediates (fuseflowc.lower.shared), by tensor
+        self.shared = shared if shared is not None else {}
         self.memo: dict = {}
         # blocked tensors: split indices and block labels (None for unblocked statements)
         self.bp = BlockPlan.of(an.st, tensors, an.pos, an.parent)
@@ -52,8 +56,8 @@ class Codegen:
         for v in self.an.nodes:
             if not isinstance(v, X.Access):
                 continue
-            t = self.tensors[v.tensor]
-            seq = [v.indices[m] for m in t.format.mode_order]
+            fmt = v.format if v.shared else self.tensors[v.tensor].format
+            seq = [v.indices[m] for m in fmt.mode_order]
             ranks = [self.an.pos[x] for x in seq]
             if ranks != sorted(ranks):
                 raise UserError(
@@ -97,6 +101,9 @@ class Codegen:
         return self.root(v) if k == 0 else self.ref_out(v, v.space[k - 1])
 
     def scan(self, v: X.Access, x: str):
+        if v.shared:
+            return self._memo(("scan", v, x), lambda: self._shared_scan(v, x))
+
         def make():
             t = self.tensors[v.tensor]
             mode = v.indices.index(x)
@@ -115,6 +122,33 @@ class Codegen:
                 return self.scan(v, x)[1]
             return self.add(ir.Repeat(index=x), self.ref_in(v, x), self.repsig(loop))
         return self._memo(("ref_out", v, x), make)
+
+    def _shared_scan(self, v: X.Access, x: str):
+        """(crd, payload) of a shared view at level x: the published coordinates, with the
+        values as the innermost level's payload (fuseflowc.lower.shared)."""
+        pub = self.shared.get(v.tensor)
+        loc = v.loc or self.an.st.loc
+        if pub is None:
+            raise CannotShare(v.tensor, "its producer is not generated before this reader", loc)
+        if self.bp is not None:
+            raise CannotShare(v.tensor, "its reader is blocked", loc)
+        seq = tuple(v.indices[m] for m in pub.format.mode_order)
+        if seq != v.space:
+            extra = ", ".join(y for y in v.space if y not in seq)
+            raise CannotShare(v.tensor, f"a reader iterates {extra} around its levels, so it "
+                              "would read each row again (order those indices inside, or let "
+                              "it be stored)", loc)
+        k = seq.index(x)
+        loop = v.loops[x]
+        if k < len(seq) - 1:
+            if not _full(loop.owner, x, self.an.pos):
+                raise CannotShare(v.tensor, f"a reader iterates only some coordinates of its "
+                                  f"level {x}, the stream all of them", loc)
+            return pub.crds[k], pub.crds[k]
+        if pub.format.levels[-1] != "dense" and _absent_in_union(loop.join, v):
+            raise CannotShare(v.tensor, f"a union reads it at {x} where it may be absent (a "
+                              "stored entry reads 0 there, the stream nothing)", loc)
+        return pub.crds[k], pub.val
 
     # -- loops ----------------------------------------------------------------------------------
     def crd(self, loop: Loop):
@@ -211,6 +245,11 @@ class Codegen:
 
     def _val(self, e: X.Node):
         if isinstance(e, X.Access):
+            if e.shared:   # the values ride as the innermost level's payload
+                if not e.space:
+                    raise CannotShare(e.tensor, "a scalar has no stream of its own",
+                                      e.loc or self.an.st.loc)
+                return self.ref_out(e, e.space[-1])
             ref = self.root(e) if not e.space else self.ref_out(e, e.space[-1])
             return self.add(ir.Array(tensor=e.tensor), ref)
         if isinstance(e, X.Unary):
@@ -285,9 +324,10 @@ class Codegen:
         """Generate the statement: its value, then one level writer per level and the values
         writer of the written tensor."""
         st = self.an.st
-        t = self.tensors[st.tensor]
+        fmt = st.shared_format if st.shared_format is not None else \
+            self.tensors[st.tensor].format
         root = st.expr
-        seq = [st.indices[m] for m in t.format.mode_order]
+        seq = [st.indices[m] for m in fmt.mode_order]
         if tuple(seq) != root.space:
             raise UserError(
                 f"{st.tensor} is stored in the order {' -> '.join(seq) or '(scalar)'}, discordant "
@@ -296,6 +336,10 @@ class Codegen:
         if isinstance(root, X.Const):
             raise UserError("a statement assigning a constant has no stream", st.loc)
         v = self.val(root)
+        if st.shared_format is not None:
+            self._publish(v, seq)
+            return
+        t = self.tensors[st.tensor]
         if self.bp is not None:
             have = self.bp.labels(root)
             want = list(st.indices) if t.format.blocked or t.block is not None else []
@@ -314,3 +358,34 @@ class Codegen:
             if isinstance(loop.join, Join) and ("join", loop) not in self.memo:
                 self.join(loop)
                 raise AssertionError(f"the joiner of loop {loop} feeds nothing")
+
+    def _publish(self, v, seq: list[str]) -> None:
+        """Publish a shared intermediate's streams for its readers in the graph instead of
+        writing it: a dense level must carry every coordinate, as the stored tensor would."""
+        st = self.an.st
+        fmt = st.shared_format
+        if self.bp is not None:
+            raise CannotShare(st.tensor, "it is computed blocked", st.loc)
+        for level, x in enumerate(seq):
+            if fmt.levels[level] == "dense" and not _full(st.expr, x, self.an.pos):
+                raise CannotShare(st.tensor, f"its computed coordinates at {x} may miss some its "
+                                  "dense level stores", st.loc)
+        crds = [self.crd(st.expr.loops[x]) for x in seq]
+        for loop in self.an.loops:
+            if isinstance(loop.join, Join) and ("join", loop) not in self.memo:
+                self.join(loop)
+                raise AssertionError(f"the joiner of loop {loop} feeds nothing")
+        self.shared[st.tensor] = Published(fmt, crds, v)
+
+
+def _absent_in_union(tree, v: X.Access) -> bool:
+    """Whether leaf `v` sits on a side of a union of `tree` that need not hold a coordinate."""
+    def walk(t) -> bool | None:   # None: v not below t
+        if isinstance(t, Leaf):
+            return False if t.node is v else None
+        for k, side in enumerate((t.left, t.right)):
+            got = walk(side)
+            if got is not None:
+                return got or (t.op == "union" and not t.required[k])
+        return None
+    return bool(walk(tree))

@@ -7,6 +7,7 @@ from . import expr as X
 from .build import Analysis
 from .codegen import Codegen
 from .distribute import normalize
+from .shared import CannotShare
 
 
 def lower_fused(fp, source: str | None = None) -> tuple[ir.Module, list[tuple[str, Analysis]]]:
@@ -79,17 +80,92 @@ def lower_regions(regions: list[X.Region], tensors: dict[str, X.TensorInfo],
     """Generate one graph per region (see lower_fused)."""
     graphs: list[ir.Graph] = []
     analyses: list[tuple[str, Analysis]] = []
+    notes: list[str] = []
+    names = {r.name for r in regions}
     for region in regions:
-        g = ir.Graph(region.name)
-        for st in region.statements:
-            an = _generate(g, st, tensors)
-            analyses.append((region.name, an))
-        used = {getattr(n, a, None) for n in g.nodes for a in ("index", "outer", "inner")}
-        g.source_names = {x: ns for x, ns in region.source_names.items() if x in used}
-        graphs.append(g)
+        for part, done in _generate_region(region, tensors, notes, names):
+            analyses.extend((part.name, an) for an in done[1])
+            graphs.append(done[0])
     decls = [ir.TensorDecl(t.name, tuple(t.dims), t.format, t.role, t.block)
              for t in tensors.values()]
-    return ir.Module(decls, graphs, source), analyses
+    module = ir.Module(decls, graphs, source)
+    module.notes = notes   # (not printed: `lower` shows them on stderr)
+    return module, analyses
+
+
+def _generate_region(region: X.Region, tensors: dict[str, X.TensorInfo], notes: list[str],
+                     names: set[str]):
+    """The graphs of one region: one, unless a shared intermediate cannot be read as a stream
+    (CannotShare): it is then stored, and the statements reading it go to a later graph (a
+    note says which tensor and why). Yields (region, (graph, analyses))."""
+    stored: set[str] = set()
+    while True:
+        parts = _split(region, stored, names) if stored else [region]
+        try:
+            out = [(part, _graph(part, tensors)) for part in parts]
+            names.update(part.name for part in parts)
+        except CannotShare as e:
+            if e.tensor not in region.shared or e.tensor in stored:
+                raise
+            stored.add(e.tensor)
+            notes.append(f"{e.tensor} is stored and read back, splitting graph {region.name}: "
+                         f"it cannot be one stream fanned out to its readers: {e.why}")
+            continue
+        for t in stored:
+            tensors[t] = region.shared[t]
+        # (tensors keep the declaration order of the module: new temps go last)
+        yield from out
+        return
+
+
+def _graph(region: X.Region, tensors: dict[str, X.TensorInfo]):
+    """(graph, analyses) of one region's statements."""
+    g = ir.Graph(region.name)
+    shared: dict = {}
+    analyses = []
+    known = dict(tensors)
+    known.update({t: i for t, i in region.shared.items() if t not in tensors})
+    for st in region.statements:
+        analyses.append(_generate(g, st, known, shared))
+    used = {getattr(n, a, None) for n in g.nodes for a in ("index", "outer", "inner")}
+    g.source_names = {x: ns for x, ns in region.source_names.items() if x in used}
+    return g, analyses
+
+
+def _split(region: X.Region, stored: set[str], names: set[str]) -> list[X.Region]:
+    """The region's statements in graphs by stage, the intermediates in `stored` written by
+    their producers and read back by a later graph (the other shared ones stay streams within
+    one graph; one whose readers would land in another graph than its producer is stored
+    too, and added to `stored`)."""
+    made = {st.tensor: st for st in region.statements if st.tensor in region.shared}
+    while True:
+        stage: dict[str, int] = {}
+        for st in region.statements:
+            reads = {a.tensor for a in st.expr.walk()
+                     if isinstance(a, X.Access) and a.tensor in made}
+            stage[st.name] = max([stage[made[t].name] + (t in stored) for t in reads], default=0)
+        crossing = {t for st in region.statements for a in st.expr.walk()
+                    if isinstance(a, X.Access) and (t := a.tensor) in made and t not in stored
+                    and stage[st.name] != stage[made[t].name]}
+        if not crossing:
+            break
+        stored |= crossing
+    for st in region.statements:
+        if st.tensor in stored:
+            st.shared_format = None
+        for a in st.expr.walk():
+            if isinstance(a, X.Access) and a.tensor in stored:
+                a.shared = False
+    parts = []
+    for k in sorted(set(stage.values())):
+        name, n = f"{region.name}_{k + 1}", 2
+        while name in names:
+            name, n = f"{region.name}_{k + 1}_{n}", n + 1
+        part = X.Region(name, [st for st in region.statements if stage[st.name] == k],
+                        dict(region.source_names))
+        part.shared = dict(region.shared)
+        parts.append(part)
+    return parts
 
 
 def lower_statement(st: X.Statement, tensors: dict[str, X.TensorInfo], name: str = "g"
@@ -100,11 +176,13 @@ def lower_statement(st: X.Statement, tensors: dict[str, X.TensorInfo], name: str
     return g
 
 
-def _generate(g: ir.Graph, st: X.Statement, tensors: dict[str, X.TensorInfo]) -> Analysis:
+def _generate(g: ir.Graph, st: X.Statement, tensors: dict[str, X.TensorInfo],
+              shared: dict | None = None) -> Analysis:
     """Normalize (distribute products into sums where the order needs it: lower.distribute),
-    analyze and generate one statement into g."""
-    an = normalize(st, tensors[st.tensor].format)
+    analyze and generate one statement into g (`shared`: the graph's published streams)."""
+    fmt = st.shared_format if st.shared_format is not None else tensors[st.tensor].format
+    an = normalize(st, fmt)
     scratch = ir.Graph(g.name)
-    Codegen(scratch, an, tensors).write()
+    Codegen(scratch, an, tensors, shared).write()
     g.nodes.extend(scratch.nodes)
     return an

@@ -58,6 +58,7 @@ class Access(Node):
         super().__init__()
         self.tensor, self.indices, self.loc = tensor, tuple(indices), loc
         self.format = format  # the tensor's storage format (for fullness of coordinates)
+        self.shared = False   # reads a shared intermediate's stream (fuseflowc.lower.shared)
 
 
 class Const(Node):
@@ -133,6 +134,9 @@ class Statement:
     loc: Loc | None = None
     #: Source statements inlined into this one (for messages and the table title).
     inlined: tuple[str, ...] = ()
+    #: The declared format of a shared intermediate this statement publishes as streams for
+    #: readers in its graph instead of writing it (fuseflowc.lower.shared); None: written.
+    shared_format: object = None
 
 
 @dataclass
@@ -155,6 +159,9 @@ class Region:
     statements: list[Statement] = field(default_factory=list)
     #: The program's names of the renamed indices (fused IR region), for pictures and tables.
     source_names: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: The shared intermediates its statements publish (fuseflowc.lower.shared), as tensors
+    #: to store should one not be readable as a stream.
+    shared: dict[str, "TensorInfo"] = field(default_factory=dict)
 
 
 def zero_preserving(e: Node) -> bool:
