@@ -423,7 +423,7 @@ class _KernelBuilder:
         self.group, self.name, self.loc = group, name, loc
         self.inside = set(stmts)
         self.materialized = materialized
-        self.prog_index = {s.name: n for n, s in enumerate(program.statements)}
+        self.prog_index = program.positions()
         self.assigned = set(program.assigned)
         self.insts: dict[tuple, _Inst] = {}
         self.views: dict[tuple, _View] = {}

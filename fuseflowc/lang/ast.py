@@ -317,8 +317,32 @@ class Program:
         return [x for x in self.body if isinstance(x, Loop)]
 
     # ---- lookups (valid after checking: names are then unique) ---------------------------
+    def _derived(self, key: str, compute):
+        """compute(self), kept until the statements, tensors or directives change (a search or
+        walk of the whole program per lookup made fusing an unrolled loop quadratic in its
+        statements). The lists are compared by value, which for unchanged lists is their
+        elements' identity: linear at C speed."""
+        snap = (tuple(self.statements), tuple(self.tensors), tuple(self.directives))
+        cache = self.__dict__.setdefault("_derived_cache", {})
+        hit = cache.get(key)
+        if hit is None or hit[0] != snap:
+            hit = cache[key] = (snap, compute(self))
+        return hit[1]
+
     def tensor(self, name: str) -> TensorDecl:
-        return next(t for t in self.tensors if t.name == name)
+        t = self._derived("tensor", _tensor_index).get(name)
+        if t is None:
+            raise StopIteration(name)   # as the search this replaces: no such tensor
+        return t
+
+    def positions(self) -> dict[str, int]:
+        """Statement name -> its position in `statements` (shared: do not modify)."""
+        return self._derived("positions", lambda p: {s.name: k
+                                                     for k, s in enumerate(p.statements)})
+
+    def readers(self) -> dict[str, tuple[str, ...]]:
+        """Tensor -> the statements reading it, in program order (shared: do not modify)."""
+        return self._derived("readers", _reader_index)
 
     def statement(self, name: str) -> Assignment:
         # an index by name, rebuilt when the statement list is another or has grown (a
@@ -341,7 +365,7 @@ class Program:
     @property
     def assigned(self) -> list[str]:
         """Tensors computed by the program, in statement order."""
-        return [s.name for s in self.statements]
+        return list(self._derived("assigned", lambda p: [s.name for s in p.statements]))
 
     @property
     def inputs(self) -> list[str]:
@@ -353,36 +377,78 @@ class Program:
     def outputs(self) -> list[str]:
         """Assigned tensors that no statement reads, plus those named by `output`, in statement
         order."""
-        read = {a.tensor for s in self.statements for a in s.rhs.walk() if isinstance(a, Access)}
-        named = {t for d in self.directives if isinstance(d, Output) for t in d.tensors}
-        return [n for n in self.assigned if n not in read or n in named]
+        return list(self._derived("outputs", _outputs))
 
+    # The directive lookups below are indexes (one per kind, kept as `_derived`): an unrolled
+    # loop has a directive per iteration, and a search per statement was quadratic.
     def regions(self) -> list[Fuse]:
-        return [d for d in self.directives if isinstance(d, Fuse)]
+        return list(self._derived("regions", lambda p: [d for d in p.directives
+                                                        if isinstance(d, Fuse)]))
 
     def region_of(self, statement: str) -> Fuse | None:
-        return next((r for r in self.regions() if statement in r.statements), None)
+        return self._derived("region_of", lambda p: _first_by(
+            p.regions(), lambda r: r.statements)).get(statement)
 
     def order_of(self, statement: str) -> Order | None:
-        return next((d for d in self.directives
-                     if isinstance(d, Order) and d.statement == statement), None)
+        return self._derived("order_of", lambda p: _first_by(
+            (d for d in p.directives if isinstance(d, Order)),
+            lambda d: (d.statement,))).get(statement)
 
     def block_size(self, tensor: str) -> int | None:
-        return next((d.size for d in self.directives
-                     if isinstance(d, Block) and d.tensor == tensor), None)
+        d = self._derived("block", lambda p: _first_by(
+            (d for d in p.directives if isinstance(d, Block)), lambda d: (d.tensor,))).get(tensor)
+        return None if d is None else d.size
 
     def decompositions(self) -> list[Decompose]:
         return [d for d in self.directives if isinstance(d, Decompose)]
 
     def parallelizations(self, statement: str) -> list[Parallelize]:
-        return [d for d in self.directives
-                if isinstance(d, Parallelize) and d.statement == statement]
+        index = self._derived("parallel", _parallel_index)
+        return list(index.get(statement, ()))
 
     def specs(self):
         """TensorSpecs of every declared tensor (for the data loaders)."""
         from ..data.spec import TensorSpec
         return [TensorSpec(t.name, t.dims, t.format, self.block_size(t.name))
                 for t in self.tensors]
+
+
+def _first_by(items, keys) -> dict:
+    """key -> the first item whose keys(item) holds it."""
+    index: dict = {}
+    for x in items:
+        for k in keys(x):
+            index.setdefault(k, x)
+    return index
+
+
+def _parallel_index(p: Program) -> dict[str, list[Parallelize]]:
+    index: dict[str, list[Parallelize]] = {}
+    for d in p.directives:
+        if isinstance(d, Parallelize):
+            index.setdefault(d.statement, []).append(d)
+    return index
+
+
+def _tensor_index(p: Program) -> dict[str, TensorDecl]:
+    index: dict[str, TensorDecl] = {}
+    for t in p.tensors:
+        index.setdefault(t.name, t)   # the first of a name, as a search finds it
+    return index
+
+
+def _reader_index(p: Program) -> dict[str, tuple[str, ...]]:
+    index: dict[str, list[str]] = {}
+    for s in p.statements:
+        for t in dict.fromkeys(a.tensor for a in s.rhs.walk() if isinstance(a, Access)):
+            index.setdefault(t, []).append(s.name)
+    return {t: tuple(names) for t, names in index.items()}
+
+
+def _outputs(p: Program) -> list[str]:
+    read = p.readers()
+    named = {t for d in p.directives if isinstance(d, Output) for t in d.tensors}
+    return [s.name for s in p.statements if s.name not in read or s.name in named]
 
 
 def indices_of(e: Expr) -> list[str]:

@@ -74,12 +74,18 @@ def must_materialize(program: ast.Program, group: list[str]) -> set[str]:
     out: set[str] = set()
     members = set(group)
     outputs = set(program.outputs)
-    read_outside = {a.tensor for s in program.statements if s.name not in members
-                    for a in s.rhs.walk() if isinstance(a, ast.Access)}
+    readers = program.readers()
+    pos = program.positions()
+    # the group's statements in program order (not a pass over the whole program per group:
+    # quadratic in the statements of an unrolled loop)
+    inside = [program.statement(n) for n in sorted(members & pos.keys(), key=pos.__getitem__)]
+
+    def read_outside(t: str) -> bool:
+        return any(r not in members for r in readers.get(t, ()))
 
     def unsafe(t: str, seen: frozenset) -> bool:
-        for s in program.statements:
-            if s.name not in members or s.name in seen:
+        for s in inside:
+            if s.name in seen:
                 continue
             r = path_safe(s.expr, t, frozenset())
             if r is False:
@@ -87,7 +93,7 @@ def must_materialize(program: ast.Program, group: list[str]) -> set[str]:
             if r is True:
                 # The values agree, but the consumer's computed pattern may grow (stored zeros);
                 # stored in a format with compressed levels and read later, that shows.
-                written = s.name in outputs or s.name in read_outside
+                written = s.name in outputs or read_outside(s.name)
                 if written and not program.tensor(s.name).format.is_dense:
                     return True
                 if unsafe(s.name, seen | {s.name}):

@@ -178,6 +178,7 @@ def attr_specs_of(cls: type) -> tuple[AttrSpec, ...]:
 
 
 _ATTR_SPECS: dict = {}   # class (or class, "printed") -> its attribute specs
+_FIXED_SIGNATURES: dict = {}   # class -> its Signature (kinds whose arity is fixed)
 
 
 def _attr_specs(cls: type) -> tuple[AttrSpec, ...]:
@@ -238,8 +239,15 @@ class Node:
 
     def signature(self, n_inputs: int | None = None) -> Signature:
         """The ports of this node given its number of operands (variadic kinds need it)."""
-        return Signature(self.INPUTS, self.OUTPUTS, f"{len(self.INPUTS)} operand"
-                         + ("" if len(self.INPUTS) == 1 else "s"))
+        # A fixed-arity kind has one signature: made once per class (the verifier asks for it
+        # several times per node, and per pass).
+        cls = type(self)
+        sig = _FIXED_SIGNATURES.get(cls)
+        if sig is None:
+            sig = _FIXED_SIGNATURES[cls] = Signature(
+                cls.INPUTS, cls.OUTPUTS,
+                f"{len(cls.INPUTS)} operand" + ("" if len(cls.INPUTS) == 1 else "s"))
+        return sig
 
     def output_kinds(self, input_kinds: list[str | None]) -> list[str | None]:
         """The kinds of the outputs, given the kinds of the actual inputs."""
@@ -780,8 +788,15 @@ class Graph:
         """The nodes in a deterministic topological order: Kahn's algorithm, ties broken by the
         current list position (a list already in topological order is kept as is). Nodes on a
         cycle are appended in list order."""
-        import heapq
         pos = {id(n): i for i, n in enumerate(self.nodes)}
+        # Lowering and the passes keep the list in topological order: then it is the answer
+        # (Kahn's algorithm with ties broken by position pops 0, 1, 2, ...), found in one pass;
+        # the printer, verifier and passes ask for it several times per graph.
+        if len(pos) == len(self.nodes) and all(
+                s.producer is None or pos.get(id(s.producer), -1) < i
+                for i, n in enumerate(self.nodes) for s in n.inputs):
+            return list(self.nodes)
+        import heapq
         preds: dict[int, int] = {}
         succs: dict[int, list[int]] = {i: [] for i in range(len(self.nodes))}
         for i, n in enumerate(self.nodes):
