@@ -635,9 +635,12 @@ class Spacc1 : public Node {
       }
       // a run of points (the hot loop): through cursors where both rings run consecutively
       size_t k = std::min(cin.run(), vin.run());
-      if (k > 1) {
-        Tokens c = cin.tokens(), v = vin.tokens();
-        k = accumulate(clock, c, v, k);
+      Layout l = common_layout(cin, vin);
+      if (k > 1 && l != Layout::MIXED) {
+        k = on_layout(l, [&](auto at) {
+          auto c = cin.tokens(at), v = vin.tokens(at);
+          return accumulate(clock, c, v, k);
+        });
         cin.popped(k);
         vin.popped(k);
         if (k) continue;

@@ -175,9 +175,12 @@ class Joiner : public Node {
     first.commit();
     for (;;) {
       size_t k = std::min(crd.run(), ref.run());
-      if (k > 1) {
-        Tokens c = crd.tokens(), r = ref.tokens();
-        size_t j = skip_some(c, r, lim, clock, k);
+      Layout l = common_layout(crd, ref);
+      if (k > 1 && l != Layout::MIXED) {
+        size_t j = on_layout(l, [&](auto at) {
+          auto c = crd.tokens(at), r = ref.tokens(at);
+          return skip_some(c, r, lim, clock, k);
+        });
         crd.popped(j);
         ref.popped(j);
         if (j < k) return;

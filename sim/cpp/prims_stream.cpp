@@ -133,9 +133,12 @@ class Scan : public Node {
   FASTSIM_INLINE bool emit_fiber(Clock& clock, Appender& oc, Appender& orf) {
     while (pos_ < end_) {
       size_t k = std::min({oc.run(), orf.run(), size_t(end_ - pos_)});
-      if (k > 1) {
-        Slots c = oc.slots(), r = orf.slots();
-        emit_elements(clock, c, r, k);
+      Layout l = common_layout(oc, orf);
+      if (k > 1 && l != Layout::MIXED) {
+        on_layout(l, [&](auto at) {
+          auto c = oc.slots(at), r = orf.slots(at);
+          emit_elements(clock, c, r, k);
+        });
         oc.pushed(k);
         orf.pushed(k);
         continue;
@@ -299,10 +302,13 @@ class Repeat : public Node {
       } else {
         // a run of R signals (the hot loop): through cursors where the rings run consecutively
         size_t k = std::min(g.run(), out.run());
-        if (k > 1) {
-          Tokens gs = g.tokens();
-          Slots o = out.slots();
-          k = copies(clock, gs, o, k);
+        Layout l = common_layout(g, out);
+        if (k > 1 && l != Layout::MIXED) {
+          k = on_layout(l, [&](auto at) {
+            auto gs = g.tokens(at);
+            auto o = out.slots(at);
+            return copies(clock, gs, o, k);
+          });
           g.popped(k);
           out.pushed(k);
           if (k) continue;

@@ -165,3 +165,23 @@ def test_n_and_stops_pass_through_fan_out():
     a = {"n_out": 1, "sink_lat": 2}
     assert_same(_fanned(lambda: Array("a", [1.0, 2.0, 3.0]), [(refs, [0] * len(refs))],
                         ["ref"], [(1, 2), (EAGER_DEPTH + 1, 1), (None, 5)], a))
+
+
+@pytest.mark.parametrize("consumers", [[(None, 1)], [(None, 1), (None, 3), (8, 2)]],
+                         ids=["unbounded", "mixed"])
+def test_cycles_past_32_bits_in_unbounded_segments(consumers):
+    """The compiled engine keeps an unbounded token's cycle as a 32-bit offset from its
+    segment's base and the whole cycle aside where the offset does not fit: a stream over
+    several segments whose arrival cycles jump by 2**31 to 2**33 (many tokens' offsets do
+    not fit, the others do, in the same segments), read through the cursors (one layout) and
+    one token at a time (a bounded consumer too: mixed layouts). Same cycles on both engines."""
+    n = 2 * 2048 + 300
+    refs = [i % 6 for i in range(n)] + [D]
+    times, t = [], 0
+    for i in range(len(refs)):
+        t += (2**31, 2**33, 3)[i % 3] if i % 700 < 3 else i % 2
+        times.append(t)
+    py = assert_same(_fanned(lambda: Array("a", [0.5 * v for v in range(6)], lat=2),
+                             [(refs, times)], ["ref"], consumers, {"n_out": 1, "sink_lat": 1}),
+                     max_cycles=2**62)
+    assert py[0] > 10 * 2**32   # the run did go past 32 bits of cycles
