@@ -4,8 +4,9 @@
 // becomes visible to the consumer: push time + producer latency) and `free` (the cycle each free
 // slot became free: pop time + 1; a bounded channel starts with `depth` slots free at cycle 0).
 // A producer may push only while a slot is free, and fires no earlier than the slot's free time:
-// that is back-pressure. An unbounded channel keeps no free slots and never waits. Here the
-// three live in one ring of entries (Fifo, below).
+// that is back-pressure. An unbounded channel keeps no free slots and never waits. Here a
+// bounded channel's three live in one ring of entries, an unbounded channel's tokens and cycles
+// in compact segments (Fifo, Chain, below).
 //
 // A node's output port is the Channel itself when the stream has one consumer, a FanOut when it
 // has several (the node fills one staging port, copied to every bounded consumer FIFO after
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <stdexcept>
 
@@ -264,6 +266,30 @@ struct ChainReader {
   }
 };
 
+/// The two layouts of a FIFO's tokens: a ring (or a deep ring's chunk) of entries, or an
+/// unbounded chain's segments. Readers, Appenders and cursors take the layout as a template
+/// parameter, so a hot loop compiled for one has no per-token test of it; MIXED: a Reader or
+/// Appender that tests it per token (a loop over channels of both layouts takes no cursor).
+enum class Layout : uint8_t { RING, SEG, MIXED };
+/// A layout as a type, to pick a cursor at compile time: `reader.tokens(At<Layout::SEG>{})`.
+template <Layout L>
+using At = std::integral_constant<Layout, L>;
+
+/// The layout every channel of a loop shares, or MIXED.
+template <class... C>
+FASTSIM_INLINE Layout common_layout(const C&... c) {
+  Layout ls[] = {c.layout()...};
+  for (Layout l : ls)
+    if (l != ls[0]) return Layout::MIXED;
+  return ls[0];
+}
+/// f(At<RING>) or f(At<SEG>) (l is not MIXED): a cursor loop written once, compiled for each
+/// layout, the layout resolved once per run of tokens instead of once per token.
+template <class F>
+FASTSIM_INLINE auto on_layout(Layout l, F&& f) {
+  return l == Layout::RING ? f(At<Layout::RING>{}) : f(At<Layout::SEG>{});
+}
+
 /// The FIFO of a channel (or of a fan-out's staging port): tokens with the cycle each becomes
 /// visible and, when bounded, the free slots with the cycle each became free (Python keeps
 /// these in three deques: toks, times, free).
@@ -283,15 +309,22 @@ struct ChainReader {
 /// (Layout::RING), segments the other (Layout::SEG).
 class Fifo {
  public:
-  enum Mode : uint8_t { RING, DEEP, SEGS };
+  /// SINK: a null port's (nobody reads it), which fits either layout, so a node with an unread
+  /// output runs on the layout of its other channels: a RING Appender writes it as a ring of
+  /// STAGE entries all free at cycle 0 (rezeroed as it wraps), keeping nothing; a SEG one
+  /// writes its chain, emptied after the activation (FanOut::flush).
+  enum Mode : uint8_t { RING, DEEP, SEGS, SINK };
   static constexpr size_t RING_MAX = 65536;
+  static constexpr i64 SINK_DEPTH = -2;   // Fifo(SINK_DEPTH): a null port's
 
   explicit Fifo(i64 depth)
       : bounded_(depth >= 0),
-        mode_(depth < 0 ? SEGS : size_t(depth) > RING_MAX ? DEEP : RING) {
+        mode_(depth == SINK_DEPTH ? SINK : depth < 0 ? SEGS
+              : size_t(depth) > RING_MAX ? DEEP : RING) {
     if (bounded_) cap_ = lim_ = size_t(depth);
     else u_.chain = std::make_shared<Chain>(1);
-    if (mode_ == RING) {
+    if (mode_ == SINK) cap_ = STAGE;
+    if (mode_ == RING || mode_ == SINK) {
       // zeroed: every slot free at cycle 0 (calloc gets zero pages without writing them)
       e_ = static_cast<Entry*>(std::calloc(std::max<size_t>(cap_, 1), sizeof(Entry)));
       if (!e_) throw std::bad_alloc();
@@ -305,6 +338,8 @@ class Fifo {
   }
 
   FASTSIM_INLINE bool bounded() const { return bounded_; }
+  FASTSIM_INLINE Layout layout() const { return mode_ == SEGS ? Layout::SEG : Layout::RING; }
+  FASTSIM_INLINE bool sink() const { return mode_ == SINK; }
   FASTSIM_INLINE size_t size() const { return bounded_ ? n_ : u_.size(); }
   FASTSIM_INLINE bool empty() const { return size() == 0; }
   /// The head token and the cycle it becomes visible (not empty()).
@@ -407,13 +442,16 @@ class Fifo {
       u_.pos = 0;
       u_.popped = 0;
     }
+    if (mode_ == SINK) return;   // (head_: where the next Appender writes)
     head_ = n_ = 0;
     lim_ = 0;
   }
 
  private:
-  friend class Appender;
-  friend class Reader;
+  template <Layout>
+  friend class BasicAppender;
+  template <Layout>
+  friend class BasicReader;
   FASTSIM_INLINE size_t wrap(size_t i) const { return i >= cap_ ? i - cap_ : i; }
   /// Entry `pos` of a bounded ring (a deep ring's entries not reached yet are free at 0).
   FASTSIM_INLINE const Entry& at(size_t pos) const {
@@ -467,28 +505,6 @@ struct Span {
   Entry* e;
   size_t base, end;
 };
-
-/// The two layouts the cursors run on: a ring (or a deep ring's chunk) of entries, or an
-/// unbounded chain's segment; MIXED for a loop over channels of both (it takes no cursor).
-enum class Layout : uint8_t { RING, SEG, MIXED };
-/// A layout as a type, to pick a cursor at compile time: `reader.tokens(At<Layout::SEG>{})`.
-template <Layout L>
-using At = std::integral_constant<Layout, L>;
-
-/// The layout every channel of a loop shares, or MIXED.
-template <class... C>
-FASTSIM_INLINE Layout common_layout(const C&... c) {
-  Layout ls[] = {c.layout()...};
-  for (Layout l : ls)
-    if (l != ls[0]) return Layout::MIXED;
-  return ls[0];
-}
-/// f(At<RING>) or f(At<SEG>) (l is not MIXED): a cursor loop written once, compiled for each
-/// layout, the layout resolved once per run of tokens instead of once per token.
-template <class F>
-FASTSIM_INLINE auto on_layout(Layout l, F&& f) {
-  return l == Layout::RING ? f(At<Layout::RING>{}) : f(At<Layout::SEG>{});
-}
 
 /// Consecutive free slots of a FIFO (Appender::slots): the pushes of a hot loop without the
 /// Appender's per-token checks (wrap, limit, lazy free cycles, layout); Appender::pushed(k)
@@ -584,17 +600,22 @@ class Tokens<Layout::SEG> {
 /// an Appender is alive, push into that FIFO only through it; it commits when it goes out of
 /// scope. Firing::slot and Firing::emit take it in place of the port. A bounded FIFO is one
 /// ring, an unbounded one a chain of segments: either way the next pushes fill consecutive
-/// slots up to the ring's (segment's) end, where wrap() moves on.
-class Appender {
+/// slots up to the ring's (segment's) end, where wrap() moves on. The FIFO's layout is L
+/// (Appender: MIXED, either, tested per push).
+template <Layout L>
+class BasicAppender {
  public:
-  FASTSIM_INLINE explicit Appender(Port& p);
-  FASTSIM_INLINE ~Appender();
-  Appender(const Appender&) = delete;
-  Appender& operator=(const Appender&) = delete;
+  FASTSIM_INLINE explicit BasicAppender(Port& p);
+  FASTSIM_INLINE ~BasicAppender();
+  BasicAppender(const BasicAppender&) = delete;
+  BasicAppender& operator=(const BasicAppender&) = delete;
 
   /// True when a token can be pushed now (a free slot, or unbounded).
   FASTSIM_INLINE bool room() const { return left_ > 0; }
-  FASTSIM_INLINE bool bounded() const { return mode_ != Fifo::SEGS; }
+  FASTSIM_INLINE bool bounded() const {
+    if constexpr (L == Layout::MIXED) return mode_ != Fifo::SEGS;
+    else return L == Layout::RING;
+  }
   FASTSIM_INLINE Layout layout() const { return bounded() ? Layout::RING : Layout::SEG; }
   /// The cycle the slot the next push fills became free (bounded; room() must hold).
   FASTSIM_INLINE i64 free_time() {
@@ -602,7 +623,7 @@ class Appender {
     return i64(e_[pos_].a);
   }
   FASTSIM_INLINE void push(Token x, i64 at) {
-    if (mode_ == Fifo::SEGS) s_->put(pos_, x, at);
+    if (!bounded()) s_->put(pos_, x, at);
     else e_[pos_] = Entry{x.bits(), at};
     --left_;
     ++pushed_;
@@ -645,7 +666,7 @@ class Appender {
   // A deep ring: the next chunk (the first after the last).
   FASTSIM_INLINE void wrap() {
     pos_ = 0;
-    if (mode_ == Fifo::SEGS) {
+    if (!bounded()) {
       s_ = next_segment(q_, pushed_);
       pushed_ = 0;
     } else if (mode_ == Fifo::DEEP) {
@@ -653,6 +674,8 @@ class Appender {
       e_ = s.e;
       base_ = s.base;
       cap_ = s.end;
+    } else if (mode_ == Fifo::SINK) {
+      std::memset(static_cast<void*>(e_), 0, cap_ * sizeof(Entry));   // free at 0 again
     }
   }
   [[gnu::noinline]] static Seg* next_segment(Fifo& q, size_t pushed) {
@@ -673,29 +696,31 @@ class Appender {
 
 /// A run of pops from a channel with its read position in registers (see Appender). While a
 /// Reader is alive, read that channel only through it; it commits when it goes out of scope.
-/// Firing::after and Firing::pop take it in place of the channel.
-class Reader {
+/// Firing::after and Firing::pop take it in place of the channel. The FIFO's layout is L
+/// (Reader: MIXED, either, tested per token).
+template <Layout L>
+class BasicReader {
  public:
-  FASTSIM_INLINE explicit Reader(Channel& c);
-  FASTSIM_INLINE ~Reader();
-  Reader(const Reader&) = delete;
-  Reader& operator=(const Reader&) = delete;
+  FASTSIM_INLINE explicit BasicReader(Channel& c);
+  FASTSIM_INLINE ~BasicReader();
+  BasicReader(const BasicReader&) = delete;
+  BasicReader& operator=(const BasicReader&) = delete;
 
   FASTSIM_INLINE bool empty() const { return n_ == 0; }
   FASTSIM_INLINE size_t size() const { return n_; }
-  FASTSIM_INLINE Layout layout() const {
-    return mode_ == Fifo::SEGS ? Layout::SEG : Layout::RING;
+  FASTSIM_INLINE bool seg() const {
+    if constexpr (L == Layout::MIXED) return mode_ == Fifo::SEGS;
+    else return L == Layout::SEG;
   }
+  FASTSIM_INLINE Layout layout() const { return seg() ? Layout::SEG : Layout::RING; }
   FASTSIM_INLINE Token head() const {
-    return Token::from_bits(mode_ == Fifo::SEGS ? s_->tok[head_] : e_[head_].a);
+    return Token::from_bits(seg() ? s_->tok[head_] : e_[head_].a);
   }
-  FASTSIM_INLINE i64 head_time() const {
-    return mode_ == Fifo::SEGS ? s_->time(head_) : e_[head_].b;
-  }
+  FASTSIM_INLINE i64 head_time() const { return seg() ? s_->time(head_) : e_[head_].b; }
   /// Pop the head in a firing at cycle f: its slot frees at f + 1 (unbounded: see Tokens).
   FASTSIM_INLINE Token pop(i64 f) {
     Token x;
-    if (mode_ == Fifo::SEGS) {
+    if (seg()) {
       x = Token::from_bits(s_->tok[head_]);
     } else {
       Entry& h = e_[head_];
@@ -728,7 +753,7 @@ class Reader {
   // Chain).
   FASTSIM_INLINE void wrap() {
     head_ = 0;
-    if (mode_ == Fifo::SEGS) {
+    if (seg()) {
       s_ = next_segment(q_);
     } else if (mode_ == Fifo::DEEP) {
       size_t base = base_ + cap_;
@@ -748,6 +773,11 @@ class Reader {
   size_t base_, cap_, head_, n_;
   Fifo::Mode mode_;
 };
+
+/// A Reader and an Appender on a FIFO of either layout (the per-token test of it costs a
+/// branch: hot loops take BasicReader<L> / BasicAppender<L> of the activation's layout).
+using Reader = BasicReader<Layout::MIXED>;
+using Appender = BasicAppender<Layout::MIXED>;
 
 /// Read-only views of a FIFO's tokens and times by position (Python: `c.toks[k]`,
 /// `c.times[k]`), kept for primitives written against the earlier deque-like members.
@@ -811,7 +841,8 @@ class Channel : public Port {
   FASTSIM_INLINE Token pop(i64 f) { return q.pop(f); }
 };
 
-FASTSIM_INLINE Appender::Appender(Port& p)
+template <Layout L>
+FASTSIM_INLINE BasicAppender<L>::BasicAppender(Port& p)
     : q_(p.q), base_(0),
       left_(p.q.bounded_ ? p.q.lim_ - p.q.n_ : ~size_t(0)),
       filled_(!p.q.bounded_ || p.q.filled_ == ~size_t(0) ? ~size_t(0) : p.q.filled_ - p.q.n_),
@@ -820,7 +851,11 @@ FASTSIM_INLINE Appender::Appender(Port& p)
     e_ = q_.e_;
     cap_ = q_.cap_;
     pos_ = q_.wrap(q_.head_ + q_.n_);
-  } else if (mode_ == Fifo::SEGS) {
+  } else if (mode_ == Fifo::SINK && L != Layout::SEG) {
+    e_ = q_.e_;
+    cap_ = q_.cap_;
+    pos_ = q_.head_;
+  } else if (mode_ == Fifo::SEGS || mode_ == Fifo::SINK) {
     s_ = q_.u_.chain->tail_seg();
     cap_ = Seg::SEG;
     pos_ = q_.u_.chain->tail();
@@ -832,12 +867,15 @@ FASTSIM_INLINE Appender::Appender(Port& p)
     cap_ = q_.chunk_end(base_);
   }
 }
-FASTSIM_INLINE Appender::~Appender() {
-  if (mode_ != Fifo::SEGS) q_.n_ += pushed_;
+template <Layout L>
+FASTSIM_INLINE BasicAppender<L>::~BasicAppender() {
+  if (mode_ == Fifo::SINK && L != Layout::SEG) q_.head_ = pos_;   // (the tokens vanish)
+  else if (bounded()) q_.n_ += pushed_;
   else q_.u_.chain->pushed(pushed_);
 }
 
-FASTSIM_INLINE Reader::Reader(Channel& c)
+template <Layout L>
+FASTSIM_INLINE BasicReader<L>::BasicReader(Channel& c)
     : q_(c.q), base_(0), n_(c.q.size()), mode_(c.q.mode_) {
   if (mode_ == Fifo::RING) {
     e_ = q_.e_;
@@ -854,8 +892,9 @@ FASTSIM_INLINE Reader::Reader(Channel& c)
     cap_ = q_.chunk_end(base_);
   }
 }
-FASTSIM_INLINE Reader::~Reader() {
-  if (mode_ == Fifo::SEGS) {
+template <Layout L>
+FASTSIM_INLINE BasicReader<L>::~BasicReader() {
+  if (seg()) {
     q_.u_.popped = q_.u_.chain->pushed_total() - n_;
     q_.u_.pos = head_;
   } else {
@@ -875,7 +914,8 @@ class FanOut : public Port {
   std::vector<Channel*> chans;
 
   explicit FanOut(std::vector<Channel*> cs)
-      : Port(std::any_of(cs.begin(), cs.end(), [](Channel* c) { return c->bounded; })
+      : Port(cs.empty() ? Fifo::SINK_DEPTH
+             : std::any_of(cs.begin(), cs.end(), [](Channel* c) { return c->bounded; })
                  ? i64(STAGE) : -1),
         chans(std::move(cs)) {
     std::vector<Channel*> group;   // unbounded consumers holding nothing yet

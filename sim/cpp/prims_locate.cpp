@@ -25,8 +25,13 @@ class Locate : public Node {
   Locate(const Common& c, const Attrs& a) : Node(c), size_(a.size) {}
 
   bool run() override {
-    Reader c(*ins[0]);
-    Reader r(*ins[1]);
+    return by_layout(*this, [this](auto at) { return run_in<decltype(at)::value>(); });
+  }
+  // The activation on channels of layout L (by_layout).
+  template <Layout L>
+  bool run_in() {
+    BasicReader<L> c(*ins[0]);
+    BasicReader<L> r(*ins[1]);
     Channel& p = *ins[2];
     Appender oc(*outs[0]);
     Appender o0(*outs[1]);

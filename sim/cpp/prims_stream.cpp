@@ -74,9 +74,14 @@ class Scan : public Node {
         refs_(std::move(a.refs)), mem_(a.mem) {}
 
   bool run() override {
-    Reader in(*ins[0]);
-    Appender oc(*outs[0]);
-    Appender orf(*outs[1]);
+    return by_layout(*this, [this](auto at) { return run_in<decltype(at)::value>(); });
+  }
+  // The activation on channels of layout L (by_layout).
+  template <Layout L>
+  bool run_in() {
+    BasicReader<L> in(*ins[0]);
+    BasicAppender<L> oc(*outs[0]);
+    BasicAppender<L> orf(*outs[1]);
     Clock clock(*this);
     for (;;) {
       if (pos_ < end_ && !emit_fiber(clock, oc, orf)) return true;
@@ -130,7 +135,8 @@ class Scan : public Node {
   // loop); false when it stopped for lack of room. Where both outputs have a run of
   // consecutive free slots (Appender::run), the elements go into them through Slots cursors,
   // without the per-token checks of an Appender: the same firings.
-  FASTSIM_INLINE bool emit_fiber(Clock& clock, Appender& oc, Appender& orf) {
+  template <class Out>
+  FASTSIM_INLINE bool emit_fiber(Clock& clock, Out& oc, Out& orf) {
     while (pos_ < end_) {
       size_t k = std::min({oc.run(), orf.run(), size_t(end_ - pos_)});
       Layout l = common_layout(oc, orf);
@@ -221,8 +227,13 @@ class RepSig : public Node {
  public:
   using Node::Node;
   bool run() override {
-    Reader in(*ins[0]);
-    Appender out(*outs[0]);
+    return by_layout(*this, [this](auto at) { return run_in<decltype(at)::value>(); });
+  }
+  // The activation on channels of layout L (by_layout).
+  template <Layout L>
+  bool run_in() {
+    BasicReader<L> in(*ins[0]);
+    BasicAppender<L> out(*outs[0]);
     Clock clock(*this);
     return cursor_loop<true>(*this, out, [&](auto&& o, size_t k, auto&& x) {
       return signal(clock, x, o, k);
@@ -263,9 +274,14 @@ class Repeat : public Node {
  public:
   using Node::Node;
   bool run() override {
-    Reader a(*ins[0]);
-    Reader g(*ins[1]);
-    Appender out(*outs[0]);
+    return by_layout(*this, [this](auto at) { return run_in<decltype(at)::value>(); });
+  }
+  // The activation on channels of layout L (by_layout).
+  template <Layout L>
+  bool run_in() {
+    BasicReader<L> a(*ins[0]);
+    BasicReader<L> g(*ins[1]);
+    BasicAppender<L> out(*outs[0]);
     Clock clock(*this);
     for (;;) {
       if (!out.room()) return true;
@@ -384,8 +400,13 @@ class Array : public Node {
       : Node(c), vals_(std::move(a.vals)), zero_(a.zero), vbytes_(a.vbytes), mem_(a.mem) {}
 
   bool run() override {
-    Reader in(*ins[0]);
-    Appender out(*outs[0]);
+    return by_layout(*this, [this](auto at) { return run_in<decltype(at)::value>(); });
+  }
+  // The activation on channels of layout L (by_layout).
+  template <Layout L>
+  bool run_in() {
+    BasicReader<L> in(*ins[0]);
+    BasicAppender<L> out(*outs[0]);
     Clock clock(*this);
     return cursor_loop<true>(*this, out, [&](auto&& o, size_t k, auto&& x) {
       return load(clock, x, o, k);
