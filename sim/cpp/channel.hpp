@@ -573,12 +573,10 @@ class Tokens<Layout::RING> {
 template <>
 class Tokens<Layout::SEG> {
  public:
-  FASTSIM_INLINE Tokens(const Seg* s, size_t i) : s_(s), tok_(s->tok + i), dt_(s->dt + i), base_(s->base) {}
+  FASTSIM_INLINE Tokens(const Seg* s, size_t i) : tok_(s->tok + i), dt_(s->dt + i), base_(s->base) {}
   FASTSIM_INLINE Token head() const { return Token::from_bits(*tok_); }
-  FASTSIM_INLINE i64 head_time() const {
-    uint32_t d = *dt_;
-    return d != Seg::WIDE ? base_ + i64(d) : s_->wide[tok_ - s_->tok];
-  }
+  /// (The segment holds no cycle kept whole: see Reader::run.)
+  FASTSIM_INLINE i64 head_time() const { return base_ + i64(*dt_); }
   /// Pop the head (an unbounded FIFO frees no slot; other consumers of its chain may still
   /// read the token).
   FASTSIM_INLINE Token pop(i64) {
@@ -589,7 +587,6 @@ class Tokens<Layout::SEG> {
   }
 
  private:
-  const Seg* s_;
   const u64* tok_;
   const uint32_t* dt_;
   i64 base_;
@@ -731,8 +728,13 @@ class BasicReader {
     if (++head_ == cap_) wrap();
     return x;
   }
-  /// How many tokens from the head lie consecutively in the ring (the head segment).
-  FASTSIM_INLINE size_t run() const { return std::min(n_, cap_ - head_); }
+  /// How many tokens from the head lie consecutively in the ring (the head segment). A
+  /// segment holding a cycle kept whole (Seg::wide) is read one token at a time, so the
+  /// segment cursor (Tokens<SEG>) reads every cycle as an offset, without a test.
+  FASTSIM_INLINE size_t run() const {
+    if (seg() && s_->wide) return std::min<size_t>(n_, 1);
+    return std::min(n_, cap_ - head_);
+  }
   /// A cursor at the head (for up to run() pops; the layout is layout()); popped(k) commits
   /// the k it popped.
   FASTSIM_INLINE Tokens<Layout::RING> tokens(At<Layout::RING>) const {
