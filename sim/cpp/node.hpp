@@ -143,8 +143,10 @@ class Firing {
   FASTSIM_INLINE i64 at() const { return f_; }
   /// Wait for the head of input `c` to arrive.
   FASTSIM_INLINE Firing& after(const Channel& c) { return after_cycle(c.head_time()); }
-  FASTSIM_INLINE Firing& after(const Reader& c) { return after_cycle(c.head_time()); }
-  FASTSIM_INLINE Firing& after(const Tokens& c) { return after_cycle(c.head_time()); }
+  template <Layout L>
+  FASTSIM_INLINE Firing& after(const BasicReader<L>& c) { return after_cycle(c.head_time()); }
+  template <Layout L>
+  FASTSIM_INLINE Firing& after(const Tokens<L>& c) { return after_cycle(c.head_time()); }
   /// Wait until cycle `c`.
   FASTSIM_INLINE Firing& after_cycle(i64 c) {
     if (c > f_) f_ = c;
@@ -161,8 +163,12 @@ class Firing {
   /// Wait for the free slot of output `p` the next emit on `p` fills (a bounded port must have
   /// one: check Port::room first). One emit per output per firing.
   FASTSIM_INLINE Firing& slot(Port& p) { return p.bounded ? slot_free(p.q.free_time(0)) : *this; }
-  FASTSIM_INLINE Firing& slot(Appender& p) { return p.bounded() ? slot_free(p.free_time()) : *this; }
-  FASTSIM_INLINE Firing& slot(Slots& p) { return slot_free(p.free_time()); }
+  template <Layout L>
+  FASTSIM_INLINE Firing& slot(BasicAppender<L>& p) {
+    return p.bounded() ? slot_free(p.free_time()) : *this;
+  }
+  FASTSIM_INLINE Firing& slot(Slots<Layout::RING>& p) { return slot_free(p.free_time()); }
+  FASTSIM_INLINE Firing& slot(Slots<Layout::SEG>&) { return *this; }   // free at cycle 0
   /// Wait for `bytes` of off-chip traffic in the bandwidth calendar.
   FASTSIM_INLINE Firing& memory(Memory& m, double bytes) {
     f_ = m.take(f_, bytes);
@@ -170,12 +176,16 @@ class Firing {
   }
   /// Pop the head of input `c` (its slot frees at f + 1).
   FASTSIM_INLINE Token pop(Channel& c) { return c.pop(f_); }
-  FASTSIM_INLINE Token pop(Reader& c) { return c.pop(f_); }
-  FASTSIM_INLINE Token pop(Tokens& c) { return c.pop(f_); }
+  template <Layout L>
+  FASTSIM_INLINE Token pop(BasicReader<L>& c) { return c.pop(f_); }
+  template <Layout L>
+  FASTSIM_INLINE Token pop(Tokens<L>& c) { return c.pop(f_); }
   /// Emit `x` on output `p` (visible at f + lat).
   FASTSIM_INLINE void emit(Port& p, Token x) { p.push(x, f_ + lat_); }
-  FASTSIM_INLINE void emit(Appender& p, Token x) { p.push(x, f_ + lat_); }
-  FASTSIM_INLINE void emit(Slots& p, Token x) { p.push(x, f_ + lat_); }
+  template <Layout L>
+  FASTSIM_INLINE void emit(BasicAppender<L>& p, Token x) { p.push(x, f_ + lat_); }
+  template <Layout L>
+  FASTSIM_INLINE void emit(Slots<L>& p, Token x) { p.push(x, f_ + lat_); }
   /// The firing happened: the node's clock moves to it.
   FASTSIM_INLINE void commit() {
     t_ = f_;
@@ -190,31 +200,75 @@ class Firing {
   i64 f_;
 };
 
+/// The layout every input and output FIFO of `node` shares, or MIXED (a null port fits any).
+inline Layout node_layout(const Node& node) {
+  bool ring = false, seg = false;
+  for (const Channel* c : node.ins) (c->q.layout() == Layout::RING ? ring : seg) = true;
+  for (const Port* p : node.outs)
+    if (!p->q.sink()) (p->q.layout() == Layout::RING ? ring : seg) = true;   // (a sink fits both)
+  return ring && seg ? Layout::MIXED : seg ? Layout::SEG : Layout::RING;
+}
+
+/// f(At<L>{}) for the layout L of `node`'s channels (node_layout): an activation written once
+/// as a template over L (BasicReader<L>, BasicAppender<L>), resolved once per activation, so
+/// its per-token reads and writes test no layout (MIXED: they test it).
+template <class F>
+FASTSIM_INLINE bool by_layout(const Node& node, F&& f) {
+  switch (node_layout(node)) {
+    case Layout::RING:
+      return f(At<Layout::RING>{});
+    case Layout::SEG:
+      return f(At<Layout::SEG>{});
+    default:
+      return f(At<Layout::MIXED>{});
+  }
+}
+
+/// cursor_loop on channels of layout L (MIXED: no cursors).
+template <bool StopAtDone, Layout L, class Out, class Firings, class... In>
+FASTSIM_INLINE bool cursor_loop_in(Node& node, Out& out, Firings& firings, In&... ins) {
+  for (;;) {
+    if constexpr (L != Layout::MIXED) {
+      size_t k = std::min({out.run(), ins.run()...});
+      if (k > 1) {
+        size_t j = firings(out.slots(At<L>{}), k, ins.tokens(At<L>{})...);
+        (ins.popped(j), ...);
+        out.pushed(j);
+        if (StopAtDone && node.done) return false;
+        continue;
+      }
+    }
+    if ((ins.empty() || ...)) return false;
+    if (!out.room()) return true;
+    firings(out, size_t(1), ins...);
+    if (StopAtDone && node.done) return false;
+  }
+}
+
 /// The cursor loop of a stream map: one firing per set of input heads, one token out per firing
 /// (RepSig, Array, the ALUs). `firings(out, k, in...)` does up to k firings through the given
 /// output and inputs and returns how many it did; write it once as a generic lambda, since it is
-/// called both ways: through cursors (`Slots`, `Tokens`: a pointer each, no per-token check of
-/// wrap, limit or boundedness) where every input holds a run of consecutive tokens and the
+/// called both ways: through cursors (`Slots<L>`, `Tokens<L>`: a pointer each, no per-token
+/// check of wrap, limit or layout) where every input holds a run of consecutive tokens and the
 /// output a run of consecutive free slots (more than one), else for one firing through the
 /// Appender and Readers (they handle a ring's wrap, a deep ring's next chunk, an unbounded
 /// channel's next segment and a fan-out's lazy staging). The same firings either way.
 ///
+/// The channels' layout (rings, or unbounded segments) is resolved once per activation: the
+/// loop is compiled for each (cursor_loop_in), and where the channels mix layouts it takes no
+/// cursor (one firing at a time, still the same firings).
+///
 /// Returns false when an input ran out (or, with StopAtDone, once the node is done: a stream
 /// that ends at D takes nothing after it), true when stopped for lack of output room.
-template <bool StopAtDone, class Firings, class... In>
-FASTSIM_INLINE bool cursor_loop(Node& node, Appender& out, Firings&& firings, In&... ins) {
-  for (;;) {
-    size_t k = std::min({out.run(), ins.run()...});
-    if (k > 1) {
-      size_t j = firings(out.slots(), k, ins.tokens()...);
-      (ins.popped(j), ...);
-      out.pushed(j);
-    } else {
-      if ((ins.empty() || ...)) return false;
-      if (!out.room()) return true;
-      firings(out, size_t(1), ins...);
-    }
-    if (StopAtDone && node.done) return false;
+template <bool StopAtDone, class Out, class Firings, class... In>
+FASTSIM_INLINE bool cursor_loop(Node& node, Out& out, Firings&& firings, In&... ins) {
+  switch (common_layout(out, ins...)) {
+    case Layout::RING:
+      return cursor_loop_in<StopAtDone, Layout::RING>(node, out, firings, ins...);
+    case Layout::SEG:
+      return cursor_loop_in<StopAtDone, Layout::SEG>(node, out, firings, ins...);
+    default:
+      return cursor_loop_in<StopAtDone, Layout::MIXED>(node, out, firings, ins...);
   }
 }
 

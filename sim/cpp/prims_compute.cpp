@@ -271,12 +271,18 @@ class Alu : public Node {
       : Node(c), op_(a.op), binary_(a.binary), fl_(a.fl), labelled_(a.labelled),
         mul_(a.op == "mul" && !a.labelled), fn_(a.fn), nl_(a.nl), nr_(a.nr) {}
 
-  bool run() override { return binary_ ? run2() : run1(); }
+  bool run() override {
+    return by_layout(*this, [this](auto at) {
+      return binary_ ? run2<decltype(at)::value>() : run1<decltype(at)::value>();
+    });
+  }
 
  private:
+  // The activations on channels of layout L (by_layout).
+  template <Layout L>
   bool run1() {
-    Reader in(*ins[0]);
-    Appender out(*outs[0]);
+    BasicReader<L> in(*ins[0]);
+    BasicAppender<L> out(*outs[0]);
     Clock clock(*this);
     return cursor_loop<true>(*this, out, [&](auto&& o, size_t k, auto&& x) {
       return fire1(clock, x, o, k);
@@ -304,10 +310,11 @@ class Alu : public Node {
   }
 
   // A binary ALU takes whatever pairs come: D does not stop it (Python: Alu._step_binary).
+  template <Layout L>
   bool run2() {
-    Reader a(*ins[0]);
-    Reader b(*ins[1]);
-    Appender out(*outs[0]);
+    BasicReader<L> a(*ins[0]);
+    BasicReader<L> b(*ins[1]);
+    BasicAppender<L> out(*outs[0]);
     Clock clock(*this);
     return cursor_loop<false>(*this, out, [&](auto&& o, size_t k, auto&& x, auto&& y) {
       return fire2(clock, x, y, o, k);
@@ -384,8 +391,13 @@ class Reduce : public Node {
       : Node(c), fn_(a.fold.fn), pre_(a.fold.pre), zero_(a.zero), fl_(a.fold.fl) {}
 
   bool run() override {
-    Reader in(*ins[0]);
-    Appender out(*outs[0]);
+    return by_layout(*this, [this](auto at) { return run_in<decltype(at)::value>(); });
+  }
+  // The activation on channels of layout L (by_layout).
+  template <Layout L>
+  bool run_in() {
+    BasicReader<L> in(*ins[0]);
+    BasicAppender<L> out(*outs[0]);
     Clock clock(*this);
     for (;;) {
       Firing fire(clock);
@@ -605,10 +617,15 @@ class Spacc1 : public Node {
   Spacc1(const Common& c, const Attrs& a) : Node(c), fn_(a.fn), pre_(a.pre), fl_(a.fl) {}
 
   bool run() override {
-    Reader cin(*ins[0]);
-    Reader vin(*ins[1]);
-    Appender oc(*outs[0]);
-    Appender ov(*outs[1]);
+    return by_layout(*this, [this](auto at) { return run_in<decltype(at)::value>(); });
+  }
+  // The activation on channels of layout L (by_layout).
+  template <Layout L>
+  bool run_in() {
+    BasicReader<L> cin(*ins[0]);
+    BasicReader<L> vin(*ins[1]);
+    BasicAppender<L> oc(*outs[0]);
+    BasicAppender<L> ov(*outs[1]);
     Clock clock(*this);
     for (;;) {
       if (fi_ < items_.size() || has_pend_) {   // flushing: one point per cycle
@@ -635,9 +652,12 @@ class Spacc1 : public Node {
       }
       // a run of points (the hot loop): through cursors where both rings run consecutively
       size_t k = std::min(cin.run(), vin.run());
-      if (k > 1) {
-        Tokens c = cin.tokens(), v = vin.tokens();
-        k = accumulate(clock, c, v, k);
+      Layout l = common_layout(cin, vin);
+      if (k > 1 && l != Layout::MIXED) {
+        k = on_layout(l, [&](auto at) {
+          auto c = cin.tokens(at), v = vin.tokens(at);
+          return accumulate(clock, c, v, k);
+        });
         cin.popped(k);
         vin.popped(k);
         if (k) continue;

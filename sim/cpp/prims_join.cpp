@@ -40,7 +40,10 @@ class Joiner : public Node {
       throw Unsupported("a joiner wired with the wrong number of streams");
   }
 
-  bool run() override { return n_ == 2 ? run2() : run_n(); }
+  bool run() override {
+    if (n_ != 2) return run_n();
+    return by_layout(*this, [this](auto at) { return run2<decltype(at)::value>(); });
+  }
 
  private:
   // What one firing of the two-input join does (Python: _Joiner._decide): which inputs it
@@ -50,15 +53,16 @@ class Joiner : public Node {
     Token c, x, y;   // the coordinate (or stop) and the two refs emitted
   };
 
-  // The two-input case.
+  // The two-input case, on channels of layout L.
+  template <Layout L>
   bool run2() {
-    Reader c0(*ins[0]);
-    Reader r0(*ins[1]);
-    Reader c1(*ins[2]);
-    Reader r1(*ins[3]);
-    Appender oc(*outs[0]);
-    Appender o0(*outs[1]);
-    Appender o1(*outs[2]);
+    BasicReader<L> c0(*ins[0]);
+    BasicReader<L> r0(*ins[1]);
+    BasicReader<L> c1(*ins[2]);
+    BasicReader<L> r1(*ins[3]);
+    BasicAppender<L> oc(*outs[0]);
+    BasicAppender<L> o0(*outs[1]);
+    BasicAppender<L> o1(*outs[2]);
     Clock clock(*this);
     while (!c0.empty() && !r0.empty() && !c1.empty() && !r1.empty()) {
       Firing fire(clock);
@@ -169,15 +173,19 @@ class Joiner : public Node {
   // one firing each; `first` is the run's first firing (it waited for every head). Where both
   // rings hold consecutive tokens (Reader::run), the firings read them through Tokens
   // cursors, without the per-token checks of a Reader.
-  FASTSIM_INLINE void skip(Firing& first, Reader& crd, Reader& ref, i64 lim, Clock& clock) {
+  template <class In>
+  FASTSIM_INLINE void skip(Firing& first, In& crd, In& ref, i64 lim, Clock& clock) {
     first.pop(crd);
     first.pop(ref);
     first.commit();
     for (;;) {
       size_t k = std::min(crd.run(), ref.run());
-      if (k > 1) {
-        Tokens c = crd.tokens(), r = ref.tokens();
-        size_t j = skip_some(c, r, lim, clock, k);
+      Layout l = common_layout(crd, ref);
+      if (k > 1 && l != Layout::MIXED) {
+        size_t j = on_layout(l, [&](auto at) {
+          auto c = crd.tokens(at), r = ref.tokens(at);
+          return skip_some(c, r, lim, clock, k);
+        });
         crd.popped(j);
         ref.popped(j);
         if (j < k) return;

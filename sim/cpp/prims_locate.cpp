@@ -25,8 +25,13 @@ class Locate : public Node {
   Locate(const Common& c, const Attrs& a) : Node(c), size_(a.size) {}
 
   bool run() override {
-    Reader c(*ins[0]);
-    Reader r(*ins[1]);
+    return by_layout(*this, [this](auto at) { return run_in<decltype(at)::value>(); });
+  }
+  // The activation on channels of layout L (by_layout).
+  template <Layout L>
+  bool run_in() {
+    BasicReader<L> c(*ins[0]);
+    BasicReader<L> r(*ins[1]);
     Channel& p = *ins[2];
     Appender oc(*outs[0]);
     Appender o0(*outs[1]);
@@ -37,10 +42,13 @@ class Locate : public Node {
         // inside a dense fiber: a run of coordinates (the hot loop), through cursors where
         // every ring runs consecutively
         size_t k = std::min({c.run(), r.run(), oc.run(), o0.run(), o1.run()});
-        if (k > 1) {
-          Tokens cs = c.tokens(), rs = r.tokens();
-          Slots sc = oc.slots(), s0 = o0.slots(), s1 = o1.slots();
-          k = in_fiber(clock, cs, rs, sc, s0, s1, k);
+        Layout l = common_layout(c, r, oc, o0, o1);
+        if (k > 1 && l != Layout::MIXED) {
+          k = on_layout(l, [&](auto at) {
+            auto cs = c.tokens(at), rs = r.tokens(at);
+            auto sc = oc.slots(at), s0 = o0.slots(at), s1 = o1.slots(at);
+            return in_fiber(clock, cs, rs, sc, s0, s1, k);
+          });
           c.popped(k);
           r.popped(k);
           oc.pushed(k);

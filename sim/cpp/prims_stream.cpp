@@ -74,9 +74,14 @@ class Scan : public Node {
         refs_(std::move(a.refs)), mem_(a.mem) {}
 
   bool run() override {
-    Reader in(*ins[0]);
-    Appender oc(*outs[0]);
-    Appender orf(*outs[1]);
+    return by_layout(*this, [this](auto at) { return run_in<decltype(at)::value>(); });
+  }
+  // The activation on channels of layout L (by_layout).
+  template <Layout L>
+  bool run_in() {
+    BasicReader<L> in(*ins[0]);
+    BasicAppender<L> oc(*outs[0]);
+    BasicAppender<L> orf(*outs[1]);
     Clock clock(*this);
     for (;;) {
       if (pos_ < end_ && !emit_fiber(clock, oc, orf)) return true;
@@ -130,12 +135,16 @@ class Scan : public Node {
   // loop); false when it stopped for lack of room. Where both outputs have a run of
   // consecutive free slots (Appender::run), the elements go into them through Slots cursors,
   // without the per-token checks of an Appender: the same firings.
-  FASTSIM_INLINE bool emit_fiber(Clock& clock, Appender& oc, Appender& orf) {
+  template <class Out>
+  FASTSIM_INLINE bool emit_fiber(Clock& clock, Out& oc, Out& orf) {
     while (pos_ < end_) {
       size_t k = std::min({oc.run(), orf.run(), size_t(end_ - pos_)});
-      if (k > 1) {
-        Slots c = oc.slots(), r = orf.slots();
-        emit_elements(clock, c, r, k);
+      Layout l = common_layout(oc, orf);
+      if (k > 1 && l != Layout::MIXED) {
+        on_layout(l, [&](auto at) {
+          auto c = oc.slots(at), r = orf.slots(at);
+          emit_elements(clock, c, r, k);
+        });
         oc.pushed(k);
         orf.pushed(k);
         continue;
@@ -218,8 +227,13 @@ class RepSig : public Node {
  public:
   using Node::Node;
   bool run() override {
-    Reader in(*ins[0]);
-    Appender out(*outs[0]);
+    return by_layout(*this, [this](auto at) { return run_in<decltype(at)::value>(); });
+  }
+  // The activation on channels of layout L (by_layout).
+  template <Layout L>
+  bool run_in() {
+    BasicReader<L> in(*ins[0]);
+    BasicAppender<L> out(*outs[0]);
     Clock clock(*this);
     return cursor_loop<true>(*this, out, [&](auto&& o, size_t k, auto&& x) {
       return signal(clock, x, o, k);
@@ -260,9 +274,14 @@ class Repeat : public Node {
  public:
   using Node::Node;
   bool run() override {
-    Reader a(*ins[0]);
-    Reader g(*ins[1]);
-    Appender out(*outs[0]);
+    return by_layout(*this, [this](auto at) { return run_in<decltype(at)::value>(); });
+  }
+  // The activation on channels of layout L (by_layout).
+  template <Layout L>
+  bool run_in() {
+    BasicReader<L> a(*ins[0]);
+    BasicReader<L> g(*ins[1]);
+    BasicAppender<L> out(*outs[0]);
     Clock clock(*this);
     for (;;) {
       if (!out.room()) return true;
@@ -299,10 +318,13 @@ class Repeat : public Node {
       } else {
         // a run of R signals (the hot loop): through cursors where the rings run consecutively
         size_t k = std::min(g.run(), out.run());
-        if (k > 1) {
-          Tokens gs = g.tokens();
-          Slots o = out.slots();
-          k = copies(clock, gs, o, k);
+        Layout l = common_layout(g, out);
+        if (k > 1 && l != Layout::MIXED) {
+          k = on_layout(l, [&](auto at) {
+            auto gs = g.tokens(at);
+            auto o = out.slots(at);
+            return copies(clock, gs, o, k);
+          });
           g.popped(k);
           out.pushed(k);
           if (k) continue;
@@ -378,8 +400,13 @@ class Array : public Node {
       : Node(c), vals_(std::move(a.vals)), zero_(a.zero), vbytes_(a.vbytes), mem_(a.mem) {}
 
   bool run() override {
-    Reader in(*ins[0]);
-    Appender out(*outs[0]);
+    return by_layout(*this, [this](auto at) { return run_in<decltype(at)::value>(); });
+  }
+  // The activation on channels of layout L (by_layout).
+  template <Layout L>
+  bool run_in() {
+    BasicReader<L> in(*ins[0]);
+    BasicAppender<L> out(*outs[0]);
     Clock clock(*this);
     return cursor_loop<true>(*this, out, [&](auto&& o, size_t k, auto&& x) {
       return load(clock, x, o, k);

@@ -24,7 +24,12 @@ class Writer : public Node {
         all_(c.kind == "spill") {}
 
   bool run() override {
-    Reader in(*ins[0]);
+    return by_layout(*this, [this](auto at) { return run_in<decltype(at)::value>(); });
+  }
+  // The activation on channels of layout L (by_layout).
+  template <Layout L>
+  bool run_in() {
+    BasicReader<L> in(*ins[0]);
     Clock clock(*this);
     while (!in.empty()) {
       Firing fire(clock);

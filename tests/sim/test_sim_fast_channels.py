@@ -17,6 +17,7 @@ from fuseflowc.sim import engine_fast
 from fuseflowc.sim.arch import Arch
 from fuseflowc.sim.channel import EAGER_DEPTH, Channel, LazyFree, make_port, pop_n
 from fuseflowc.sim.differential import first_difference, run
+from fuseflowc.sim.prims_compute import Alu
 from fuseflowc.sim.prims_stream import Array, Scan
 from fuseflowc.sim.prims_write import Writer
 from fuseflowc.sim.tokens import D, N, stop
@@ -165,3 +166,47 @@ def test_n_and_stops_pass_through_fan_out():
     a = {"n_out": 1, "sink_lat": 2}
     assert_same(_fanned(lambda: Array("a", [1.0, 2.0, 3.0]), [(refs, [0] * len(refs))],
                         ["ref"], [(1, 2), (EAGER_DEPTH + 1, 1), (None, 5)], a))
+
+
+@pytest.mark.parametrize("consumers", [[(None, 1)], [(None, 1), (None, 3), (8, 2)]],
+                         ids=["unbounded", "mixed"])
+def test_cycles_past_32_bits_in_unbounded_segments(consumers):
+    """The compiled engine keeps an unbounded token's cycle as a 32-bit offset from its
+    segment's base and the whole cycle aside where the offset does not fit: a stream over
+    several segments whose arrival cycles jump by 2**31 to 2**33 (many tokens' offsets do
+    not fit, the others do, in the same segments), read through the cursors (one layout) and
+    one token at a time (a bounded consumer too: mixed layouts). Same cycles on both engines."""
+    n = 2 * 2048 + 300
+    refs = [i % 6 for i in range(n)] + [D]
+    times, t = [], 0
+    for i in range(len(refs)):
+        t += (2**31, 2**33, 3)[i % 3] if i % 700 < 3 else i % 2
+        times.append(t)
+    py = assert_same(_fanned(lambda: Array("a", [0.5 * v for v in range(6)], lat=2),
+                             [(refs, times)], ["ref"], consumers, {"n_out": 1, "sink_lat": 1}),
+                     max_cycles=2**62)
+    assert py[0] > 10 * 2**32   # the run did go past 32 bits of cycles
+
+
+@pytest.mark.parametrize("depth", [4, None], ids=["ring", "unbounded"])
+def test_an_unread_output_never_holds_its_producer_back(depth):
+    """A stream nobody reads (a null port) never makes its producer wait, however many tokens
+    it takes: an array read by a relu through a channel of the given depth, the relu's output
+    read by nobody, 1,000 positive values (the compiled engine writes an unread output as a
+    ring of 256 slots free at cycle 0, rezeroed at each wrap, beside bounded channels, and as
+    a segment chain beside unbounded ones). The same cycles and stalls on both engines."""
+    n = 1000
+    refs = [i % 6 for i in range(n)] + [D]
+
+    def wiring(nodes, ins, chans, sinks, _a):
+        mid = Channel("mid", "val", depth)
+        chans.append(mid)
+        nodes[0].wire(ins, [make_port([mid])])
+        nodes[1].wire([mid], [make_port([])])
+
+    def make():
+        return ([Array("a", [1.5 + v for v in range(6)]), Alu("r", "relu")],
+                [(refs, [0] * len(refs))], wiring)
+
+    py = assert_same(Case(make, ["ref"], {}), max_cycles=10**6)
+    assert py[2][1][1] == n + 1   # the relu fired for every value and D

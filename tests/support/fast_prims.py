@@ -129,8 +129,9 @@ def assert_same(case, max_cycles=200_000, nan_exact=True):
 
 @st.composite
 def arches(draw):
-    """Output depths (1 to unbounded), the node's ii and latency, the sinks'."""
-    return {"out_depth": draw(st.sampled_from([None, 1, 2, 3, 8])),
+    """Output depths (1 to unbounded, and a deep ring: chunks in the compiled engine), the
+    node's ii and latency, the sinks'."""
+    return {"out_depth": draw(st.sampled_from([None, 1, 2, 3, 8, 70_000])),
             "ii": draw(st.sampled_from([1, 1, 2, 3])),
             "lat": draw(st.sampled_from([0, 1, 1, 2, 5])),
             "sink_ii": draw(st.sampled_from([1, 1, 2, 4])),
