@@ -24,15 +24,9 @@ from fuseflowc.sweep.runner import run_sweep
 from fuseflowc.sweep.spec import parse_spec
 from tests.support.golden import ROOT, run_cli
 from tests.sweep.test_sweep import write
+from tests.sweep.test_sweep_orders_product import DATA  # the same tiny nested-matmul data
 
 KERNELS = ROOT / "ir_examples" / "kernels"
-DATA = """
-[[data]]
-name = "tiny"
-sizes = { I = 5, K = 4, J = 6, L = 3 }
-density = 0.4
-seed = 2
-"""
 # "all" on the unfused nested matmul (regions E and D, 3 orders each: 3 indices) with a
 # schedule parameter, a program with listed orders, "product" on the same (3 x 3)
 SPEC = f"""
