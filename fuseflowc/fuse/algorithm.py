@@ -22,7 +22,7 @@ from ..lang import ast
 from ..lang.decompose import Rewrite
 from ..lang.decompose import rewrite as decompose_rewrite
 from ..lang.widen import must_materialize
-from . import ir
+from . import ir, rebind
 from .free_order import copy_name, permute_discordant, rename_access
 from .paper_order import PAPER, paper_order
 from .pog import POG, find_cycle
@@ -112,6 +112,10 @@ def _fuse(program: ast.Program, source_path: str | None, options: FuseOptions,
     """fuse_program on a program whose decompositions are rewritten (`decomposed`: what the
     rewrite introduced)."""
     index = {s.name: n for n, s in enumerate(program.statements)}
+    # later iterations of reused loops that are iteration 0 rebound: renamed, not fused
+    rebound = {} if options.share or decomposed.copies else rebind.renamings(
+        program, {n for n in options.orders if n is not None})
+    skip = {s for (var, k) in rebound for s in dict(program.reuse)[var][k]}
     groups: list[tuple[str | None, list[str], Loc | None]] = []
     for f in program.regions():
         groups.append((f.name, sorted(f.statements, key=index.__getitem__), f.loc))
@@ -121,6 +125,8 @@ def _fuse(program: ast.Program, source_path: str | None, options: FuseOptions,
             groups.append((None, [s.name], s.loc))
     regions: list[ir.Region] = []
     for name, stmts, loc in groups:
+        if stmts[0] in skip:
+            continue
         if name is None:
             rname = stmts[0] if stmts[0] not in taken else stmts[0] + ".kernel"
         else:
@@ -143,13 +149,46 @@ def _fuse(program: ast.Program, source_path: str | None, options: FuseOptions,
         if options.free_input_order:
             permute_discordant(r, {t.name: t.format for t in program.tensors},
                                {t.name for t in program.tensors})
+    bindings: dict[tuple[str, int], dict[str, str]] = {}
+    if rebound:
+        regions, bindings = _rebound_regions(program, regions, rebound)
     tensors = _tensors(program, regions, decomposed)
     dims = [(d.name, d.size) for d in program.dims]
     fused = ir.FusedProgram(source_path, dims, tensors, regions)
+    fused.bindings = bindings
     fused.reuse = [(v, [list(x) for x in its]) for v, its in program.reuse]
     fused.waves = dict(program.waves)
     check_inlining(fused, {s.name: s.loc for s in program.statements})  # what lowering can take
     return fused
+
+
+def _rebound_regions(program: ast.Program, regions: list[ir.Region],
+                     rebound: dict[tuple[str, int], dict[str, str]]
+                     ) -> tuple[list[ir.Region], dict[tuple[str, int], dict[str, str]]]:
+    """The fused regions with those of each rebound iteration (iteration 0's renamed) added,
+    in execution order, and the bindings that stand for them in the fused IR. An iteration
+    whose regions would not follow each other in its template's order keeps its regions, but
+    printed in full (no binding)."""
+    its = dict(program.reuse)
+    declared = {t.name for t in program.tensors}
+    computed = set(program.assigned)
+    added: list[ir.Region] = []
+    names: dict[tuple[str, int], dict[str, str]] = {}
+    for (var, k), rho in rebound.items():
+        templates = rebind.templates_of(regions, its[var][0])
+        names[(var, k)] = rebind.binding_names(templates, rho, declared)
+        added += [rebind.rename_region(r, names[(var, k)], computed, (var, k))
+                  for r in templates]
+    regions = _execution_order(program, regions + added)
+    bindings = {}
+    for key in rebound:
+        if rebind.contiguous(regions, key):
+            bindings[key] = names[key]
+            continue
+        for r in regions:
+            if r.bound == key:
+                r.bound = r.template = None
+    return regions, bindings
 
 
 def _order_of(region: ir.Region, orders: dict[str | None, int | str]) -> int | str:

@@ -148,6 +148,11 @@ class Region:
     # why the fusion group was split (not printed): (why a tensor is materialized, the
     # location of its statement), for `fuse`'s note
     split_why: tuple = field(default=(), compare=False, repr=False)
+    #: A region of a later iteration of a reused loop that is iteration 0 rebound: (loop
+    #: variable, iteration), and the iteration-0 region it renames (`template`). The printer
+    #: writes such an iteration as one `reuse l K = 0 {...}` line (fuseflowc.fuse.rebind).
+    bound: tuple[str, int] | None = None
+    template: str | None = None
 
     @property
     def unfused(self) -> bool:
@@ -182,6 +187,10 @@ class FusedProgram:
     #: and each iteration's statements; per statement of a wavefront nest, its anti-diagonal.
     reuse: list[tuple[str, list[list[str]]]] = field(default_factory=list)
     waves: dict[str, int] = field(default_factory=dict)
+    #: The later iterations of reused loops that are iteration 0 rebound: (loop variable,
+    #: iteration) -> {iteration 0's name: iteration K's} for every name that differs (tensors,
+    #: statements, fusion groups), in order of first appearance in iteration 0's regions.
+    bindings: dict[tuple[str, int], dict[str, str]] = field(default_factory=dict)
 
     def tensor(self, name: str) -> TensorInfo:
         return next(t for t in self.tensors if t.name == name)

@@ -32,7 +32,7 @@ from ..limits import (
     whole_number,
 )
 from ..syntax import parser, paused_gc, syntax_error
-from . import ir
+from . import ir, rebind
 
 
 @paused_gc()
@@ -51,6 +51,7 @@ def parse_fused(source: Source, verify: bool = True) -> ir.FusedProgram:
             raise e.orig_exc from None
         raise
     prog = ir.FusedProgram(None)
+    rebound: list[tuple[int, tuple]] = []
     for item in items:
         if isinstance(item, tuple) and item[0] == "source":
             prog.source = item[1]
@@ -65,6 +66,8 @@ def parse_fused(source: Source, verify: bool = True) -> ir.FusedProgram:
                                 loc)
             its.extend([] for _ in range(k - len(its)))
             its.append(names)
+        elif isinstance(item, tuple) and item[0] == "rebound":
+            rebound.append((len(prog.regions), item))
         elif isinstance(item, tuple) and item[0] == "wave":
             prog.waves[item[1]] = item[2]
         elif isinstance(item, tuple):
@@ -84,10 +87,49 @@ def parse_fused(source: Source, verify: bool = True) -> ir.FusedProgram:
                 raise UserError(f"format {name!r} does not fit a tensor of {len(t.dims)} "
                                 f"dimension(s)", loc)
             t.format = fmt
+    if rebound:
+        _expand_rebound(prog, rebound)
     if verify:
         from .verify import verify_fused
         verify_fused(prog)
     return prog
+
+
+def _expand_rebound(prog: ir.FusedProgram, lines: list[tuple[int, tuple]]) -> None:
+    """Put the regions of each `reuse l K = 0 {...}` line (iteration 0's regions renamed:
+    fuseflowc.fuse.rebind) where the line stands, and record its binding."""
+    its = dict(prog.reuse)
+    computed = {t.name for t in prog.tensors if t.role not in ("input", "part")}
+    inserted = []
+    for pos, (_, var, k, of, pairs, loc) in lines:
+        if var not in its:
+            raise UserError(f"reuse {var} {k} = {of}: no `reuse {var} 0: ...` line lists the "
+                            f"statements of loop {var}'s iterations", loc)
+        if of != 0:
+            raise UserError(f"reuse {var} {k} = {of}: a reused iteration rebinds iteration 0",
+                            loc)
+        if not 0 < k < len(its[var]) or not its[var][k]:
+            raise UserError(f"reuse {var} {k} = 0: loop {var} has no iteration {k} (its "
+                            f"`reuse {var} K: ...` lines list iterations 0 to "
+                            f"{len(its[var]) - 1})", loc)
+        if (var, k) in prog.bindings:
+            raise UserError(f"reuse {var} {k} = 0 is given twice", loc)
+        names: dict[str, str] = {}
+        for a, b, at in pairs:
+            if a in names:
+                raise UserError(f"reuse {var} {k} = 0: {a} is bound twice", at)
+            names[a] = b
+        prog.bindings[(var, k)] = names
+        templates = rebind.templates_of(prog.regions, its[var][0])
+        renamed = [names.get(s, s) for s in its[var][0]]
+        if not templates or renamed != its[var][k]:
+            raise UserError(f"reuse {var} {k} = 0: iteration 0's statements renamed are "
+                            f"{', '.join(renamed)}, not iteration {k}'s ("
+                            f"{', '.join(its[var][k])})", loc)
+        inserted.append((pos, [rebind.rename_region(r, names, computed, (var, k))
+                               for r in templates]))
+    for pos, regions in reversed(inserted):
+        prog.regions[pos:pos] = regions
 
 
 @v_args(meta=True)
@@ -228,6 +270,13 @@ class _Build(Transformer):
         var, k, *names = items
         return ("reuse", str(var), self._int(k, "an iteration", 0, 10**9),
                 [str(n) for n in names], self._loc(meta))
+
+    def rebound(self, meta, items):
+        var, k, of, *pairs = items
+        return ("rebound", str(var), self._int(k, "an iteration", 0, 10**9),
+                self._int(of, "an iteration", 0, 10**9),
+                [(*p, self._loc(meta)) for p in pairs if p is not None],
+                self._loc(meta))
 
     def wave(self, meta, items):
         name, k = items

@@ -75,7 +75,22 @@ def fused_str(f: ir.FusedProgram) -> str:
                    if names)
     for name, wave in f.waves.items():
         out.append(f"wave {name} {wave}")
+    written: set[tuple[str, int]] = set()
     for r in f.regions:
+        if r.bound is not None and r.bound in f.bindings:
+            if r.bound not in written:   # one line for the iteration's regions
+                written.add(r.bound)
+                out.append("")
+                out.append(binding_str(r.bound, f.bindings[r.bound]))
+            continue
         out.append("")
         out.extend(region_str(r))
     return "\n".join(out) + "\n"
+
+
+def binding_str(bound: tuple[str, int], names: dict[str, str]) -> str:
+    """`reuse l K = 0 {a = b, ...}`: iteration K of reused loop l is iteration 0 with name a
+    renamed b, and so on (docs/fused-ir.md, "Reused iterations")."""
+    var, k = bound
+    return f"reuse {var} {k} = 0 {{{', '.join(f'{a} = {b}' for a, b in names.items())}}}"
+

@@ -41,7 +41,23 @@ def regions_from_fused(fp: F.FusedProgram) -> tuple[list[X.Region], dict[str, X.
     written: set[str] = {copy for copy, _ in copies}
     written |= {t.name for t in fp.tensors if t.role == "part"}  # made by a decompose step
     read: set[str] = set()
+    # fused region -> its lowering regions (each with the statement named in its graph's name,
+    # or None) and the statements they write: what a rebound iteration's region renames
+    made: dict[str, tuple[list[tuple[X.Region, str | None]], set[str]]] = {}
     for r in fp.regions:
+        if r.template in made and r.bound in fp.bindings:
+            names = fp.bindings[r.bound]
+            parts, wrote = made[r.template]
+            for part, stmt in parts:
+                base = r.name if stmt is None else f"{r.name}_{names.get(stmt, stmt)}"
+                regions.append(X.Region(_unique(base, regions), source_names=part.source_names,
+                                        rebinds=(part, names)))
+            written.update(names.get(s, s) for s in wrote)
+            continue
+        parts: list[tuple[X.Region, str | None]] = []
+        wrote: set[str] = set()
+        if not any(v.kind == "shared" for v in r.views):   # one graph per lowering region
+            made[r.name] = (parts, wrote)
         views = {(v.tensor, tuple(v.indices)): v for v in r.views}
         insts = {e.id: e for e in r.exprs}
         mat, widen = _to_materialize(r, insts, decls, views, tensors)
@@ -60,7 +76,9 @@ def regions_from_fused(fp: F.FusedProgram) -> tuple[list[X.Region], dict[str, X.
             st.order = _own_order(st, tensors, order)
             reg.statements.append(st)
             regions.append(reg)
+            parts.append((reg, inst.statement))
             written.add(inst.statement)
+            wrote.add(inst.statement)
         reg = X.Region(_unique(r.name, regions), source_names=r.source_names())
         # shared intermediates first (program order): each publishes its streams for the
         # readers generated after it (fuseflowc.lower.shared)
@@ -78,8 +96,10 @@ def regions_from_fused(fp: F.FusedProgram) -> tuple[list[X.Region], dict[str, X.
                 reg.statements.append(
                     _statement(inst, views, insts, mat, order, tensors, read, widen))
                 written.add(inst.statement)
+                wrote.add(inst.statement)
         if reg.statements:
             regions.append(reg)
+            parts.append((reg, None))
     # Intermediates fused away everywhere are not stored; the ones written are temps.
     for name in list(tensors):
         t = tensors[name]

@@ -37,7 +37,7 @@ def add_schedules(module: ir.Module, regions: list[X.Region],
     seen: set[tuple[str, str]] = set()
     for stmt, local, index, factor in pars:
         for reg, g in zip(regions, module.graphs):
-            names = {n for st in reg.statements for n in (st.name, *st.inlined)}
+            names = reg.statement_names()
             if stmt not in names or (g.name, index) in seen:
                 continue
             if any(getattr(n, "index", None) == index for n in g.nodes):
@@ -82,10 +82,16 @@ def lower_regions(regions: list[X.Region], tensors: dict[str, X.TensorInfo],
     analyses: list[tuple[str, Analysis]] = []
     notes: list[str] = []
     names = {r.name for r in regions}
+    graph_of: dict[int, ir.Graph] = {}
     for region in regions:
+        if region.rebinds is not None:   # a rebound iteration: its template's graph, renamed
+            template, binds = region.rebinds
+            graphs.append(graph_of[id(template)].rebound(region.name, binds))
+            continue
         for part, done in _generate_region(region, tensors, notes, names):
             analyses.extend((part.name, an) for an in done[1])
             graphs.append(done[0])
+            graph_of[id(region)] = done[0]
     decls = [ir.TensorDecl(t.name, tuple(t.dims), t.format, t.role, t.block)
              for t in tensors.values()]
     module = ir.Module(decls, graphs, source)

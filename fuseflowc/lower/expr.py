@@ -162,6 +162,16 @@ class Region:
     #: The shared intermediates its statements publish (fuseflowc.lower.shared), as tensors
     #: to store should one not be readable as a stream.
     shared: dict[str, "TensorInfo"] = field(default_factory=dict)
+    #: A graph of a rebound iteration of a reused loop (fused IR `reuse l K = 0 {...}`): the
+    #: region of iteration 0 whose graph it is, with these names renamed; nothing to generate.
+    rebinds: tuple["Region", dict[str, str]] | None = None
+
+    def statement_names(self) -> set[str]:
+        """The statements the graph computes, written or inlined."""
+        if self.rebinds is not None:
+            template, names = self.rebinds
+            return {names.get(n, n) for n in template.statement_names()}
+        return {n for st in self.statements for n in (st.name, *st.inlined)}
 
 
 def zero_preserving(e: Node) -> bool:
