@@ -9,7 +9,7 @@ order search); the fused IR writes such an iteration as one line, `reuse l 3 = 0
 Whether iteration K is iteration 0 rebound is decided on the program IR (`renamings`): both
 iterations' statements, walked in order with every name replaced by its order of first
 appearance, must be equal, and so must everything fusion asks about each name (declared dims,
-format and block size, program output or not, read outside its fusion group or not, its
+format and block size, stored or not (a program output or read outside its fusion group), its
 `order` and `parallelize` directives, its fusion group). Whether a tensor read from memory is
 an input or computed by an earlier region (layer 0 reads `X`, layer 1 reads `H__0`) only
 labels its views (`input`, `materialized`): fusion treats both alike, and so does the renaming. Anything that differs (a first or last
@@ -93,9 +93,12 @@ def _signature(program: ast.Program, names: list[str]):
         g = program.region_of(n)
         group = set(g.statements) if g is not None else {n}
         order = program.order_of(n) if n in inside else None
-        attrs.append((decl.dims, decl.format, program.block_size(n), n in outputs,
+        # stored: a program output or read outside its group (fusion and widening ask
+        # only for the two together: the tensor is written in its declared format)
+        stored = n in inside and (n in outputs or
+                                  any(r not in group for r in readers.get(n, ())))
+        attrs.append((decl.dims, decl.format, program.block_size(n), stored,
                       n in inside, n in taken,
-                      n in inside and any(r not in group for r in readers.get(n, ())),
                       None if order is None else order.indices,
                       tuple((p.index, p.factor) for p in program.parallelizations(n))
                       if n in inside else ()))
