@@ -24,7 +24,7 @@ def lower_fused(fp, source: str | None = None) -> tuple[ir.Module, list[tuple[st
                                     for r in fp.regions for p in r.parallel])
     if fp.reuse or fp.waves:
         from .loops import apply_loop_schedules
-        apply_loop_schedules(module, fp.reuse, fp.waves)
+        apply_loop_schedules(module, fp.reuse, fp.waves, module.rebinds)
     return module, analyses
 
 
@@ -83,10 +83,12 @@ def lower_regions(regions: list[X.Region], tensors: dict[str, X.TensorInfo],
     notes: list[str] = []
     names = {r.name for r in regions}
     graph_of: dict[int, ir.Graph] = {}
+    rebinds: dict[str, tuple[ir.Graph, dict[str, str]]] = {}
     for region in regions:
         if region.rebinds is not None:   # a rebound iteration: its template's graph, renamed
             template, binds = region.rebinds
             graphs.append(graph_of[id(template)].rebound(region.name, binds))
+            rebinds[graphs[-1].name] = (graph_of[id(template)], binds)
             continue
         for part, done in _generate_region(region, tensors, notes, names):
             analyses.extend((part.name, an) for an in done[1])
@@ -96,6 +98,7 @@ def lower_regions(regions: list[X.Region], tensors: dict[str, X.TensorInfo],
              for t in tensors.values()]
     module = ir.Module(decls, graphs, source)
     module.notes = notes   # (not printed: `lower` shows them on stderr)
+    module.rebinds = rebinds   # (not printed: graph -> the graph and names it renames)
     return module, analyses
 
 

@@ -35,18 +35,38 @@ def _shape(g: ir.Graph) -> tuple[str, tuple[str, ...]]:
     return text, tuple(names)
 
 
+def _rebound_shape(g: ir.Graph, rebinds: dict, shapes: dict
+                   ) -> tuple[str, tuple[str, ...]] | None:
+    """g's shape from the shape of the graph it renames, when it is such a copy and the
+    renaming keeps its tensors distinct (else None: print it)."""
+    if g.name not in rebinds:
+        return None
+    t, binds = rebinds[g.name]
+    if t.name not in shapes:
+        return None
+    text, names = shapes[t.name]
+    renamed = tuple(binds.get(n, n) for n in names)
+    return (text, renamed) if len(set(renamed)) == len(renamed) else None
+
+
 def apply_loop_schedules(module: ir.Module, reuse: list[tuple[str, list[list[str]]]],
-                         waves: dict[str, int]) -> None:
-    """Tag and mark reused graphs (template and bindings) and wavefront graphs (their wave)."""
+                         waves: dict[str, int],
+                         rebinds: dict[str, tuple[ir.Graph, dict[str, str]]] | None = None
+                         ) -> None:
+    """Tag and mark reused graphs (template and bindings) and wavefront graphs (their wave).
+    `rebinds`: graph name -> (the graph it is a copy of, the names renamed), for the graphs
+    of rebound iterations (fused IR `reuse l K = 0 {...}`), whose shape is then known."""
+    rebinds = rebinds or {}
     for var, its in reuse:
         owner = {name: k for k, names in enumerate(its) for name in names}
         templates: dict[str, tuple[ir.Graph, tuple[str, ...]]] = {}
+        shapes: dict[str, tuple[str, tuple[str, ...]]] = {}
         for g in module.graphs:
             ks = {owner[t] for t in _written(g) if t in owner}
             if len(ks) != 1 or not _written(g) <= set(owner):
                 continue
             g.iteration = (var, ks.pop())
-            text, names = _shape(g)
+            text, names = shapes[g.name] = _rebound_shape(g, rebinds, shapes) or _shape(g)
             if text not in templates:
                 templates[text] = (g, names)
                 continue
