@@ -43,12 +43,16 @@ class FuseOptions:
     intermediates) add no POG edge; once an order is chosen, discordant views read permuted
     copies (fuseflowc.fuse.free_order);
     `share`: an intermediate that two or more statements of its region read is stored once and
-    read back, not recomputed per consumer (the region splits there; docs/fused-ir.md)."""
+    read back, not recomputed per consumer (the region splits there; docs/fused-ir.md);
+    `rebind`: a later iteration of a reused loop that is iteration 0 up to its names gets
+    iteration 0's regions renamed, written `reuse l K = 0 {...}` (fuseflowc.fuse.rebind), not
+    fused again; False fuses every iteration (the same regions, every one written in full)."""
 
     orders: dict[str | None, int | str] = field(default_factory=dict)
     inline_widened: bool = False
     free_input_order: bool = False
     share: bool = False
+    rebind: bool = True
 
 
 def pick_orders(order: int | str | None, region: str | None = None
@@ -113,8 +117,9 @@ def _fuse(program: ast.Program, source_path: str | None, options: FuseOptions,
     rewrite introduced)."""
     index = {s.name: n for n, s in enumerate(program.statements)}
     # later iterations of reused loops that are iteration 0 rebound: renamed, not fused
-    rebound = {} if options.share or decomposed.copies else rebind.renamings(
-        program, {n for n in options.orders if n is not None})
+    rebound = {}
+    if options.rebind and not options.share and not decomposed.copies:
+        rebound = rebind.renamings(program, {n for n in options.orders if n is not None})
     skip = {s for (var, k) in rebound for s in dict(program.reuse)[var][k]}
     groups: list[tuple[str | None, list[str], Loc | None]] = []
     for f in program.regions():
