@@ -208,6 +208,8 @@ class _Verifier:
         self.tensors = {t.name: t for t in m.tensors}
         #: buffer -> (graph, spill node, stream kind, ref origin) of the spills seen so far
         self.spills: dict[str, tuple] = {}
+        #: _structure_key of the graphs whose structure had no error
+        self.clean: set = set()
 
     # -- reporting ---------------------------------------------------------------------------
     def error(self, msg: str, loc: Loc | None, g: Graph | None = None, n: Node | None = None,
@@ -358,7 +360,18 @@ class _Verifier:
     # -- per graph structure -----------------------------------------------------------------
     def structure(self, g: Graph) -> set[Node]:
         """Structural checks; returns the nodes whose attributes and ports are well-formed (the
-        only ones the tensor checks look at)."""
+        only ones the tensor checks look at). A graph of the same structure as one checked
+        clean before (a reused loop's iterations: the same nodes, other tensors) is clean too."""
+        key = _structure_key(g)
+        if key is not None and key in self.clean:
+            return set(g.nodes)
+        errors = len(self.sink.errors)
+        ok = self._structure(g)
+        if key is not None and len(self.sink.errors) == errors and len(ok) == len(g.nodes):
+            self.clean.add(key)
+        return ok
+
+    def _structure(self, g: Graph) -> set[Node]:
         names = g.stream_names()
         producer: dict[Stream, Node] = {}
         for n in g.nodes:
@@ -760,6 +773,27 @@ class _Verifier:
                        g, n)
             return False
         return True
+
+
+def _structure_key(g: Graph):
+    """What `_Verifier.structure` checks of g, as a hashable value: per node its kind, its
+    attributes (a tensor name only as valid or not: the structure does not depend on which),
+    its operands (producer position, result index, kind) and its results' kinds; None when a
+    value cannot be hashed (then g is checked in full)."""
+    pos = {id(n): k for k, n in enumerate(g.nodes)}
+    out = []
+    try:
+        for n in g.nodes:
+            attrs = tuple((k, _IDENT.match(v) is not None if k == "tensor" and isinstance(v, str)
+                           else tuple(v) if isinstance(v, list) else v)
+                          for k, v in n.attrs().items())
+            ins = tuple((pos.get(id(x.producer), -1), x.index, x.kind) for x in n.inputs)
+            out.append((type(n), attrs, ins, tuple(x.kind for x in n.outputs)))
+        key = tuple(out)
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 def _attr_problems(owner):
