@@ -751,6 +751,32 @@ class Graph:
                 n.tensor = binds[t]
         return g
 
+    def is_rebound_of(self, t: "Graph", binds: dict[str, str]) -> bool:
+        """Whether this graph is `t.rebound(self.name, binds)` node for node: the same kinds in
+        the same order, the same attributes with t's tensors bound, the same operands. When it
+        is, both print alike (a sufficient test, cheaper than printing both; False may still
+        print alike)."""
+        if len(self.nodes) != len(t.nodes):
+            return False
+        pa = {id(n): k for k, n in enumerate(t.nodes)}
+        pb = {id(n): k for k, n in enumerate(self.nodes)}
+        for a, b in zip(t.nodes, self.nodes):
+            if type(a) is not type(b) or len(a.inputs) != len(b.inputs) \
+                    or [s.kind for s in a.outputs] != [s.kind for s in b.outputs]:
+                return False
+            for spec in a.attr_specs():
+                x, y = getattr(a, spec.name), getattr(b, spec.name)
+                if spec.name == "tensor" and isinstance(x, str):
+                    x = binds.get(x, x)
+                if type(x) is not type(y) or x != y or (isinstance(x, list) and
+                                                        repr(x) != repr(y)):
+                    return False
+            for s, r in zip(a.inputs, b.inputs):
+                k = pa.get(id(s.producer))
+                if k is None or (k, s.index, s.kind) != (pb.get(id(r.producer)), r.index, r.kind):
+                    return False
+        return True
+
     def clone(self) -> "Graph":
         """An independent copy: new nodes and streams, attribute values copied (a deep copy
         that knows the graph's structure: a tenth of `copy.deepcopy`'s time, which mattered

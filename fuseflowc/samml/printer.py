@@ -47,7 +47,8 @@ def _reuses(m: Module, g: Graph) -> bool:
     if t is None or t.template is not None:
         return False
     # t.rebound(g.name, g.binds) printed, without copying t
-    return t.source_names == g.source_names and print_graph(t, g.name, g.binds) == print_graph(g)
+    return t.source_names == g.source_names and (
+        g.is_rebound_of(t, g.binds) or print_graph(t, g.name, g.binds) == print_graph(g))
 
 
 def print_names(g: Graph) -> str:

@@ -782,14 +782,20 @@ def _structure_key(g: Graph):
     value cannot be hashed (then g is checked in full)."""
     pos = {id(n): k for k, n in enumerate(g.nodes)}
     out = []
+    for n in g.nodes:
+        out.append(type(n))
+        for spec in n.attr_specs():
+            v = getattr(n, spec.name)
+            if v.__class__ is list:
+                v = tuple(v)
+            elif spec.name == "tensor" and v.__class__ is str:
+                v = _IDENT.match(v) is not None
+            out.append(v)
+        for x in n.inputs:
+            out.append((pos.get(id(x.producer), -1), x.index, x.kind))
+        out.append(tuple(x.kind for x in n.outputs))
+    key = tuple(out)
     try:
-        for n in g.nodes:
-            attrs = tuple((k, _IDENT.match(v) is not None if k == "tensor" and isinstance(v, str)
-                           else tuple(v) if isinstance(v, list) else v)
-                          for k, v in n.attrs().items())
-            ins = tuple((pos.get(id(x.producer), -1), x.index, x.kind) for x in n.inputs)
-            out.append((type(n), attrs, ins, tuple(x.kind for x in n.outputs)))
-        key = tuple(out)
         hash(key)
     except TypeError:
         return None
