@@ -121,6 +121,12 @@ class Format:
 
     def name(self) -> str:
         """Canonical text: a shorthand when one fits, else the general form."""
+        got = _NAMES.get(self)   # (every tensor line of every IR printed asks)
+        if got is None:
+            got = _NAMES[self] = self._name()
+        return got
+
+    def _name(self) -> str:
         # Order-specific shorthands first, so an all-compressed matrix prints as dcsr.
         for short in sorted(SHORTHAND_NAMES, key=lambda n: isinstance(_SHORTHANDS[n][0], str)):
             if short in PARAM_SHORTHANDS:
@@ -138,6 +144,10 @@ class Format:
 
     def __str__(self) -> str:
         return self.name()
+
+
+#: Format -> its name (Format.name), made once per format.
+_NAMES: dict[Format, str] = {}
 
 
 def classic_equivalent(fmt: Format) -> Format:

@@ -175,17 +175,18 @@ def rename_region(r: ir.Region, names: Renaming, computed: set[str], bound: tupl
         return names.get(x, x)
 
     base = r.group if r.group is not None else r.statements[0]
-    exprs = [replace(e, statement=nm(e.statement), expr=_rename_expr(e.expr, names))
-             for e in r.exprs]
+    exprs = [ir.Instance(e.id, nm(e.statement), e.lhs, _rename_expr(e.expr, names),
+                         e.index_map, e.writes, e.loc) for e in r.exprs]
     views = []
     for v in r.views:
         kind = v.kind
         if kind in ("input", "materialized"):
             kind = "materialized" if nm(v.tensor) in computed else "input"
-        views.append(replace(v, tensor=nm(v.tensor), kind=kind,
-                             copy_of=None if v.copy_of is None else nm(v.copy_of)))
-    edges = [replace(e, statement=nm(e.statement),
-                     tensor=None if e.tensor is None else nm(e.tensor)) for e in r.edges]
+        views.append(ir.View(v.id, nm(v.tensor), v.indices, kind, v.mode_order, v.producer,
+                             None if v.copy_of is None else nm(v.copy_of), v.loc))
+    edges = [ir.Edge(e.src, e.dst, e.kind, nm(e.statement),
+                     None if e.tensor is None else nm(e.tensor), e.view, e.loc)
+             for e in r.edges]
     return ir.Region(nm(base) + r.name[len(base):], None if r.group is None else nm(r.group),
                      tuple(map(nm, r.statements)), list(r.indices), exprs, views, edges,
                      r.order, r.order_index, tuple(map(nm, r.materialized)),
