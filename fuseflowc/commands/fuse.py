@@ -87,6 +87,37 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | No
     with out:
         dest.write(fused_str(fused))
     _note_splits(fused, inline_widened)
+    _note_rebound(fused)
+
+
+def _note_rebound(fused) -> None:
+    """Say which iterations of each reused loop were fused once (iteration 0 rebound) and
+    which were fused again because they differ from iteration 0."""
+    for var, its in fused.reuse:
+        later = [k for k in range(1, len(its)) if its[k]]
+        bound = [k for k in later if (var, k) in fused.bindings]
+        if not later:
+            continue
+        text = f"note: reused loop {var}: "
+        if bound:
+            text += f"{_ranges(bound)} {'is' if len(bound) == 1 else 'are'} iteration 0 " \
+                    f"rebound (fused once: `reuse {var} K = 0 {{...}}` lines)"
+        other = [k for k in later if k not in bound]
+        if other:
+            text += ("; " if bound else "") + (
+                f"{_ranges(other)} {'differs' if len(other) == 1 else 'differ'} from "
+                f"iteration 0 (other statements, formats or directives) and "
+                f"{'is' if len(other) == 1 else 'are'} fused in full")
+        click.echo(text, err=True)
+
+
+def _ranges(ks: list[int]) -> str:
+    """`iteration 3`, `iterations 1 to 11`, `iterations 1, 2, 5`."""
+    if len(ks) == 1:
+        return f"iteration {ks[0]}"
+    if ks == list(range(ks[0], ks[-1] + 1)):
+        return f"iterations {ks[0]} to {ks[-1]}"
+    return "iterations " + ", ".join(map(str, ks))
 
 
 def _note_splits(fused, inline_widened: bool) -> None:
@@ -99,7 +130,7 @@ def _note_splits(fused, inline_widened: bool) -> None:
         if r.group is not None:
             parts.setdefault(r.group, []).append(r)
     for group, regions in parts.items():
-        if len(regions) > 1:
+        if len(regions) > 1 and regions[0].bound is None:   # (a rebound layer: said once)
             stored = sorted({t for r in regions for t in r.materialized})
             whys = regions[0].split_why
             declared = any("declared format" in text for text, _ in whys)

@@ -133,3 +133,21 @@ def test_the_deep_gcn_reuse_model_lowers_as_before():
     program = pipeline.load_program("ir_examples/models/gcn_deep/gcn_deep_reuse.ff")
     bindings = assert_same_as_full(program)
     assert len(bindings) == 7
+
+
+@pytest.mark.parametrize("read,note", [
+    ("same", "note: reused loop l: iterations 1 to 3 are iteration 0 rebound (fused once: "
+             "`reuse l K = 0 {...}` lines)\n"),
+    ("shift", "note: reused loop l: iterations 1 to 3 differ from iteration 0 (other "
+              "statements, formats or directives) and are fused in full\n"),
+])
+def test_fuse_says_which_iterations_are_fused_once(tmp_path, read, note):
+    from click.testing import CliRunner
+
+    from fuseflowc.cli import main
+    path = tmp_path / "loop.ff"
+    path.write_text(loop_program("fold", 4, read, "dense", True, False, "relu"))
+    result = CliRunner().invoke(main, ["fuse", str(path)])
+    assert result.exit_code == 0, result.stderr
+    assert note in result.stderr
+    assert ("reuse l 3 = 0 {" in result.stdout) == (read == "same")
