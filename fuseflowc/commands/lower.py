@@ -51,6 +51,8 @@ def cmd(fused: str, output: str | None, no_opt: bool, dump_table: bool) -> None:
     dest = out.file(output)
     inp = pipeline.load(fused, kind="fused")  # a program or SAMML module: says what to run
     from ..files import rebase_recorded
+    if dump_table:
+        inp.ir.bindings = {}   # a table per graph: rebound iterations are lowered too
     passes = None if (no_opt or dump_table) else DEFAULT_PIPELINE
     compiled = pipeline.compile(inp, pipeline.CompileOptions(verify=not dump_table,
                                                              passes=passes),
