@@ -112,7 +112,7 @@ class Analysis:
             raise self.inside
         self._check_absent_intersections(st.expr, False)
         for loop in self.loops:
-            loop.join = self._join(loop.owner, loop)
+            loop.join = self._drop_full_outer_spacc(self._join(loop.owner, loop), loop.index)
             if loop.join is None:  # pragma: no cover - every loop has a source by construction
                 raise AssertionError(f"loop {loop} without coordinates")
 
@@ -367,6 +367,52 @@ class Analysis:
         if x in e.widen and tree is not None and not (e.vleaf and e.vleaf[0] == x):
             tree = Join("union", tree, Leaf(self.helper(e, x, loop), "helper"))
         return tree
+
+    def _drop_full_outer_spacc(self, tree: "Leaf | Join | None", x: str
+                               ) -> "Leaf | Join | None":
+        """Leave out of a join at x the outer output levels of sparse accumulators (order >= 2)
+        that hold every coordinate of x under every outer point, when the rest of the join
+        does too: both sides then give the same coordinates in the same order, so the loop
+        takes them from the rest, and the accumulator's next level is met fiber by fiber, one
+        per coordinate of x, as a scanner's would be (docs/lowering.md, "Full accumulator
+        levels"). A joiner could not carry the accumulator's outer level, whose payload is a
+        whole fiber (GPT-3's `Q = sum_e(ln1 Wq) + bq` in the order s -> e -> h -> d: the
+        order-2 accumulator's h meets bq's)."""
+        if not isinstance(tree, Join):
+            return tree
+
+        def outer_full(leaf: Leaf) -> bool:
+            if leaf.kind != "spacc":
+                return False
+            levels = self.spacc_levels(leaf.node)
+            return x != levels[-1] and _full(leaf.node, x, self.pos)
+
+        def without(t: "Leaf | Join") -> "Leaf | Join | None":
+            if isinstance(t, Leaf):
+                return None if outer_full(t) else t
+            a, b = without(t.left), without(t.right)
+            if a is None or b is None:
+                return a if b is None else b
+            return Join(t.op, a, b, t.required)
+
+        rest = without(tree)
+        if rest is None or rest is tree or not self._tree_full(rest, x):
+            return tree
+        return rest
+
+    def _tree_full(self, t: "Leaf | Join", x: str) -> bool:
+        """Whether a join tree gives every coordinate of x under every outer point (`_full`'s
+        rule on the tree: an intersection needs both sides full, a union its required sides or,
+        with none required, one side)."""
+        if isinstance(t, Leaf):
+            return t.kind == "helper" or _full(t.node, x, self.pos)
+        a, b = self._tree_full(t.left, x), self._tree_full(t.right, x)
+        if t.op == "intersect":
+            return a and b
+        ra, rb = t.required
+        if ra or rb:
+            return (a or not ra) and (b or not rb)
+        return a or b
 
     def helper(self, e: X.Node, x: str, loop: Loop) -> X.Access:
         """The full-range vector view widening e at loop x (one per (e, loop))."""

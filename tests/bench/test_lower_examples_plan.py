@@ -36,3 +36,14 @@ def test_plan_runs_inline_widened_only_where_it_differs():
     assert not any(c[4] for c in cases)
     assert [c[5] for c in cases if len(c) > 5] == ["parallel", "share", "paper"]
     assert cases[0][1:3] == (None, 0)
+
+
+
+def test_plan_runs_partial_models_as_one_graph_per_part():
+    """A partially fused model also runs `fuse --share --inline-widened --order paper` (each
+    part one graph, as the artifact fuses GPT-3's pre, attn and post); other programs do not
+    (nested_matmul_fused above)."""
+    prog = ROOT / "ir_examples" / "models" / "gcn" / "gcn_partial.ff"
+    cases = plan_cases(fuseflowc_command(), prog, Path("d"), 1)
+    got = [c for c in cases if len(c) > 5 and c[5] == "share-paper"]
+    assert len(got) == 1 and got[0][1:3] == (None, 0) and got[0][4]
