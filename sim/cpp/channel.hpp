@@ -607,8 +607,11 @@ class BasicAppender {
   BasicAppender(const BasicAppender&) = delete;
   BasicAppender& operator=(const BasicAppender&) = delete;
 
-  /// True when a token can be pushed now (a free slot, or unbounded).
-  FASTSIM_INLINE bool room() const { return left_ > 0; }
+  /// True when a token can be pushed now (a free slot, or unbounded: SEG, always).
+  FASTSIM_INLINE bool room() const {
+    if constexpr (L == Layout::SEG) return true;
+    else return left_ > 0;
+  }
   FASTSIM_INLINE bool bounded() const {
     if constexpr (L == Layout::MIXED) return mode_ != Fifo::SEGS;
     else return L == Layout::RING;
@@ -622,7 +625,7 @@ class BasicAppender {
   FASTSIM_INLINE void push(Token x, i64 at) {
     if (!bounded()) s_->put(pos_, x, at);
     else e_[pos_] = Entry{x.bits(), at};
-    --left_;
+    if constexpr (L != Layout::SEG) --left_;   // (SEG: no limit to count down)
     ++pushed_;
     if (++pos_ == cap_) wrap();
   }
@@ -630,6 +633,7 @@ class BasicAppender {
   /// How many of the next pushes fill consecutive slots whose free cycles are known (no
   /// wrap, no refill between them).
   FASTSIM_INLINE size_t run() const {
+    if constexpr (L == Layout::SEG) return cap_ - pos_;   // (no limit, no staging)
     size_t k = std::min(left_, cap_ - pos_);
     if (filled_ == ~size_t(0)) return k;
     return filled_ > pushed_ ? std::min(k, filled_ - pushed_) : 0;   // (a staging port)
@@ -644,7 +648,7 @@ class BasicAppender {
   }
   FASTSIM_INLINE void pushed(size_t k) {
     pos_ += k;
-    left_ -= k;
+    if constexpr (L != Layout::SEG) left_ -= k;
     pushed_ += k;
     if (pos_ == cap_) wrap();
   }

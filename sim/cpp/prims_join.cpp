@@ -65,6 +65,30 @@ class Joiner : public Node {
     BasicAppender<L> o1(*outs[2]);
     Clock clock(*this);
     while (!c0.empty() && !r0.empty() && !c1.empty() && !r1.empty()) {
+      if constexpr (L != Layout::MIXED) {
+        // A run of equal coordinates on both sides (dense against dense, a k-loop's
+        // intersection): through cursors where all seven rings run consecutively.
+        i64 a = c0.head().as_int();
+        if (a >= 0 && a == c1.head().as_int()) {
+          size_t k = std::min({c0.run(), r0.run(), c1.run(), r1.run(), oc.run(), o0.run(),
+                               o1.run()});
+          if (k > 1) {
+            At<L> at;
+            auto i0 = c0.tokens(at), j0 = r0.tokens(at), i1 = c1.tokens(at),
+                 j1 = r1.tokens(at);
+            auto sc = oc.slots(at), s0 = o0.slots(at), s1 = o1.slots(at);
+            size_t j = match_some(clock, i0, j0, i1, j1, sc, s0, s1, k);
+            c0.popped(j);
+            r0.popped(j);
+            c1.popped(j);
+            r1.popped(j);
+            oc.pushed(j);
+            o0.pushed(j);
+            o1.pushed(j);
+            continue;
+          }
+        }
+      }
       Firing fire(clock);
       fire.after(c0).after(c1).after(r0).after(r1);
       i64 a = c0.head().as_int();
@@ -205,6 +229,31 @@ class Joiner : public Node {
       fire.after(crd).after(ref);
       fire.pop(crd);
       fire.pop(ref);
+      fire.commit();
+    }
+    return j;
+  }
+
+  // Up to k firings, each on equal coordinates at both inputs' heads: emit the coordinate
+  // with both refs, pop both pairs (run2's firing of decide2's `both`, the same calls in the
+  // same order); returns how many it did (at least one: the caller saw the first pair equal).
+  template <class In, class Out>
+  FASTSIM_INLINE size_t match_some(Clock& clock, In& c0, In& r0, In& c1, In& r1, Out& oc,
+                                   Out& o0, Out& o1, size_t k) {
+    size_t j = 0;
+    for (; j < k; ++j) {
+      i64 a = c0.head().as_int();
+      if (a < 0 || a != c1.head().as_int()) break;
+      Firing fire(clock);
+      fire.after(c0).after(c1).after(r0).after(r1);
+      fire.slot(oc).slot(o0).slot(o1);
+      fire.emit(oc, Token::of_int(a));
+      fire.emit(o0, r0.head());
+      fire.emit(o1, r1.head());
+      fire.pop(c0);
+      fire.pop(r0);
+      fire.pop(c1);
+      fire.pop(r1);
       fire.commit();
     }
     return j;

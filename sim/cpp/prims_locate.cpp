@@ -33,9 +33,9 @@ class Locate : public Node {
     BasicReader<L> c(*ins[0]);
     BasicReader<L> r(*ins[1]);
     Channel& p = *ins[2];
-    Appender oc(*outs[0]);
-    Appender o0(*outs[1]);
-    Appender o1(*outs[2]);
+    BasicAppender<L> oc(*outs[0]);
+    BasicAppender<L> o0(*outs[1]);
+    BasicAppender<L> o1(*outs[2]);
     Clock clock(*this);
     for (;;) {
       if (infib_ && base_ >= 0) {

@@ -27,9 +27,10 @@ from tests.support.fast_prims import SETTINGS, Case, assert_same, crd_streams, t
 pytestmark = pytest.mark.skipif(not engine_fast.available(),
                                 reason="fuseflowc.sim._fast is not built")
 
-#: Consumer depths: rings (1, 2, 8), deep rings (just past the eager limit, and far past it:
-#: the compiled engine's chunks are 2048 entries), unbounded (None).
-DEPTHS = [1, 2, 8, EAGER_DEPTH + 1, 10**12, None]
+#: Consumer depths: rings (1, 2, 8, the largest eager one), deep rings (just past the eager
+#: limit, 2**20, and far past it: the compiled engine's chunks are 2048 entries), unbounded
+#: (None).
+DEPTHS = [1, 2, 8, EAGER_DEPTH, EAGER_DEPTH + 1, 1 << 20, 10**12, None]
 
 
 def _fanned(node_factory, feeds, kinds_in, consumers, a):

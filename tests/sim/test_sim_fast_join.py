@@ -76,9 +76,12 @@ def test_join_errors(n):
         assert out[0] == "error" and msg in out[1], out
 
 
-def test_join_deadlock():
+@pytest.mark.parametrize("depth", [2, 1 << 20, None], ids=["ring", "deep", "unbounded"])
+def test_join_deadlock(depth):
+    """The same deadlock report on both engines whatever the output channels' kind."""
     feeds = [at0(parse(s)) for s in ("0 1 S0", "0 1 S0", "1 S0", "1 S0")]   # no D
-    out = assert_same(single(lambda: Union("j", 2), feeds, ["crd", "ref"] * 2, 3, DEFAULT))
+    out = assert_same(single(lambda: Union("j", 2), feeds, ["crd", "ref"] * 2, 3,
+                             {**DEFAULT, "out_depth": depth}))
     assert out[0] == "error" and "deadlocked" in out[1]
 
 
@@ -103,4 +106,38 @@ def test_intersect_long_runs(data):
              (b, times_for(draw, len(b))), (list(range(len(b))), times_for(draw, len(b)))]
     arch = draw(arches())
     assert_same(single(lambda: Intersect("j", 2, ii=arch["ii"], lat=arch["lat"]), feeds,
+                       ["crd", "ref"] * 2, 3, arch))
+
+
+@st.composite
+def _shared_fibers(draw, fibers: int):
+    """Two aligned streams of fibers that share most coordinates: long runs of equal heads
+    (a dense k-loop's intersection), broken by a coordinate only one side has."""
+    a, b = [], []
+    for f in range(fibers):
+        for c in range(draw(st.integers(0, 40))):
+            side = draw(st.sampled_from(["both"] * 8 + ["a", "b"]))
+            if side != "b":
+                a.append(c)
+            if side != "a":
+                b.append(c)
+        s = S0 if f < fibers - 1 else stop(1)
+        a.append(s)
+        b.append(s)
+    return a + [D], b + [D]
+
+
+@SETTINGS
+@given(data=st.data())
+def test_join_equal_runs(data):
+    """Runs of equal coordinates on both inputs (the cursor path of prims_join.cpp's run2:
+    match_some) under random arrival cycles and back-pressure, intersect and union."""
+    draw = data.draw
+    a, b = draw(_shared_fibers(draw(st.integers(1, 2))))
+    feeds = [(a, times_for(draw, len(a))), (list(range(len(a))), times_for(draw, len(a))),
+             (b, times_for(draw, len(b))), (list(range(100, 100 + len(b))),
+                                            times_for(draw, len(b)))]
+    arch = draw(arches())
+    cls = draw(st.sampled_from([Intersect, Union]))
+    assert_same(single(lambda: cls("j", 2, ii=arch["ii"], lat=arch["lat"]), feeds,
                        ["crd", "ref"] * 2, 3, arch))
