@@ -17,7 +17,8 @@ import heapq
 from ..diagnostics import UserError
 from ..fuse import ir as F
 from ..lang import ast
-from ..lang.widen import path_safe, widens
+from ..lang.widen import path_safe, reduction_of, widens
+from ..ops import ZERO_PRESERVING
 from . import expr as X
 from .build import empty_below, full_at
 
@@ -103,6 +104,8 @@ def _to_materialize(r: F.Region, insts: dict[str, F.Instance], decls, views, ten
     giving their coordinates."""
     out: set[str] = set()
     readers: dict[str, list[F.Instance]] = {}
+    # a tensor reducing an access is read only where computed beside that access (widen.py)
+    sources = {e.statement: reduction_of(e.lhs, e.expr) for e in r.exprs}
     for inst in r.exprs:
         for a in inst.expr.walk():
             if isinstance(a, ast.Access):
@@ -112,12 +115,16 @@ def _to_materialize(r: F.Region, insts: dict[str, F.Instance], decls, views, ten
         for c in readers.get(tensor, []):
             if c.statement in seen:
                 continue
-            s = path_safe(c.expr, tensor, frozenset())
+            s = path_safe(c.expr, tensor, frozenset(), sources.get(tensor))
             if s is False:
                 return True
             if s is True and c.writes and not decls[c.statement].format.is_dense:
                 return True  # the stored pattern (zeros) of the written result would differ
-            if s is True and not c.writes and unsafe(c.statement, seen | {c.statement}):
+            # (a reader declared all-dense is seen as declared on its own account: widened or
+            # stored where a use can tell, else its zeros are unseen; so are the ones this
+            # tensor's zeros give it)
+            if s is True and not c.writes and not decls[c.statement].format.is_dense \
+                    and unsafe(c.statement, seen | {c.statement}):
                 return True
         return False
 
@@ -215,6 +222,8 @@ def _convert(e: ast.Expr, inst, views, insts, mat, tensors, read, widen, inlined
                 inlined.append(p.statement)
                 node = conv(p.expr)
                 node.widen = dict(widen.get(p.id, {}))
+                if p.statement in tensors and tensors[p.statement].format.is_dense:
+                    _mark_dense_result(node)
                 return node
             if v is not None and v.kind == "shared" and v.producer not in mat:
                 node = X.Access(v.tensor, tuple(e.indices), e.loc, tensors[v.tensor].format)
@@ -238,6 +247,27 @@ def _convert(e: ast.Expr, inst, views, insts, mat, tensors, read, widen, inlined
             return X.MultiReduce(e.op, tuple(e.indices), conv(e.body), e.loc)
         raise AssertionError(type(e))
     return conv(e)
+
+
+def _mark_dense_result(e: X.Node) -> None:
+    """Mark the reduction computing an inlined all-dense intermediate (under constant factors
+    and zero-preserving functions, which keep an explicit 0 a 0): its explicit 0 for an empty
+    fiber is an entry the tensor stores as declared, so it need not be held."""
+    while True:
+        if isinstance(e, X.MultiReduce | X.Reduce):
+            e.dense_result = True
+            return
+        if isinstance(e, X.Unary) and e.op in ZERO_PRESERVING:
+            e = e.arg
+        elif isinstance(e, X.Binary) and e.op == "*" and isinstance(e.rhs, X.Const):
+            e = e.lhs
+        elif isinstance(e, X.Binary) and e.op == "*" and isinstance(e.lhs, X.Const):
+            e = e.rhs
+        elif isinstance(e, X.Binary) and e.op == "/" and isinstance(e.rhs, X.Const) \
+                and e.rhs.value != 0:
+            e = e.lhs
+        else:
+            return
 
 
 def _own_order(st: X.Statement, tensors, preferred: tuple[str, ...]) -> tuple[str, ...]:
