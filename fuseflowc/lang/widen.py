@@ -15,6 +15,8 @@ lowering (`lower.adapt_fused`) decides which inlined intermediates to widen in t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..ops import ZERO_PRESERVING
 from . import ast
 
@@ -27,15 +29,22 @@ def widens(decl: ast.TensorDecl) -> bool:
     return last < len(levels) - 1
 
 
-def path_safe(e: ast.Expr, tensor: str, free: frozenset) -> bool | None:
-    """Within e: None if `tensor` is not used; else whether every use is insensitive to stored
-    zeros replacing absent entries."""
+def path_safe(e: ast.Expr, tensor: str, free: frozenset,
+              source: "Reduction | None" = None) -> bool | None:
+    """Within e: None if `tensor` is not used or its stored zeros are never seen; else whether
+    every use is insensitive to stored zeros replacing absent entries. `source`: the tensor's
+    definition when it reduces an access (`reduction_of`), whose pattern then covers the rows
+    of that access (a use beside it reads the tensor only where it was computed)."""
     if isinstance(e, ast.Access):
         return True if e.tensor == tensor else None
     if isinstance(e, ast.Const):
         return None
     kids = e.children()
-    results = [path_safe(c, tensor, free) for c in kids]
+    results = [path_safe(c, tensor, free, source) for c in kids]
+    if isinstance(e, ast.Binary):
+        results = [None if r is not None and _unseen(e.op, kids[k], kids[1 - k], r, tensor,
+                                                     source) else r
+                   for k, r in enumerate(results)]
     if all(r is None for r in results):
         return None
     if any(r is False for r in results):
@@ -65,6 +74,95 @@ def path_safe(e: ast.Expr, tensor: str, free: frozenset) -> bool | None:
     return True
 
 
+@dataclass(frozen=True)
+class Reduction:
+    """A tensor defined as `T[lhs] = red[...](B[body])` (up to unary functions and constant
+    operands, which keep a pattern): T stores a computed entry at every projection of B's."""
+
+    lhs: tuple[str, ...]
+    body: ast.Access
+
+
+def reduction_of(lhs: tuple[str, ...], expr: ast.Expr) -> Reduction | None:
+    """The definition `lhs = expr` as a Reduction, or None if it is not one."""
+    e = _strip(expr)
+    if not isinstance(e, ast.Reduce) or e.op not in ("sum", "max"):
+        return None
+    body = _strip(e.body)
+    if not isinstance(body, ast.Access) or not set(lhs) <= set(body.indices) \
+            or len(set(lhs)) != len(lhs):
+        return None
+    return Reduction(tuple(lhs), body)
+
+
+def _strip(e: ast.Expr) -> ast.Expr:
+    """e without the unary functions and constant operands around it (they keep its pattern:
+    a constant is stored everywhere and creates no coordinate)."""
+    while True:
+        if isinstance(e, ast.Call) and len(e.args) == 1:
+            e = e.args[0]
+        elif isinstance(e, ast.Binary) and isinstance(e.rhs, ast.Const):
+            e = e.lhs
+        elif isinstance(e, ast.Binary) and isinstance(e.lhs, ast.Const):
+            e = e.rhs
+        else:
+            return e
+
+
+def _unseen(op: str, side: ast.Expr, other: ast.Expr, r: bool, tensor: str,
+            source: "Reduction | None") -> bool:
+    """Whether a binary operation's `side` (which uses the tensor, `r` as path_safe says)
+    never shows the tensor's stored zeros: it is read only where the tensor was computed
+    (`_covered`), or it is a broadcast side of a union (`+ -`: it lacks an index of the other,
+    so it creates no coordinate, `S[i,j] - m[i]` has S's pattern) whose added entries are 0,
+    as an absent side counts."""
+    if source is not None and _covered(side, other, tensor, source):
+        return True
+    mine, theirs = set(ast.indices_of(side)), set(ast.indices_of(other))
+    return op in "+-" and r is True and mine < theirs
+
+
+def _covered(side: ast.Expr, other: ast.Expr, tensor: str, source: Reduction) -> bool:
+    """Whether `side`, the tensor's access up to pattern-keeping wrappers, is read only where
+    the tensor was computed: `other` is an intersection with a factor B[b] that is an instance
+    of the reduced access B[a] under the binding of source.lhs to the side's indices, and the
+    side has an index fewer than the other (a union side then creates no coordinate)."""
+    t = _strip(side)
+    if not isinstance(t, ast.Access) or t.tensor != tensor or len(t.indices) != len(source.lhs):
+        return False
+    if not set(t.indices) < set(ast.indices_of(other)):
+        return False
+    bind = dict(zip(source.lhs, t.indices))
+    if len(set(bind.values())) != len(bind):
+        return False
+    return any(_instance(f, source.body, bind) for f in _factors(other))
+
+
+def _factors(e: ast.Expr):
+    """The accesses whose patterns contain e's (an intersection's factors, through
+    pattern-keeping wrappers)."""
+    e = _strip(e)
+    if isinstance(e, ast.Access):
+        yield e
+    elif isinstance(e, ast.Binary) and e.op in "*/":
+        yield from _factors(e.lhs)
+        yield from _factors(e.rhs)
+    elif isinstance(e, ast.Call) and e.func == "mask":
+        yield from _factors(e.args[0])
+        yield from _factors(e.args[1])
+
+
+def _instance(b: ast.Access, a: ast.Access, bind: dict[str, str]) -> bool:
+    """Whether access b is a (the reduced body) under a substitution extending `bind`."""
+    if b.tensor != a.tensor or len(b.indices) != len(a.indices) or b.lists or a.lists:
+        return False
+    phi = dict(bind)
+    for x, y in zip(a.indices, b.indices):
+        if phi.setdefault(x, y) != y:
+            return False
+    return True
+
+
 def _nonzero_const(e: ast.Expr) -> bool:
     return isinstance(e, ast.Const) and e.value != 0
 
@@ -84,10 +182,12 @@ def must_materialize(program: ast.Program, group: list[str]) -> set[str]:
         return any(r not in members for r in readers.get(t, ()))
 
     def unsafe(t: str, seen: frozenset) -> bool:
+        d = program.statement(t)
+        source = reduction_of(d.lhs.indices, d.expr)
         for s in inside:
             if s.name in seen:
                 continue
-            r = path_safe(s.expr, t, frozenset())
+            r = path_safe(s.expr, t, frozenset(), source)
             if r is False:
                 return True
             if r is True:

@@ -17,7 +17,8 @@ import heapq
 from ..diagnostics import UserError
 from ..fuse import ir as F
 from ..lang import ast
-from ..lang.widen import path_safe, widens
+from ..lang.widen import path_safe, reduction_of, widens
+from ..ops import ZERO_PRESERVING
 from . import expr as X
 from .build import empty_below, full_at
 
@@ -60,25 +61,32 @@ def regions_from_fused(fp: F.FusedProgram) -> tuple[list[X.Region], dict[str, X.
             made[r.name] = (parts, wrote)
         views = {(v.tensor, tuple(v.indices)): v for v in r.views}
         insts = {e.id: e for e in r.exprs}
+        order = tuple(r.order)
         mat, widen = _to_materialize(r, insts, decls, views, tensors)
         mat |= _stored_shared(insts, views, mat)
-        order = tuple(r.order)
-        # One graph per materialized statement (its first instance; other bindings of the same
-        # statement compute the same tensor and read it back too), producers first.
+        try:
+            stored = _stored_statements(r, insts, views, mat, order, tensors, read, widen)
+        except NoOwnOrder:
+            # Stored, some intermediate has no order; where its zeros reach a use only through
+            # readers declared all-dense (seen as declared on their own account), it need be
+            # neither stored nor widened (GPT-3's full layer: O, read by Om)
+            lmat, lwiden = _to_materialize(r, insts, decls, views, tensors, lenient=True)
+            lmat |= _stored_shared(insts, views, lmat)
+            if lmat == mat:
+                raise
+            mat, widen = lmat, lwiden
+            stored = _stored_statements(r, insts, views, mat, order, tensors, read, widen)
+        # One graph per materialized statement, producers first.
         done: set[str] = set()
-        for inst in r.exprs:
-            if inst.id not in mat or inst.statement in done:
-                continue
-            done.add(inst.statement)
-            reg = X.Region(_unique(f"{r.name}_{inst.statement}", regions),
+        for st in stored:
+            done.add(st.name)
+            reg = X.Region(_unique(f"{r.name}_{st.name}", regions),
                            source_names=r.source_names())
-            st = _statement(inst, views, insts, mat, order, tensors, read, widen)
-            st.order = _own_order(st, tensors, order)
             reg.statements.append(st)
             regions.append(reg)
-            parts.append((reg, inst.statement))
-            written.add(inst.statement)
-            wrote.add(inst.statement)
+            parts.append((reg, st.name))
+            written.add(st.name)
+            wrote.add(st.name)
         reg = X.Region(_unique(r.name, regions), source_names=r.source_names())
         # shared intermediates first (program order): each publishes its streams for the
         # readers generated after it (fuseflowc.lower.shared)
@@ -108,6 +116,23 @@ def regions_from_fused(fp: F.FusedProgram) -> tuple[list[X.Region], dict[str, X.
     return regions, tensors
 
 
+def _stored_statements(r: F.Region, insts, views, mat: set[str], order, tensors, read,
+                       widen) -> list[X.Statement]:
+    """The statements lowering stores by graphs of their own, each in its own order: one per
+    materialized statement (its first instance; other bindings of the same statement compute
+    the same tensor and read it back too), in program order. NoOwnOrder if one has none."""
+    out: list[X.Statement] = []
+    done: set[str] = set()
+    for inst in r.exprs:
+        if inst.id not in mat or inst.statement in done:
+            continue
+        done.add(inst.statement)
+        st = _statement(inst, views, insts, mat, order, tensors, read, widen)
+        st.order = _own_order(st, tensors, order)
+        out.append(st)
+    return out
+
+
 def _unique(name: str, regions: list[X.Region]) -> str:
     names = {g.name for g in regions}
     base = name.replace(".", "_")
@@ -117,29 +142,43 @@ def _unique(name: str, regions: list[X.Region]) -> str:
     return out
 
 
-def _to_materialize(r: F.Region, insts: dict[str, F.Instance], decls, views, tensors):
+def _to_materialize(r: F.Region, insts: dict[str, F.Instance], decls, views, tensors,
+                    lenient: bool = False):
     """Instances behind inline views whose declared (widened) pattern some use can see: those
     to store and read back, and the others' widened indices with the full-range input vector
-    giving their coordinates."""
+    giving their coordinates. `lenient`: one that cannot be widened is not stored either where
+    its zeros reach a use only through readers declared all-dense."""
     out: set[str] = set()
     readers: dict[str, list[F.Instance]] = {}
+    # a tensor reducing an access is read only where computed beside that access (widen.py)
+    sources = {e.statement: reduction_of(e.lhs, e.expr) for e in r.exprs}
     for inst in r.exprs:
         for a in inst.expr.walk():
             if isinstance(a, ast.Access):
                 readers.setdefault(a.tensor, []).append(inst)
 
-    def unsafe(tensor: str, seen: frozenset) -> bool:
+    def unsafe(tensor: str, seen: frozenset, dense_ends: bool = False) -> bool:
         for c in readers.get(tensor, []):
             if c.statement in seen:
                 continue
-            s = path_safe(c.expr, tensor, frozenset())
+            s = path_safe(c.expr, tensor, frozenset(), sources.get(tensor))
             if s is False:
                 return True
             if s is True and c.writes and not decls[c.statement].format.is_dense:
                 return True  # the stored pattern (zeros) of the written result would differ
-            if s is True and not c.writes and unsafe(c.statement, seen | {c.statement}):
+            if dense_ends and decls[c.statement].format.is_dense:
+                continue
+            if s is True and not c.writes and unsafe(c.statement, seen | {c.statement},
+                                                     dense_ends):
                 return True
         return False
+
+    def seen_as_declared_by_readers(tensor: str) -> bool:
+        """Whether the tensor's zeros reach a use only through readers declared all-dense,
+        which are seen as declared on their own account (widened or stored where a use can
+        tell, else their zeros are unseen, the ones this tensor gives them included): then
+        it need not be stored where it cannot be widened (GPT-3's O, read by Om)."""
+        return not unsafe(tensor, frozenset({tensor}), dense_ends=True)
 
     widen: dict[str, dict[str, str]] = {}
     order = tuple(r.order)
@@ -164,6 +203,10 @@ def _to_materialize(r: F.Region, insts: dict[str, F.Instance], decls, views, ten
             first = next((k for k, x in enumerate(own) if not full_at(tree, x, order)),
                          len(own))
             helpers = {x: _helper(decls, t.dims[v.indices.index(x)]) for x in own}
+            cannot = any(helpers[x] is None for x in own[first:]) or not all(
+                empty_below(tree, x, order) for x in own[first:-1])
+            if cannot and lenient and seen_as_declared_by_readers(v.tensor):
+                continue
             if any(helpers[x] is None for x in own[first:]):
                 out.add(v.producer)  # no full-range vector to widen with: store it
             elif not all(empty_below(tree, x, order) for x in own[first:-1]):
@@ -235,6 +278,8 @@ def _convert(e: ast.Expr, inst, views, insts, mat, tensors, read, widen, inlined
                 inlined.append(p.statement)
                 node = conv(p.expr)
                 node.widen = dict(widen.get(p.id, {}))
+                if p.statement in tensors and tensors[p.statement].format.is_dense:
+                    _mark_dense_result(node)
                 return node
             if v is not None and v.kind == "shared" and v.producer not in mat:
                 node = X.Access(v.tensor, tuple(e.indices), e.loc, tensors[v.tensor].format)
@@ -260,6 +305,32 @@ def _convert(e: ast.Expr, inst, views, insts, mat, tensors, read, widen, inlined
     return conv(e)
 
 
+class NoOwnOrder(UserError):
+    """A statement lowering stores by a graph of its own has no dataflow order concordant
+    with its storage and its views."""
+
+
+def _mark_dense_result(e: X.Node) -> None:
+    """Mark the reduction computing an inlined all-dense intermediate (under constant factors
+    and zero-preserving functions, which keep an explicit 0 a 0): its explicit 0 for an empty
+    fiber is an entry the tensor stores as declared, so it need not be held."""
+    while True:
+        if isinstance(e, X.MultiReduce | X.Reduce):
+            e.dense_result = True
+            return
+        if isinstance(e, X.Unary) and e.op in ZERO_PRESERVING:
+            e = e.arg
+        elif isinstance(e, X.Binary) and e.op == "*" and isinstance(e.rhs, X.Const):
+            e = e.lhs
+        elif isinstance(e, X.Binary) and e.op == "*" and isinstance(e.lhs, X.Const):
+            e = e.rhs
+        elif isinstance(e, X.Binary) and e.op == "/" and isinstance(e.rhs, X.Const) \
+                and e.rhs.value != 0:
+            e = e.lhs
+        else:
+            return
+
+
 def _own_order(st: X.Statement, tensors, preferred: tuple[str, ...]) -> tuple[str, ...]:
     """A dataflow order for an intermediate lowering materializes on its own: concordant with
     its views and its own declared storage order (fuse constrained only the region's written
@@ -281,7 +352,7 @@ def _own_order(st: X.Statement, tensors, preferred: tuple[str, ...]) -> tuple[st
         # `fuse` makes the permuted copies of the graphs it forms; lowering makes none for the
         # graphs it splits off (reachable with `fuse --inline-widened`).
         stuck = [x for x in indices if x not in order]
-        raise UserError(f"statement {st.name}: lowering stores {st.tensor} by a graph of its own "
+        raise NoOwnOrder(f"statement {st.name}: lowering stores {st.tensor} by a graph of its own "
                         "(a use can tell its declared format's stored zeros from absent "
                         "entries), but no dataflow order is concordant with both its storage "
                         "order and those of the tensors it reads (a cycle among "

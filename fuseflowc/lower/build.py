@@ -174,7 +174,8 @@ class Analysis:
             # iterated for recomputation, has no coordinates of e's own to hold.)
             e.held = (not after and bool(space) and space[-1] in e.free
                       and not _full(e.body, r, self.pos)
-                      and (len(space) > 1 or self.pattern_sensitive(e)))
+                      and (len(space) > 1 or self.pattern_sensitive(e))
+                      and not _every_fiber(e, self.pos))
             own = set(self.spacc_levels(e)) | {r}
             body_loops = {x: loops[x] for x in body_space if x not in own}
             for x in body_space:
@@ -473,7 +474,7 @@ def _full(e: X.Node, x: str, pos: dict[str, int], widened: bool = True) -> bool:
         # At its innermost own level an order-0 reduction of possibly empty fibers may be
         # held (emitting only coordinates with entries, see Analysis.spacc_levels).
         if e.free and x == max(e.free, key=pos.__getitem__) \
-                and not _full(e.body, e.index, pos):
+                and not _full(e.body, e.index, pos) and not _every_fiber(e, pos):
             return False
         return _full(e.body, x, pos)
     assert isinstance(e, X.Binary)
@@ -485,6 +486,13 @@ def _full(e: X.Node, x: str, pos: dict[str, int], widened: bool = True) -> bool:
             return (a or not ra) and (b or not rb)
         return a or b
     return a and b
+
+
+def _every_fiber(e: X.Reduce, pos: dict[str, int]) -> bool:
+    """Whether order-0 reduction e gives an all-dense intermediate (`dense_result`) and its
+    body has a fiber under every coordinate of e's own indices: the reducer then emits a value
+    for each, an explicit 0 for an empty one, as the declared format stores it (not held)."""
+    return e.dense_result and all(_full(e.body, y, pos) for y in e.free)
 
 
 def _dense_prefix(e: X.Access, x: str) -> bool:

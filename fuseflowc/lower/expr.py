@@ -37,6 +37,10 @@ class Node:
         #: An order-0 reduction computed by a sparse accumulator over its held outer
         #: coordinates, so that empty fibers leave no result (see build).
         self.held = False
+        #: An order-0 reduction giving (through zero-preserving steps) an inlined intermediate
+        #: declared all-dense: an empty fiber's explicit 0 is what that tensor stores, so it
+        #: need not be held where every fiber exists (see build).
+        self.dense_result = False
 
     def children(self) -> tuple["Node", ...]:
         return ()
@@ -217,6 +221,7 @@ def split_reductions(e: Node, order: tuple[str, ...]) -> Node:
         for r in sorted(e.indices, key=lambda x: pos[x], reverse=True):
             body = Reduce(e.op, r, body, e.loc)
         body.widen = e.widen
+        body.dense_result = e.dense_result
         return body
     if isinstance(e, Unary):
         e.arg = split_reductions(e.arg, order)
