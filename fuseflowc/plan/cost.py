@@ -217,8 +217,8 @@ class Evaluator:
             o = self.opt
             if self._decomposed:
                 got = (o.inline_widened, o.share)
-            elif len(region) == 1:
-                got = (False, False)
+            elif len(region) == 1 or not (o.inline_widened or o.share):
+                got = (False, False)  # a flag not given changes nothing: no analysis
             else:
                 from ..lang.widen import must_materialize
                 kept = must_materialize(self.subprogram(region, Schedule()),

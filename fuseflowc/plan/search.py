@@ -525,8 +525,10 @@ class Planner:
         for part in parts:
             ps = [pt for pt in points if pt[0] in part]
             ss = list(self.ordered(part))
+            # fuse-all is a seed of a program that is not large: fusing a whole unrolled
+            # loop inlines every step into the next (rnn_stacked: minutes in fuse alone)
             seeds = [[r & part for r in user if r & part],
-                     [part], [frozenset({s}) for s in ss]]
+                     *([] if self.large else [[part]]), [frozenset({s}) for s in ss]]
             seeds = [self.components_of_seed(sd, ps) for sd in seeds]
             regs, st, mode, costed = self.search_partition(ss, ps, seeds)
             chosen += regs

@@ -146,5 +146,24 @@ def test_a_large_program_gets_the_linear_search():
     # a budget that covers each statement alone: the best plan found, the cut stated
     got = Planner(p, CostOptions(None, {"I": 4}, {}, 1.0), PlanOptions(max_compiles=n + 5)).run()
     assert got.cut == "compiles" and got.stats.cut
+    # linear: no seed fuses the whole partition (fuse inlines each step of an unrolled loop
+    # into the next: rnn_stacked.ff's fuse-all seed ran for minutes)
+    assert all("and 2 seeds" in part["mode"] for part in got.partitions)
     assert sorted(s for r in got.regions for s in r.statements) == sorted(f"t{k + 1}"
                                                                           for k in range(n))
+
+
+def test_fuse_flags_not_given_need_no_widening_analysis(monkeypatch):
+    """Evaluator.flags analysed every region with lang.widen even when neither --share nor
+    --inline-widened was given, whose answer is then (False, False) anyway (most of `plan`'s
+    time on rnn_stacked.ff, issue 23 item 4)."""
+    import fuseflowc.lang.widen as widen
+    from fuseflowc.diagnostics import Source
+    from fuseflowc.lang.load import program_from_source
+    from fuseflowc.plan.cost import CostOptions, Evaluator
+    p = program_from_source(Source("c.ff", "dim I = 4\ntensor a[I] : dense\n"
+                                   "tensor b[I] : dense\ntensor c[I] : dense\n"
+                                   "b[i] = a[i] + a[i]\nc[i] = b[i] * b[i]\n"))
+    monkeypatch.setattr(widen, "must_materialize", lambda *a: pytest.fail("analysed"))
+    ev = Evaluator(p, CostOptions(None, {"I": 4}, {}, 1.0))
+    assert ev.flags(frozenset({"b", "c"})) == (False, False)
