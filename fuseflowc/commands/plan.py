@@ -38,8 +38,13 @@ from .options import free_input_order_option, inline_widened_option, json_option
               help="Regions with more valid orders get this many, sampled evenly.")
 @click.option("--max-compiles", type=click.IntRange(1, 10**6), default=1500,
               show_default=True,
-              help="Budget of region compiles (about 5-20 ms each); a search that needs "
-                   "more stops with an error instead of running for hours.")
+              help="Budget of region compiles over the whole search (about 5-20 ms each): "
+                   "then the search stops and plans with the best it has found, saying so on "
+                   "stderr. A count, so the plan is the same on every machine.")
+@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True, max=10**6),
+              metavar="SECONDS",
+              help="Also stop the search after SECONDS of wall time and plan with the best "
+                   "found so far (opt-in: the plan then depends on the machine's speed).")
 @click.option("--warehouse", "warehouse", metavar="DIR",
               help="A directory of schedule patterns (TOML); the shipped one: "
                    "--warehouse builtin.")
@@ -60,7 +65,7 @@ from .options import free_input_order_option, inline_widened_option, json_option
 @click.option("-q", "--quiet", is_flag=True, help="No table on stderr.")
 @output_option
 def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, max_orders,
-        max_compiles, warehouse, no_search, learn, name, share, inline_widened, free_input_order,
+        max_compiles, time_limit, warehouse, no_search, learn, name, share, inline_widened, free_input_order,
         element_bytes, as_json, quiet, output, fabric="unlimited"):
     """Choose fusion regions, dataflow orders, parallel factors and block sizes for PROG by
     estimated cost, and write PROG with the chosen directives.
@@ -81,6 +86,8 @@ def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, 
           --density A=0.01 --lanes 8
       fuseflowc plan m.ff --data d/ --warehouse builtin --no-search
       fuseflowc plan m.ff --data d/ --fabric onyx-quarter --objective edp
+      fuseflowc plan m.ff --data d/ --max-compiles 200      # a quick, reproducible plan
+      fuseflowc plan m.ff --data d/ --time-limit 5          # at most ~5 s of search
       fuseflowc plan --learn results.csv -o my-warehouse/ --name spmm_fast
     """
     from ..outputs import Outputs
@@ -90,6 +97,8 @@ def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, 
     if name is not None:
         raise click.BadParameter("--name applies with --learn RESULTS only",
                                  param_hint="'--name'")
+    if time_limit is not None and not time_limit == time_limit:
+        raise click.BadParameter("nan is not a number of seconds", param_hint="'--time-limit'")
     if program is None:
         raise UserError("missing PROG (a .ff program; - reads stdin)")
     from fuseflowc.sim.arch import Arch
@@ -109,7 +118,8 @@ def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, 
     cost = CostOptions(data_dir, size_map, dens, default, element_bytes, arch.bandwidth,
                        inline_widened, free_input_order, share, fabric)
     options = PlanOptions(objective, lanes, top, max_points, max_orders, warehouse=wh,
-                          search=not no_search, max_compiles=max_compiles)
+                          search=not no_search, max_compiles=max_compiles,
+                          time_limit=time_limit)
     planner, result, cost = plan_over_flags(p, cost, options)
     if result.note:
         click.echo(f"plan: note: {result.note}", err=True)
@@ -187,7 +197,9 @@ def _header(result, objective: str, data_dir, free_input_order: bool, share: boo
         + (f"  (lower's default pipeline: {result.passes})" if result.locate else ""),
         f"total: {result.total.cycles:,.0f} est. cycles, {result.total.flops:,.0f} FLOPs, "
         f"{result.total.bytes:,.0f} bytes; {result.stats.costed} plans costed, "
-        f"{result.stats.skipped} skipped",
+        f"{result.stats.skipped} skipped"
+        + (f"; search cut at its {'--max-compiles' if result.cut == 'compiles' else '--time-limit'}"
+           " budget (best found so far)" if result.cut else ""),
     ]
     if fabric != "unlimited":
         n = result.total.configurations

@@ -20,7 +20,7 @@ import os
 import re
 import shutil
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from .execute import SANDBOX_FAILED, Limits, run_command
@@ -37,6 +37,12 @@ SPEC_PATH_RE = re.compile(rb'^\s*(path|dir)\s*=\s*"([^"\n]*)"', re.M)
 #: A data directory is paired with a program only if simulating the program on it (fused and
 #: lowered as is) took less than this many seconds when the corpus was built: cases stay cheap.
 DATA_BUDGET = 1.5
+#: A SAMML seed's data for the differential family (which runs every case on the Python engine
+#: too, an order of magnitude slower) is the seed's own if the Python engine simulates it within
+#: this many seconds, else data made at TWIN_SIZES if that does (the seed is no differential
+#: seed otherwise): a mutated graph or arch then still leaves the twin well inside the case limit.
+TWIN_BUDGET = 1.5
+TWIN_SIZES = (2, 3)
 #: The sizes tried, in turn, for every dim a program leaves unsized (blocked formats need sizes
 #: divisible by their block).
 TRY_SIZES = (6, 16, 64)
@@ -106,12 +112,14 @@ latency = 10
 class Seed:
     """One seed: its kind (KINDS), its path relative to the corpus root, the other files it reads
     (`needs`, relative paths of files or directories), and the data directory made for its
-    program (or None)."""
+    program (or None); `twin`: the data a differential case simulates it on (TWIN_BUDGET), or
+    None."""
 
     kind: str
     path: str
     needs: tuple[str, ...] = ()
     data: str | None = None
+    twin: str | None = None
 
 
 @dataclass
@@ -228,17 +236,17 @@ class _Builder:
         self.failed = 0
         self.limits = Limits(seconds=60)
 
-    def cheap(self, argv: list[str]) -> bool:
-        """Whether `fuseflowc ARGV` succeeds within DATA_BUDGET seconds."""
-        ok, secs = self.run(argv)
-        return ok and secs <= DATA_BUDGET
+    def cheap(self, argv: list[str], budget: float = DATA_BUDGET) -> bool:
+        """Whether `fuseflowc ARGV` succeeds within `budget` seconds."""
+        ok, secs = self.run(argv, Limits(seconds=max(2 * budget, 1.0)))
+        return ok and secs <= budget
 
-    def run(self, argv: list[str]) -> tuple[bool, float]:
+    def run(self, argv: list[str], limits: Limits | None = None) -> tuple[bool, float]:
         self.n += 1
         io = self.root / ".build" / str(self.n)
         tmp = self.root / ".build" / "tmp"
         tmp.mkdir(parents=True, exist_ok=True)
-        r = run_command(argv, self.root, tmp, io, limits=self.limits)
+        r = run_command(argv, self.root, tmp, io, limits=limits or self.limits)
         if r.exit_code == SANDBOX_FAILED:  # the fuzzer's own bug: never a refused variant
             raise RuntimeError(f"fuzz: the sandbox failed building the corpus "
                                f"({' '.join(argv)}):\n{r.stderr}")
@@ -270,8 +278,10 @@ FUSE_VARIANTS = (["--inline-widened"], ["--unfused"], ["--share"], ["--free-inpu
 OPT_VARIANTS = ("parallelize{index=i,factor=2}", "locate,cse,dce,cleanup", "schedule,locate")
 
 
-def _make_data(b: _Builder, prog: str) -> str | None:
-    """gen-data for `prog` at small sizes into data/<dir>/<name>; its path, or None."""
+def _make_data(b: _Builder, prog: str, sizes: tuple[int, ...] = TRY_SIZES,
+               suffix: str = "") -> str | None:
+    """gen-data for `prog` at small sizes into data/<dir>/<name><suffix>; its path, or None.
+    Graph models take the karate club's graph, unless `suffix` asks for other sizes."""
     from fuseflowc.diagnostics import UserError
     from fuseflowc.lang.load import load_program
 
@@ -279,20 +289,38 @@ def _make_data(b: _Builder, prog: str) -> str | None:
         program = load_program(str(b.root / prog))
     except UserError:
         return None
-    out = "data/" + prog.removeprefix("ir_examples/").removesuffix(".ff")
+    out = "data/" + prog.removeprefix("ir_examples/").removesuffix(".ff") + suffix
     unsized = [d.name for d in program.dims if d.size is None]
-    graph = ["--graph", "karate"] if any(f"/{m}/" in prog for m in GRAPH_MODELS) else []
+    graph = ["--graph", "karate"] if not suffix and any(f"/{m}/" in prog
+                                                        for m in GRAPH_MODELS) else []
     (b.root / out).parent.mkdir(parents=True, exist_ok=True)
     if graph:  # the graph binds the node count and features
         made = b.run(["gen-data", prog, "-o", out, "--seed", "1", *graph])[0]
     else:
-        for n in TRY_SIZES:
-            sizes = [a for d in unsized for a in ("--size", f"{d}={n}")]
-            made = b.run(["gen-data", prog, "-o", out, "--seed", "1", *sizes])[0]
+        for n in sizes:
+            opts = [a for d in unsized for a in ("--size", f"{d}={n}")]
+            made = b.run(["gen-data", prog, "-o", out, "--seed", "1", *opts])[0]
             if made:
                 break
     # the reference evaluator must be quick on it too (cases `run` the program on its data)
     return out if made and b.cheap(["run", prog, "--data", out]) else None
+
+
+def _twin_data(b: _Builder, prog: str | None, samml: str, data: str | None,
+               smaller: dict[str, str | None]) -> str | None:
+    """The data a differential case simulates `samml` on (see TWIN_BUDGET): `data` if the
+    Python engine is quick on it, else data of `prog` at TWIN_SIZES (made once per program,
+    `smaller`) if it is quick on that; None otherwise."""
+    def quick(d):
+        return d is not None and b.cheap(["simulate", samml, "--data", d, "--engine", "python"],
+                                         TWIN_BUDGET)
+    if quick(data):
+        return data
+    if prog is None:
+        return None
+    if prog not in smaller:
+        smaller[prog] = _make_data(b, prog, TWIN_SIZES, ".twin")
+    return smaller[prog] if quick(smaller[prog]) else None
 
 
 def build_corpus(repo: Path, root: Path, scope: str = "full", log=None) -> Corpus:
@@ -343,6 +371,7 @@ def _build(repo: Path, root: Path, scope: str, log) -> tuple[dict[str, list[Seed
 
     fused_dir = root / "seeds/fused"
     samml_dir = root / "seeds/samml"
+    smaller: dict[str, str | None] = {}  # program -> its data at TWIN_SIZES (_twin_data)
     fused_dir.mkdir(parents=True)
     samml_dir.mkdir(parents=True)
     for k, prog in enumerate(programs):
@@ -362,20 +391,26 @@ def _build(repo: Path, root: Path, scope: str, log) -> tuple[dict[str, list[Seed
                 data = None  # too slow for a case: this seed goes without data
                 if not flags:  # and if the plain variant is, the program too
                     data_of.pop(prog)
-            seeds["samml"].append(Seed("samml", samml, ir_needs(root, samml), data))
+            twin = data if scope == "small" else _twin_data(b, prog, samml, data, smaller)
+            seeds["samml"].append(Seed("samml", samml, ir_needs(root, samml), data, twin))
             if not flags and "/kernels/" in prog and scope != "small":
                 pipe = OPT_VARIANTS[k % len(OPT_VARIANTS)]
                 opted = f"seeds/samml/{name}.opt.samml"
                 if b.run(["opt", samml, "-p", pipe, "-o", opted])[0]:
-                    seeds["samml"].append(Seed("samml", opted, ir_needs(root, opted), data))
+                    twin = _twin_data(b, prog, opted, data, smaller)
+                    seeds["samml"].append(Seed("samml", opted, ir_needs(root, opted), data,
+                                               twin))
     for s in sorted((root / "ir_examples/samml").glob("*.samml"))[::2 if scope == "small" else 1]:
         rel = s.relative_to(root).as_posix()
         needs = ir_needs(root, rel)  # its source program's data, if it records one
-        seeds["samml"].append(Seed("samml", rel, needs, data_of.get(needs[0]) if needs else None))
+        data = data_of.get(needs[0]) if needs else None
+        twin = data if scope == "small" else _twin_data(
+            b, needs[0] if needs and needs[0].endswith(".ff") else None, rel, data, smaller)
+        seeds["samml"].append(Seed("samml", rel, needs, data, twin))
     # the seeds made before a data directory was dropped for being slow lose it too
     for kind in ("program", "fused", "samml"):
         seeds[kind] = [s if s.data is None or s.data in data_of.values() else
-                       Seed(s.kind, s.path, s.needs, None) for s in seeds[kind]]
+                       replace(s, data=None) for s in seeds[kind]]
 
     specs = root / "seeds/specs"
     specs.mkdir(parents=True)

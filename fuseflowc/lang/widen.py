@@ -168,7 +168,10 @@ def _nonzero_const(e: ast.Expr) -> bool:
 
 
 def must_materialize(program: ast.Program, group: list[str]) -> set[str]:
-    """The statements of `group` (a fusion region) whose results must be stored and read back."""
+    """The statements of `group` (a fusion region) whose results must be stored and read back:
+    a widening intermediate some chain of its safe uses inside the group reaches an unsafe use
+    from (or a stored, not dense, result). Linear in the group's reads: each statement's
+    verdict is found once (a search per path was exponential in an unrolled RNN's layers)."""
     out: set[str] = set()
     members = set(group)
     outputs = set(program.outputs)
@@ -177,6 +180,72 @@ def must_materialize(program: ast.Program, group: list[str]) -> set[str]:
     # the group's statements in program order (not a pass over the whole program per group:
     # quadratic in the statements of an unrolled loop)
     inside = [program.statement(n) for n in sorted(members & pos.keys(), key=pos.__getitem__)]
+    uses: dict[str, list[ast.Assignment]] = {}   # tensor -> the group's statements reading it
+    for s in inside:
+        for t in dict.fromkeys(a.tensor for a in s.expr.walk() if isinstance(a, ast.Access)):
+            uses.setdefault(t, []).append(s)
+
+    def read_outside(t: str) -> bool:
+        return any(r not in members for r in readers.get(t, ()))
+
+    def reaches_unsafe(s: ast.Assignment, t: str) -> bool | None:
+        """Whether s's use of t is unsafe (True), safe with a result to follow (None), or
+        safe and harmless (False)."""
+        r = path_safe(s.expr, t, frozenset())
+        if r is False:
+            return True
+        # The values agree, but the consumer's computed pattern may grow (stored zeros);
+        # stored in a format with compressed levels and read later, that shows.
+        written = s.name in outputs or read_outside(s.name)
+        return True if written and not program.tensor(s.name).format.is_dense else None
+
+    verdict: dict[str, bool] = {}
+
+    def unsafe(t: str) -> bool:
+        """Without cycles a chain never meets itself: each tensor's answer is one (iterative
+        depth-first, so long chains do not recurse)."""
+        stack = [(t, iter(uses.get(t, ())))]
+        on_path = {t}
+        while stack:
+            name, it = stack[-1]
+            s = next(it, None)
+            if s is None:
+                stack.pop()
+                on_path.discard(name)
+                verdict.setdefault(name, False)
+                continue
+            if s.name in on_path:
+                raise _Cyclic
+            hit = reaches_unsafe(s, name)
+            if hit is None:
+                if s.name not in verdict:
+                    on_path.add(s.name)
+                    stack.append((s.name, iter(uses.get(s.name, ()))))
+                    continue
+                hit = verdict[s.name]
+            if hit:
+                for n, _ in stack:   # every tensor on the path reaches this unsafe use
+                    verdict[n] = True
+                return True
+        return verdict[t]
+
+    try:
+        for name in group:
+            if widens(program.tensor(name)) and unsafe(name):
+                out.add(name)
+        return out
+    except _Cyclic:
+        return _must_materialize_paths(program, group, inside, outputs, readers, members)
+
+
+class _Cyclic(Exception):
+    """A statement of the group reads itself through the group: the per-path search decides."""
+
+
+def _must_materialize_paths(program, group, inside, outputs, readers, members) -> set[str]:
+    """must_materialize by a search per path (exponential in the worst case; only for a group
+    whose reads form a cycle, which the per-tensor answers cannot handle)."""
+    out: set[str] = set()
 
     def read_outside(t: str) -> bool:
         return any(r not in members for r in readers.get(t, ()))
@@ -191,8 +260,6 @@ def must_materialize(program: ast.Program, group: list[str]) -> set[str]:
             if r is False:
                 return True
             if r is True:
-                # The values agree, but the consumer's computed pattern may grow (stored zeros);
-                # stored in a format with compressed levels and read later, that shows.
                 written = s.name in outputs or read_outside(s.name)
                 if written and not program.tensor(s.name).format.is_dense:
                     return True

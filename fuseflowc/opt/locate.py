@@ -54,8 +54,17 @@ def _located_operand(n: Intersect) -> tuple[int, Scan, int] | None:
 
 
 def locate_graph(g: Graph) -> int:
-    """Rewrite every eligible intersection of `g`; returns how many were rewritten."""
+    """Rewrite every eligible intersection of `g`; returns how many were rewritten. Linear in
+    the graph: the readers of each stream are listed once and kept up to date as nodes are
+    replaced (asking the graph for them after each rewrite was quadratic: half of `plan`'s
+    time on a fused GPT-3 layer)."""
     done = 0
+    users = g.consumers()  # stream -> [(node, operand)], kept current below
+
+    def unread(node, streams) -> None:
+        for s in set(streams):
+            users[s] = [(m, i) for m, i in users.get(s, ()) if m is not node]
+
     for n in list(g.nodes):
         if not isinstance(n, Intersect):
             continue
@@ -74,11 +83,16 @@ def locate_graph(g: Graph) -> int:
         for i, s in enumerate(loc.outputs):
             s.producer, s.index = loc, i
         g.nodes[g.nodes.index(n)] = loc
+        unread(n, n.inputs)
+        for i, s in enumerate(loc.inputs):
+            users.setdefault(s, []).append((loc, i))
         for out, ref in passed:  # same coordinates as the located operand: refs unchanged
-            g.replace_uses(out, ref)
-        consumers = g.consumers()
-        if not any(s in consumers for s in scan.outputs):
+            for m, i in users.pop(out, ()):
+                m.inputs[i] = ref
+                users.setdefault(ref, []).append((m, i))
+        if not any(users.get(s) for s in scan.outputs):
             g.remove(scan)
+            unread(scan, scan.inputs)
         done += 1
     return done
 

@@ -18,7 +18,9 @@ which one was used.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
+from typing import Callable
 
 from ..diagnostics import UserError
 from ..lang import ast
@@ -131,9 +133,35 @@ def kernel_cycles(cost, bandwidth: float, lanes: int) -> tuple[float, str]:
         "roofline proxy"
 
 
-class SearchTooLarge(Exception):
-    """The search reached its budget of region compiles (search.MAX_COMPILES); not a
-    UserError, so that no search step takes it for a region that does not compile."""
+class BudgetSpent(Exception):
+    """The search has spent its budget (Budget): no more region is compiled. Not a UserError,
+    so that no search step takes it for a region that does not compile; each step keeps the
+    best it has found (the search is anytime: search.py)."""
+
+
+@dataclass
+class Budget:
+    """What one plan's search may spend, over every fuse-flag combination: `compiles` region
+    compiles (the default bound: a count, so a cut search gives the same plan on every
+    machine) and, when `seconds` is set (`plan --time-limit`, opt-in), that much wall time from
+    `start` by `clock` (a cut then depends on the machine's speed). `spent` names the bound
+    that ran out ("" while none has)."""
+
+    compiles: int
+    seconds: float | None = None
+    clock: Callable[[], float] = time.monotonic
+    start: float = 0.0
+    spent: str = ""
+
+    def check(self, compiled: int) -> None:
+        """Raise BudgetSpent when a bound has run out (and from then on)."""
+        if not self.spent:
+            if compiled >= self.compiles:
+                self.spent = "compiles"
+            elif self.seconds is not None and self.clock() - self.start >= self.seconds:
+                self.spent = "time"
+        if self.spent:
+            raise BudgetSpent(self.spent)
 
 
 @dataclass
@@ -148,6 +176,7 @@ class Memo:
     best: dict = field(default_factory=dict)
     base: dict = field(default_factory=dict)
     compiles: int = 0  # region modules compiled and estimated, for every combination
+    budget: Budget | None = None  # shared by every combination (set by the first Planner)
 
 
 class Evaluator:
@@ -159,7 +188,6 @@ class Evaluator:
         self.shared = memo if memo is not None else Memo()
         self.memo: dict[tuple, Metrics | UserError] = self.shared.measured
         self.compiled = 0  # modules compiled and estimated (for the statistics)
-        self.budget: int | None = None  # at most this many (search.MAX_COMPILES)
         from fuseflowc.sim.arch import Arch
         self.arch = Arch.load(None, ())  # loaded once: the estimator's timing defaults
         self._fused: dict[tuple, object] = self.shared.fused
@@ -189,8 +217,8 @@ class Evaluator:
             o = self.opt
             if self._decomposed:
                 got = (o.inline_widened, o.share)
-            elif len(region) == 1:
-                got = (False, False)
+            elif len(region) == 1 or not (o.inline_widened or o.share):
+                got = (False, False)  # a flag not given changes nothing: no analysis
             else:
                 from ..lang.widen import must_materialize
                 kept = must_materialize(self.subprogram(region, Schedule()),
@@ -259,6 +287,7 @@ class Evaluator:
         if isinstance(got, UserError):
             raise got
         if got is None:
+            self.check_budget()  # fusing is half a compile: none once the budget is spent
             try:
                 got = self.fuse(self.subprogram(region, sched))
             except UserError as e:
@@ -327,11 +356,15 @@ class Evaluator:
         self.memo[key] = m
         return m
 
+    def check_budget(self) -> None:
+        """Raise BudgetSpent once the shared budget (Memo.budget) has run out."""
+        if self.shared.budget is not None:
+            self.shared.budget.check(self.shared.compiles)
+
     def _measure(self, region, sched, locate) -> Metrics:
         from ..estimate import estimate_module
         base = self.base_stats()
-        if self.budget is not None and self.compiled >= self.budget:
-            raise SearchTooLarge(self.compiled)
+        self.check_budget()
         fused, module = self.compile(None, locate, self.fuse_region(region, sched))
         self.compiled += 1
         self.shared.compiles += 1

@@ -85,7 +85,7 @@ def to_json(program: ast.Program, result: PlanResult) -> dict:
         "top": ranking_rows(result),
         "search": {"points": result.points, **result.stats.to_json(),
                    "partitions": result.partitions, "compiles": result.compiles,
-                   "flag_combinations": result.combinations,
+                   "flag_combinations": result.combinations, "cut_by": result.cut or None,
                    "seconds": round(result.seconds, 3)},
     }
 
@@ -106,7 +106,9 @@ def table(result: PlanResult, console) -> None:
     s = result.stats
     console.print(f"search: {result.points} interesting points in {len(result.partitions)} "
                   f"partition(s); {s.costed} plans costed, {s.skipped} skipped by the lower "
-                  f"bound, {s.invalid} invalid, of {s.space}; {result.compiles} region "
+                  f"bound, {s.invalid} invalid, "
+                  f"{f'{s.unvisited} not reached (cut), ' if s.unvisited else ''}of {s.space}; "
+                  f"{result.compiles} region "
                   f"compiles for {result.combinations} fuse-flag combination(s); "
                   f"{result.seconds:.2f} s",
                   highlight=False)

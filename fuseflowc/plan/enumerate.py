@@ -20,20 +20,24 @@ from typing import Callable
 @dataclass
 class EnumStats:
     """What the enumeration did: `space` = 2^m, `costed`, `skipped` (by the lower bound),
-    `invalid` (assignments that are no plan)."""
+    `invalid` (assignments that are no plan), `unvisited` (not reached: the search was cut
+    by its budget), `cut` (the budget ran out during this search)."""
 
     space: int = 0
     costed: int = 0
     skipped: int = 0
     invalid: int = 0
+    unvisited: int = 0
+    cut: bool = False
 
     def __add__(self, o: "EnumStats") -> "EnumStats":
         return EnumStats(self.space + o.space, self.costed + o.costed, self.skipped + o.skipped,
-                         self.invalid + o.invalid)
+                         self.invalid + o.invalid, self.unvisited + o.unvisited,
+                         self.cut or o.cut)
 
     def to_json(self) -> dict:
         return {"space": self.space, "costed": self.costed, "skipped": self.skipped,
-                "invalid": self.invalid}
+                "invalid": self.invalid, "unvisited": self.unvisited, "cut": self.cut}
 
 
 def assignment(m: int, j: int) -> tuple[bool, ...]:
@@ -43,16 +47,22 @@ def assignment(m: int, j: int) -> tuple[bool, ...]:
 
 def skip_enum(m: int, cost: Callable[[tuple[bool, ...]], float | None],
               lower_bound: Callable[[tuple[bool, ...]], float],
-              on_costed: Callable[[tuple[bool, ...], float], None] | None = None
+              on_costed: Callable[[tuple[bool, ...], float], None] | None = None,
+              stop: Callable[[], bool] | None = None
               ) -> tuple[tuple[bool, ...] | None, float, EnumStats]:
     """(best assignment, its cost, statistics). Costs are numbers or tuples (compared
     lexicographically: the objective, then tie-breakers). `cost(q)` is None for an invalid assignment;
     `lower_bound(q)` must not exceed the cost of q nor of any assignment that adds True points
-    after q's last one. Ties keep the first assignment found (deterministic)."""
+    after q's last one. Ties keep the first assignment found (deterministic). Anytime: once
+    `stop()` is true (checked before each assignment and after one that costs None) the
+    enumeration ends with the best found so far, the rest counted as `unvisited`."""
     stats = EnumStats(space=1 << m)
     best, best_cost = None, None
     j = 0
     while j < 1 << m:
+        if stop is not None and stop():
+            stats.unvisited, stats.cut = (1 << m) - j, True
+            break
         q = assignment(m, j)
         if best is not None and lower_bound(q) >= best_cost:
             last = max((k for k in range(m) if q[k]), default=-1)
@@ -61,6 +71,8 @@ def skip_enum(m: int, cost: Callable[[tuple[bool, ...]], float | None],
             j += n
             continue
         c = cost(q)
+        if c is None and stop is not None and stop():
+            continue  # no plan only because the budget ran out: counted as unvisited
         j += 1
         if c is None:
             stats.invalid += 1

@@ -47,11 +47,37 @@ def plan_over_flags(program: ast.Program, cost: CostOptions, options: PlanOption
     best = None
     memo = Memo()  # a region no flag changes is costed once for every combination
     choices = flag_choices(program, cost)
+    searched = 0
     for c in choices:
+        if memo.budget is not None and memo.budget.spent:
+            break  # the budget is spent: the next combination could cost nothing new
         planner = Planner(program, c, options, memo)
         result = validated(planner, planner.run(), c)
+        searched += 1
         key = planner.value(result.total)
         if best is None or key < best[0]:
             best = (key, planner, result, c)
-    best[2].compiles, best[2].combinations = memo.compiles, len(choices)
-    return best[1], best[2], best[3]
+    result = best[2]
+    result.compiles, result.combinations = memo.compiles, len(choices)
+    result.cut = memo.budget.spent
+    if result.cut:
+        result.note = "; ".join(n for n in (cut_note(result, options, memo.budget, searched),
+                                            result.note) if n)
+    return best[1], result, best[3]
+
+
+def cut_note(result: PlanResult, options: PlanOptions, budget, searched: int) -> str:
+    """What a search cut by its budget did, and which option widens it."""
+    s = result.stats
+    if budget.spent == "compiles":
+        bound = f"its budget of {budget.compiles:,} region compiles"
+        wider = "raise --max-compiles"
+    else:
+        bound = f"its time limit of {budget.seconds:g} s (so this plan depends on the machine's speed)"
+        wider = "raise --time-limit (or drop it: the search is then bounded by --max-compiles)"
+    plans = (f"{s.costed:,} of {s.space:,} fusion plans costed ({s.skipped:,} skipped by the "
+             f"lower bound, {s.invalid:,} invalid, {s.unvisited:,} not reached)")
+    combos = (f", {searched} of {result.combinations} fuse-flag combinations searched"
+              if result.combinations > 1 else "")
+    return (f"the search stopped at {bound} with {plans}{combos}: this is the best plan found "
+            f"so far; {wider} to search further")

@@ -31,24 +31,27 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 from ..diagnostics import UserError
 from ..lang import ast
 from .cost import (
     OBJECTIVES,
+    Budget,
+    BudgetSpent,
     CostOptions,
     Evaluator,
     Memo,
     Metrics,
     Schedule,
-    SearchTooLarge,
     pipeline_of,
 )
 from .enumerate import EnumStats, skip_enum
 
-#: Region compiles a search may make (each fuses, lowers and estimates a cut-down program;
-#: about 5-20 ms each): beyond it the search stops with an error naming the way out, rather
-#: than running for hours (an unrolled RNN of 256 statements, issue 23 item 4).
+#: Region compiles a search may make over all its fuse-flag combinations (each fuses, lowers
+#: and estimates a cut-down program; about 5-20 ms each): then the search stops and returns the
+#: best plan found so far, rather than running for hours (an unrolled RNN of 256 statements,
+#: issue 23 item 4). A count, not seconds, so that a cut search plans the same on every machine.
 MAX_COMPILES = 1500
 
 #: Statements (after unrolling loops) above which a partition gets only the linear search:
@@ -70,6 +73,8 @@ class PlanOptions:
     warehouse: object = None
     search: bool = True
     max_compiles: int = 0      # 0: MAX_COMPILES
+    time_limit: float | None = None   # seconds of wall time (opt-in: --time-limit)
+    clock: Callable[[], float] = time.monotonic   # the time limit's clock (tests: a fake)
 
 
 @dataclass
@@ -99,6 +104,7 @@ class PlanResult:
     note: str = ""        # why the plan is not the search's first choice (validate.py)
     compiles: int = 0     # region modules compiled and estimated, every flag combination's
     combinations: int = 1  # fuse-flag combinations searched (flags.py)
+    cut: str = ""         # "" or the bound that stopped the search ("compiles", "time")
 
     @property
     def passes(self) -> str:
@@ -130,7 +136,10 @@ class Planner:
         self.large = len(program.statements) > MAX_STATEMENTS
         self.max_orders = 1 if self.large else options.max_orders
         self.segment = 2 if self.large else options.segment
-        self.ev.budget = options.max_compiles or MAX_COMPILES
+        if self.ev.shared.budget is None:  # one budget for every flag combination
+            self.ev.shared.budget = Budget(options.max_compiles or MAX_COMPILES,
+                                           options.time_limit, options.clock, options.clock())
+        self.budget = self.ev.shared.budget
         self.index = {s.name: n for n, s in enumerate(program.statements)}
         self._best: dict[frozenset, _Choice | None] = {}
         self._errors: dict[frozenset, UserError] = {}  # why a region compiles in no schedule
@@ -235,15 +244,21 @@ class Planner:
         except UserError as e:
             cands, how = [], ""
             self._errors[region] = e
+        except BudgetSpent:  # not costed: the region is no candidate (nothing is compiled now)
+            cands, how = [], ""
         if not self.o.search:  # the warehouse's schedule, else fuse's default order
             cands = [c for c in cands if c[1] is not None][:1] + [(Schedule(), None)]
             how = "warehouse" if cands[0][1] is not None else "default order 0"
-        for sched, pattern in cands:
+        for k, (sched, pattern) in enumerate(cands):
             try:
                 m = self.ev.measure(region, sched, True)
             except UserError as e:
                 self._errors.setdefault(region, e)
                 continue
+            except BudgetSpent:  # the best of the schedules costed so far
+                if choice is not None:
+                    choice.orders += f" ({k} of {len(cands)} costed: the budget ran out)"
+                break
             if choice is None or self.value(m) < self.value(choice.metrics):
                 choice = _Choice(sched, m, pattern, how)
         self._best[region] = choice
@@ -375,11 +390,18 @@ class Planner:
             return (sum(self.written(t) for t in sorted(targets)), 0.0, 0.0)
 
         m = len(points)
+        spent = lambda: bool(self.budget.spent)  # noqa: E731
         if m <= self.o.max_points and not self.large:
-            best_q, _, stats = skip_enum(m, cost, lower_bound)
+            best_q, _, stats = skip_enum(m, cost, lower_bound, stop=spent)
+            mode = f"exhaustive (2^{m})"
+            if best_q is None and stats.unvisited:  # cut before any plan: each alone
+                alone = [frozenset({s}) for s in stmts]
+                if self.plan_cost(alone) is not None:
+                    costed.append((self.plan_cost(alone), alone))
+                    return alone, stats, mode + ", cut: each statement alone", costed
             if best_q is None:
                 raise self.no_plan(stmts)
-            return regions_of(best_q), stats, f"exhaustive (2^{m})", costed
+            return regions_of(best_q), stats, mode, costed
         # bounded: contiguous runs in program order, plus the seeds
         stats = EnumStats(space=1 << m)
         n = len(stmts)
@@ -410,6 +432,7 @@ class Planner:
         for c, regs in cands:
             costed.append((c, regs))
         stats.costed = len(costed)
+        stats.cut = bool(self.budget.spent)
         if not cands:
             raise self.no_plan(stmts)
         c, regs = min(cands, key=lambda x: x[0])
@@ -441,19 +464,35 @@ class Planner:
         return sorted(regs, key=lambda g: min(self.index[s] for s in g))
 
     def run(self) -> PlanResult:
-        """The plan (see the module docstring); a UserError when the search would need more
-        region compiles than its budget (PlanOptions.max_compiles)."""
-        try:
-            return self._run()
-        except SearchTooLarge:
-            n = len(self.p.statements)
-            raise UserError(
-                f"plan: the search stopped at its budget of {self.ev.budget:,} region compiles "
-                f"({n} statements{', loops unrolled' if self.p.looped is not None else ''}; the search is "
-                f"linear above {MAX_STATEMENTS} statements, about {self.segment * 2 + 2} "
-                f"compiles per statement): plan a smaller instance (fewer layers or time "
-                f"steps) and write its directives for each, keep your own regions "
-                f"(--warehouse DIR --no-search), or raise --max-compiles") from None
+        """The plan (see the module docstring). Anytime: once the budget (Budget: region
+        compiles, and --time-limit) is spent, no more region is compiled and every step keeps
+        the best it has costed, so the result is the best plan found so far (`cut` says so);
+        a UserError only when the budget does not cover costing each statement alone."""
+        result = self._run()
+        result.cut = self.budget.spent
+        return result
+
+    def costed_alone(self, stmts: list[str]) -> None:
+        """Cost each statement alone first: the plan a cut search falls back on. A UserError
+        when the budget runs out before that plan is costed."""
+        for k, st in enumerate(stmts):
+            if self.best(frozenset({st})) is None and self.budget.spent:
+                raise self.budget_error(f"the plan that leaves each statement alone was "
+                                        f"costed ({k} of {len(stmts)} statements")
+
+    def budget_error(self, what: str) -> UserError:
+        """The error of a budget spent before `what` (a phrase; its parenthesis left open)."""
+        b = self.budget
+        bound = (f"its budget of {b.compiles:,} region compiles (--max-compiles)"
+                 if b.spent == "compiles" else f"its time limit of {b.seconds:g} s (--time-limit)")
+        return UserError(
+            f"plan: the search stopped at {bound} before {what}"
+            f"{', loops unrolled' if self.p.looped is not None else ''}"
+            + (f"; the search is linear above {MAX_STATEMENTS} statements, about "
+               f"{self.segment * 2 + 2} compiles per statement" if self.large else "")
+            + f"): raise {'--max-compiles' if b.spent == 'compiles' else '--time-limit'}"
+            f", plan a smaller instance (fewer layers or time steps) and write its directives "
+            f"for each, or keep your own regions (--warehouse DIR --no-search)")
 
     def _run(self) -> PlanResult:
         t0 = time.perf_counter()
@@ -462,8 +501,11 @@ class Planner:
             raise UserError("the program has no statements: nothing to plan")
         if not self.o.search:
             regions = self.user_regions()
-            for r in regions:
+            for k, r in enumerate(regions):
                 if self.best(r) is None:
+                    if self.budget.spent:
+                        raise self.budget_error(f"the program's regions were costed ({k} of "
+                                                f"{len(regions)} regions")
                     e = self._errors.get(r) or UserError("region " + ", ".join(
                         self.ordered(r)) + " does not compile")
                     raise e
@@ -472,6 +514,7 @@ class Planner:
             return PlanResult(plan[0], plan[1], total, [(total, tuple(
                 self.ordered(r) for r in regions))], EnumStats(), [], 0,
                 time.perf_counter() - t0, self.o.objective)
+        self.costed_alone(stmts)
         points = self.fusable_edges()
         parts = self.components(stmts, points)
         user = self.user_regions()
@@ -482,8 +525,10 @@ class Planner:
         for part in parts:
             ps = [pt for pt in points if pt[0] in part]
             ss = list(self.ordered(part))
+            # fuse-all is a seed of a program that is not large: fusing a whole unrolled
+            # loop inlines every step into the next (rnn_stacked: minutes in fuse alone)
             seeds = [[r & part for r in user if r & part],
-                     [part], [frozenset({s}) for s in ss]]
+                     *([] if self.large else [[part]]), [frozenset({s}) for s in ss]]
             seeds = [self.components_of_seed(sd, ps) for sd in seeds]
             regs, st, mode, costed = self.search_partition(ss, ps, seeds)
             chosen += regs
@@ -563,7 +608,7 @@ class Planner:
         try:
             for rp in plans:
                 without.append(self.ev.measure(frozenset(rp.statements), rp.schedule, False))
-        except UserError:
+        except (UserError, BudgetSpent):
             without = []
         if without:
             a, b = Metrics(), Metrics()
@@ -608,6 +653,8 @@ class Planner:
                 got = self.ev.measure(region, s, True)
             except UserError:
                 continue
+            except BudgetSpent:
+                break
             if self.value(got) < self.value(best[1]):
                 best = (s, got)
         return best

@@ -104,3 +104,68 @@ def test_a_plan_that_fuse_rejects_is_wrong(tmp_path):
     assert v.outcome == "wrong" and v.key == ("wrong", "fuse rejects the plan", "plan"), v
     good = (ROOT / "ir_examples/kernels/spmv.ff").read_bytes()
     assert runner.fuse_output(case, good, "t").outcome == "ok"
+
+
+def test_twin_data_is_data_the_python_engine_runs_quickly(monkeypatch):
+    """A differential case runs the Python engine too (issue 23: its twin on a GPT-3 seed ran
+    past the case limit): a seed keeps its data if the Python engine is quick on it, else gets
+    its program's data made smaller (once per program), else is no differential seed."""
+    from fuseflowc.fuzz import corpus
+    made = []
+    monkeypatch.setattr(corpus, "_make_data", lambda b, prog, sizes, suffix: made.append(
+        (prog, sizes, suffix)) or f"data/{prog}{suffix}")
+
+    class Builder:
+        def __init__(self, quick):
+            self.quick, self.runs = quick, []
+
+        def cheap(self, argv, budget):
+            self.runs.append(argv)
+            assert argv[-2:] == ["--engine", "python"] and budget == corpus.TWIN_BUDGET
+            return argv[argv.index("--data") + 1] in self.quick
+
+    smaller = {}
+    b = Builder({"data/a"})
+    assert corpus._twin_data(b, "p", "p.samml", "data/a", smaller) == "data/a" and not made
+    b = Builder({"data/p.twin"})
+    assert corpus._twin_data(b, "p", "p.samml", "data/big", smaller) == "data/p.twin"
+    assert corpus._twin_data(b, "p", "p.opt.samml", "data/big", smaller) == "data/p.twin"
+    assert made == [("p", corpus.TWIN_SIZES, ".twin")]  # made once for the program
+    assert corpus._twin_data(Builder(set()), "q", "q.samml", "data/q", smaller) is None
+    assert corpus._twin_data(Builder(set()), None, "x.samml", "data/x", smaller) is None
+
+
+def test_the_differential_family_simulates_on_the_twin_data(tmp_path):
+    from fuseflowc.fuzz.cases import make_case
+    from fuseflowc.fuzz.corpus import Corpus, Seed
+    for rel in ("a.samml", "slow.samml", "data/big/x.tns", "data/small/x.tns"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x\n")
+    corpus = Corpus(tmp_path, {"samml": [Seed("samml", "a.samml", (), "data/big", "data/small"),
+                                         Seed("samml", "slow.samml", (), "data/big", None)]},
+                    ["data/big"])
+    for k in range(20):
+        case = make_case(corpus, 1, k, ("differential",))
+        args = [a for g in case.args for a in g]
+        assert args[0] == "a.samml" and args[args.index("--data") + 1] == "data/small"
+        assert "data/big/x.tns" not in case.files
+
+
+def test_plan_cases_bound_their_search_within_the_case_limit(tmp_path):
+    """Four plan cases were hangs (10.8-13.7 s of search, issue 23): every plan case that
+    searches passes --time-limit, a good value nearly always, below the case limit."""
+    from fuseflowc.fuzz.cases import make_case
+    from fuseflowc.fuzz.corpus import Corpus, Seed
+    from fuseflowc.fuzz.execute import Limits
+    (tmp_path / "p.ff").write_text("dim I\ntensor a[I] : dense\ntensor b[I] : dense\n"
+                                   "b[i] = a[i] + a[i]\n")
+    corpus = Corpus(tmp_path, {"program": [Seed("program", "p.ff")]}, [])
+    limits = []
+    for k in range(60):
+        args = [g for g in make_case(corpus, 1, k, ("plan",)).args]
+        if any(g[0] == "--learn" for g in args):
+            continue
+        limits += [g[1] for g in args if g[0] == "--time-limit"]
+    assert len(limits) >= 30
+    good = [float(v) for v in limits if v == "4"]
+    assert len(good) >= 0.8 * len(limits) and all(v < Limits().seconds for v in good)

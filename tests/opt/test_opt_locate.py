@@ -272,3 +272,18 @@ def test_locate_on_a_three_operand_intersection_sharing_coordinates(tmp_path_fac
     for a, b in zip(f0, f1):
         assert a["flops"] == b["flops"] and a["read"] == b["read"]
         assert b["cycles"] <= a["cycles"]
+
+
+def test_locate_lists_the_readers_once_per_graph(monkeypatch):
+    """The pass asked the graph for every stream's readers after each rewrite (quadratic: half
+    of `plan`'s CPU on a fused GPT-3 layer, issue 23); it lists them once and keeps them
+    current, with the same result (test_locate_keeps_every_example_bit_for_bit)."""
+    from fuseflowc.samml.ir import Graph
+    path = sim_pins.ROOT / "ir_examples" / "models" / "gcn" / "gcn_partial.ff"
+    m = parse_module(Source("<lowered>", sim_pins.lowered_text(path)))
+    calls = []
+    real = Graph.consumers
+    monkeypatch.setattr(Graph, "consumers", lambda g: calls.append(g) or real(g))
+    done = [locate_graph(g) for g in m.graphs]
+    assert max(done) >= 2 and len(calls) == len({id(g) for g in calls}) <= len(m.graphs)
+    verify(m)

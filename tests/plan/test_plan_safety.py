@@ -110,14 +110,16 @@ def test_a_plan_that_does_not_compile_is_replaced_by_one_that_does(tmp_path, mon
 
 def test_plan_of_an_unrolled_rnn_stops_at_its_budget_with_a_clear_message(tmp_path):
     """rnn_stacked.ff (256 statements unrolled) ran for over 300 s; the search is linear above
-    48 statements and stops at --max-compiles with exit 1 and the ways out, writing nothing."""
+    48 statements and anytime (test_plan_budget.py); a budget too small to cost even each
+    statement alone is an error, exit 1, naming the ways out and writing nothing."""
     from .test_plan import ROOT
     out = tmp_path / "p.ff"
     r = run("plan", ROOT / "ir_examples/models/rnn_stacked/rnn_stacked.ff", "--size", "K=4",
             "-q", "--max-compiles", "5", "-o", out)
     assert r.returncode == 1, r.stderr
-    assert "budget of 5 region compiles (256 statements, loops unrolled" in r.stderr
-    assert "--max-compiles" in r.stderr and "Traceback" not in r.stderr
+    assert ("budget of 5 region compiles (--max-compiles) before the plan that leaves each "
+            "statement alone was costed (5 of 256 statements, loops unrolled") in r.stderr
+    assert "raise --max-compiles" in r.stderr and "Traceback" not in r.stderr
     assert not out.exists()
 
 
@@ -136,7 +138,32 @@ def test_a_large_program_gets_the_linear_search():
                                                "tensor b[I] : dense\nb[i] = a[i] + a[i]\n")),
                     CostOptions(None, {"I": 4}, {}, 1.0), PlanOptions())
     assert not small.large and small.max_orders == 24
-    with pytest.raises(UserError, match=f"budget of 3 region compiles \\({n} statements; "
-                       f"the search is linear above {MAX_STATEMENTS}"):
+    with pytest.raises(UserError, match=f"budget of 3 region compiles \\(--max-compiles\\) "
+                       f"before the plan that leaves each statement alone was costed \\(3 of "
+                       f"{n} statements; the search is linear above {MAX_STATEMENTS}"):
         planner.run()
     assert planner.ev.compiled == 3
+    # a budget that covers each statement alone: the best plan found, the cut stated
+    got = Planner(p, CostOptions(None, {"I": 4}, {}, 1.0), PlanOptions(max_compiles=n + 5)).run()
+    assert got.cut == "compiles" and got.stats.cut
+    # linear: no seed fuses the whole partition (fuse inlines each step of an unrolled loop
+    # into the next: rnn_stacked.ff's fuse-all seed ran for minutes)
+    assert all("and 2 seeds" in part["mode"] for part in got.partitions)
+    assert sorted(s for r in got.regions for s in r.statements) == sorted(f"t{k + 1}"
+                                                                          for k in range(n))
+
+
+def test_fuse_flags_not_given_need_no_widening_analysis(monkeypatch):
+    """Evaluator.flags analysed every region with lang.widen even when neither --share nor
+    --inline-widened was given, whose answer is then (False, False) anyway (most of `plan`'s
+    time on rnn_stacked.ff, issue 23 item 4)."""
+    import fuseflowc.lang.widen as widen
+    from fuseflowc.diagnostics import Source
+    from fuseflowc.lang.load import program_from_source
+    from fuseflowc.plan.cost import CostOptions, Evaluator
+    p = program_from_source(Source("c.ff", "dim I = 4\ntensor a[I] : dense\n"
+                                   "tensor b[I] : dense\ntensor c[I] : dense\n"
+                                   "b[i] = a[i] + a[i]\nc[i] = b[i] * b[i]\n"))
+    monkeypatch.setattr(widen, "must_materialize", lambda *a: pytest.fail("analysed"))
+    ev = Evaluator(p, CostOptions(None, {"I": 4}, {}, 1.0))
+    assert ev.flags(frozenset({"b", "c"})) == (False, False)

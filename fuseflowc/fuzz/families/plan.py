@@ -4,7 +4,8 @@ a warehouse (the shipped one, the corpus's pattern files, mutated TOML, odd path
 escape it (`../x`, absolute, with a slash), with `--json` and odd outputs.
 
 A plan case is bounded by the fuzzer's per-case time limit like any case: a search that does not
-finish is a hang. A plan written to a file then goes through `fuse` (the driver runs it): a plan
+finish is a hang. Each passes `--time-limit 4` (a good value, most of the time), so that a large
+search stops in time and plans with the best it found (the anytime search, docs/plan.md). A plan written to a file then goes through `fuse` (the driver runs it): a plan
 that `fuse` rejects is `wrong`."""
 
 from __future__ import annotations
@@ -45,6 +46,15 @@ def build(b, fam) -> None:
             b.opt("--no-search")
     elif b.chance(0.03):
         b.opt("--no-search")
+    # the search's time limit, within the fuzzer's per-case limit: a search that would run
+    # longer plans with the best it has found (docs/plan.md, "Limits"); sometimes a bad value,
+    # or a compile budget that cuts the search (or is too small to plan at all)
+    if b.good(0.95):
+        b.opt("--time-limit", "4")
+    else:
+        b.opt("--time-limit", b.pick(("0", "-1", "nan", "inf", "1e999", "abc", "", "0.001")))
+    if b.chance(0.15):
+        b.opt("--max-compiles", b.int_value((1, 5, 40, 300)))
     for flag in ("--share", "--inline-widened", "--free-input-order"):
         if b.chance(0.1):
             b.opt(flag)
