@@ -191,13 +191,24 @@ def must_materialize(program: ast.Program, group: list[str]) -> set[str]:
     def reaches_unsafe(s: ast.Assignment, t: str) -> bool | None:
         """Whether s's use of t is unsafe (True), safe with a result to follow (None), or
         safe and harmless (False)."""
-        r = path_safe(s.expr, t, frozenset())
+        r = path_safe(s.expr, t, frozenset(), source(t))
+        if r is None:        # its stored zeros are never seen there (path_safe)
+            return False
         if r is False:
             return True
         # The values agree, but the consumer's computed pattern may grow (stored zeros);
         # stored in a format with compressed levels and read later, that shows.
         written = s.name in outputs or read_outside(s.name)
         return True if written and not program.tensor(s.name).format.is_dense else None
+
+    defs: dict[str, Reduction | None] = {}
+
+    def source(t: str) -> Reduction | None:
+        """t's definition when it reduces an access (`reduction_of`), found once."""
+        if t not in defs:
+            d = program.statement(t)
+            defs[t] = reduction_of(d.lhs.indices, d.expr)
+        return defs[t]
 
     verdict: dict[str, bool] = {}
 
