@@ -32,7 +32,7 @@ def _fits(program_text: str, tmp_path: Path, fabric: str) -> bool:
 def test_a_finite_fabric_chooses_the_fusion_that_fits(tmp_path):
     whole = _plan("unlimited")
     small = _plan("onyx-eighth")
-    assert "# fabric: onyx-eighth: 2 configurations" in small
+    assert "# fabric: onyx-eighth: 3 configurations" in small
     # on the unlimited fabric the plan fuses a region onyx-eighth cannot hold in one
     # configuration; planned for onyx-eighth, every region fits
     assert not _fits(whole, tmp_path, "onyx-eighth")

@@ -551,7 +551,7 @@ def test_results_directory_is_created_and_a_directory_is_refused(tmp_path):
 
 
 def test_share_key_runs_fuse_share_and_keeps_old_ids(tmp_path):
-    """`share = true` fuses with --share (T is read by m and y: computed once, stored, so
+    """`share = true` fuses with --share (T is read by m and y: computed once, so
     fewer FLOPs than recomputing it per consumer); a configuration without it keeps the id it
     had before the key existed (resumed results files stay valid)."""
     prog = tmp_path / "softmax.ff"
@@ -588,7 +588,9 @@ seed = 3
     assert all(row["status"] == "ok" and row["check"] == "match" for row in rows.values())
     assert rows["share"]["share"] is True and not rows["plain"]["share"]
     assert rows["share"]["flops"] < rows["plain"]["flops"]
-    assert len(rows["share"]["kernel_cycles"]) > len(rows["plain"]["kernel_cycles"])
+    # T is one stream fanned out to its readers in the one graph (docs/lowering.md, "Shared
+    # streams"), not a graph of its own
+    assert len(rows["share"]["kernel_cycles"]) == len(rows["plain"]["kernel_cycles"]) == 1
 
 
 @pytest.mark.parametrize("text", ["dask://host:port", "dask://h:99999", "dask://h:80x",
