@@ -169,24 +169,17 @@ def _map(tmp_path: Path, t: int) -> str:
     return str(p)
 
 
-def _calls(path: str) -> int:
-    """The Python function calls that loading (parsing, checking, unrolling) `path` makes: a
-    deterministic measure of the work, unlike a time."""
-    import cProfile
-    import pstats
-
-    from fuseflowc.lang.load import load_program
-    profile = cProfile.Profile()
-    profile.enable()
-    load_program(path)
-    profile.disable()
-    return sum(s[1] for s in pstats.Stats(profile).stats.values())
+def _calls(tmp_path: Path, t: int) -> int:
+    """The Python function calls that loading (parsing, checking, unrolling) a map of `t`
+    iterations makes, after a map of 2 (one-time costs, the grammar, out of the count)."""
+    from tests.support.calls import count_calls
+    return count_calls(f"from fuseflowc.lang.load import load_program\n"
+                       f"load_program({_map(tmp_path, 2)!r})",
+                       f"load_program({_map(tmp_path, t)!r})")
 
 
 def test_checking_a_map_is_linear_in_its_iterations(tmp_path):
-    from fuseflowc.lang.load import load_program
-    load_program(_map(tmp_path, 2))        # one-time costs (the grammar) out of the count
-    small, large = _calls(_map(tmp_path, 300)), _calls(_map(tmp_path, 1200))
+    small, large = _calls(tmp_path, 300), _calls(tmp_path, 1200)
     # 4x the iterations: about 4x the calls (3.8 measured); it was quadratic (16x)
     assert large < 5 * small, (small, large)
 

@@ -5,13 +5,11 @@ the profile. Measured in Python function calls, a deterministic measure of the w
 
 from __future__ import annotations
 
-import cProfile
-import pstats
 from pathlib import Path
 
 import pytest
 
-from fuseflowc import pipeline
+from tests.support.calls import count_calls
 
 
 def _fold(tmp_path: Path, t: int, fused: bool) -> str:
@@ -25,12 +23,8 @@ def _fold(tmp_path: Path, t: int, fused: bool) -> str:
 
 def _calls(path: str) -> int:
     """The Python function calls that fusing the program at `path` makes (loading excluded)."""
-    program = pipeline.load_program(path)
-    profile = cProfile.Profile()
-    profile.enable()
-    pipeline.fuse(program)
-    profile.disable()
-    return sum(s[1] for s in pstats.Stats(profile).stats.values())
+    return count_calls(f"from fuseflowc import pipeline\nprogram = pipeline.load_program({path!r})",
+                       "pipeline.fuse(program)")
 
 
 @pytest.mark.parametrize("fused", [False, True], ids=["unfused", "one-region-per-iteration"])
