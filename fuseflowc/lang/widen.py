@@ -185,22 +185,6 @@ def must_materialize(program: ast.Program, group: list[str]) -> set[str]:
         for t in dict.fromkeys(a.tensor for a in s.expr.walk() if isinstance(a, ast.Access)):
             uses.setdefault(t, []).append(s)
 
-    def read_outside(t: str) -> bool:
-        return any(r not in members for r in readers.get(t, ()))
-
-    def reaches_unsafe(s: ast.Assignment, t: str) -> bool | None:
-        """Whether s's use of t is unsafe (True), safe with a result to follow (None), or
-        safe and harmless (False)."""
-        r = path_safe(s.expr, t, frozenset(), source(t))
-        if r is None:        # its stored zeros are never seen there (path_safe)
-            return False
-        if r is False:
-            return True
-        # The values agree, but the consumer's computed pattern may grow (stored zeros);
-        # stored in a format with compressed levels and read later, that shows.
-        written = s.name in outputs or read_outside(s.name)
-        return True if written and not program.tensor(s.name).format.is_dense else None
-
     defs: dict[str, Reduction | None] = {}
 
     def source(t: str) -> Reduction | None:
@@ -227,7 +211,7 @@ def must_materialize(program: ast.Program, group: list[str]) -> set[str]:
                 continue
             if s.name in on_path:
                 raise _Cyclic
-            hit = reaches_unsafe(s, name)
+            hit = _use(program, s, name, source(name), outputs, readers, members)
             if hit is None:
                 if s.name not in verdict:
                     on_path.add(s.name)
@@ -249,6 +233,22 @@ def must_materialize(program: ast.Program, group: list[str]) -> set[str]:
         return _must_materialize_paths(program, group, inside, outputs, readers, members)
 
 
+def _use(program: ast.Program, s: ast.Assignment, t: str, source: Reduction | None,
+         outputs: set[str], readers: dict, members: set[str]) -> bool | None:
+    """The verdict on statement s's use of t, the one rule both searches apply: unsafe (True),
+    safe with s's result to follow (None), or safe and harmless (False)."""
+    r = path_safe(s.expr, t, frozenset(), source)
+    if r is None:        # its stored zeros are never seen there (path_safe)
+        return False
+    if r is False:
+        return True
+    # The values agree, but the consumer's computed pattern may grow (stored zeros); written
+    # (a program output, or read outside the group) in a format with compressed levels, that
+    # shows.
+    written = s.name in outputs or any(x not in members for x in readers.get(s.name, ()))
+    return True if written and not program.tensor(s.name).format.is_dense else None
+
+
 class _Cyclic(Exception):
     """A statement of the group reads itself through the group: the per-path search decides."""
 
@@ -258,24 +258,15 @@ def _must_materialize_paths(program, group, inside, outputs, readers, members) -
     whose reads form a cycle, which the per-tensor answers cannot handle)."""
     out: set[str] = set()
 
-    def read_outside(t: str) -> bool:
-        return any(r not in members for r in readers.get(t, ()))
-
     def unsafe(t: str, seen: frozenset) -> bool:
         d = program.statement(t)
         source = reduction_of(d.lhs.indices, d.expr)
         for s in inside:
             if s.name in seen:
                 continue
-            r = path_safe(s.expr, t, frozenset(), source)
-            if r is False:
+            hit = _use(program, s, t, source, outputs, readers, members)
+            if hit or (hit is None and unsafe(s.name, seen | {s.name})):
                 return True
-            if r is True:
-                written = s.name in outputs or read_outside(s.name)
-                if written and not program.tensor(s.name).format.is_dense:
-                    return True
-                if unsafe(s.name, seen | {s.name}):
-                    return True
         return False
 
     for name in group:
