@@ -128,3 +128,21 @@ def test_the_declared_reasons_name_real_bars():
     for model, data, v in [*artifact.REASONS, *artifact.NOT_RUN]:
         assert model in ARTIFACT_FIG12 and v in artifact.VARIANTS
         assert data == "*" or data in ARTIFACT_FIG12[model]
+
+
+def test_our_order_0_beside_the_papers_order(tmp_path):
+    """The fused bars compare the paper's order (`partial`, `full`); our order 0 of the same
+    fusion (`partial-order0`, `full-order0`) is in the last two columns, its speed-up over the
+    same unfused row; a bar without such a row shows `-`."""
+    _fixture(tmp_path)
+    _write(tmp_path / "gcn_order0.csv", [
+        _row("gcn", "cora", "partial-order0", cycles=400),
+        _row("gcn", "cora", "full-order0", "error", error="lower: no order"),
+    ])
+    text = "\n".join(artifact_section(tmp_path))
+    assert "our order 0 cycles" in text and "--order paper" in text
+    partial = _line(text, "GCN", "cora", "partial")
+    assert partial[5:7] == ["500", "2.00x"] and partial[9:11] == ["400", "2.50x"]
+    assert _line(text, "GCN", "cora", "full")[9:11] == ["-", "-"]
+    assert _line(text, "GCN", "cora", "unfused")[9:11] == ["-", "-"]
+    assert _line(text, "GCN", "cora_ml", "partial")[9:11] == ["-", "-"]
