@@ -62,19 +62,19 @@ def regions_from_fused(fp: F.FusedProgram) -> tuple[list[X.Region], dict[str, X.
         views = {(v.tensor, tuple(v.indices)): v for v in r.views}
         insts = {e.id: e for e in r.exprs}
         order = tuple(r.order)
-        mat, widen = _to_materialize(r, insts, decls, views, tensors)
-        mat |= _stored_shared(insts, views, mat)
+        mat, widen, why = _to_materialize(r, insts, decls, views, tensors)
+        mat |= _stored_shared(insts, views, mat, why)
         try:
             stored = _stored_statements(r, insts, views, mat, order, tensors, read, widen)
         except NoOwnOrder:
             # Stored, some intermediate has no order; where its zeros reach a use only through
             # readers declared all-dense (seen as declared on their own account), it need be
             # neither stored nor widened (GPT-3's full layer: O, read by Om)
-            lmat, lwiden = _to_materialize(r, insts, decls, views, tensors, lenient=True)
-            lmat |= _stored_shared(insts, views, lmat)
+            lmat, lwiden, lwhy = _to_materialize(r, insts, decls, views, tensors, lenient=True)
+            lmat |= _stored_shared(insts, views, lmat, lwhy)
             if lmat == mat:
                 raise
-            mat, widen = lmat, lwiden
+            mat, widen, why = lmat, lwiden, lwhy
             stored = _stored_statements(r, insts, views, mat, order, tensors, read, widen)
         # One graph per materialized statement, producers first.
         done: set[str] = set()
@@ -83,6 +83,9 @@ def regions_from_fused(fp: F.FusedProgram) -> tuple[list[X.Region], dict[str, X.
             reg = X.Region(_unique(f"{r.name}_{st.name}", regions),
                            source_names=r.source_names())
             reg.statements.append(st)
+            reg.notes.append(f"{st.name} is stored and read back by a graph of its own "
+                             f"({reg.name}), splitting region {r.name}: "
+                             + why.get(st.name, "it must be seen as declared"))
             regions.append(reg)
             parts.append((reg, st.name))
             written.add(st.name)
@@ -149,6 +152,7 @@ def _to_materialize(r: F.Region, insts: dict[str, F.Instance], decls, views, ten
     giving their coordinates. `lenient`: one that cannot be widened is not stored either where
     its zeros reach a use only through readers declared all-dense."""
     out: set[str] = set()
+    why: dict[str, str] = {}   # statement -> why it is stored (the first reason found)
     readers: dict[str, list[F.Instance]] = {}
     # a tensor reducing an access is read only where computed beside that access (widen.py)
     sources = {e.statement: reduction_of(e.lhs, e.expr) for e in r.exprs}
@@ -187,11 +191,15 @@ def _to_materialize(r: F.Region, insts: dict[str, F.Instance], decls, views, ten
             t = decls[v.tensor]
             if not (widens(t) and unsafe(v.tensor, frozenset({v.tensor}))):
                 continue
+            seen_by = _first_unsafe_reader(readers, v.tensor, path_safe, sources)
             if not t.format.is_dense:
                 # Dense levels after a compressed one store whole fibers under the stored
                 # coordinates only (those with a computed entry); a union with a full range
                 # would widen every fiber, so the stream cannot emulate it: store it.
                 out.add(v.producer)
+                why.setdefault(v.tensor, f"its format ({t.format}) stores zeros its stream "
+                               f"lacks, which {seen_by} can tell from no entry, and a stream "
+                               "cannot widen dense levels under a compressed one")
                 continue
             # An all-dense tensor stores every coordinate: widen each index from the first
             # (in the region's order) whose coordinates are not full by construction; the
@@ -207,24 +215,53 @@ def _to_materialize(r: F.Region, insts: dict[str, F.Instance], decls, views, ten
                 empty_below(tree, x, order) for x in own[first:-1])
             if cannot and lenient and seen_as_declared_by_readers(v.tensor):
                 continue
-            if any(helpers[x] is None for x in own[first:]):
+            lacking = [x for x in own[first:] if helpers[x] is None]
+            if lacking:
                 out.add(v.producer)  # no full-range vector to widen with: store it
+                dims = sorted({t.dims[v.indices.index(x)] for x in lacking})
+                why.setdefault(v.tensor, f"it is declared dense, and {seen_by} can tell its "
+                               "stored zeros from no entry; in this order its stream does not "
+                               f"give every coordinate of {', '.join(dims)} and no input "
+                               f"vector stored dense over {', '.join(dims)} can widen it")
             elif not all(empty_below(tree, x, order) for x in own[first:-1]):
                 # an outer coordinate that widening adds would carry the values of an operand
                 # that meets the absent ones only outside it: store it
                 out.add(v.producer)
+                why.setdefault(v.tensor, f"it is declared dense, and {seen_by} can tell its "
+                               "stored zeros from no entry; in this order an outer coordinate "
+                               "that widening adds would carry the values of an operand met "
+                               "outside it")
             elif first < len(own):
                 # (the analysis of the graph, in its own order, drops the levels not needed)
                 widen[v.producer] = {x: h for x, h in helpers.items() if h is not None}
     stmts = {insts[e].statement for e in out if e in insts}
     out |= {e.id for e in r.exprs if e.statement in stmts}
-    return out, {e: w for e, w in widen.items() if e not in out}
+    return out, {e: w for e, w in widen.items() if e not in out}, why
 
 
-def _stored_shared(insts: dict[str, F.Instance], views, mat: set[str]) -> set[str]:
+def _first_unsafe_reader(readers: dict[str, list[F.Instance]], tensor: str, safe,
+                         sources) -> str:
+    """The statement reading `tensor` first (program order) where its stored zeros show, for a
+    note: directly, or through the chain of readers inlining it."""
+    seen = {tensor}
+    todo = [tensor]
+    while todo:
+        t = todo.pop(0)
+        for c in readers.get(t, []):
+            s = safe(c.expr, t, frozenset(), sources.get(t))
+            if s is False or (s is True and c.writes):
+                return c.statement
+            if s is True and c.statement not in seen:
+                seen.add(c.statement)
+                todo.append(c.statement)
+    return "a reader"
+
+
+def _stored_shared(insts: dict[str, F.Instance], views, mat: set[str],
+                   why: dict[str, str] | None = None) -> set[str]:
     """The producers of shared views that a graph of its own (a statement lowering stores,
     `mat`) reads: streams do not cross graphs, so they are stored too (and so, in turn, the
-    shared intermediates their own graphs read)."""
+    shared intermediates their own graphs read). `why` gets one reason per statement."""
     def shared_read(inst: F.Instance, seen: set[str]) -> set[str]:
         out: set[str] = set()
         for a in inst.expr.walk():
@@ -241,11 +278,17 @@ def _stored_shared(insts: dict[str, F.Instance], views, mat: set[str]) -> set[st
         return out
 
     stored: set[str] = set()
-    todo = [e for e in mat if e in insts]
+    todo = sorted(e for e in mat if e in insts)
     while todo:
-        for p in shared_read(insts[todo.pop()], set()) - stored - mat:
+        reader = todo.pop()
+        for p in sorted(shared_read(insts[reader], set()) - stored - mat):
             stored.add(p)
             todo.append(p)
+            if why is not None:
+                why.setdefault(insts[p].statement,
+                               f"--share made it a stream, but {insts[reader].statement}, "
+                               "stored by a graph of its own, reads it, and a stream does not "
+                               "cross graphs")
     return stored
 
 

@@ -90,6 +90,7 @@ def lower_regions(regions: list[X.Region], tensors: dict[str, X.TensorInfo],
             graphs.append(graph_of[id(template)].rebound(region.name, binds))
             rebinds[graphs[-1].name] = (graph_of[id(template)], binds)
             continue
+        notes.extend(region.notes)
         for part, done in _generate_region(region, tensors, notes, names):
             analyses.extend((part.name, an) for an in done[1])
             graphs.append(done[0])

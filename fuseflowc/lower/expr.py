@@ -169,6 +169,9 @@ class Region:
     #: A graph of a rebound iteration of a reused loop (fused IR `reuse l K = 0 {...}`): the
     #: region of iteration 0 whose graph it is, with these names renamed; nothing to generate.
     rebinds: tuple["Region", dict[str, str]] | None = None
+    #: Why lowering made this graph (an intermediate stored by a graph of its own), for the
+    #: notes `lower` prints.
+    notes: list[str] = field(default_factory=list)
 
     def statement_names(self) -> set[str]:
         """The statements the graph computes, written or inlined."""
