@@ -25,8 +25,12 @@ from .build import empty_below, full_at
 _ROLES = {"input": "input", "output": "output", "intermediate": "temp", "part": "temp"}
 
 
-def regions_from_fused(fp: F.FusedProgram) -> tuple[list[X.Region], dict[str, X.TensorInfo]]:
-    """Lowering regions (graphs in order) and tensor descriptions of a fused program."""
+def regions_from_fused(fp: F.FusedProgram, forced: dict[str, str] | None = None
+                       ) -> tuple[list[X.Region], dict[str, X.TensorInfo]]:
+    """Lowering regions (graphs in order) and tensor descriptions of a fused program.
+    `forced`: inlined intermediates to store by graphs of their own anyway (statement -> why;
+    the driver's answer to a reduction no order of the region can build inlined)."""
+    forced = forced or {}
     tensors: dict[str, X.TensorInfo] = {}
     for t in fp.tensors:
         if t.role == "permuted":
@@ -62,7 +66,7 @@ def regions_from_fused(fp: F.FusedProgram) -> tuple[list[X.Region], dict[str, X.
         views = {(v.tensor, tuple(v.indices)): v for v in r.views}
         insts = {e.id: e for e in r.exprs}
         order = tuple(r.order)
-        mat, widen, why = _to_materialize(r, insts, decls, views, tensors)
+        mat, widen, why = _forced(r, forced, *_to_materialize(r, insts, decls, views, tensors))
         mat |= _stored_shared(insts, views, mat, why)
         try:
             stored = _stored_statements(r, insts, views, mat, order, tensors, read, widen)
@@ -70,7 +74,8 @@ def regions_from_fused(fp: F.FusedProgram) -> tuple[list[X.Region], dict[str, X.
             # Stored, some intermediate has no order; where its zeros reach a use only through
             # readers declared all-dense (seen as declared on their own account), it need be
             # neither stored nor widened (GPT-3's full layer: O, read by Om)
-            lmat, lwiden, lwhy = _to_materialize(r, insts, decls, views, tensors, lenient=True)
+            lmat, lwiden, lwhy = _forced(r, forced, *_to_materialize(
+                r, insts, decls, views, tensors, lenient=True))
             lmat |= _stored_shared(insts, views, lmat, lwhy)
             if lmat == mat:
                 raise
@@ -117,6 +122,28 @@ def regions_from_fused(fp: F.FusedProgram) -> tuple[list[X.Region], dict[str, X.
         if t.role == "temp" and name not in written:
             del tensors[name]
     return regions, tensors
+
+
+def _forced(r: F.Region, forced: dict[str, str], mat: set[str], widen, why):
+    """(mat, widen, why) with the region's instances of the `forced` statements stored."""
+    ids = {e.id for e in r.exprs if e.statement in forced and not e.writes}
+    for e in r.exprs:
+        if e.id in ids:
+            why.setdefault(e.statement, forced[e.statement])
+    mat = mat | ids
+    return mat, {e: w for e, w in widen.items() if e not in mat}, why
+
+
+def reduction_owner(fp: F.FusedProgram, loc) -> F.Instance | None:
+    """The fused instance whose expression holds the reduction written at `loc` (a lowering
+    tree's reduction keeps its source's location), or None."""
+    if loc is None:
+        return None
+    for r in fp.regions:
+        for e in r.exprs:
+            if any(isinstance(n, ast.Reduce) and n.loc == loc for n in e.expr.walk()):
+                return e
+    return None
 
 
 def _stored_statements(r: F.Region, insts, views, mat: set[str], order, tensors, read,

@@ -35,10 +35,12 @@ class ContextInsideReduction(UserError):
     indices, with no coordinates there (lower.distribute rewrites the statement first wherever a
     product can go into the sum)."""
 
-    def __init__(self, analysis: "Analysis", reduction: X.Reduce, message: str, loc=None):
+    def __init__(self, analysis: "Analysis", reduction: X.Reduce, message: str, loc=None,
+                 outer: str = ""):
         super().__init__(message, loc)
         self.analysis = analysis
         self.reduction = reduction
+        self.outer = outer   # the outer index iterated inside the reduction
 
 
 class Loop:
@@ -271,7 +273,7 @@ class Analysis:
             f"the dataflow order {' -> '.join(self.order)} iterates {lacking[0]} inside the "
             f"reduction over {c.index}, between the reduced expression's own indices, but that "
             f"expression has no {lacking[0]}: choose an order with {lacking[0]} outside "
-            f"{c.index}", c.loc or self.st.loc)
+            f"{c.index}", c.loc or self.st.loc, lacking[0])
         return cs
 
     def _value_leaf(self, parent: X.Node, c: X.Node, x: str) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..samml import ir
 from . import expr as X
-from .build import Analysis
+from .build import Analysis, ContextInsideReduction
 from .codegen import Codegen
 from .distribute import normalize
 from .shared import CannotShare
@@ -14,10 +14,25 @@ def lower_fused(fp, source: str | None = None) -> tuple[ir.Module, list[tuple[st
     """Lower a fused program (fuseflowc.fuse.ir.FusedProgram) to a module (one graph per
     region, in execution order); also returns each written statement's analysis (graph name,
     analysis) for `--dump-table`."""
-    from .adapt_fused import permuted_copies, regions_from_fused
-    regions, tensors = regions_from_fused(fp)
-    module, analyses = lower_regions(regions, tensors,
-                                     source if source is not None else fp.source)
+    from .adapt_fused import permuted_copies, reduction_owner, regions_from_fused
+    forced: dict[str, str] = {}
+    while True:
+        regions, tensors = regions_from_fused(fp, forced)
+        try:
+            module, analyses = lower_regions(regions, tensors,
+                                             source if source is not None else fp.source)
+            break
+        except ContextInsideReduction as e:
+            # an inlined intermediate's reduction the region's order cannot build (an outer
+            # index between its own, no product to distribute into it): computed by a graph of
+            # its own, in its own order, and read back
+            owner = reduction_owner(fp, e.reduction.loc)
+            if owner is None or owner.writes or owner.statement in forced:
+                raise
+            forced[owner.statement] = (
+                f"the region's order iterates {e.outer} inside its reduction over "
+                f"{e.reduction.index}, between its own indices, where it has no coordinates "
+                f"for {e.outer}")
     add_decompose_steps(module, fp)
     add_permute_steps(module, [(src, copy) for copy, src in permuted_copies(fp)])
     add_schedules(module, regions, [(p.statement, p.local, p.index, p.factor)

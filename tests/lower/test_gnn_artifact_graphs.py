@@ -53,3 +53,19 @@ def test_a_split_full_fusion_says_which_tensor_and_why(model, stored):
     if model == "graphsage":
         assert "N2, stored by a graph of its own, reads it" in module.notes[0]
     check_both_engines(load_program(str(path)), module, SIZES[model], 2, DENSITY)
+
+
+def test_a_reduction_the_order_cannot_build_is_stored():
+    """GCN's full fusion, --inline-widened, our order 0: the order iterates the classes c
+    inside AX2's reduction over the neighbours, between AX2's own indices, where AX2 has no
+    coordinates for c and no product can go into the sum (AX2 reaches the softmax's row max).
+    It stopped lowering (since the row statistics stay in the stream); AX2 is now computed by
+    a graph of its own, in its own order, read back, and a note says so."""
+    path = PROGRAMS / "gcn_art_full.ff"
+    module = _compile(path, False, None)
+    assert [g.name for g in module.graphs] == ["gcn_AX2", "gcn"]
+    assert module.notes == [
+        "AX2 is stored and read back by a graph of its own (gcn_AX2), splitting region gcn: "
+        "the region's order iterates c inside its reduction over u7, between its own "
+        "indices, where it has no coordinates for c"]
+    check_both_engines(load_program(str(path)), module, SIZES["gcn"], 2, DENSITY)
