@@ -107,7 +107,11 @@ py::tuple Graph::run(i64 max_cycles, py::object progress, i64 progress_every,
 
 // ---- Build (registry.hpp) -----------------------------------------------------------------
 
-Memory* Build::memory(const char* attr_name) { return graph_.memory_for(node.attr(attr_name)); }
+Memory* Build::memory(const char* attr_name, double bytes_per_firing) {
+  Memory* m = graph_.memory_for(node.attr(attr_name));
+  if (m) m->user(bytes_per_firing, attr<i64>("ii"));
+  return m;
+}
 
 BlockTable& Build::blocks() { return graph_.blocks(); }
 
