@@ -371,12 +371,12 @@ class Simulator:
         if lvl.kind == "dense":
             return cls(name, True, lvl.size, ii=ii, lat=lat)
         if lvl.kind == "compressed":
-            return cls(name, False, lvl.size, lvl.seg.tolist(), lvl.crd.tolist(), ii=ii,
+            return cls(name, False, lvl.size, bulk(lvl.seg), bulk(lvl.crd), ii=ii,
                        lat=mem_lat, eb=eb, mem=mem)
         if lvl.kind == "nonunique":
             seg, crd, refs = nonunique_arrays(lvl.seg, lvl.crd)
-            return cls(name, False, lvl.size, seg.tolist(), crd.tolist(), ii=ii,
-                       lat=mem_lat, eb=eb, mem=mem, refs=refs.tolist())
+            return cls(name, False, lvl.size, bulk(seg), bulk(crd), ii=ii,
+                       lat=mem_lat, eb=eb, mem=mem, refs=bulk(refs))
         if lvl.kind == "fixed":
             arrays = fixed_arrays(lvl.crd, lvl.width, eb)
         else:       # singleton: under the non-unique level above (fuseflowc.formats)
@@ -384,10 +384,10 @@ class Simulator:
             parent = t.levels[t.format.level_of_mode(n.mode) - 1]
             arrays = singleton_arrays(parent.seg, parent.crd, lvl.crd, eb)
         crd, refs, lo, hi, look = arrays
-        return cls(name, False, lvl.size, None, crd.tolist(), ii=ii,
-                   lat=mem_lat, eb=eb, mem=mem, lo=lo.tolist(),
-                   hi=hi.tolist(), look=[int(b) for b in look],
-                   refs=None if refs is None else refs.tolist())
+        return cls(name, False, lvl.size, None, bulk(crd), ii=ii,
+                   lat=mem_lat, eb=eb, mem=mem, lo=bulk(lo),
+                   hi=bulk(hi), look=[int(b) for b in look],
+                   refs=None if refs is None else bulk(refs))
 
     def _make_locate(self, cls, n, at: "_At"):
         """A locator into the dense level it reads."""
@@ -402,7 +402,7 @@ class Simulator:
             zero = np.zeros((t.block, t.block))
             vbytes = at.eb * t.block * t.block
         else:
-            vals = t.vals.tolist()
+            vals = bulk(t.vals)
             zero = 0.0
             vbytes = at.eb
         return cls(at.name, vals, zero, vbytes, ii=at.ii, lat=at.lat + self.arch.mem_latency,
@@ -494,6 +494,16 @@ class Simulator:
                     lw[mode].wr_crd += eb * int(lvl.crd.shape[0])
             self.tensors[tname] = t
         return written
+
+
+def bulk(a: np.ndarray):
+    """A level's or a tensor's array as a node's bulk data: the array itself when the compiled
+    engine reads it without copying it into Python objects (int64 or float64, one
+    dimension; sim/cpp/graph.cpp Build::ints and Build::values), else its Python list. The
+    Python engine turns the array into a list when it runs the node (Node.materialize)."""
+    if a.ndim == 1 and a.dtype in (np.int64, np.float64):
+        return np.ascontiguousarray(a)
+    return a.tolist()
 
 
 class _At(NamedTuple):

@@ -53,6 +53,8 @@ class Engine:
     def run(self) -> int:
         """Run to completion; returns the total cycle count (largest node finish time)."""
         for n in self.nodes:
+            n.materialize()
+        for n in self.nodes:
             self.schedule(n, 0)
         self.remaining = sum(1 for w in self.writers if not w.done)
         heap = self.heap

@@ -97,6 +97,15 @@ class Node:
     #: loads, the stream a writer recorded): `release` drops them.
     BULK_DATA: tuple = ()
 
+    def materialize(self) -> None:
+        """Turn the bulk data given as numpy arrays (the builder's, sim/build.py `bulk`) into
+        the Python lists the Python engine indexes; the compiled engine reads the arrays
+        themselves, so a graph it runs never holds them as Python objects."""
+        for a in self.BULK_DATA:
+            v = getattr(self, a)
+            if v is not None and v.__class__ is not list and hasattr(v, "tolist"):
+                setattr(self, a, v.tolist())
+
     def release(self) -> None:
         """Drop the bulk data this node read or recorded (BULK_DATA), keeping its counters: a
         finished graph's nodes stay in its KernelResult for the report, and at the paper's

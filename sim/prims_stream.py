@@ -4,6 +4,8 @@ sim.node's firing rule."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from .memory import unlimited
 from .node import BLOCKED, WAITING, Node
 from .tokens import S0, D, N, R, empt, is_crd, is_done, is_element, is_stop, level, stop
@@ -56,10 +58,11 @@ class Scan(Node):
         self.mem = None if dense else (mem if mem is not None else unlimited())
         self.dense = dense
         self.size = size
-        # a list is kept as given (the builder's own: at the paper's sizes a level's copy is
-        # gigabytes), anything else is copied into one
+        # a list or a numpy array is kept as given (the builder's own: at the paper's sizes a
+        # level's copy is gigabytes; an array becomes a list only if the Python engine runs
+        # the node: Node.materialize), anything else is copied into a list
         self.seg, self.crd, self.lo, self.hi, self.look, self.refs = (
-            x if x is None or x.__class__ is list else list(x)
+            x if x is None or x.__class__ is list or isinstance(x, np.ndarray) else list(x)
             for x in (seg, crd, lo, hi, look, refs))
         self.pos = self.end = self.base = 0   # the open fiber: positions pos..end-1 left
         self.pending = False  # a fiber was emitted whose closing stop is not yet out

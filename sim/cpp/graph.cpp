@@ -107,7 +107,11 @@ py::tuple Graph::run(i64 max_cycles, py::object progress, i64 progress_every,
 
 // ---- Build (registry.hpp) -----------------------------------------------------------------
 
-Memory* Build::memory(const char* attr_name) { return graph_.memory_for(node.attr(attr_name)); }
+Memory* Build::memory(const char* attr_name, double bytes_per_firing) {
+  Memory* m = graph_.memory_for(node.attr(attr_name));
+  if (m) m->user(bytes_per_firing, attr<i64>("ii"));
+  return m;
+}
 
 BlockTable& Build::blocks() { return graph_.blocks(); }
 
@@ -130,9 +134,48 @@ Token Build::value(py::handle v) {
   return graph_.blocks().pin(v);
 }
 
+// A one-dimensional numpy array of int64 ('i') or float64 ('f') read in place (sim/build.py
+// `bulk`): the builder's arrays reach the compiled graph without a Python object per entry.
+// Returns false (and reads nothing) for anything else.
+// Each entry goes through conv into out.
+template <class Out, class F>
+static bool read_array(py::handle obj, char kind, Out& out, F&& conv) {
+  if (!PyObject_CheckBuffer(obj.ptr())) return false;
+  Py_buffer view;
+  if (PyObject_GetBuffer(obj.ptr(), &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) != 0) {
+    PyErr_Clear();
+    return false;
+  }
+  std::unique_ptr<Py_buffer, void (*)(Py_buffer*)> release(&view, PyBuffer_Release);
+  const char* f = view.format ? view.format : "B";
+  if (*f == '@' || *f == '=' || *f == '<') ++f;
+  bool ok = view.ndim == 1 && view.itemsize == 8 && f[1] == '\0' &&
+            (kind == 'i' ? (*f == 'l' || *f == 'q') : *f == 'd');
+  if (!ok) return false;
+  size_t n = size_t(view.len / 8);
+  out.reserve(n);
+  if (kind == 'i') {
+    const auto* p = static_cast<const int64_t*>(view.buf);
+    for (size_t k = 0; k < n; ++k) out.push_back(conv(i64(p[k])));
+  } else {
+    const auto* p = static_cast<const double*>(view.buf);
+    for (size_t k = 0; k < n; ++k) out.push_back(conv(p[k]));
+  }
+  return true;
+}
+
 std::vector<Token> Build::values(py::handle list) {
-  py::sequence seq = py::reinterpret_borrow<py::sequence>(list);
   std::vector<Token> out;
+  auto as_float = [](double d) {
+    if (Token::collides(d)) throw Unsupported("a NaN value with a reserved payload");
+    return Token::of_float(d);
+  };
+  auto as_int = [](i64 x) {
+    if (x > Token::INT_MAX_ || x < -Token::INT_MAX_) throw Unsupported("an int beyond 2**47");
+    return Token::of_int(x);
+  };
+  if (read_array(list, 'f', out, as_float) || read_array(list, 'i', out, as_int)) return out;
+  py::sequence seq = py::reinterpret_borrow<py::sequence>(list);
   out.reserve(seq.size());
   for (py::handle v : seq) out.push_back(value(v));
   return out;
@@ -140,6 +183,8 @@ std::vector<Token> Build::values(py::handle list) {
 
 std::vector<i64> Build::ints(const char* attr_name) {
   py::object seq = node.attr(attr_name);
+  std::vector<i64> arr;
+  if (read_array(seq, 'i', arr, [](i64 x) { return x; })) return arr;
   PyObject* fast = PySequence_Fast(seq.ptr(), "a sequence of ints");
   if (!fast) throw py::error_already_set();
   py::object keep = py::reinterpret_steal<py::object>(fast);

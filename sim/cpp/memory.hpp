@@ -6,6 +6,14 @@
 // a window, the last of the consecutive windows it is split over). Requests come in the engine's
 // order (first come, first served). Bytes are doubles and every sum is done in Python's order,
 // so the calendar is the Python one bit for bit.
+//
+// A calendar no request can ever find full keeps nothing. Each node that takes bandwidth says,
+// when it is made, the most bytes one firing takes (user()); a node fires at most once a cycle
+// (ii >= 1), once a firing, at strictly increasing cycles, so the requests made in one window
+// sum to at most window * (the users' bytes per firing). When that is at most half a window's
+// bytes, no request ever waits (every window's sum, exact in doubles for whole bytes, stays
+// below the capacity), and take() returns the cycle asked without keeping the calendar: the
+// SAM-like settings (`memory.bandwidth=1000000000`) and sim.memory.unlimited.
 #pragma once
 
 #include <algorithm>
@@ -23,8 +31,17 @@ class Memory {
  public:
   Memory(double bandwidth, i64 window) : window_(window), cap_(bandwidth * double(window)) {}
 
+  /// A node that takes at most `bytes` per firing, firing every `ii` cycles at most, uses the
+  /// calendar (before the run; see the top of this file).
+  void user(double bytes, i64 ii) {
+    if (ii < 1 || !(bytes >= 0)) rate_ = INFINITY;   // (no bound: keep the calendar)
+    else rate_ += bytes;
+    never_full_ = double(window_) * rate_ <= cap_ * 0.5;
+  }
+
   /// Reserve `n` bytes requested at cycle `f`; returns the cycle they are served (>= f).
   FASTSIM_INLINE i64 take(i64 f, double n) {
+    if (never_full_) return f;
     if (f < lo_ || f >= lo_ + window_) {   // not the window of the last request
       w_ = floordiv(f, window_);
       lo_ = w_ * window_;
@@ -123,6 +140,8 @@ class Memory {
 
   i64 window_;
   double cap_;
+  double rate_ = 0;              // the users' bytes per firing, summed (user())
+  bool never_full_ = true;       // no users yet
   i64 w_ = 0, lo_ = 0;           // the window of the last request and its first cycle
   static constexpr i64 GAP = 1 << 16;   // the furthest the dense array grows in one step
   i64 low_ = 0;                  // windows below are forgotten

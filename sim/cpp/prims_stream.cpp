@@ -63,7 +63,10 @@ class Scan : public Node {
       a.has_refs = !b.is_none("refs");
       if (a.has_refs) a.refs = b.ints("refs");
       a.crd = b.ints("crd");
-      a.mem = b.memory("mem");
+      // one firing: a fiber's lookup and its first element's coordinate
+      i64 look = a.bounds ? (a.look.empty() ? 0 : *std::max_element(a.look.begin(), a.look.end()))
+                          : 2 * a.eb;
+      a.mem = b.memory("mem", double(look + a.eb));
       return a;
     }
   };
@@ -393,7 +396,7 @@ class Array : public Node {
     Memory* mem;
     static Attrs read(Build& b) {
       return {b.values(b.node.attr("vals")), b.value(b.node.attr("zero")),
-              b.attr<i64>("vbytes"), b.memory("mem")};
+              b.attr<i64>("vbytes"), b.memory("mem", double(b.attr<i64>("vbytes")))};
     }
   };
   Array(const Common& c, Attrs a)
@@ -470,7 +473,7 @@ class Replay : public Node {
     Memory* mem;
     static Attrs read(Build& b) {
       return {b.values(b.node.attr("toks")), b.attr<i64>("bpt"), b.attr<bool>("val"),
-              b.memory("mem")};
+              b.memory("mem", double(b.attr<i64>("bpt")))};
     }
   };
   Replay(const Common& c, Attrs a)

@@ -17,7 +17,9 @@ class Writer : public Node {
   struct Attrs {
     Memory* mem;
     i64 bpt;
-    static Attrs read(Build& b) { return {b.memory("mem"), b.attr<i64>("bpt")}; }
+    static Attrs read(Build& b) {
+      return {b.memory("mem", double(b.attr<i64>("bpt"))), b.attr<i64>("bpt")};
+    }
   };
   Writer(const Common& c, const Attrs& a)
       : Node(c), mem_(a.mem), bpt_(double(a.bpt)), seg_(c.kind == "write_level"),

@@ -47,8 +47,9 @@ class Build {
                   attr<i64>("lat")};
   }
   /// The memory calendar a Python `sim.memory.Memory` (an attribute of the node) stands for:
-  /// the graph's own for the graph's, nullptr for None.
-  Memory* memory(const char* attr_name);
+  /// the graph's own for the graph's, nullptr for None; the node takes at most
+  /// `bytes_per_firing` in one firing (memory.hpp: Memory::user).
+  Memory* memory(const char* attr_name, double bytes_per_firing);
   /// A Python value (int, float or numpy block) as a token; blocks are pinned for the run.
   Token value(py::handle v);
   /// A list of Python values as tokens.

@@ -123,3 +123,22 @@ def test_the_compiled_engine_is_keyed_by_samml_kind():
     assert kinds == sorted(kinds)
     assert set(kinds) <= set(SAMML_KINDS)
     assert set(kinds) == set(SIM_KINDS)
+
+
+@needs_fast
+@pytest.mark.parametrize("engine", ["fast", "python"])
+def test_bulk_data_is_a_python_list_only_on_the_python_engine(tmp_path, engine):
+    """The builder hands a scanner its level and an array its values as the tensor's numpy
+    arrays (sim/build.py `bulk`): the compiled engine reads them in place, so at the paper's
+    sizes no graph holds a Python object per stored entry (sim/README.md, "Memory"); only the
+    Python engine turns them into the lists it indexes (Node.materialize). Same outputs."""
+    module, inputs, _, _ = _setup(tmp_path)
+    res = Simulator(module, inputs, {"N": 8}, engine=engine, keep_streams=True).run()
+    k = res.kernels[0]
+    assert k.engine == engine
+    scan = next(n for n in k.nodes if n.kind == "scan")
+    array = next(n for n in k.nodes if n.kind == "array")
+    kind = np.ndarray if engine == "fast" else list
+    assert all(isinstance(x, kind) for x in (scan.seg, scan.crd, array.vals))
+    assert list(scan.crd) == [1, 4, 6] and list(array.vals) == [1.5, -2.0, 4.0]
+    assert res.tensors["B"].vals.tolist() == [1.5, -2.0, 4.0]

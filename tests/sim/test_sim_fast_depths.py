@@ -92,3 +92,24 @@ def test_bench_kernels_at_every_depth(data):
     assert fast.result is None or fast.result.kernels[0].engine == "fast"
     diff = first_difference(py, fast)
     assert diff is None, diff
+
+
+@SETTINGS
+@given(data=st.data())
+def test_memory_that_can_never_fill_keeps_no_calendar(data):
+    """The compiled calendar keeps nothing when its users' bytes per firing, summed over a
+    window, are at most half of what a window moves (sim/cpp/memory.hpp, Memory::user). Drawn
+    across that threshold (the two kernels' users take tens of bytes a cycle together), with
+    no latency to hide the calendar: every bandwidth gives the Python engine's cycles."""
+    draw = data.draw
+    kernel = draw(st.sampled_from(["sddmm", "spmm_ikj"]), label="kernel")
+    a, rng = draw(_matrices(), label="matrix")
+    module, tensors, sizes = _case(kernel, a, rng, draw(st.integers(1, 6), label="k"))
+    bandwidth = draw(st.one_of(st.integers(1, 400), st.sampled_from([10**9])), label="bw")
+    window = draw(st.sampled_from([1, 2, 16]), label="window")
+    depth = draw(st.sampled_from(["2", "1024", "inf"]), label="depth")
+    arch = Arch.load(None, (f"channel.depth={depth}", "memory.latency=0",
+                            f"memory.bandwidth={bandwidth}", f"memory.window={window}"), None)
+    diff = first_difference(run(module, tensors, sizes, arch, "python"),
+                            run(module, tensors, sizes, arch, "fast"))
+    assert diff is None, diff
