@@ -43,16 +43,22 @@ _MAX_ITERATION = 10**9
 
 
 @functools.cache
-def _other_terminals() -> re.Pattern:
-    """Every terminal of the fused grammar but NAME, as one pattern (a word it matches in full
-    is a keyword, or something else than a name)."""
-    pats = [t.pattern.to_regexp() for t in parser("fused.lark").terminals if t.name != "NAME"]
-    return re.compile("|".join(f"(?:{p})" for p in pats))
+def keywords() -> frozenset[str]:
+    """The words of the fused grammar that some terminal other than NAME matches: its string
+    terminals (`tensor`, `reuse`, ...) and the alternatives spelled out in its regular ones
+    (ROLE's `input`, REDOP's `sum`, ...). Its other terminals (numbers, strings, newlines,
+    punctuation) match no word of NAME's shape (tests/fuse/test_fuse_fastlines.py checks)."""
+    out = set()
+    for t in parser("fused.lark").terminals:
+        if t.name == "NAME":
+            continue
+        pattern = re.compile(t.pattern.to_regexp())
+        out.update(w for w in _WORD.findall(t.pattern.value) if pattern.fullmatch(w))
+    return frozenset(out)
 
 
 def _names_only(words) -> bool:
-    other = _other_terminals()
-    return all(other.fullmatch(w) is None for w in words)
+    return keywords().isdisjoint(words)
 
 
 def split(text: str, source: Source) -> tuple[list[tuple[int, object]], str]:
