@@ -13,10 +13,11 @@ A line is taken only when Lark could read it in no other way: at the top level (
 region: the scan stops taking lines from a line that may open one, a `{` left open before any
 `#`, until a line that is a lone `}` before any `#`), in the printer's exact spelling, every word one that only the
 grammar's NAME terminal matches (no keyword), and every number one the parser accepts (so
-reading it here cannot fail). Anything else, well-formed or not, is left to Lark, which reports
-errors exactly as before: a blanked line is what Lark would have read as one complete item, and
-the spaces left in its place are whitespace Lark skips (swallowed by the previous line's
-newline token).
+reading it here cannot fail). Anything else, well-formed or not, is left to Lark: a blanked
+line is what Lark would have read as one complete item, and the spaces left in its place are
+whitespace Lark skips (swallowed by the previous line's newline token). Errors are Lark's
+alone: when a text read this way has one, fuse.parser reads it again without this module (an
+unexpected newline's text would show the blanks).
 """
 
 from __future__ import annotations

@@ -87,6 +87,15 @@ def parse_fused(source: Source, verify: bool = True) -> ir.FusedProgram:
 def read_items(source: Source, fast: bool = True) -> list:
     """The top-level items of fused-IR text as the transformer makes them, in order (with
     `fast`, the plainest lines read by fuse.fastlines, the rest by Lark: the same items)."""
+    if fast:
+        try:
+            return _read_items(source, True)
+        except UserError:   # reported as Lark alone reports it (a blanked line shows in
+            pass            # the text of an unexpected newline)
+    return _read_items(source, False)
+
+
+def _read_items(source: Source, fast: bool) -> list:
     text = source.text if source.text.endswith("\n") else source.text + "\n"
     try:
         lines, text = fastlines.split(text, source) if fast else ([], text)
