@@ -2,7 +2,7 @@
 
 A reused loop's fused IR is mostly lines of three shapes, as `fuse` prints them: tensor
 declarations (`tensor W__3[E, NH] : dense input`), the statements of each iteration (`reuse l 3:
-a__3, b__3`) and the bindings of rebound iterations (`reuse l 3 = 0 {a__0 = a__3, ...}`): 90% of
+a__3, b__3`) and the bindings of rebound iterations (`reuse l 3 = 0 {a__0 = a__3, ...}`): 70% of
 a 12-layer GPT-3's fused IR, and most of its parse time through Lark's LALR parser (tokens one
 by one, a tree node per token, then the transformer). `split` reads each such line with one
 regular expression into the item the parser's transformer would make (same values, same
