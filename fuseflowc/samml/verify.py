@@ -300,24 +300,28 @@ class _Verifier:
         done = self.clean_uses.get(id(t))
         if done is None:
             return None
-        tensors = self.tensors
         out = []
         for uses, writing in ((done[0], False), (done[1], True)):
             renamed = {}
             for name, at in uses.items():
                 b = binds.get(name, name)
-                d, e = tensors.get(b), tensors[name]
-                if d is None or d.order != e.order or d.format != e.format or (
-                        writing and d.role == "input"):
-                    return None
-                if writing and (b in written_by or b in made_by):
-                    return None
-                if not writing and d.role != "input" and b not in written_by \
-                        and b not in made_by:
+                if not self._bound_alike(name, b, writing, written_by, made_by):
                     return None
                 renamed[b] = at
             out.append(renamed)
         return out[0], out[1]
+
+    def _bound_alike(self, name: str, bound: str, writing: bool, written_by: dict,
+                     made_by: dict) -> bool:
+        """Whether tensor `bound`, standing for the template's `name`, is declared alike (the
+        same order and format; no input when written) and passes the checks across graphs
+        (written once; read when an input or already written)."""
+        d, e = self.tensors.get(bound), self.tensors[name]
+        if d is None or d.order != e.order or d.format != e.format:
+            return False
+        if writing:
+            return d.role != "input" and bound not in written_by and bound not in made_by
+        return d.role == "input" or bound in written_by or bound in made_by
 
     # -- schedule directives -----------------------------------------------------------------
     def schedules(self) -> None:
