@@ -232,8 +232,9 @@ def compile(x, options: CompileOptions = CompileOptions(), source: str | None = 
         stage("lower")
         out.module, out.analyses = lower_fused(fused, source)
     if options.verify or options.reparse_module:
+        from .samml.rebound import trusted
         from .samml.verify import verify
-        verify(out.module)
+        verify(out.module, trusted(out.module))
         if options.reparse_module:
             from .diagnostics import Source
             from .samml.parser import parse_module

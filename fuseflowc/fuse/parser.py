@@ -32,24 +32,13 @@ from ..limits import (
     whole_number,
 )
 from ..syntax import parser, paused_gc, syntax_error
-from . import ir, rebind
+from . import fastlines, ir, rebind
 
 
 @paused_gc()
 def parse_fused(source: Source, verify: bool = True) -> ir.FusedProgram:
     """Parse fused-IR text; with `verify`, also check it (fuseflowc.fuse.verify)."""
-    try:
-        text = source.text if source.text.endswith("\n") else source.text + "\n"
-        tree = parser("fused.lark").parse(text)
-    except UnexpectedInput as e:
-        raise wrong_kind(source, "fused") or syntax_error(e, source, "fused IR") from None
-    check_nesting(tree, source)
-    try:  # the transformer recurses once per nesting level: check_nesting bounded that
-        items = _Build(source).transform(tree)
-    except VisitError as e:
-        if isinstance(e.orig_exc, UserError):
-            raise e.orig_exc from None
-        raise
+    items = read_items(source)
     prog = ir.FusedProgram(None)
     rebound: list[tuple[int, tuple]] = []
     for item in items:
@@ -93,6 +82,36 @@ def parse_fused(source: Source, verify: bool = True) -> ir.FusedProgram:
         from .verify import verify_fused
         verify_fused(prog)
     return prog
+
+
+def read_items(source: Source, fast: bool = True) -> list:
+    """The top-level items of fused-IR text as the transformer makes them, in order (with
+    `fast`, the plainest lines read by fuse.fastlines, the rest by Lark: the same items)."""
+    if fast:
+        try:
+            return _read_items(source, True)
+        except UserError:   # reported as Lark alone reports it (a blanked line shows in
+            pass            # the text of an unexpected newline)
+    return _read_items(source, False)
+
+
+def _read_items(source: Source, fast: bool) -> list:
+    text = source.text if source.text.endswith("\n") else source.text + "\n"
+    try:
+        lines, text = fastlines.split(text, source) if fast else ([], text)
+        tree = parser("fused.lark").parse(text)
+    except UnexpectedInput as e:
+        raise wrong_kind(source, "fused") or syntax_error(e, source, "fused IR") from None
+    check_nesting(tree, source)
+    try:  # the transformer recurses once per nesting level: check_nesting bounded that
+        items = _Build(source).transform(tree)
+    except VisitError as e:
+        if isinstance(e.orig_exc, UserError):
+            raise e.orig_exc from None
+        raise
+    if lines:
+        items = fastlines.merge(items, [c.meta.line for c in tree.children], lines)
+    return items
 
 
 def _expand_rebound(prog: ir.FusedProgram, lines: list[tuple[int, tuple]]) -> None:

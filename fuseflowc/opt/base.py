@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 if TYPE_CHECKING:
-    from ..samml.ir import Module
+    from ..samml.ir import Graph, Module
 
 #: Option types a pass may declare, by their annotation text.
 OPTION_TYPES: dict[str, type] = {"int": int, "str": str, "bool": bool}
@@ -52,6 +52,10 @@ class ModulePass:
         """Transform `module` in place."""
         raise NotImplementedError
 
+    def graphs_touched(self, module: "Module") -> set[str] | None:
+        """The names of the graphs `apply(module)` may change; None: any (the default)."""
+        return None
+
     def summary(self) -> str:
         """The first line of the pass's docstring (for --list-passes)."""
         doc = (type(self).__doc__ or "").strip()
@@ -66,6 +70,27 @@ class ModulePass:
             if value != spec.default:
                 parts.append(f"{spec.name}={spec.show(value)}")
         return self.name + ("{" + " ".join(parts) + "}" if parts else "")
+
+
+@dataclass(frozen=True)
+class GraphPass(ModulePass):
+    """Base of a pass that rewrites each graph on its own (`apply_graph`), by what the graph
+    is up to the names of its tensors (renaming tensors one-to-one before or after the pass
+    gives the same graph), then the module as a whole (`finish`). So a reused loop's graph
+    that is its template with tensors renamed is not rewritten: it is the rewritten template,
+    renamed (opt.pipeline.run_pipeline)."""
+
+    def apply(self, module: "Module") -> None:
+        for g in module.graphs:
+            self.apply_graph(g)
+        self.finish(module)
+
+    def apply_graph(self, g: "Graph") -> None:
+        """Rewrite graph `g` in place."""
+        raise NotImplementedError
+
+    def finish(self, module: "Module") -> None:
+        """What the pass does to the module after its graphs (nothing by default)."""
 
 
 @dataclass(frozen=True)

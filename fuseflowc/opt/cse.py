@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..samml.ir import Graph, Module, Node, Stream
-from .base import ModulePass, register
+from ..samml.ir import Graph, Node, Stream
+from .base import GraphPass, register
 
 
 def _value_key(v: Any) -> Any:
@@ -75,11 +75,10 @@ def common_subexpressions(g: Graph) -> int:
 
 @register
 @dataclass(frozen=True)
-class CommonSubexpressionElimination(ModulePass):
+class CommonSubexpressionElimination(GraphPass):
     """Merge duplicate nodes (same kind, attributes and inputs), rewiring their consumers."""
 
     name: ClassVar[str] = "cse"
 
-    def apply(self, module: Module) -> None:
-        for g in module.graphs:
-            common_subexpressions(g)
+    def apply_graph(self, g: Graph) -> None:
+        common_subexpressions(g)

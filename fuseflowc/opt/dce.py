@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..samml.ir import Graph, Module
-from .base import ModulePass, register
+from .base import GraphPass, register
 
 #: The `refs` traits of the kinds that keep what they read (a tensor, a DRAM buffer).
 _SINKS = ("writer", "spill")
@@ -49,15 +49,16 @@ def unused_temps(m: Module) -> list[str]:
 
 @register
 @dataclass(frozen=True)
-class DeadCodeElimination(ModulePass):
+class DeadCodeElimination(GraphPass):
     """Remove nodes none of whose results reaches a writer (and unused temp declarations)."""
 
     name: ClassVar[str] = "dce"
     decls: bool = True
 
-    def apply(self, module: Module) -> None:
-        for g in module.graphs:
-            dead_code(g)
+    def apply_graph(self, g: Graph) -> None:
+        dead_code(g)
+
+    def finish(self, module: Module) -> None:
         if self.decls:
             drop = set(unused_temps(module))
             module.tensors = [t for t in module.tensors if t.name not in drop]

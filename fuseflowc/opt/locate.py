@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..samml.ir import Graph, Intersect, Locate, Module, Scan
-from .base import ModulePass, register
+from ..samml.ir import Graph, Intersect, Locate, Scan
+from .base import GraphPass, register
 
 
 def _dense_scan_pair(n: Intersect, side: int) -> Scan | None:
@@ -99,11 +99,10 @@ def locate_graph(g: Graph) -> int:
 
 @register
 @dataclass(frozen=True)
-class LocateDense(ModulePass):
+class LocateDense(GraphPass):
     """Intersections with a dense level scan become locate nodes (no scan of the dense level)."""
 
     name: ClassVar[str] = "locate"
 
-    def apply(self, module: Module) -> None:
-        for g in module.graphs:
-            locate_graph(g)
+    def apply_graph(self, g: Graph) -> None:
+        locate_graph(g)

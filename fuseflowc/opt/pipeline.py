@@ -23,6 +23,7 @@ from ..limits import MAX_INT
 from .base import (
     PASSES,
     PIPELINE_RESOLVERS,
+    GraphPass,
     ModulePass,
     OptionSpec,
     PipelineError,
@@ -179,22 +180,49 @@ def run_pipeline(module: "Module", passes: list[ModulePass], verify_each: bool =
     Passes are first adjusted to the module by the registered resolvers
     (base.PIPELINE_RESOLVERS; opt.schedule's: explicit `parallelize` passes override the
     module's schedule directives), so every caller, the command and sweeps alike, gets the same
-    override rule."""
+    override rule.
+
+    A reused loop's graph that is its template with tensors renamed (samml.rebound) is not
+    rewritten by a GraphPass nor verified: it is made again from its rewritten template once
+    the passes are done, or before a pass that may change it (whose result is then its own),
+    or before `after` sees the module."""
     from ..diagnostics import UserError
+    from ..samml.rebound import refresh, trusted
     from ..samml.verify import verify
     for resolve in PIPELINE_RESOLVERS:
         passes = resolve(module, passes)
+    lazy = trusted(module) if after is None else {}
+    stale: set[str] = set()   # copies whose templates were rewritten since they were made
     timings = []
     for p in passes:
         start = time.perf_counter()
-        p.apply(module)
+        if isinstance(p, GraphPass):
+            for g in module.graphs:
+                if g.name in lazy:
+                    stale.add(g.name)
+                else:
+                    p.apply_graph(g)
+            if type(p).finish is not GraphPass.finish:   # it reads the graphs: make them
+                refresh(module, stale, lazy)
+                stale.clear()
+            p.finish(module)
+        else:
+            touched = p.graphs_touched(module)
+            mine = set(lazy) if touched is None else {
+                n for n, (t, _) in lazy.items() if n in touched or t.name in touched}
+            refresh(module, stale & mine, lazy)
+            stale -= mine
+            lazy = {n: b for n, b in lazy.items() if n not in mine}
+            p.apply(module)
         timings.append(PassTiming(p.spelling(), time.perf_counter() - start))
         if verify_each:
             try:
-                verify(module)
+                verify(module, lazy)
             except UserError as e:
                 raise UserError(f"the module does not verify after pass {p.spelling()}",
                                 diagnostics=e.diagnostics) from None
         if after is not None:
             after(p, module)
+    refresh(module, stale, lazy)
     return timings
+

@@ -47,6 +47,9 @@ class ApplySchedule(ModulePass):
                 return True
         return False
 
+    def graphs_touched(self, module: ir.Module) -> set[str] | None:
+        return {d.graph for d in module.schedules if d.kind == "parallelize"}
+
     def apply(self, module: ir.Module) -> None:
         kept = []
         for d in module.schedules:

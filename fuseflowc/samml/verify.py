@@ -70,10 +70,15 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 _KIND_TEXT = {"crd": "a crd", "ref": "a ref", "val": "a val", "repsig": "a repsig"}
 
 
-def verify(m: Module) -> None:
-    """Check a module; raise UserError with every problem found (see the module docstring)."""
+def verify(m: Module, rebound: dict | None = None) -> None:
+    """Check a module; raise UserError with every problem found (see the module docstring).
+    `rebound` (samml.rebound.trusted's: graph name -> (template, bindings)) names graphs that
+    are their template with tensors renamed: such a graph is not checked again when its
+    template was clean and its bound tensors are declared as the template's are (the same
+    format and order; not inputs where the template writes); the checks across graphs (read
+    after written, written once) still see its tensors."""
     sink = DiagnosticSink()
-    _Verifier(m, sink).run()
+    _Verifier(m, sink, rebound).run()
     sink.errors = _in_source_order(sink.errors)
     sink.raise_if_any()
 
@@ -202,8 +207,11 @@ def _decompose_part(d: Decompose, src, t, last: bool, thr, loc, made_by: dict, e
 
 
 class _Verifier:
-    def __init__(self, m: Module, sink: DiagnosticSink):
+    def __init__(self, m: Module, sink: DiagnosticSink, rebound: dict | None = None):
         self.m = m
+        self.rebound = rebound or {}
+        #: id(graph) -> (reads, writes) of the graphs checked clean (templates of `rebound`)
+        self.clean_uses: dict[int, tuple[dict, dict]] = {}
         self.sink = sink
         self.tensors = {t.name: t for t in m.tensors}
         #: buffer -> (graph, spill node, stream kind, ref origin) of the spills seen so far
@@ -258,7 +266,15 @@ class _Verifier:
     def graph_tensors(self, g: Graph, written_by: dict, made_by: dict) -> None:
         """Graph g's structure and tensor uses: what it reads is an input or written before,
         what it writes no earlier graph or step made (recorded in `written_by`)."""
-        reads, writes = self.tensor_uses(g, self.structure(g))
+        uses = self.rebound_uses(g, written_by, made_by)
+        if uses is not None:
+            reads, writes = uses
+        else:
+            errors = len(self.sink.errors)
+            ok = self.structure(g)
+            reads, writes = self.tensor_uses(g, ok)
+            if len(self.sink.errors) == errors and len(ok) == len(g.nodes):
+                self.clean_uses[id(g)] = (reads, writes)
         for name, (node, loc) in sorted(reads.items()):
             t = self.tensors[name]
             if t.role != "input" and name not in written_by and name not in made_by:
@@ -273,6 +289,39 @@ class _Verifier:
                            f"again by graph {g.name}", loc, g, node)
             else:
                 written_by[name] = g
+
+    def rebound_uses(self, g: Graph, written_by: dict, made_by: dict):
+        """(reads, writes) of a graph of `rebound` from its clean template's, renamed, when its
+        bound tensors are declared alike and the checks across graphs pass for them; None
+        otherwise (then the graph is checked in full, and any error is reported on it)."""
+        if g.name not in self.rebound:
+            return None
+        t, binds = self.rebound[g.name]
+        done = self.clean_uses.get(id(t))
+        if done is None:
+            return None
+        out = []
+        for uses, writing in ((done[0], False), (done[1], True)):
+            renamed = {}
+            for name, at in uses.items():
+                b = binds.get(name, name)
+                if not self._bound_alike(name, b, writing, written_by, made_by):
+                    return None
+                renamed[b] = at
+            out.append(renamed)
+        return out[0], out[1]
+
+    def _bound_alike(self, name: str, bound: str, writing: bool, written_by: dict,
+                     made_by: dict) -> bool:
+        """Whether tensor `bound`, standing for the template's `name`, is declared alike (the
+        same order and format; no input when written) and passes the checks across graphs
+        (written once; read when an input or already written)."""
+        d, e = self.tensors.get(bound), self.tensors[name]
+        if d is None or d.order != e.order or d.format != e.format:
+            return False
+        if writing:
+            return d.role != "input" and bound not in written_by and bound not in made_by
+        return d.role == "input" or bound in written_by or bound in made_by
 
     # -- schedule directives -----------------------------------------------------------------
     def schedules(self) -> None:

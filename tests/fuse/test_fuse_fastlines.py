@@ -1,0 +1,111 @@
+"""The fused IR's plain lines read without Lark (fuseflowc.fuse.fastlines): the oracle is the
+Lark parser alone (`read_items(..., fast=False)`): the same items with the same locations on
+the examples, and on random edits of a fused text (lines moved into and out of regions,
+keywords as names, comments, braces, other spacing, out-of-range numbers) the same items or the
+same error, word for word."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fuseflowc import pipeline
+from fuseflowc.diagnostics import Loc, Source, UserError
+from fuseflowc.fuse import fastlines
+from fuseflowc.fuse.parser import read_items
+from fuseflowc.fuse.printer import fused_str
+from fuseflowc.syntax import parser
+from tests.fuse.test_fuse_rebind import loop_program
+from tests.support.lower_harness import load_text
+
+EXAMPLES = ["ir_examples/models/gcn_deep/gcn_deep_reuse.ff",
+            "ir_examples/kernels/spmm_decomposed.ff",
+            "ir_examples/models/gpt3_bigbird/gpt3_bigbird.ff",
+            "ir_examples/kernels/nested_matmul_sweep.ff"]
+
+
+def shape(x):
+    """Everything an item holds, locations included, as comparable values."""
+    if isinstance(x, Loc):
+        return ("Loc", x.line, x.col, x.length, x.source.name if x.source else None)
+    if isinstance(x, (list, tuple)):
+        return (type(x).__name__, tuple(shape(y) for y in x))
+    if isinstance(x, dict):
+        return ("dict", tuple((shape(k), shape(v)) for k, v in x.items()))
+    if hasattr(x, "__dict__"):
+        return (type(x).__name__, tuple((k, shape(v)) for k, v in vars(x).items()))
+    return x
+
+
+def outcome(text: str, fast: bool):
+    try:
+        return shape(read_items(Source("<f>", text), fast))
+    except UserError as e:
+        return ("error", e.format())
+
+
+@cache
+def fused_text(path: str) -> str:
+    return fused_str(pipeline.fuse(pipeline.load_program(path)))
+
+
+@pytest.mark.parametrize("path", EXAMPLES)
+def test_examples_read_alike(path):
+    text = fused_text(path)
+    fast, _ = fastlines.split(text, Source("<f>", text))
+    assert fast                               # lines are taken
+    assert outcome(text, True) == outcome(text, False)
+
+
+EDITS = [("tensor ", "tensor  "), ("tensor ", "tensor input"), ("] : ", "]: "),
+         (" input", " input # c"), (" input", " output block 2"), ("[", "[0, "),
+         ("[", "[99999999999999999999, "), ("[", "[sum, "), ("dense", "dense(4)"),
+         ("dense", "region"), ("reuse l ", "reuse l 00"), ("reuse l ", "reuse sum "),
+         (" = 0 {", " = 0 {}\n}\ntensor q[N] : dense input\nreuse l 9 = 0 {"),
+         (", ", ","), ("{", "{ # }"), ("}", "} # {"), ("}", "}\n}"), ("\n", "\n  "),
+         ("\n", "\n}\n"), ("\n", "\n# {\n"), ("(dense, ", "(dense, singleton, "),
+         ("compressed", "compressed(0)"), ("region ", "tensor x[N] : dense input\nregion "),
+         ("statements", "tensor x[N] : dense input\n  statements"), ("=", "= 4"),
+         ("\n  view", "\ntensor x[N] : dense input\n  view"),
+         ("\n  index", "\nreuse l 0: a, b\n  index"),
+         ("\n  edge", "\nreuse l 1 = 0 {a = b}\n  edge"),
+         ("intermediate", "intermediate block"), ("dense input", "dense")]
+
+
+@cache
+def loop_text() -> str:
+    """A small reused loop's fused IR: tensor, reuse and binding lines, regions."""
+    return fused_str(pipeline.fuse(load_text(loop_program("fold", 3, "same", "csr", True, False,
+                                                          "relu"))))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["loop", EXAMPLES[1]]), st.lists(st.tuples(st.sampled_from(EDITS),
+                                                         st.integers(0, 10**6)), max_size=3))
+def test_random_edits_read_alike(path, edits):
+    text = loop_text() if path == "loop" else fused_text(path)
+    for (old, new), at in edits:
+        hits = [m.start() for m in re.finditer(re.escape(old), text)]
+        if hits:
+            k = hits[at % len(hits)]
+            text = text[:k] + new + text[k + len(old):]
+    assert outcome(text, True) == outcome(text, False)
+
+
+def another_terminal_matches(word: str) -> bool:
+    others = [t for t in parser("fused.lark").terminals if t.name != "NAME"]
+    return any(re.fullmatch(t.pattern.to_regexp(), word) for t in others)
+
+
+@given(st.from_regex(r"[A-Za-z_][A-Za-z_0-9.]{0,12}", fullmatch=True))
+def test_a_word_no_other_terminal_matches_is_no_keyword(word):
+    assert another_terminal_matches(word) == (word in fastlines.keywords())
+
+
+def test_every_keyword_is_matched_by_another_terminal():
+    assert {"tensor", "reuse", "input", "sum", "blocked"} <= fastlines.keywords()
+    assert all(another_terminal_matches(w) for w in fastlines.keywords())
