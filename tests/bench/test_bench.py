@@ -33,7 +33,7 @@ EXPECTED = {
     "artifact/gcn_small": 9, "artifact/gcn_collab": 2, "artifact/gcn_mag": 2,
     "artifact/graphsage_small": 9, "artifact/graphsage_collab": 2, "artifact/graphsage_mag": 2,
     "artifact/sae_imagenet": 3, "artifact/sae_luna16": 3, "artifact/sae_nih": 3,
-    "artifact/gpt3_attn": 6, "artifact/gpt3_dense": 5,
+    "artifact/gpt3_attn": 9, "artifact/gpt3_dense": 8,
 }
 
 
