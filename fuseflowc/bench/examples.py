@@ -96,6 +96,12 @@ def plan_cases(ffc: list[str], prog: Path, data: Path, orders: int = 3) -> list[
             # this way at order 0: a stored view discordant with the order, an order-2
             # accumulator's outer level in a join.)
             cases.append((prog, None, 0, data, True, "share-free"))
+            if "attn" in {r for r, _ in _region_counts(ffc, prog, True)}:
+                # and without permuted copies: GPT-3 split at the heads as the artifact fuses
+                # it (pre | attn | post; gpt3_mini's full too) is one graph per region either
+                # way (the whole layer as one region needs them at order 0: s must be outside
+                # the output projection's head reduction)
+                cases.append((prog, None, 0, data, True, "share"))
         # the paper's fusion in the paper's order (`fuse --order paper`, docs/fused-ir.md)
         cases.append((prog, None, 0, data, variants[-1], "paper"))
     if "_partial" in prog.name:

@@ -146,3 +146,20 @@ def test_our_order_0_beside_the_papers_order(tmp_path):
     assert _line(text, "GCN", "cora", "full")[9:11] == ["-", "-"]
     assert _line(text, "GCN", "cora", "unfused")[9:11] == ["-", "-"]
     assert _line(text, "GCN", "cora_ml", "partial")[9:11] == ["-", "-"]
+
+
+def test_gpt3_order0_bars_compose_from_the_order0_components():
+    """GPT-3's fused components in our order 0 (`pre-order0`, ...) make the partial-order0 and
+    full-order0 bars, composed as the paper-order ones; the unfused components are shared."""
+    rows = [_row("gpt3", "dense", v, cycles=c) for v, c in (
+        ("pre", 10), ("post", 20), ("boundary", 25), ("unfused-pre", 15), ("unfused-post", 30),
+        ("pre-order0", 11), ("post-order0", 21), ("boundary-order0", 27))]
+    rows += [_row("gpt3", "b16", v, cycles=c)
+             for v, c in (("attn", 5), ("attn-order0", 6), ("unfused-attn", 8))]
+    figs = artifact.our_figures(rows)
+    assert figs["gpt3", "b16", "partial"].cycles == 12 * (10 + 5 + 20)
+    assert figs["gpt3", "b16", "partial-order0"].cycles == 12 * (11 + 6 + 21)
+    assert figs["gpt3", "b16", "full-order0"].cycles == 11 + 12 * 6 + 11 * 27 + 21
+    missing = figs["gpt3", "b32", "partial-order0"]
+    assert missing.cycles is None and "attn-order0: no row" in missing.how
+    assert ("gpt3", "b16", "full-order0") not in artifact.our_figures(rows[:5])

@@ -84,11 +84,12 @@ def test_masked_softmax_then_matmul_is_one_graph(scores, heads, shift, h, rows, 
 
 def test_gpt3_mini_attention_is_one_graph_and_the_full_layer_lowers():
     """gpt3_mini (tiny sizes): the partial variant's attention region is one graph, and the
-    whole layer in one region (before: `den` stored by a graph no order could serve) lowers;
-    both check on both engines."""
+    whole layer in one region (gpt3_bigbird_full.ff; before: `den` stored by a graph no order
+    could serve) lowers; both check on both engines."""
     sizes = {"S": 4, "E": 4, "NH": 2, "DH": 2, "FF": 8}
     for variant in ("partial", "full"):
-        path = ROOT / f"ir_examples/models/gpt3_mini/gpt3_mini_{variant}.ff"
+        path = ROOT / ("ir_examples/models/gpt3_mini/gpt3_mini_partial.ff" if variant == "partial"
+                       else "ir_examples/models/gpt3_bigbird/gpt3_bigbird_full.ff")
         p = load_program(str(path))
         module = compile_attention(p)
         names = [g.name for g in module.graphs]
