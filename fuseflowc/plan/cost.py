@@ -262,8 +262,13 @@ class Evaluator:
         directives += sched.directives()
         if outs:
             directives.append(ast.Output(tuple(outs)))
+        # a reused loop keeps the region's part of each iteration (fuse then fuses in full an
+        # iteration the region holds only part of: fuse/rebind.py)
+        reuse = [(var, [[n for n in names if n in region] for names in its])
+                 for var, its in p.reuse]
         sub = replace(p, dims=dims, tensors=tensors, statements=statements,
-                      directives=directives)
+                      directives=directives,
+                      reuse=[(var, its) for var, its in reuse if any(its)])
         from ..lang.decompose import problems
         for d in directives:
             if isinstance(d, ast.Decompose):
