@@ -334,7 +334,9 @@ def _record_to(path: Path):
                              "command": case.command,
                              "outcome": verdict.outcome, "key": verdict.key,
                              "seconds": round(run.seconds, 3), "argv": case.argv,
-                             "notes": case.notes}) + "\n")
+                             "notes": case.notes,
+                             # a user error's first line of stderr (to sort them by cause)
+                             "detail": verdict.detail}) + "\n")
         fh.flush()
     return record, fh
 
