@@ -124,7 +124,7 @@ def cmd(program, data_dir, sizes, densities, objective, lanes, top, max_points, 
     if result.note:
         click.echo(f"plan: note: {result.note}", err=True)
     text = (json.dumps(to_json(p, result), indent=1) + "\n") if as_json \
-        else program_text(p, result, _header(result, objective, data_dir, free_input_order,
+        else program_text(p, result, _header(result, objective, data_dir, cost.free_input_order,
                                              cost.share, cost.inline_widened, fabric))
     if not quiet and not as_json:
         from rich.console import Console

@@ -13,7 +13,9 @@ format and block size, stored or not (a program output or read outside its fusio
 `order` and `parallelize` directives, its fusion group). Whether a tensor read from memory is
 an input or computed by an earlier region (layer 0 reads `X`, layer 1 reads `H__0`) only
 labels its views (`input`, `materialized`): fusion treats both alike, and so does the renaming. Anything that differs (a first or last
-layer with another body, an `order` for one iteration) leaves that iteration fused in full.
+layer with another body, an `order` for one iteration) leaves that iteration fused in full,
+and so does an iteration some of whose statements the program lacks (a program cut down to one
+region of the loop, as `plan` costs it).
 """
 
 from __future__ import annotations
@@ -35,17 +37,30 @@ def renamings(program: ast.Program, named_orders: set[str]) -> dict[tuple[str, i
     out: dict[tuple[str, int], Renaming] = {}
     if program.decompositions():
         return out   # decomposed inputs are rewritten per statement: fused in full
+    present = {s.name for s in program.statements}
     for var, its in program.reuse:
         if len(its) < 2 or any(_named(program, names, named_orders) for names in its):
+            continue
+        # a program may hold part of a loop (plan fuses one region of it at a time): an
+        # iteration with a statement missing is not the body rebound, so it is fused in full,
+        # and without all of iteration 0 there is no template to rebind
+        if not _complete(its[0], present):
             continue
         first = _signature(program, its[0])
         if first is None:
             continue
         for k in range(1, len(its)):
+            if not _complete(its[k], present):
+                continue
             sig = _signature(program, its[k])
             if sig is not None and sig[0] == first[0]:
                 out[(var, k)] = dict(zip(first[1], sig[1]))
     return out
+
+
+def _complete(names: list[str], present: set[str]) -> bool:
+    """Whether an iteration has statements and the program holds every one of them."""
+    return bool(names) and all(n in present for n in names)
 
 
 def _named(program: ast.Program, names: list[str], named: set[str]) -> bool:

@@ -113,9 +113,12 @@ class _Names:
 
     def __init__(self, texts: list[str]):
         t = "\n".join(texts)
-        dims = [n for line in re.findall(r"^[ \t]*dim[ \t]+([^\n#]+)", t, re.M)
-                for n in re.findall(r"([A-Za-z_]\w*)\s*(?:=\s*\d+)?", line)]
+        lines = re.findall(r"^[ \t]*dim[ \t]+([^\n#]+)", t, re.M)
+        dims = [n for line in lines for n in re.findall(r"([A-Za-z_]\w*)\s*(?:=\s*\d+)?", line)]
         self.dims = sorted(set(dims)) or ["N"]
+        #: dims the program fixes (`dim H = 16`), with their sizes
+        self.fixed = {n: v for line in lines
+                      for n, v in re.findall(r"([A-Za-z_]\w*)\s*=\s*(\d+)", line)}
         self.tensors = sorted(set(re.findall(r"^[ \t]*tensor[ \t]+([A-Za-z_]\w*)", t, re.M))) \
             or ["A"]
         self.statements = sorted(set(re.findall(r"^[ \t]*([A-Za-z_]\w*)[ \t]*\[[^\]\n]*\][ \t]*=",
@@ -321,9 +324,12 @@ class _Builder:
 
     def sizes(self, names: _Names) -> None:
         """--size DIM=N for every dim of the program (the commands need them all), each good
-        with probability 0.9; sometimes a malformed one as well."""
+        with probability 0.9 (a dim the program fixes: its size; another is an error);
+        sometimes a malformed one as well."""
         for dim in names.dims:
             v = str(self.pick((2, 3, 5, 8))) if self.good(0.9) else self.pick(BAD_INTS)
+            if dim in names.fixed and v.isdigit() and self.good(0.9):
+                v = names.fixed[dim]
             self.opt("--size", f"{dim}={v}")
         if not self.good(0.85):
             v = self.int_value((2, 3))

@@ -29,6 +29,7 @@ from .classify import FAILURES, OUTCOMES, Verdict, classify
 from .corpus import Corpus, build_corpus
 from .execute import SANDBOX_FAILED, Child, Limits, Run, wait_any
 from .families import BY_NAME, FAMILIES
+from .families.plan import fuse_flags
 from .minimize import Budget, minimize
 from .sandbox import diff, materialize, snapshot
 from .twins import combine, compare
@@ -92,9 +93,11 @@ class CaseRunner:
 
     def fuse_output(self, case: Case, text: bytes, tag: str) -> Verdict:
         """The verdict on `fuse` of a plan case's output (its program, beside the case's own
-        files): ok, or `wrong` when fuse rejects the plan, or the run's own failure."""
+        files), with the fuse flags the plan names: ok, or `wrong` when fuse rejects the plan,
+        or the run's own failure."""
         name = case.then_fuse
-        follow = Case(case.seed, case.index, "fuse", [(name,)], {**case.files, name: text},
+        args = [(name,), *((f,) for f in fuse_flags(text))]
+        follow = Case(case.seed, case.index, "fuse", args, {**case.files, name: text},
                       inputs=[name], family=case.family)
         child, base, before = self.start(follow, tag + "-fuse")
         try:
@@ -331,7 +334,9 @@ def _record_to(path: Path):
                              "command": case.command,
                              "outcome": verdict.outcome, "key": verdict.key,
                              "seconds": round(run.seconds, 3), "argv": case.argv,
-                             "notes": case.notes}) + "\n")
+                             "notes": case.notes,
+                             # a user error's first line of stderr (to sort them by cause)
+                             "detail": verdict.detail}) + "\n")
         fh.flush()
     return record, fh
 

@@ -262,8 +262,13 @@ class Evaluator:
         directives += sched.directives()
         if outs:
             directives.append(ast.Output(tuple(outs)))
+        # a reused loop keeps the region's part of each iteration (fuse then fuses in full an
+        # iteration the region holds only part of: fuse/rebind.py)
+        reuse = [(var, [[n for n in names if n in region] for names in its])
+                 for var, its in p.reuse]
         sub = replace(p, dims=dims, tensors=tensors, statements=statements,
-                      directives=directives)
+                      directives=directives,
+                      reuse=[(var, its) for var, its in reuse if any(its)])
         from ..lang.decompose import problems
         for d in directives:
             if isinstance(d, ast.Decompose):
@@ -319,7 +324,10 @@ class Evaluator:
         p = self.program
         whole = replace(p, directives=[d for d in p.directives
                                        if isinstance(d, (ast.Block, ast.Output, ast.Decompose))])
-        _, module = self.compile(whole, True)
+        try:
+            _, module = self.compile(whole, True)
+        except UserError as unfused_error:
+            module = self._base_module(unfused_error)
         if o.data_dir is not None:
             stats = DataStats.from_dir(o.data_dir, module, o.element_bytes)
         else:
@@ -331,6 +339,32 @@ class Evaluator:
         self.shared.base[key] = DataStats(dict(stats.sizes), dict(est.tensors),
                                           stats.element_bytes, stats.origin, stats.fibers)
         return self.shared.base[key]
+
+    def _base_module(self, unfused_error: UserError):
+        """The module of base_stats when the unfused program does not compile (an
+        intermediate that cannot be stored: attention-b16's row max, not blocked, inside
+        blocked rows): the program's own regions, storing every intermediate that they can
+        store too (one by one, in program order), so that a region reading it is estimated.
+        Raises `unfused_error` when the program's regions do not compile either."""
+        p = self.program
+        outputs = list(p.outputs)
+
+        def compiled(stored: list[str]):
+            directives = [d for d in p.directives if not isinstance(d, ast.Output)]
+            return self.compile(replace(p, directives=[*directives, ast.Output(
+                tuple(stored))]), True)[1]
+        try:
+            module = compiled(outputs)
+        except UserError:
+            raise unfused_error from None
+        for t in p.assigned:
+            if t in outputs:
+                continue
+            try:
+                module, outputs = compiled(outputs + [t]), outputs + [t]
+            except UserError:
+                continue
+        return module
 
     def region_graphs(self, fused, region: frozenset[str]) -> list:
         """The fused IR regions (dataflow graphs) that compute `region`."""

@@ -151,3 +151,21 @@ def test_fuse_says_which_iterations_are_fused_once(tmp_path, read, note):
     assert result.exit_code == 0, result.stderr
     assert note in result.stderr
     assert ("reuse l 3 = 0 {" in result.stdout) == (read == "same")
+
+
+@pytest.mark.parametrize("cut,want", [
+    ("T__0", set()),                         # no template: the loop is fused in full
+    ("T__1", {("l", 2), ("l", 3)}),          # iteration 1 fused in full, the others bound
+    ("T__3", {("l", 1), ("l", 2)}),
+])
+def test_a_program_holding_part_of_a_loop_binds_only_whole_iterations(cut, want):
+    """A program cut down to part of a reused loop (as `plan` costs one region) still lists
+    every iteration's statements in its loop schedule: an iteration with a statement missing
+    is fused in full, never looked up (issue 23: StopIteration from plan on
+    gcn_deep_reuse.ff)."""
+    from dataclasses import replace
+    whole = load_text(loop_program("fold", 4, "same", "dense", False, False, "relu"))
+    assert cut in {s.name for s in whole.statements}
+    program = replace(whole, statements=[s for s in whole.statements if s.name != cut])
+    assert any(cut in names for _, its in program.reuse for names in its)
+    assert set(assert_same_as_full(program)) == want

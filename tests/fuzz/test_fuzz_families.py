@@ -106,6 +106,31 @@ def test_a_plan_that_fuse_rejects_is_wrong(tmp_path):
     assert runner.fuse_output(case, good, "t").outcome == "ok"
 
 
+def test_a_plan_is_fused_with_the_flags_its_header_names(tmp_path, monkeypatch):
+    """plan searches the fuse flags (issue 22) and says in its header which to compile with;
+    fuse without them may reject the plan (issue 23: gpt3_mini_partial planned for
+    --inline-widened was reported `wrong`), so the driver passes them on."""
+    from fuseflowc.fuzz.cases import Case
+    from fuseflowc.fuzz.driver import CaseRunner
+    from fuseflowc.fuzz.execute import Limits
+    from fuseflowc.fuzz.families.plan import fuse_flags
+    from tests.support.golden import ROOT
+    runner = CaseRunner(tmp_path, Limits())
+    seen = []
+    start = runner.start
+    monkeypatch.setattr(runner, "start", lambda c, tag: seen.append(c.argv) or start(c, tag))
+    case = Case(1, 0, "plan", [], {}, family="plan", then_fuse="planned.ff")
+    header = (b"# planned by `fuseflowc plan` for cycles (estimator), --size/--density\n"
+              b"# compile: fuseflowc fuse PROG --share --inline-widened | fuseflowc lower\n")
+    text = header + (ROOT / "ir_examples/kernels/spmv.ff").read_bytes()
+    assert fuse_flags(text) == ["--share", "--inline-widened"]
+    assert fuse_flags(text.replace(b"PROG --share --inline-widened", b"PROG")) == []
+    assert fuse_flags(text.replace(b"--share", b"--share --bogus")) == ["--share",
+                                                                        "--inline-widened"]
+    assert runner.fuse_output(case, text, "t").outcome == "ok"
+    assert seen == [["fuse", "planned.ff", "--share", "--inline-widened"]]
+
+
 def test_twin_data_is_data_the_python_engine_runs_quickly(monkeypatch):
     """A differential case runs the Python engine too (issue 23: its twin on a GPT-3 seed ran
     past the case limit): a seed keeps its data if the Python engine is quick on it, else gets

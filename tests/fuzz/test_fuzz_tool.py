@@ -298,3 +298,20 @@ def test_data_mutations_are_deterministic_and_varied():
     runs = [one(k) for k in range(800)]
     assert runs == [one(k) for k in range(800)]
     assert len({n.split(":")[-1].split()[0] for _, n in runs}) > 10
+
+
+def test_the_outcomes_file_keeps_a_user_errors_first_line(tmp_path):
+    """outcomes.jsonl says why each user error was one (to sort a family's by cause)."""
+    import json
+
+    from fuseflowc.fuzz.driver import _record_to
+    case = Case(1, 7, "plan", [("p.ff",)], {}, family="plan")
+    run = Run(exit_code=1, signal=None, timed_out=False, stdout="",
+              stderr="fuseflowc: error: --size N=0: a size is at least 1\n  more\n", stack="",
+              stray_processes=False, seconds=0.5)
+    record, fh = _record_to(tmp_path / "outcomes.jsonl")
+    record(case, classify(case, run, Changes([], [], []), {}), run)
+    fh.close()
+    line = json.loads((tmp_path / "outcomes.jsonl").read_text())
+    assert line["outcome"] == "user-error"
+    assert line["detail"] == "fuseflowc: error: --size N=0: a size is at least 1"

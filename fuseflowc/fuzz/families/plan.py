@@ -5,10 +5,14 @@ escape it (`../x`, absolute, with a slash), with `--json` and odd outputs.
 
 A plan case is bounded by the fuzzer's per-case time limit like any case: a search that does not
 finish is a hang. Each passes `--time-limit 4` (a good value, most of the time), so that a large
-search stops in time and plans with the best it found (the anytime search, docs/plan.md). A plan written to a file then goes through `fuse` (the driver runs it): a plan
-that `fuse` rejects is `wrong`."""
+search stops in time and plans with the best it found (the anytime search, docs/plan.md). A
+plan written to a file then goes through `fuse` with the flags its header says to compile it
+with (`# compile: fuseflowc fuse PROG --inline-widened ...`; the driver runs it): a plan that
+`fuse` rejects is `wrong`."""
 
 from __future__ import annotations
+
+import re
 
 from ..textmut import TextMutator
 
@@ -69,6 +73,18 @@ def build(b, fam) -> None:
         c.outputs.append("planned.ff")
         c.then_fuse = "planned.ff"
     b.stray()
+
+
+FUSE_FLAGS = ("--free-input-order", "--share", "--inline-widened")
+_COMPILE = re.compile(rb"^# compile: fuseflowc fuse PROG((?: --[a-z-]+)*) \|", re.M)
+
+
+def fuse_flags(plan: bytes) -> list[str]:
+    """The fuse flags a written plan's header says to compile it with (plan searches them:
+    issue 22), in the header's order; none without such a line."""
+    m = _COMPILE.search(plan)
+    flags = m.group(1).decode().split() if m else []
+    return [f for f in flags if f in FUSE_FLAGS]
 
 
 def warehouse(b) -> None:
