@@ -17,14 +17,12 @@ def pytest_addoption(parser):
 # draw new ones, which is how the property tests keep finding bugs.
 import os  # noqa: E402
 
-from hypothesis import settings  # noqa: E402
+from hypothesis import Phase, settings  # noqa: E402
 
 # No `explain` phase: on Python < 3.12 it runs every example after a failure under
 # sys.settrace, which made one failing property test (test_random_chains, 2026-11-28) crawl for
 # over 20 minutes at 99% of `make test` instead of failing in seconds; the shrunk example and
 # its blob are all a failure needs.
-from hypothesis import Phase  # noqa: E402
-
 PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
 settings.register_profile("local", phases=PHASES)
 settings.register_profile("ci", derandomize=True, print_blob=True, phases=PHASES)
