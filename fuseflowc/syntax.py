@@ -19,7 +19,13 @@ import gc
 from importlib import resources
 
 from lark import Lark
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import (
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
+)
 
 from .diagnostics import Loc, Source, UserError
 
@@ -50,6 +56,19 @@ def paused_gc():
 
 
 # ---- locating an error (both wordings) ----------------------------------------------------------
+
+@contextlib.contextmanager
+def user_errors_unwrapped():
+    """Around a lark Transformer's `transform`: a UserError raised inside it comes out as
+    itself, not wrapped in lark's VisitError. (The caller transforms, in its own frame: a call
+    from here into a stage's transformer would climb the layers.)"""
+    try:
+        yield
+    except VisitError as e:
+        if isinstance(e.orig_exc, UserError):
+            raise e.orig_exc from None
+        raise
+
 
 def _position(e: UnexpectedInput) -> tuple[int, int]:
     """Line and column Lark gives for `e` (1, 1 when it gives none)."""

@@ -8,7 +8,7 @@ indices, instances, orders that are not linear extensions...) are the verifier's
 from __future__ import annotations
 
 from lark import Token, Transformer, v_args
-from lark.exceptions import UnexpectedInput, VisitError
+from lark.exceptions import UnexpectedInput
 
 from ..diagnostics import Loc, Source, UserError
 from ..formats import (
@@ -31,7 +31,7 @@ from ..limits import (
     order_number,
     whole_number,
 )
-from ..syntax import parser, paused_gc, syntax_error
+from ..syntax import parser, paused_gc, syntax_error, user_errors_unwrapped
 from . import fastlines, ir, rebind
 
 
@@ -102,13 +102,9 @@ def _read_items(source: Source, fast: bool) -> list:
         tree = parser("fused.lark").parse(text)
     except UnexpectedInput as e:
         raise wrong_kind(source, "fused") or syntax_error(e, source, "fused IR") from None
-    check_nesting(tree, source)
-    try:  # the transformer recurses once per nesting level: check_nesting bounded that
+    check_nesting(tree, source)  # (the transformer recurses once per nesting level)
+    with user_errors_unwrapped():
         items = _Build(source).transform(tree)
-    except VisitError as e:
-        if isinstance(e.orig_exc, UserError):
-            raise e.orig_exc from None
-        raise
     if lines:
         items = fastlines.merge(items, [c.meta.line for c in tree.children], lines)
     return items

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from lark import Token, Transformer, Tree, v_args
-from lark.exceptions import UnexpectedInput, VisitError
+from lark.exceptions import UnexpectedInput
 
 from ..diagnostics import Loc, Source, UserError
 from ..formats import (
@@ -29,7 +29,7 @@ from ..limits import (
     finite_number,
     whole_number,
 )
-from ..syntax import parser, paused_gc, syntax_error
+from ..syntax import parser, paused_gc, syntax_error, user_errors_unwrapped
 from . import ast
 
 
@@ -54,13 +54,9 @@ def _parse(source: Source, start: str, what: str, stack: tuple[str, ...] = (),
     except UnexpectedInput as e:
         kind = wrong_kind(source, "program") if start == "start" else None
         raise kind or syntax_error(e, source, what) from None
-    check_nesting(tree, source)
-    try:  # the transformer recurses once per nesting level: check_nesting bounded that
+    check_nesting(tree, source)  # (the transformer recurses once per nesting level)
+    with user_errors_unwrapped():
         items = _Build(source).transform(tree)
-    except VisitError as e:
-        if isinstance(e.orig_exc, UserError):
-            raise e.orig_exc from None
-        raise
     prog = ast.Program(source)
     for item in items.children if isinstance(items, Tree) else items:
         if isinstance(item, ast.DimDecl):
