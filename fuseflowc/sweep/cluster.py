@@ -176,6 +176,14 @@ def count_in_bundle(config: dict, ctx: dict, bundle: dict) -> dict[str, int] | N
     return count_orders(config, _in_bundle(ctx, bundle)[1])
 
 
+def key_in_bundle(config: dict, ctx: dict, bundle: dict) -> str | None:
+    """The Dask task of a configuration that may share its run: its run key
+    (worker.compiled_key) on this worker against its copy of the bundle."""
+    from .worker import compiled_key
+
+    return compiled_key(config, _in_bundle(ctx, bundle)[1])
+
+
 def remove_bundle(token: str) -> None:
     """Run on every worker at the end of a sweep: its copy of the bundle goes."""
     shutil.rmtree(Path(tempfile.gettempdir()) / f"fuseflowc-sweep-{token}", ignore_errors=True)
@@ -221,6 +229,12 @@ class DaskPool:
                                 f"orders: worker: "
                                 f"{type(got).__name__}: {got}".rstrip(": ")) from None
             yield t, got
+
+    def keys(self, configs: list[dict], ctx: dict):
+        """(configuration, its run key or None) as they finish (a task that failed: None,
+        and the configuration runs on its own)."""
+        for c, got in self._map(key_in_bundle, configs, ctx, lambda c: "key-" + c["id"]):
+            yield c, None if isinstance(got, Exception) else got
 
     def _map(self, fn, items: list[dict], ctx: dict, name):
         """(item, fn(item, ctx, bundle) or the exception it raised), as they finish; `name(item)`

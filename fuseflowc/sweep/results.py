@@ -35,6 +35,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     # added later, at the end: files written before them read with these empty
     ("unfused", "bool"), ("orders", "json"),
     ("energy", "float"), ("edp", "float"),   # picojoules (sim.energy), and pJ x cycles
+    ("reused", "str"),   # the id of the row whose run this one repeats (sweep.reuse)
 )
 NAMES = tuple(n for n, _ in COLUMNS)
 #: The columns files written before `unfused` and `orders` existed have: a resumed sweep

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from ..diagnostics import UserError
 from .grid import count_tasks, expand, is_pending, task_key
 from .results import ResultsWriter, read_rows_if_any, rewrite_sorted
+from .reuse import REUSABLE, candidates, leaders, repeated_row
 from .spec import SweepSpec
 from .summary import order_label
-from .worker import ESTIMATE_KEYS, count_orders, run_config, worker_init
+from .worker import ESTIMATE_KEYS, compiled_key, count_orders, run_config, worker_init
 
 
 @dataclass
@@ -32,9 +33,12 @@ class SweepSummary:
     failed: list = field(default_factory=list)      # rows with status error/timeout
     unapplied: int = 0     # rows whose parallelize directives no `schedule` pass applied
     unsuccessful: dict = field(default_factory=dict)  # status -> rows of the grid in the file
+    reused: int = 0        # rows written now that repeat another's run (sweep.reuse)
 
     def add(self, row: dict) -> None:
         self.counts[row["status"]] = self.counts.get(row["status"], 0) + 1
+        if row.get("reused"):
+            self.reused += 1
         if row["status"] in ("error", "timeout"):
             self.failed.append(row)
         if row.get("parallel") and not re.search(r"(^|,)\s*schedule\b", row["pipeline"] or ""):
@@ -50,8 +54,10 @@ class SweepSummary:
             lines.append(f"note: {self.unapplied} configuration(s) parallelize in their schedule "
                          f"but their pipeline has no `schedule` pass, so the directives were not "
                          f"applied (add pipelines = [\"schedule\"]; see docs/opt.md)")
+        reused = (f" ({self.reused} repeating another configuration's run, which compiles "
+                  f"the same)" if self.reused else "")
         lines.append(f"sweep: {self.total} configurations: " + (", ".join(parts) or "none run")
-                     + f"; {self.skipped} already in {results}")
+                     + reused + f"; {self.skipped} already in {results}")
         if self.failures:
             what = ", ".join(f"{n} {s}" for s, n in sorted(self.unsuccessful.items()))
             lines.append(f"sweep: {self.failures} configuration(s) of the grid failed in "
@@ -139,6 +145,16 @@ class _Pool:
             if isinstance(got, Exception):   # a bug in fuseflowc, as in this process
                 raise got
             yield t, got
+
+    def keys(self, configs: list[dict], ctx: dict):
+        """(configuration, its run key: worker.compiled_key) as they finish; a worker that
+        died gives None (the configuration then runs on its own, and its row says why)."""
+        for c, got in self._map(compiled_key, configs, ctx, lambda c: c["id"]):
+            if isinstance(got, BrokenProcessPool):
+                got = None
+            elif isinstance(got, Exception):  # a bug in fuseflowc, as in this process
+                raise got
+            yield c, got
 
     def _map(self, fn, items: list[dict], ctx: dict, key):
         """(item, fn(item, ctx)) as they finish (those finished together in `key` order); in
@@ -263,12 +279,22 @@ def run_sweep(spec: SweepSpec, results: str, jobs: int = 1, prune: float | None 
                     if prune is not None and todo:
                         todo = _prune_phase(spec, todo, done_rows, prune, pool, cache,
                                             timeout, writer, summary)
-                    progress = _Progress(len(todo), "sweep")
+                    todo, follow, copied = _shared_runs(spec, configs, todo, done_rows,
+                                                        pool, timeout)
+                    progress = _Progress(len(todo) + len(copied)
+                                         + sum(map(len, follow.values())), "sweep")
+
+                    def emit(row):
+                        writer.append(row)
+                        summary.add(row)
+                        progress.step(_finished(row))
                     try:
+                        for row in copied:
+                            emit(row)
                         for row in pool.rows(todo, _context(spec, cache, timeout)):
-                            writer.append(row)
-                            summary.add(row)
-                            progress.step(_finished(row))
+                            emit(row)
+                            for c in follow.pop(row["id"], []):
+                                emit(repeated_row(c, row))
                     finally:
                         progress.close()
                     finished = True
@@ -284,6 +310,35 @@ def run_sweep(spec: SweepSpec, results: str, jobs: int = 1, prune: float | None 
         if r["id"] in ids and r["status"] in ("error", "timeout"):
             summary.unsuccessful[r["status"]] = summary.unsuccessful.get(r["status"], 0) + 1
     return summary
+
+
+def _shared_runs(spec: SweepSpec, configs: list[dict], todo: list[dict], done_rows: list[dict],
+                 pool, timeout: float | None
+                 ) -> tuple[list[dict], dict[str, list[dict]], list[dict]]:
+    """Which configurations of `todo` run, and which repeat another's run (sweep.reuse):
+    (the configurations to run; leader id -> the configurations of `todo` repeating a leader
+    that runs now, in grid order; the rows of those whose leader's row is in the results file
+    already). A leader is the first configuration of its run key in grid order, so the same
+    row is simulated in every run; a configuration whose leader neither runs now nor has a
+    simulated row (pruned, estimated) runs itself."""
+    cands = candidates(configs)
+    pending = {c["id"] for c in todo}
+    if not any(c["id"] in pending for c in cands):
+        return todo, {}, []
+    keys = dict((c["id"], k) for c, k in pool.keys(cands, _context(spec, "", timeout)))
+    lead = leaders(configs, keys)
+    done = {r["id"]: r for r in done_rows}
+    runs = {c["id"] for c in todo if c["id"] not in lead}
+    run, follow, copied = [], {}, []
+    for c in todo:
+        leader = lead.get(c["id"])
+        if leader in runs:
+            follow.setdefault(leader, []).append(c)
+        elif leader in done and done[leader].get("status") in REUSABLE:
+            copied.append(repeated_row(c, done[leader]))
+        else:
+            run.append(c)
+    return run, follow, copied
 
 
 def _counted(spec: SweepSpec, grid: list[dict], pool, timeout: float | None) -> list[dict]:

@@ -279,6 +279,25 @@ def _run(config: dict, ctx: dict, row: dict, stage: list) -> None:
     _simulate(module, program, data_dir, arch, ctx, row, stage)
 
 
+def compiled_key(config: dict, ctx: dict) -> str | None:
+    """The content hash of what a configuration's run depends on (sweep.reuse.run_key: its
+    compiled module's text, its program's text, schedule, data set and arch), or None when it
+    does not compile (its own run will say why). ctx: base (the spec's directory). No
+    deadline: a configuration that compiles past its timeout times out in its own run."""
+    from ..samml.printer import print_module
+    from .reuse import run_key
+
+    path = os.path.normpath(os.path.join(ctx["base"], config["program"]))
+    try:
+        program = pipeline.load_program(path, tuple(config["schedule"]),
+                                        config.get("unfused", False))
+        module = pipeline.compile(program, compile_options(config), path).module
+        text = Path(path).read_text(encoding="utf-8")
+    except (UserError, OSError, UnicodeDecodeError):
+        return None
+    return run_key(config, print_module(module), text)
+
+
 def count_orders(config: dict, ctx: dict) -> dict[str, int] | None:
     """Region name -> its number of valid orders (of the chosen region only, with an
     order_region), in the fused program's order, of a pending configuration
