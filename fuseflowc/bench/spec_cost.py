@@ -133,13 +133,20 @@ def measure(config: dict, ctx: dict, cut: int, timeout: float) -> dict:
     queue = spawn.Queue()
     p = spawn.Process(target=_measure, args=(config, ctx, cut, queue))
     p.start()
-    try:
-        rec = queue.get(timeout=timeout)
-    except Exception:   # queue.Empty: the run took longer than the timeout, or died
-        p.kill()
-        p.join()
-        return {"id": config["id"], "error": f"no result within {timeout:g} s "
-                                               f"(exit {p.exitcode})"}
+    import queue as queues
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            rec = queue.get(timeout=1.0)
+            break
+        except queues.Empty:   # still running, or died (killed: out of memory)
+            if p.is_alive() and time.monotonic() < end:
+                continue
+            p.kill()
+            p.join()
+            why = (f"no result within {timeout:g} s" if p.exitcode is None or
+                   time.monotonic() >= end else f"the process died (exit {p.exitcode})")
+            return {"id": config["id"], "error": why}
     p.join()
     return rec
 
