@@ -101,16 +101,28 @@ GPT3_SHARED = ("pre", "post", "boundary", "unfused-pre", "unfused-post", "pre-or
 #: "not explained yet" (a gap to investigate, never hidden).
 REASONS: dict[tuple[str, str, str], str] = {
     ("gcn", "*", "partial"):
-        "the baseline, as GraphSAGE's: each fused layer is one graph (layer 2 was 3 before "
-        "the softmax's row statistics stayed in the stream), and layer 1 runs at the pace of "
-        "A X (a tenth of collab, the paper's order: layer 1 33,442,969 cycles = unfused AX1 "
-        "33,441,822; layer 2 8,820,569, AX2 computed for each of the softmax's two reads of "
-        "B2), partial 42,263,538 against unfused 62,526,274 (1.48x, checked); `--share` "
-        "(each intermediate computed once) takes layer 2 to 4.4 M and the bar to 1.65x "
-        "(the cycle model, within 0.01% of these runs), still 0.64 of the artifact's; on a "
-        "quarter-size Cora ours is 1.53x, the artifact's 1.63x (make bench-artifact at "
-        "reduced size, branch gnn25b, 2026-11-28).",
+        "the unfused baseline's order: our partial matches the artifact's partial (the cycle "
+        "model at full collab: 422.6 M cycles, the artifact's 410.0 M) but our unfused is "
+        "faster (623.9 M against 1,057 M); layer 1 runs at the pace of A X (a tenth of collab, "
+        "paper's order: layer 1 33,442,969 cycles = unfused AX1 33,441,822). Measured on a "
+        "tenth of collab, checked: no order of unfused A X is faster (i-k-f 33,441,822; i-f-k "
+        "36,226,173; k-i-f 33,441,661), X's sparsity changes nothing (X is stored dense, as "
+        "the artifact dumps it: 62,526,274 cycles at density 1 and 0.001), memory does not "
+        "bound (bandwidth 256 -> 32 bytes a cycle: unchanged); the one setting that closes it "
+        "is every unfused matmul in the inner-product order (`free_input_order`, order 0: the "
+        "contraction innermost, X and W1 read through transposed copies): unfused 94,783,772, "
+        "2.24x (ratio 0.87), AX1 W1 alone 22.6 M -> 48.5 M cycles. The artifact's linalg.matmul "
+        "loop nest is that order (i, j, k), but its W1 is declared CSR (F, H), which in "
+        "FuseFlow's order graph puts f before h, so the spec is not changed (2026-11-28).",
     ("graphsage", "collab", "partial"):
+        "the unfused baseline's order, as GCN's: our partial is within 1.34x of the artifact's "
+        "(the cycle model at full collab: 378.5 M cycles, the artifact's 505.5 M) and our "
+        "unfused is faster (865.4 M against 1,570 M); on a tenth of collab (checked) unfused "
+        "86,633,551 and partial 37,850,920 cycles (2.29x); every unfused matmul in the "
+        "inner-product order (`free_input_order`, order 0) makes unfused 115,919,821, 3.06x "
+        "(ratio 0.99), N1 = AX1 Wn1 22.6 M -> 48.5 M; not adopted, for the reason GCN's entry "
+        "gives (2026-11-28).",
+    ("graphsage", "mag", "partial"):
         "the baseline: each fused layer runs at the pace of its largest product (a tenth of "
         "collab: layer 1 33.4 M cycles = A X alone, layer 2 4.41 M; a hundredth of MAG: layer "
         "2 19.1 M = H1 Ws2 at C = 349) and gains what it overlaps of the others; memory does "
@@ -152,7 +164,6 @@ REASONS: dict[tuple[str, str, str], str] = {
         "ImageNet and NIH-CXR; NIH's 20.9x larger input gives a 1.31x encoder bar), so the "
         "0.67x is not reproduced (docs/bench.md, \"The SAE's full fusion\").",
 }
-REASONS[("graphsage", "mag", "partial")] = REASONS[("graphsage", "collab", "partial")]
 
 #: Bars that no spec runs, and the measured reason: (model, data, variant) -> one sentence.
 _FULL_NOT_RUN = (
