@@ -279,24 +279,8 @@ def run_sweep(spec: SweepSpec, results: str, jobs: int = 1, prune: float | None 
                     if prune is not None and todo:
                         todo = _prune_phase(spec, todo, done_rows, prune, pool, cache,
                                             timeout, writer, summary)
-                    todo, follow, copied = _shared_runs(spec, configs, todo, done_rows,
-                                                        pool, timeout)
-                    progress = _Progress(len(todo) + len(copied)
-                                         + sum(map(len, follow.values())), "sweep")
-
-                    def emit(row):
-                        writer.append(row)
-                        summary.add(row)
-                        progress.step(_finished(row))
-                    try:
-                        for row in copied:
-                            emit(row)
-                        for row in pool.rows(todo, _context(spec, cache, timeout)):
-                            emit(row)
-                            for c in follow.pop(row["id"], []):
-                                emit(repeated_row(c, row))
-                    finally:
-                        progress.close()
+                    shared = _shared_runs(spec, configs, todo, done_rows, pool, timeout)
+                    _run_rows(pool, *shared, _context(spec, cache, timeout), writer, summary)
                     finished = True
                 finally:
                     pool.close(kill=not finished)
@@ -339,6 +323,27 @@ def _shared_runs(spec: SweepSpec, configs: list[dict], todo: list[dict], done_ro
         else:
             run.append(c)
     return run, follow, copied
+
+
+def _run_rows(pool, todo: list[dict], follow: dict[str, list[dict]], copied: list[dict],
+              ctx: dict, writer: ResultsWriter, summary: SweepSummary) -> None:
+    """Write the rows `copied` (repeating a row already in the file), then run `todo`, writing
+    each row as it finishes followed by the rows repeating it (`follow`)."""
+    progress = _Progress(len(todo) + len(copied) + sum(map(len, follow.values())), "sweep")
+
+    def emit(row):
+        writer.append(row)
+        summary.add(row)
+        progress.step(_finished(row))
+    try:
+        for row in copied:
+            emit(row)
+        for row in pool.rows(todo, ctx):
+            emit(row)
+            for c in follow.pop(row["id"], []):
+                emit(repeated_row(c, row))
+    finally:
+        progress.close()
 
 
 def _counted(spec: SweepSpec, grid: list[dict], pool, timeout: float | None) -> list[dict]:
