@@ -15,13 +15,15 @@ import numpy as np
 from fuseflowc.data.fibertree import FiberTensor
 from fuseflowc.diagnostics import UserError
 
+from .recorded import Recorded
 from .tokens import N
 
 
 def _level_pieces(toks: list, nexp: int, name: str, mode: int) -> tuple[np.ndarray, np.ndarray]:
     """The coordinates of a level's recorded stream and the piece each belongs to (pieces are
-    closed by stops; data after the last stop is one more piece). A UserError when the stream
-    has another number of pieces than the `nexp` the levels above give."""
+    closed by stops; data after the last stop is one more piece; `toks` a list or a
+    sim.recorded.Recorded, read as int64 without a Python object per token). A UserError when
+    the stream has another number of pieces than the `nexp` the levels above give."""
     t = np.asarray(toks, dtype=np.int64).reshape(-1)
     stop = (t < 0) & (t != N)
     npieces = int(np.count_nonzero(stop)) + int(t.shape[0] > 0 and not stop[-1])
@@ -33,9 +35,14 @@ def _level_pieces(toks: list, nexp: int, name: str, mode: int) -> tuple[np.ndarr
     return t[data], piece[data]
 
 
-def _values(vals: list, block: int | None) -> np.ndarray:
-    """The stored values of a recorded val stream: every value, N as 0 (an int is a control
-    token in a val stream, a value never is: sim.tokens)."""
+def _values(vals, block: int | None) -> np.ndarray:
+    """The stored values of a recorded val stream (a list, or the compiled engine's
+    sim.recorded.Recorded): every value, N as 0 (an int is a control token in a val stream, a
+    value never is: sim.tokens)."""
+    if isinstance(vals, Recorded):
+        if not block:
+            return vals.stored_values()
+        vals = vals.tolist()        # block values are Python arrays anyway
     if block:
         values = [0.0 if (v.__class__ is int and v == N) else v for v in vals
                   if not (v.__class__ is int and v != N)]
@@ -47,7 +54,7 @@ def _values(vals: list, block: int | None) -> np.ndarray:
 
 
 def assemble(name: str, fmt, shape: tuple[int, ...], block: int | None,
-             level_streams: dict[int, list], vals: list) -> tuple[FiberTensor, dict]:
+             level_streams: dict, vals) -> tuple[FiberTensor, dict]:
     """Build tensor `name` (format `fmt`, logical `shape`) from its recorded level streams
     (logical mode -> crd tokens) and value tokens. Returns the tensor and the elements it
     stores ({'seg', 'crd', 'vals'}, see `stored_elements`): what the writers put off-chip,

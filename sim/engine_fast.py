@@ -4,8 +4,8 @@ builder made (sim/build.py) and gives the same results as sim.engine.Engine, bit
 The Python nodes and channels stay the graph's description: `FastEngine` makes the compiled
 twin of each node from its attributes (sim/cpp/registry.hpp), runs it, and writes the outcome
 back into the Python objects (every node's counters and clock, every channel's token-hops, every
-writer's stream), so reports, assembly and error messages are the Python engine's own code. A
-deadlock copies the channels' contents back and is reported by sim.engine.Engine.deadlock; a
+writer's stream, as a compact sim.recorded.Recorded), so reports, assembly and error messages
+are the Python engine's own code. A deadlock copies the channels' contents back and is reported by sim.engine.Engine.deadlock; a
 node's error is raised by the Python node's `error`/`mismatch`.
 """
 
@@ -16,6 +16,7 @@ from collections import deque
 from fuseflowc.diagnostics import UserError
 
 from .engine import Engine
+from .recorded import Recorded
 
 try:
     from . import _fast
@@ -142,7 +143,7 @@ class FastEngine:
 
     def _sync(self, g, chans) -> None:
         """Write the compiled run's counters, clocks and writer streams into the Python
-        objects."""
+        objects (a writer's stream moves out of the compiled graph as a compact Recorded)."""
         for n, c in zip(self.nodes, g.counters()):
             (n.t, n.fires, n.stall, n.flops, n.rd_seg, n.rd_crd, n.rd_vals, n.wr_seg,
              n.wr_crd, n.wr_vals, n.done) = c
@@ -150,4 +151,4 @@ class FastEngine:
             c.pushed = p
         for k, n in enumerate(self.nodes):
             if hasattr(n, "got"):
-                n.got = g.writer_stream(k)
+                n.got = Recorded(*g.take_stream(k), _fast.TOKEN_TAGS)

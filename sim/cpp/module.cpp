@@ -1,5 +1,6 @@
 // The Python binding: fuseflowc.sim._fast (used by sim/engine_fast.py only).
 #include <pybind11/functional.h>
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -10,7 +11,7 @@ using namespace fastsim;
 
 namespace fastsim {
 
-const std::vector<Token>* writer_stream(Node& n);   // prims_write.cpp
+std::vector<Token>* writer_stream(Node& n);   // prims_write.cpp
 
 const Registry& registry() {
   static const Registry r = [] {
@@ -36,12 +37,36 @@ static py::list tokens_to_list(Graph& g, const std::vector<Token>& toks) {
   return out;
 }
 
+// A writer's recorded stream as one 8-byte word per token (the encoding above, tokens.hpp),
+// moved out of the node into the array (no copy, no Python object per token), and the block
+// values it names: a block token's payload becomes its index in that list (sim/recorded.py).
+static py::tuple take_stream(Graph& g, std::vector<Token>& got) {
+  static_assert(sizeof(Token) == sizeof(u64), "a token is one 64-bit word");
+  py::list blocks;
+  for (Token& t : got) {
+    if (t.is_block()) {
+      u64 index = u64(py::len(blocks));
+      blocks.append(g.blocks().get(t));
+      t = Token::of_block(index);
+    }
+  }
+  auto* owned = new std::vector<Token>(std::move(got));
+  got = std::vector<Token>();
+  py::capsule free_it(owned, [](void* p) { delete static_cast<std::vector<Token>*>(p); });
+  py::array_t<u64> bits({py::ssize_t(owned->size())}, {py::ssize_t(sizeof(u64))},
+                        reinterpret_cast<const u64*>(owned->data()), free_it);
+  return py::make_tuple(bits, blocks);
+}
+
 PYBIND11_MODULE(_fast, m) {
   m.doc() = "The compiled core of the SAMML simulator (sim/cpp; see sim/README.md).";
   py::register_exception<Unsupported>(m, "Unsupported");
   static py::object sim_error = py::reinterpret_borrow<py::object>(
       PyErr_NewException("fuseflowc.sim._fast.SimError", PyExc_RuntimeError, nullptr));
   m.attr("SimError") = sim_error;
+
+  // The token encoding (tokens.hpp) for sim/recorded.py, which decodes take_stream's words.
+  m.attr("TOKEN_TAGS") = py::make_tuple(Token::TAG_SHIFT, Token::INT_TAG, Token::BLOCK_TAG);
 
   m.def("kinds", [] { return registry().kinds(); },
         "The SAMML kind names of the primitives the compiled engine implements, sorted.");
@@ -87,12 +112,15 @@ PYBIND11_MODULE(_fast, m) {
              for (size_t i = 0; i < g.n_channels(); ++i) out.push_back(g.channel(int(i)).pushed);
              return out;
            })
-      .def("writer_stream",
+      .def("take_stream",
            [](Graph& g, int n) {
-             const std::vector<Token>* s = writer_stream(g.node(n));
+             std::vector<Token>* s = writer_stream(g.node(n));
              if (!s) throw std::invalid_argument("not a writer");
-             return tokens_to_list(g, *s);
-           })
+             return take_stream(g, *s);
+           },
+           "(bits, blocks): writer node n's recorded stream, moved out of the graph (a second "
+           "call gives an empty one): a uint64 array of tokens (the encoding of TOKEN_TAGS) and "
+           "the block values its block tokens index.")
       .def("channel_tokens",
            [](Graph& g, int c) {
              Channel& ch = g.channel(c);

@@ -158,28 +158,37 @@ class Scan : public Node {
     return true;
   }
   // The next k elements of the open fiber, one per firing (the outputs have room for them).
+  // The level's kind is fixed for the run: the loop is compiled per kind (dense, compressed
+  // with or without refs), so its body tests neither per element.
   template <class Out>
   FASTSIM_INLINE void emit_elements(Clock& clock, Out& oc, Out& orf, size_t k) {
+    if (dense_) emit_elements_as<true, false>(clock, oc, orf, k);
+    else if (has_refs_) emit_elements_as<false, true>(clock, oc, orf, k);
+    else emit_elements_as<false, false>(clock, oc, orf, k);
+  }
+  template <bool Dense, bool Refs, class Out>
+  FASTSIM_INLINE void emit_elements_as(Clock& clock, Out& oc, Out& orf, size_t k) {
     i64 pos = pos_, base = base_;
     const i64* crd = crd_.data();
+    const i64* refs = refs_.data();
     Memory* mem = mem_;
     const double eb = double(eb_);
     for (const i64 end = pos + i64(k); pos < end; ++pos) {
       Firing fire(clock);
       fire.slot(oc).slot(orf);
       Token c;
-      if (dense_) {
+      if constexpr (Dense) {
         c = Token::of_int(pos - base);
       } else {
         c = Token::of_int(crd[pos]);
         fire.memory(*mem, eb);
       }
       fire.emit(oc, c);
-      fire.emit(orf, Token::of_int(has_refs_ ? refs_[size_t(pos)] : pos));
+      fire.emit(orf, Token::of_int(Refs ? refs[size_t(pos)] : pos));
       fire.commit();
     }
     pos_ = pos;
-    if (!dense_) rd_crd += eb_ * i64(k);
+    if (!Dense) rd_crd += eb_ * i64(k);
   }
   // Open the fiber of ref x; returns the seg bytes read.
   double lookup(i64 x) {

@@ -73,8 +73,8 @@ void register_write(Registry& r) {
   r.add<write::Writer>("spill");
 }
 
-/// The recorded stream of a writer node (module.cpp reads it back).
-const std::vector<Token>* writer_stream(Node& n) {
+/// The recorded stream of a writer node (module.cpp moves it out after the run).
+std::vector<Token>* writer_stream(Node& n) {
   auto* w = dynamic_cast<write::Writer*>(&n);
   return w ? &w->got : nullptr;
 }
