@@ -8,7 +8,7 @@ serializes them into generated modules next to the grammars (grammars/lalr_*.py)
 a hash of its grammar text, start symbol and options (`GRAMMAR_KEY`) and by the Lark version
 that made it. A parser is loaded from its module when both keys are current, else built in
 memory; nothing is ever written at run time (Lark's own `cache=True` wrote into the temporary
-directory). tests/test_parse_tables.py fails when a generated module is stale.
+directory). tests/lang/test_parse_tables.py fails when a generated module is stale.
 
 Syntax errors come in two wordings, both pinned by goldens: the program and fused-IR wording
 (`syntax_error`: "unexpected 'x', expected A, B" and "... in program") and the SAMML wording

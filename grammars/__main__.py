@@ -1,5 +1,5 @@
 """`python -m fuseflowc.grammars`: regenerate the prebuilt parsers (grammars/lalr_*.py) after a
-grammar or the Lark version changed (fuseflowc.syntax; tests/test_parse_tables.py says when)."""
+grammar or the Lark version changed (fuseflowc.syntax; tests/lang/test_parse_tables.py says when)."""
 
 from pathlib import Path
 
