@@ -382,3 +382,10 @@ bench-fabric: $(STAMP) $(DDIR)/gpt3_mini/s64
 	@mkdir -p out
 	$(PY) -m fuseflowc.bench.fabric $(FABRIC_SPECS) --json out/bench_fabric.json \
 	  --markdown out/bench_fabric.md
+
+# The prebuilt parsers shipped next to the grammars (grammars/lalr_*.py, fuseflowc.syntax):
+# regenerate after editing a grammar or moving to another Lark (tests/lang/test_parse_tables.py fails
+# until then). Nothing is written at run time.
+.PHONY: parse-tables
+parse-tables: $(STAMP)
+	$(PY) -m fuseflowc.grammars

@@ -123,9 +123,7 @@ def _file_outcome(case: Case, run: Run, changes: Changes, after: dict[str, Stat]
     """clobber, leftover or perm, from what changed in the case directory (paths relative to
     it: `work/...` is the working directory, `tmp/...` the temporary one)."""
     cmd = case.command
-    # Lark's parser cache (`Lark(..., cache=True)`) is meant to outlive the command
-    tmp_left = [p for p in after if p.startswith("tmp/")
-                and not p.startswith("tmp/.lark_cache_")]
+    tmp_left = [p for p in after if p.startswith("tmp/")]
     if tmp_left:
         return Verdict("leftover", ("leftover", "temporary file", cmd),
                        f"left in the temporary directory: {', '.join(tmp_left[:3])}")

@@ -343,7 +343,7 @@ def _record_to(path: Path):
 
 def prepare() -> None:
     """Import and warm everything the commands use, once, before forking: each child then
-    starts with the parsers built (and Lark writes no cache file into its temp directory)."""
+    starts with the parsers loaded."""
     import importlib
 
     from fuseflowc.cli import COMMANDS, _module_name

@@ -80,9 +80,8 @@ def add_permute_steps(module: ir.Module, pairs: list[tuple[str, str]]) -> None:
     that makes SRC (a copy of a re-blocked copy; `pairs` has that step first)."""
     writer: dict[str, int] = {}
     for k, g in enumerate(module.graphs):
-        for n in g.nodes:
-            if isinstance(n, ir.WriteVals):
-                writer.setdefault(n.tensor, k)
+        for t in g.tensor_names((ir.WriteVals,)):
+            writer.setdefault(t, k)
     made: dict[str, int] = {}
     for src, dst in pairs:
         position = made.get(src, writer.get(src, -1) + 1)
@@ -99,11 +98,15 @@ def lower_regions(regions: list[X.Region], tensors: dict[str, X.TensorInfo],
     names = {r.name for r in regions}
     graph_of: dict[int, ir.Graph] = {}
     rebinds: dict[str, tuple[ir.Graph, dict[str, str]]] = {}
+    snapshots: dict[int, ir.Graph] = {}   # id(template graph) -> its copies' snapshot
     for region in regions:
         if region.rebinds is not None:   # a rebound iteration: its template's graph, renamed
             template, binds = region.rebinds
-            graphs.append(graph_of[id(template)].rebound(region.name, binds))
-            rebinds[graphs[-1].name] = (graph_of[id(template)], binds)
+            t = graph_of[id(template)]
+            if id(t) not in snapshots:
+                snapshots[id(t)] = t.snapshot()
+            graphs.append(snapshots[id(t)].rebound_later(region.name, binds))
+            rebinds[graphs[-1].name] = (t, binds)
             continue
         notes.extend(region.notes)
         for part, done in _generate_region(region, tensors, notes, names):

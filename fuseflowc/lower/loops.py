@@ -14,7 +14,7 @@ from ..samml.printer import print_graph
 
 
 def _written(g: ir.Graph) -> set[str]:
-    return {n.tensor for n in g.nodes if isinstance(n, (ir.WriteVals, ir.WriteLevel))}
+    return set(g.tensor_names((ir.WriteVals, ir.WriteLevel)))
 
 
 def _tensors(g: ir.Graph) -> list[str]:

@@ -42,7 +42,7 @@ def dead_code(g: Graph) -> int:
 
 def unused_temps(m: Module) -> list[str]:
     """Names of temp tensors no node and no permute step of `m` names."""
-    named = {getattr(n, "tensor", None) for g in m.graphs for n in g.nodes}
+    named = {t for g in m.graphs for t in g.tensor_names()}
     named |= {s.src for s in m.steps} | {x for s in m.steps for x in s.made}
     return [t.name for t in m.tensors if t.role == "temp" and t.name not in named]
 

@@ -738,7 +738,7 @@ class Graph:
 
     def __init__(self, name: str, nodes: list[Node] | None = None, loc: Loc | None = None):
         self.name = name
-        self.nodes: list[Node] = list(nodes or [])
+        self.nodes = list(nodes or [])
         self.loc = loc
         #: The program's names of the graph's renamed indices ({"u0": ("j",)}), from fuse;
         #: shown by pictures and tables as `u0(j)` (fuseflowc.names), never computed with.
@@ -752,6 +752,61 @@ class Graph:
         self.wave: int | None = None
         #: (loop variable, iteration) of a reused loop this graph computes, or None.
         self.iteration: tuple[str, int] | None = None
+
+    # -- a rebound copy made on first use ------------------------------------------------------
+    # A reused loop's later iteration is its template with tensors renamed; most of what reads
+    # a module (the printer, the verifier, the graph passes: samml.rebound) asks only the
+    # template, so such a copy keeps a frozen snapshot of its template and its bindings
+    # (`_pending`) and makes its nodes from them when first asked (`nodes`). The snapshot is
+    # private (no pass can change it) and shared by the copies of one template, so a copy is
+    # the template as it was when the copy was made, as with `rebound`.
+
+    @property
+    def nodes(self) -> list[Node]:
+        """The nodes, in definition order (a pending copy's are made now: see above)."""
+        pending = self.__dict__.get("_pending")
+        if pending is not None:
+            snapshot, binds = pending
+            self.nodes = snapshot.rebound(self.name, binds)._nodes
+        return self._nodes
+
+    @nodes.setter
+    def nodes(self, nodes: list[Node]) -> None:
+        self._nodes = nodes
+        self._pending = None
+
+    def snapshot(self) -> "Graph":
+        """A private copy of this graph to make rebound copies from (`pend`)."""
+        return self.clone()
+
+    def pend(self, snapshot: "Graph", binds: dict[str, str]) -> None:
+        """Make this graph `snapshot.rebound(self.name, binds)` when its nodes are first asked
+        for, keeping its own name and records (template, bindings, wave, iteration)."""
+        self._pending = (snapshot, binds)
+        self._nodes = []
+
+    def rebound_later(self, name: str, binds: dict[str, str]) -> "Graph":
+        """`self.rebound(name, binds)` (self: a snapshot), its nodes made when first asked for."""
+        import copy
+        g = copy.copy(self)
+        g.source_names, g.binds = dict(self.source_names), {}
+        g.name, g.template, g.wave, g.iteration = name, None, None, None
+        g.pend(self, binds)
+        return g
+
+    def pending(self) -> "tuple[Graph, dict[str, str]] | None":
+        """(snapshot, bindings) of a copy whose nodes are not made yet (see `pend`), else None."""
+        return self.__dict__.get("_pending")
+
+    def tensor_names(self, kinds: tuple[type, ...] = ()) -> list[str]:
+        """The `tensor` attribute of each node (of a class in `kinds`, default any) that names
+        one, in node order; a pending copy's from its snapshot, renamed, without making its
+        nodes."""
+        pending = self.pending()
+        g, binds = pending if pending is not None else (self, {})
+        return [binds.get(t, t) for n in g._nodes
+                if (not kinds or isinstance(n, kinds))
+                and isinstance(t := getattr(n, "tensor", None), str)]
 
     def rebound(self, name: str, binds: dict[str, str]) -> "Graph":
         """A copy named `name` reading and writing `binds[t]` where this graph names tensor t

@@ -21,7 +21,8 @@ def print_module(m: Module) -> str:
     if m.source is not None:
         out.append(f'source "{m.source}"')
     out += [print_tensor(t) for t in m.tensors]
-    reuses = {g.name for g in m.graphs if _reuses(m, g)}
+    same: dict[tuple[int, int], bool] = {}
+    reuses = {g.name for g in m.graphs if _reuses(m, g, same)}
     out += [print_names(g) for g in m.graphs if g.source_names and g.name not in reuses]
     out += [print_schedule(d) for d in m.schedules]
     out += [f"wave {g.name} {g.wave}" for g in m.graphs if g.wave is not None]
@@ -40,15 +41,25 @@ def print_module(m: Module) -> str:
     return "\n".join(out) + "\n"
 
 
-def _reuses(m: Module, g: Graph) -> bool:
+def _reuses(m: Module, g: Graph, same: dict[tuple[int, int], bool]) -> bool:
     """Whether g is still its template with its tensors bound (a pass may have changed
-    either): then it prints as `graph NAME = TEMPLATE {bindings}`."""
+    either): then it prints as `graph NAME = TEMPLATE {bindings}`. `same` caches, per
+    (snapshot, template), whether a snapshot of pending copies is still the template."""
     t = m.graph(g.template) if g.template else None
     if t is None or t.template is not None:
         return False
+    if t.source_names != g.source_names:
+        return False
+    pending = g.pending()
+    if pending is not None:   # made from a snapshot: when that is still t, compare bindings
+        snapshot, binds = pending
+        key = (id(snapshot), id(t))
+        if key not in same:
+            same[key] = snapshot.is_rebound_of(t, {})
+        if same[key] and all(binds.get(x, x) == g.binds.get(x, x) for x in t.tensor_names()):
+            return True
     # t.rebound(g.name, g.binds) printed, without copying t
-    return t.source_names == g.source_names and (
-        g.is_rebound_of(t, g.binds) or print_graph(t, g.name, g.binds) == print_graph(g))
+    return g.is_rebound_of(t, g.binds) or print_graph(t, g.name, g.binds) == print_graph(g)
 
 
 def print_names(g: Graph) -> str:

@@ -59,8 +59,13 @@ def _one_to_one(t: Graph, binds: dict[str, str]) -> bool:
 
 def refresh(module: Module, names: set[str], rebinds: Rebinds) -> None:
     """Make each graph of `names` again as its template (as it is now) with its tensors bound,
-    keeping what the graph itself records (name, template, bindings, wave, iteration)."""
+    keeping what the graph itself records (name, template, bindings, wave, iteration). The
+    copies of one template share one snapshot of it, and each makes its nodes from it when
+    first asked for (`Graph.pend`): the printer and the verifier ask only the template."""
+    snapshots: dict[int, Graph] = {}
     for g in module.graphs:
         if g.name in names:
             t, binds = rebinds[g.name]
-            g.nodes = t.rebound(g.name, binds).nodes
+            if id(t) not in snapshots:
+                snapshots[id(t)] = t.snapshot()
+            g.pend(snapshots[id(t)], binds)

@@ -1,4 +1,4 @@
-"""The fast paths a reused loop's graphs take (Graph.clone, Graph.is_rebound_of, the
+"""The fast paths a reused loop's graphs take (Graph.clone, Graph.is_rebound_of, pending copies, the
 verifier's memo of clean structures) change no result: copies are independent, a changed copy
 prints in full, and every graph's errors are still reported."""
 
@@ -65,3 +65,49 @@ def test_errors_of_a_graph_alike_to_a_clean_one_are_reported():
     with pytest.raises(UserError) as e:
         verify(parse_module(Source("<m>", bad)))
     assert e.value.format().count("nosuch") >= 2
+
+
+def test_a_pending_copy_is_its_template_as_it_was_when_made():
+    g = parse_module(Source("<m>", SPMV)).graphs[0]
+    eager = g.rebound("h", {"A": "A2"})
+    snap = g.snapshot()
+    c, d = snap.rebound_later("h", {"A": "A2"}), snap.rebound_later("k", {"y": "y2"})
+    next(n for n in g.nodes if n.KIND == "alu").op = "add"   # the template changes after
+    assert c.pending() is not None
+    assert c.tensor_names() == eager.tensor_names()          # read without making the nodes
+    assert c.pending() is not None
+    assert print_graph(c) == print_graph(eager) and c.pending() is None
+    assert "op = mul" in print_graph(d) and "tensor = y2" in print_graph(d)
+    assert not {id(n) for n in c.nodes} & {id(n) for n in d.nodes}   # copies independent
+
+
+def _lowered_reuse():
+    from fuseflowc import pipeline
+    from fuseflowc.lower.driver import lower_fused
+    fp = pipeline.fuse(pipeline.load_program("ir_examples/models/gcn_deep/gcn_deep_reuse.ff"))
+    return lower_fused(fp)[0]
+
+
+def test_lower_and_print_make_no_copy_of_a_reused_layer():
+    from fuseflowc.opt.pipeline import DEFAULT_PIPELINE, parse_pipeline, run_pipeline
+    from fuseflowc.samml.rebound import trusted
+    m = _lowered_reuse()
+    copies = set(trusted(m))
+    assert copies
+    verify(m, trusted(m))
+    run_pipeline(m, parse_pipeline(DEFAULT_PIPELINE))
+    text = print_module(m)
+    assert all(g.pending() is not None for g in m.graphs if g.name in copies)
+    assert all(f"graph {g.name} = " in text for g in m.graphs if g.name in copies)
+
+
+def test_a_pending_copy_whose_template_changed_prints_in_full():
+    """The oracle: the same module with every copy made before the template changes."""
+    m, made = _lowered_reuse(), _lowered_reuse()
+    for g in made.graphs:
+        g.nodes   # noqa: B018 (made now)
+    for mod in (m, made):
+        t = next(g for g in mod.graphs if any(c.template == g.name for c in mod.graphs))
+        next(n for n in t.nodes if n.KIND == "alu").op = "sub"
+    assert print_module(m) == print_module(made)
+    assert any(g.pending() is None and g.template for g in m.graphs)  # (printed in full)
