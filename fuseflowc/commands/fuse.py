@@ -7,7 +7,6 @@ import re
 import click
 
 from ..diagnostics import UserError
-
 from .options import (
     ORDER,
     free_input_order_option,
