@@ -118,7 +118,7 @@ def inputs_for(p, empty: str, seed: int) -> dict:
             "A1": FiberTensor.from_dense(a1, specs["A1"].format)}
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases())
 def test_accumulator_outer_level_meets_an_operand(case):
     a0, t0, t2, op, empty, k, seed = case
