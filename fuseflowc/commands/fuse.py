@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import click
 
+from ..diagnostics import UserError
 from .options import (
     ORDER,
     free_input_order_option,
@@ -83,11 +86,39 @@ def cmd(program: str, schedule: tuple[str, ...], unfused: bool, output: str | No
     report_warnings(p)
     # the program's path, relative to where the fused IR goes (docs/samml.md, "Recorded paths")
     source = None if program == "-" else rebase_recorded(program, "-", output)
-    fused = pipeline.fuse(p, options, source)
+    try:
+        fused = pipeline.fuse(p, options, source)
+    except UserError as e:
+        raise _note_planned_flags(e, p, {"--inline-widened": inline_widened,
+                                         "--free-input-order": free_input_order,
+                                         "--share": share}) from None
     with out:
         dest.write(fused_str(fused))
     _note_splits(fused, inline_widened)
     _note_rebound(fused)
+
+
+#: The planned program's header line naming the fuse flags it was planned with
+#: (commands.plan._header writes it: `# compile: fuseflowc fuse PROG --share ... | ...`).
+_PLANNED = re.compile(r"^#\s*compile:\s*fuseflowc fuse PROG((?:\s+--[a-z-]+)*)\s*\|", re.M)
+
+
+def _note_planned_flags(e: UserError, program, given: dict[str, bool]) -> UserError:
+    """A fusion error of a program whose `# compile:` header (a `fuseflowc plan` output) names
+    fuse flags the command line lacks: the plan is valid only with them, so say so."""
+    src = getattr(program, "source", None)
+    m = _PLANNED.search(src.text) if src is not None else None
+    if m is None:
+        return e
+    flags = m.group(1).split()
+    missing = [f for f in flags if not given.get(f, True)]
+    if not missing:
+        return e
+    from ..diagnostics import Loc
+    line = src.text.count("\n", 0, m.start()) + 1
+    return e.note(f"the header says this program was planned with `fuseflowc fuse PROG "
+                  f"{' '.join(flags)}`; run it with those flags ({', '.join(missing)} "
+                  "missing)", Loc(src, line, 1, len(m.group(0).rstrip("|").rstrip())))
 
 
 def _note_rebound(fused) -> None:

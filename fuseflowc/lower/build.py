@@ -373,35 +373,62 @@ class Analysis:
 
     def _drop_full_outer_spacc(self, tree: "Leaf | Join | None", x: str
                                ) -> "Leaf | Join | None":
-        """Leave out of a join at x the outer output levels of sparse accumulators (order >= 2)
-        that hold every coordinate of x under every outer point, when the rest of the join
-        does too: both sides then give the same coordinates in the same order, so the loop
-        takes them from the rest, and the accumulator's next level is met fiber by fiber, one
-        per coordinate of x, as a scanner's would be (docs/lowering.md, "Full accumulator
-        levels"). A joiner could not carry the accumulator's outer level, whose payload is a
-        whole fiber (GPT-3's `Q = sum_e(ln1 Wq) + bq` in the order s -> e -> h -> d: the
-        order-2 accumulator's h meets bq's)."""
+        """Settle the outer output levels of sparse accumulators (order >= 2) in a join at x.
+        A joiner cannot filter such a level, whose payload is a whole fiber of the next level:
+        it may meet another operand only where the join's coordinates are exactly its own.
+
+        - An accumulator that holds every coordinate of x under every outer point, when the
+          rest of the join does too, is left out of the join: both sides then give the same
+          coordinates in the same order, so the loop takes them from the rest, and the
+          accumulator's next level is met fiber by fiber, one per coordinate of x, as a
+          scanner's would be (docs/lowering.md, "Full accumulator levels"; GPT-3's
+          `Q = sum_e(ln1 Wq) + bq` in the order s -> e -> h -> d: the order-2 accumulator's h
+          meets bq's). It emits a coordinate of x only with a point below it, so the levels
+          inside x must be full too (`_full_inside`).
+        - Otherwise an accumulator whose coordinates decide the join (a required side of every
+          union above it) stays in it as a `spacc-outer` leaf: the joiner takes its coordinates
+          and locates the other operands there, its payload is its own coordinates (unused),
+          and nothing of its fibers is dropped (`T0[k] - sum_j A0[i,k,j]` in j -> k -> i: T0
+          lacks i, so the accumulator's side is required).
+        - Failing both, the rule of the first case without the levels inside x (the body full
+          at x and at the reduced index): a union where the accumulator is not required
+          (gpt3_bigbird_full's `Sc - max(Sc)` at h). It is wrong only if a whole slab below a
+          coordinate of x is empty (an all-empty mask there), docs/lowering.md "Limits".
+        Anything else stays as it is and codegen refuses it (OuterLevelJoin)."""
         if not isinstance(tree, Join):
             return tree
+        outer = [leaf for leaf in tree.leaves() if leaf.kind == "spacc"
+                 and x != self.spacc_levels(leaf.node)[-1]]
+        if not outer:
+            return tree
 
-        def outer_full(leaf: Leaf) -> bool:
-            if leaf.kind != "spacc":
-                return False
-            levels = self.spacc_levels(leaf.node)
-            return x != levels[-1] and _full(leaf.node, x, self.pos)
-
-        def without(t: "Leaf | Join") -> "Leaf | Join | None":
+        def without(t: "Leaf | Join", drop) -> "Leaf | Join | None":
             if isinstance(t, Leaf):
-                return None if outer_full(t) else t
-            a, b = without(t.left), without(t.right)
+                return None if t in drop else t
+            a, b = without(t.left, drop), without(t.right, drop)
             if a is None or b is None:
                 return a if b is None else b
             return Join(t.op, a, b, t.required)
 
-        rest = without(tree)
-        if rest is None or rest is tree or not self._tree_full(rest, x):
+        def dropped(strict: bool) -> "Leaf | Join | None":
+            drop = [leaf for leaf in outer if _full(leaf.node, x, self.pos)
+                    and (not strict or self._full_inside(leaf.node, x))]
+            rest = without(tree, drop) if drop else None
+            return rest if rest is not None and self._tree_full(rest, x) else None
+
+        rest = dropped(strict=True)
+        if rest is not None:
+            return rest
+        if all(_decides(tree, leaf) for leaf in outer):
+            for leaf in outer:
+                leaf.kind = "spacc-outer"
             return tree
-        return rest
+        rest = dropped(strict=False)
+        return tree if rest is None else rest
+
+    def _full_inside(self, e: X.Reduce, x: str) -> bool:
+        """Whether accumulator e's body is full at every output level of e inside x."""
+        return all(_full(e.body, y, self.pos) for y in e.free if self.pos[y] > self.pos[x])
 
     def _tree_full(self, t: "Leaf | Join", x: str) -> bool:
         """Whether a join tree gives every coordinate of x under every outer point (`_full`'s
@@ -488,6 +515,20 @@ def _full(e: X.Node, x: str, pos: dict[str, int], widened: bool = True) -> bool:
             return (a or not ra) and (b or not rb)
         return a or b
     return a and b
+
+
+def _decides(tree: "Leaf | Join", leaf: Leaf) -> bool:
+    """Whether the coordinates of `tree` are exactly those of `leaf`: on the way down to it,
+    every join is a union whose side holding the leaf is required and whose other side is not
+    (the union's coordinates are then its required side's)."""
+    if tree is leaf:
+        return True
+    if not isinstance(tree, Join) or tree.op != "union":
+        return False
+    for k, side in enumerate((tree.left, tree.right)):
+        if any(lf is leaf for lf in side.leaves()):
+            return tree.required[k] and not tree.required[1 - k] and _decides(side, leaf)
+    return False
 
 
 def _every_fiber(e: X.Reduce, pos: dict[str, int]) -> bool:

@@ -174,6 +174,10 @@ class Codegen:
         if leaf.kind == "value":
             return self.raw_val(leaf.node)
         e = leaf.node
+        if leaf.kind == "spacc-outer":
+            # the join's coordinates are the accumulator's own (Analysis._drop_full_outer_spacc):
+            # nothing of its fibers is dropped, and its payload, its coordinates, is unused
+            return self.spacc(e)[0][loop.index]
         levels = self.an.spacc_levels(e)
         if loop.index != levels[-1]:
             raise OuterLevelJoin(e,

@@ -176,8 +176,11 @@ def test_mttkrp_distributes_the_product_into_the_sum(inline_widened):
                            density={"B": d} if d is not None else None)
 
 
-def test_unsupported_is_a_user_error():
-    # The same outer-level join, but in a union: a sum does not distribute over it.
+@pytest.mark.parametrize("d", [0.0, 0.3, 1.0])
+def test_outer_level_union_where_the_accumulator_is_required(d):
+    # The same outer-level join, but in a union: a sum does not distribute over it. E lacks i,
+    # so the accumulator's side is required: the join's coordinates at l are its own, and it
+    # stays in the joiner (empty slices of B included: density 0).
     p = load_text("""
 dim I, J, K, L
 tensor B[I, K, L] : sparse
@@ -185,6 +188,21 @@ tensor C[K, J] : dense
 tensor E[L, J] : dense
 tensor A[I, L, J] : dense
 A[i,l,j] = B[i,k,l] * C[k,j] + E[l,j]
+order A: i -> k -> l -> j
+""")
+    assert_matches(p, dict(I=3, J=3, K=3, L=3), density={"B": d})
+
+
+def test_unsupported_is_a_user_error():
+    # A plain union (E has every index of the sum): E may hold an l the accumulator lacks,
+    # whose fiber of j the accumulator cannot give.
+    p = load_text("""
+dim I, J, K, L
+tensor B[I, K, L] : sparse
+tensor C[K, J] : dense
+tensor E[I, L, J] : sparse
+tensor A[I, L, J] : dense
+A[i,l,j] = B[i,k,l] * C[k,j] + E[i,l,j]
 order A: i -> k -> l -> j
 """)
     with pytest.raises(UserError, match="order-2"):
