@@ -19,8 +19,7 @@ from hypothesis import strategies as st
 from fuseflowc import pipeline
 from fuseflowc.diagnostics import UserError
 from fuseflowc.lang.load import load_program
-from tests.lower.test_shared_streams import check_both_engines
-from tests.support.lower_harness import load_text
+from tests.support.lower_harness import check_both_engines, load_text
 
 ROOT = Path(__file__).resolve().parents[2]
 SFIRST = "(dense, dense, dense) order (1, 0, 2)"

@@ -13,7 +13,7 @@ import pytest
 
 from fuseflowc import pipeline
 from fuseflowc.lang.load import load_program
-from tests.lower.test_shared_streams import check_both_engines
+from tests.support.lower_harness import check_both_engines
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = ROOT / "ir_examples/bench/artifact/programs"

@@ -15,9 +15,8 @@ import pytest
 
 from fuseflowc import pipeline
 from fuseflowc.lang.load import load_program
-from tests.lower.test_shared_streams import check_both_engines
 from tests.support.golden import run_cli
-from tests.support.lower_harness import load_text
+from tests.support.lower_harness import check_both_engines, load_text
 
 ROOT = Path(__file__).resolve().parents[2]
 BOUNDARY = ROOT / "ir_examples/bench/artifact/programs/gpt3_art_boundary.ff"

@@ -21,11 +21,7 @@ from fuseflowc.data.fibertree import FiberTensor
 from fuseflowc.diagnostics import UserError
 from fuseflowc.fuse.algorithm import fuse_program
 from fuseflowc.fuse.orders import region_orders
-from fuseflowc.sim import engine_fast
-from fuseflowc.sim.arch import Arch
-from fuseflowc.sim.differential import first_difference, run
-from tests.lower.test_shared_streams import check_both_engines
-from tests.support.lower_harness import load_text
+from tests.support.lower_harness import check_both_engines, check_inputs, load_text
 
 SIZES = {"I": 3, "J": 4, "K": 3}
 FOUND = "(dense, dense, compressed(2)) order (2, 1, 0)"   # A0's format in the program found
@@ -63,23 +59,6 @@ def test_the_program_found_every_order_and_density():
         module = compile_order(p, k)
         for density in (0.0, 0.3, 1.0):
             check_both_engines(p, module, SIZES, k, density)
-
-
-def check_inputs(p, module, inputs) -> None:
-    """Both engines agree bit for bit and match the reference (values and patterns)."""
-    declared = pipeline.as_declared(module, inputs)
-    arch = Arch.load()
-    py = run(module, declared, dict(SIZES), arch, "python")
-    assert py.error is None, py.error
-    if engine_fast.available():
-        diff = first_difference(py, run(module, declared, dict(SIZES), arch, "fast"))
-        assert diff is None, diff
-    outs, expected = pipeline.outputs_to_check(module, py.result, pipeline.reference(p, inputs))
-    assert outs
-    for name in expected:
-        a, e = outs[name].to_dense(), expected[name].to_dense()
-        assert np.allclose(a, e, rtol=1e-6, atol=1e-9, equal_nan=True), (name, a, e)
-        assert (outs[name].pattern() == expected[name].pattern()).all(), name
 
 
 LEVELS = st.sampled_from(["dense", "compressed"])
@@ -138,4 +117,4 @@ def test_accumulator_outer_level_meets_an_operand(case):
     pool = with_spacc2 or modules
     assume(pool)
     event("order-2 accumulator" if with_spacc2 else "no order-2 accumulator")
-    check_inputs(p, pool[k % len(pool)], inputs_for(p, empty, seed))
+    check_inputs(p, pool[k % len(pool)], inputs_for(p, empty, seed), SIZES)

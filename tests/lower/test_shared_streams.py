@@ -7,7 +7,6 @@ stores the shared intermediate."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -19,8 +18,8 @@ from fuseflowc.fuse.parser import parse_fused
 from fuseflowc.fuse.printer import fused_str
 from fuseflowc.sim import engine_fast
 from fuseflowc.sim.arch import Arch
-from fuseflowc.sim.differential import first_difference, run
-from tests.support.lower_harness import load_text
+from fuseflowc.sim.differential import run
+from tests.support.lower_harness import check_both_engines, load_text
 
 #: (format of the input, the shared intermediate T from A, the row reduction R from T, the
 #: re-read y from T and R). T is read by R and by y: a stream the reduction consumes while y
@@ -63,26 +62,6 @@ def compile_shared(p):
     options = pipeline.CompileOptions(share=True, inline_widened=True, reparse_fused=True,
                                       reparse_module=True)
     return pipeline.compile(p, options)
-
-
-def check_both_engines(p, module, sizes: dict, seed: int, density: float) -> None:
-    """Both engines agree bit for bit, and match the reference (values and patterns)."""
-    specs = [s for s in p.specs() if s.name in set(p.inputs)]
-    inputs = random_inputs(specs, sizes, seed, density)
-    declared = pipeline.as_declared(module, inputs)
-    arch = Arch.load()
-    py = run(module, declared, dict(sizes), arch, "python")
-    assert py.error is None, py.error
-    if engine_fast.available():
-        fast = run(module, declared, dict(sizes), arch, "fast")
-        diff = first_difference(py, fast)
-        assert diff is None, diff
-    outs, expected = pipeline.outputs_to_check(module, py.result, pipeline.reference(p, inputs))
-    assert outs
-    for name in expected:
-        a, e = outs[name].to_dense(), expected[name].to_dense()
-        assert np.allclose(a, e, rtol=1e-6, atol=1e-9, equal_nan=True), (name, a, e)
-        assert (outs[name].pattern() == expected[name].pattern()).all(), name
 
 
 @settings(max_examples=24, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -13,6 +13,9 @@ from fuseflowc.lang.checker import check
 from fuseflowc.lang.load import apply_overrides
 from fuseflowc.lang.parser import parse_directives, parse_program
 from fuseflowc.samml.printer import print_module
+from fuseflowc.sim import engine_fast
+from fuseflowc.sim.arch import Arch
+from fuseflowc.sim.differential import first_difference, run
 
 
 def load_text(text: str, schedule: tuple[str, ...] = (), name: str = "<test>"):
@@ -76,3 +79,29 @@ def assert_matches(program, sizes, seed=0, density=None, inputs=None, patterns=F
             if not (pa == pe).all():
                 raise AssertionError(f"{name}: stored pattern differs:\nsim={pa}\nref={pe}\n"
                                      f"{text}")
+
+
+def check_inputs(program, module, inputs: dict, sizes: dict) -> None:
+    """`module` (compiled from `program`) on `inputs`: both engines agree bit for bit (when the
+    compiled one is built) and every output matches the reference evaluator, values and stored
+    patterns."""
+    declared = pipeline.as_declared(module, inputs)
+    arch = Arch.load()
+    py = run(module, declared, dict(sizes), arch, "python")
+    assert py.error is None, py.error
+    if engine_fast.available():
+        diff = first_difference(py, run(module, declared, dict(sizes), arch, "fast"))
+        assert diff is None, diff
+    outs, expected = pipeline.outputs_to_check(module, py.result,
+                                               pipeline.reference(program, inputs))
+    assert outs
+    for name in expected:
+        a, e = outs[name].to_dense(), expected[name].to_dense()
+        assert np.allclose(a, e, rtol=1e-6, atol=1e-9, equal_nan=True), (name, a, e)
+        assert (outs[name].pattern() == expected[name].pattern()).all(), name
+
+
+def check_both_engines(program, module, sizes: dict, seed: int, density) -> None:
+    """check_inputs on random inputs of `program` (seed, density as gen-data takes them)."""
+    specs = [s for s in program.specs() if s.name in set(program.inputs)]
+    check_inputs(program, module, random_inputs(specs, sizes, seed, density), sizes)
