@@ -81,6 +81,3 @@ class Recorded:
 
     def __iter__(self):
         return iter(self.tolist())
-
-    def __getitem__(self, k):
-        return self.tolist()[k]

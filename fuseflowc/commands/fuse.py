@@ -6,7 +6,7 @@ import re
 
 import click
 
-from ..diagnostics import UserError
+from ..diagnostics import Loc, UserError
 from .options import (
     ORDER,
     free_input_order_option,
@@ -114,7 +114,6 @@ def _note_planned_flags(e: UserError, program, given: dict[str, bool]) -> UserEr
     missing = [f for f in flags if not given.get(f, True)]
     if not missing:
         return e
-    from ..diagnostics import Loc
     line = src.text.count("\n", 0, m.start()) + 1
     return e.note(f"the header says this program was planned with `fuseflowc fuse PROG "
                   f"{' '.join(flags)}`; run it with those flags ({', '.join(missing)} "

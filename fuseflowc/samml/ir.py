@@ -23,6 +23,7 @@ several outputs. Attributes are validated by `fuseflowc.samml.verify.verify`, no
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterator
@@ -726,7 +727,6 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 def _copied(value):
     """A copy of a node's list, dict or set attribute value: shallow when it holds scalars
     only (the usual label and position lists), deep otherwise."""
-    import copy
     items = value.values() if value.__class__ is dict else value
     if all(x.__class__ in _SCALARS for x in items):
         return value.copy()
@@ -787,7 +787,6 @@ class Graph:
 
     def rebound_later(self, name: str, binds: dict[str, str]) -> "Graph":
         """`self.rebound(name, binds)` (self: a snapshot), its nodes made when first asked for."""
-        import copy
         g = copy.copy(self)
         g.source_names, g.binds = dict(self.source_names), {}
         g.name, g.template, g.wave, g.iteration = name, None, None, None
@@ -850,7 +849,6 @@ class Graph:
         """An independent copy: new nodes and streams, attribute values copied (a deep copy
         that knows the graph's structure: a twentieth of `copy.deepcopy`'s time, which
         mattered for the graphs of a reused loop's iterations)."""
-        import copy
         g = copy.copy(self)
         g.nodes, g.source_names, g.binds = [], dict(self.source_names), dict(self.binds)
         new: dict[int, Stream] = {}
