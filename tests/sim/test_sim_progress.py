@@ -39,7 +39,7 @@ ENGINES = ["python", pytest.param("fast", marks=pytest.mark.skipif(
     not engine_fast.available(), reason="fuseflowc.sim._fast is not built"))]
 LINE = re.compile(r"^simulate: kernel (\d) of 2 \((\w)\): cycle ([\d,]+)"
                   r"( of ~[\d.]+(?: k)? \(estimate\), \d+%| \(past the estimate of ~[\d.]+(?: k)?\))"
-                  r"; (\d+) of ~(\d+) FLOPs(; about \d+ s left)?$")
+                  r"; (\d+) of ~(\d+) FLOPs(; about (?:\d+ s|\d+ min \d+ s|\d+ h \d+ min) left)?$")
 
 
 @pytest.fixture(scope="module")
