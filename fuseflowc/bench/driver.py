@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import subprocess
 import sys
 import time
@@ -131,6 +132,17 @@ def _commit_line(root: Path) -> str:
            f"ended {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."
 
 
+def _peak_rss_gb() -> float:
+    """The largest resident set of any process this run waited for (sweeps and their workers:
+    a sweep waits for its workers, so their peaks reach here), in GB."""
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20   # Linux: KB
+
+
+def _clock(seconds: float) -> str:
+    s = round(seconds)
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point (see the module docstring)."""
     from .artifact import write_artifact
@@ -179,8 +191,12 @@ def main(argv: list[str] | None = None) -> int:
     if want("compile") and not paper:
         timings["compile"] = run_compile(out, a.compile_runs)
     if not a.summary_only:
-        timings["total"] = {"part": "total", "seconds": round(time.perf_counter() - start, 1),
+        secs = time.perf_counter() - start
+        peak = _peak_rss_gb()
+        timings["total"] = {"part": "total", "seconds": round(secs, 1), "peak_rss_gb": peak,
                             "status": "ok" if not wanted else "partial (--only)"}
+        print(f"bench: wall {_clock(secs)}, peak RSS {peak:.1f} GB (the largest process)",
+              file=sys.stderr, flush=True)
     tfile.write_text(json.dumps(timings, indent=1, sort_keys=True) + "\n")
     if a.scale == "artifact":
         text = write_artifact(out, _commit_line(root))

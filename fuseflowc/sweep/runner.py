@@ -262,6 +262,8 @@ def run_sweep(spec: SweepSpec, results: str, jobs: int = 1, prune: float | None 
         except ImportError:
             raise UserError("--prune needs the estimator (fuseflowc.estimate), which this "
                             "installation lacks") from None
+    if spec.max_jobs is not None and jobs > spec.max_jobs:
+        jobs = spec.max_jobs        # the spec's memory bound (its `max_jobs`) wins over -j
     # a cluster that cannot be reached is an error before the results file is touched
     pool = make_pool(executor, jobs)
     finished = False

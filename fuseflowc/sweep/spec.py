@@ -43,7 +43,8 @@ from ..limits import number_too_long
 
 # keys a spec may hold at the top level, and in one [[programs]] / [[data]] entry
 TOP_KEYS = ("programs", "orders", "max_orders", "order_region", "schedule", "params",
-            "pipelines", "data", "arch", "check", "timeout", "max_cycles", "flops_per_cycle")
+            "pipelines", "data", "arch", "check", "timeout", "max_cycles", "flops_per_cycle",
+            "max_jobs")
 PROGRAM_KEYS = ("path", "model", "variant", "inline_widened", "free_input_order", "share", "orders",
                 "order_region", "schedule", "params", "estimate_only", "unfused")
 #: The words `orders` may be instead of a list of indices: "all" (one index applied to every
@@ -106,6 +107,9 @@ class SweepSpec:
     timeout: float | None = None
     max_cycles: int | None = None
     flops_per_cycle: float = 1.0
+    # the most configurations run at once, whatever `-j` asks (None: -j's): a spec whose runs
+    # each need a large share of the machine's memory says so here
+    max_jobs: int | None = None
 
 
 # ---- reading ---------------------------------------------------------------------------------
@@ -512,7 +516,8 @@ def _pipelines(keys: _Keys, table: dict) -> list[str]:
 
 
 def _limits(keys: _Keys, table: dict, spec: SweepSpec) -> None:
-    """max_orders, check, timeout, max_cycles and flops_per_cycle, checked, into `spec`."""
+    """max_orders, check, timeout, max_cycles, flops_per_cycle and max_jobs, checked, into
+    `spec`."""
     if "max_orders" in table:
         if not _is_int(table["max_orders"]) or table["max_orders"] < 1:
             raise keys.error("max_orders", "expected a positive integer")
@@ -524,6 +529,10 @@ def _limits(keys: _Keys, table: dict, spec: SweepSpec) -> None:
     for key, kind in (("timeout", float), ("max_cycles", int), ("flops_per_cycle", float)):
         if key in table:
             setattr(spec, key, kind(_positive(keys, key, table[key], kind)))
+    if "max_jobs" in table:
+        spec.max_jobs = int(_positive(keys, "max_jobs", table["max_jobs"], int))
+        if spec.max_jobs > MAX_JOBS:
+            raise keys.error("max_jobs", f"at most {MAX_JOBS}")
 
 
 def _positive(keys: _Keys, key: str, v, kind: type):

@@ -605,3 +605,28 @@ def test_bad_executors_are_user_errors(text):
     from fuseflowc.sweep.cluster import parse_executor
     with pytest.raises(UserError, match=f"--executor {re.escape(text)}: "):
         parse_executor(text)
+
+
+# ---- max_jobs: a spec bounds how many of its runs share the machine ------------------------------
+@pytest.mark.parametrize("line, message", [
+    ("max_jobs = 0", "max_jobs: expected a positive integer"),
+    ("max_jobs = 1.5", "max_jobs: expected a positive integer"),
+    ("max_jobs = 257", "max_jobs: at most 256"),
+])
+def test_max_jobs_is_a_bounded_positive_integer(tmp_path, line, message):
+    first = spec_error(tmp_path, f'{line}\nprograms = ["{KERNELS / "spmv.ff"}"]\n[[data]]\n'
+                                 f'seed = 1\n').split("\n")[0]
+    assert "spec.toml:1:1: error: " + message in first, first
+
+
+@pytest.mark.parametrize("asked, cap, used", [(2, 1, 1), (1, 2, 1), (2, None, 2)])
+def test_max_jobs_bounds_the_workers_whatever_j_asks(tmp_path, monkeypatch, asked, cap, used):
+    import fuseflowc.sweep.runner as runner
+    seen = []
+    real = runner.make_pool
+    monkeypatch.setattr(runner, "make_pool", lambda ex, jobs: seen.append(jobs) or real(ex, jobs))
+    text = SMALL.replace("orders = [0, 1]", "orders = [0]" + (f"\nmax_jobs = {cap}" if cap else ""))
+    r = run_cli(["sweep", write(tmp_path, text), "-o", str(tmp_path / "r.csv"), "-j", str(asked)])
+    assert r.exit_code == 0, r.stderr
+    assert seen == [used]
+    assert all(row["status"] == "ok" for row in read_rows(str(tmp_path / "r.csv")))
