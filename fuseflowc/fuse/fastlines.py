@@ -29,7 +29,7 @@ from ..diagnostics import Loc, Source
 from ..formats import Format, format_problem, level_problem, level_text
 from ..limits import MAX_INT, MAX_TENSOR_ORDER
 from ..syntax import parser
-from . import ir
+from . import fastregions, ir
 
 _N = r"[A-Za-z_][A-Za-z_0-9.]*"
 _TENSOR = re.compile(rf"tensor ({_N})\[([^\]\n]*)\] : ({_N}|\(({_N}(?:, {_N})*)\)) "
@@ -74,6 +74,13 @@ def split(text: str, source: Source) -> tuple[list[tuple[int, object]], str]:
             inside = code.strip() != "}"
             continue
         item = _read(line, k + 1, source) if line[:1] in ("t", "r") else None
+        if item is None and line.startswith("region "):
+            region = fastregions.read(lines, k, source)
+            if region is not None:
+                items.append((k + 1, region[0]))
+                for j in range(k, region[1] + 1):
+                    lines[j] = " " * len(lines[j])
+                continue
         if item is None:
             inside = code.count("{") > code.count("}")
             continue
