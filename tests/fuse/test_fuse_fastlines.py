@@ -14,38 +14,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fuseflowc import pipeline
-from fuseflowc.diagnostics import Loc, Source, UserError
+from fuseflowc.diagnostics import Source
 from fuseflowc.fuse import fastlines
-from fuseflowc.fuse.parser import read_items
 from fuseflowc.fuse.printer import fused_str
 from fuseflowc.syntax import parser
 from tests.fuse.test_fuse_rebind import loop_program
+from tests.support.fused_read import outcome
 from tests.support.lower_harness import load_text
 
 EXAMPLES = ["ir_examples/models/gcn_deep/gcn_deep_reuse.ff",
             "ir_examples/kernels/spmm_decomposed.ff",
             "ir_examples/models/gpt3_bigbird/gpt3_bigbird.ff",
             "ir_examples/kernels/nested_matmul_sweep.ff"]
-
-
-def shape(x):
-    """Everything an item holds, locations included, as comparable values."""
-    if isinstance(x, Loc):
-        return ("Loc", x.line, x.col, x.length, x.source.name if x.source else None)
-    if isinstance(x, (list, tuple)):
-        return (type(x).__name__, tuple(shape(y) for y in x))
-    if isinstance(x, dict):
-        return ("dict", tuple((shape(k), shape(v)) for k, v in x.items()))
-    if hasattr(x, "__dict__"):
-        return (type(x).__name__, tuple((k, shape(v)) for k, v in vars(x).items()))
-    return x
-
-
-def outcome(text: str, fast: bool):
-    try:
-        return shape(read_items(Source("<f>", text), fast))
-    except UserError as e:
-        return ("error", e.format())
 
 
 @cache
