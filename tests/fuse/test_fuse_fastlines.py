@@ -53,7 +53,12 @@ EDITS = [("tensor ", "tensor  "), ("tensor ", "tensor input"), ("] : ", "]: "),
          ("\n  view", "\ntensor x[N] : dense input\n  view"),
          ("\n  index", "\nreuse l 0: a, b\n  index"),
          ("\n  edge", "\nreuse l 1 = 0 {a = b}\n  edge"),
-         ("intermediate", "intermediate block"), ("dense input", "dense")]
+         ("intermediate", "intermediate block"), ("dense input", "dense"),
+         ("dense input", "(dense) order (0) input"), ("dense input", "(dense) order (1) input"),
+         ("dense input", "(dense) order (00) input"), ("dense input", "dense permuted of x"),
+         ("dense input", "dense permuted of order"), ("source", "source \"a\"\nsource"),
+         ("source", "dim n = 0\nsource"), ("source", "dim n = 007\nwave w 3\nsource"),
+         ("source", "wave max 2\nsource"), ("source", "dim X = 99999999999999999999\nsource")]
 
 
 @cache
@@ -89,3 +94,15 @@ def test_a_word_no_other_terminal_matches_is_no_keyword(word):
 def test_every_keyword_is_matched_by_another_terminal():
     assert {"tensor", "reuse", "input", "sum", "blocked"} <= fastlines.keywords()
     assert all(another_terminal_matches(w) for w in fastlines.keywords())
+
+
+def test_keywords_are_the_grammars():
+    """fastlines.KEYWORDS, written out so reading needs no Lark, is what the grammar's
+    terminals other than NAME spell out in full."""
+    derived = set()
+    for t in parser("fused.lark").terminals:
+        if t.name != "NAME":
+            pattern = re.compile(t.pattern.to_regexp())
+            derived.update(w for w in re.findall(r"[A-Za-z_][A-Za-z_0-9.]*", t.pattern.value)
+                           if pattern.fullmatch(w))
+    assert fastlines.KEYWORDS == derived
