@@ -28,6 +28,7 @@ from ..diagnostics import Loc, Source
 from ..formats import Format, format_problem, level_problem, level_text
 from ..limits import MAX_INT, MAX_TENSOR_ORDER
 from . import fastregions, ir
+from .fastregions import KEYWORDS
 
 _N = r"[A-Za-z_][A-Za-z_0-9.]*"
 _TENSOR = re.compile(rf"tensor ({_N})\[([^\]\n]*)\] : ({_N}|\(({_N}(?:, {_N})*)\)"
@@ -43,18 +44,6 @@ _WORD = re.compile(_N)
 _DIM = re.compile(rf"{_N}|\d{{1,18}}")
 #: The most an iteration number may be (as fuse.parser's `reuse` lines).
 _MAX_ITERATION = 10**9
-
-
-#: The words of the fused grammar that some terminal other than NAME matches: its string
-#: terminals (`tensor`, `reuse`, ...) and the alternatives spelled out in its regular ones
-#: (ROLE's `input`, REDOP's `sum`, ...). Its other terminals (numbers, strings, newlines,
-#: punctuation) match no word of NAME's shape. Written out so that reading needs no Lark;
-#: tests/fuse/test_fuse_fastlines.py checks it against grammars/fused.lark.
-KEYWORDS = frozenset({
-    "block", "blocked", "by", "dim", "edge", "expr", "format", "group", "index", "inline",
-    "input", "intermediate", "materialized", "max", "of", "order", "output", "parallelize",
-    "part", "permuted", "region", "reuse", "shared", "source", "statements", "sum", "tensor",
-    "unfused", "view", "wave", "writes"})
 
 
 def keywords() -> frozenset[str]:
