@@ -27,18 +27,15 @@ import importlib
 import pickle
 import zlib
 from importlib import resources
-
-import lark
-from lark import Lark
-from lark.exceptions import (
-    UnexpectedCharacters,
-    UnexpectedEOF,
-    UnexpectedInput,
-    UnexpectedToken,
-    VisitError,
-)
+from typing import TYPE_CHECKING
 
 from .diagnostics import Loc, Source, UserError
+
+# Lark is imported when a parser is first needed: `lower` reading a fused IR that
+# fuse.fastlines reads whole never loads it (50-100 ms of its start-up).
+if TYPE_CHECKING:
+    from lark import Lark
+    from lark.exceptions import UnexpectedCharacters, UnexpectedInput
 
 # Every (grammar file, start symbol) the parsers use, each shipped prebuilt (module docstring).
 PARSERS = (("program.lark", "start"), ("program.lark", "directives"),
@@ -64,11 +61,13 @@ def table_module(grammar_file: str, start: str) -> str:
 
 def build_parser(grammar_file: str, start: str = "start") -> Lark:
     """The parser built from its grammar, in memory (no cache file)."""
+    from lark import Lark
     return Lark(grammar_text(grammar_file), start=start, **_OPTIONS)
 
 
 def _prebuilt(grammar_file: str, start: str) -> Lark | None:
     """The shipped parser when its module exists and is current, else None."""
+    import lark
     try:
         mod = importlib.import_module(
             f"fuseflowc.grammars.{table_module(grammar_file, start)}")
@@ -78,7 +77,7 @@ def _prebuilt(grammar_file: str, start: str) -> Lark | None:
             or getattr(mod, "GRAMMAR_KEY", None) != grammar_key(grammar_file, start)):
         return None
     tables = pickle.loads(zlib.decompress(base64.b64decode(mod.TABLES)))
-    return Lark._load_from_dict(tables["data"], tables["memo"])
+    return lark.Lark._load_from_dict(tables["data"], tables["memo"])
 
 
 @functools.cache
@@ -91,6 +90,7 @@ def table_source(grammar_file: str, start: str) -> str:
     """The text of the generated module of the parser of `grammar_file` for `start`: Lark's
     serialized parser, pickled, compressed and in base64 (a literal Python compiles in a few
     ms, where the same tables as Python dicts took 90-180 ms to compile without a .pyc)."""
+    import lark
     from lark.grammar import Rule
     from lark.lexer import TerminalDef
     data, memo = build_parser(grammar_file, start).memo_serialize([TerminalDef, Rule])
@@ -127,6 +127,7 @@ def user_errors_unwrapped():
     """Around a lark Transformer's `transform`: a UserError raised inside it comes out as
     itself, not wrapped in lark's VisitError. (The caller transforms, in its own frame: a call
     from here into a stage's transformer would climb the layers.)"""
+    from lark.exceptions import VisitError
     try:
         yield
     except VisitError as e:
@@ -183,6 +184,7 @@ def _program_expected(names) -> str:
 def syntax_error(e: UnexpectedInput, source: Source, what: str) -> UserError:
     """A UserError for Lark's exception `e` while parsing `source` as `what` (e.g. 'program',
     'fused IR'): "unexpected 'x', expected A, B" (at most six alternatives listed)."""
+    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
     line, col = _position(e)
     if isinstance(e, UnexpectedCharacters):
         msg = f"unexpected character {_character(e, source)!r} in {what}"
@@ -233,6 +235,7 @@ def _samml_term(term: str) -> str:
 def samml_syntax_error(e: UnexpectedInput, source: Source) -> UserError:
     """A UserError for Lark's exception `e` while parsing `source` as SAMML (samml.lark):
     "unexpected 'x'; expected A, B or C" (every alternative listed), lines being tokens."""
+    from lark.exceptions import UnexpectedCharacters, UnexpectedToken
     line, col = _position(e)
     if isinstance(e, UnexpectedCharacters):
         return UserError(f"unexpected character {_character(e, source)!r}",

@@ -22,40 +22,33 @@ unexpected newline's text would show the blanks).
 
 from __future__ import annotations
 
-import functools
 import re
 
 from ..diagnostics import Loc, Source
 from ..formats import Format, format_problem, level_problem, level_text
 from ..limits import MAX_INT, MAX_TENSOR_ORDER
-from ..syntax import parser
-from . import ir
+from . import fastregions, ir
+from .fastregions import KEYWORDS
 
 _N = r"[A-Za-z_][A-Za-z_0-9.]*"
-_TENSOR = re.compile(rf"tensor ({_N})\[([^\]\n]*)\] : ({_N}|\(({_N}(?:, {_N})*)\)) "
-                     r"(input|output|intermediate)")
+_TENSOR = re.compile(rf"tensor ({_N})\[([^\]\n]*)\] : ({_N}|\(({_N}(?:, {_N})*)\)"
+                     r"(?: order \((\d{1,18}(?:, \d{1,18})*)\))?) "
+                     rf"(input|output|intermediate|permuted of ({_N}))")
 _REUSE = re.compile(rf"reuse ({_N}) (\d{{1,10}}): ({_N}(?:, {_N})*)")
 _REBOUND = re.compile(rf"reuse ({_N}) (\d{{1,10}}) = (\d{{1,10}}) "
                       rf"\{{((?:{_N} = {_N})(?:, {_N} = {_N})*)?\}}")
+_SOURCE = re.compile(r'source ("[^"\n]*")')
+_DIM_DECL = re.compile(rf"dim ({_N})(?: = (\d{{1,18}}))?")
+_WAVE = re.compile(rf"wave ({_N}) (\d{{1,18}})")
 _WORD = re.compile(_N)
 _DIM = re.compile(rf"{_N}|\d{{1,18}}")
 #: The most an iteration number may be (as fuse.parser's `reuse` lines).
 _MAX_ITERATION = 10**9
 
 
-@functools.cache
 def keywords() -> frozenset[str]:
-    """The words of the fused grammar that some terminal other than NAME matches: its string
-    terminals (`tensor`, `reuse`, ...) and the alternatives spelled out in its regular ones
-    (ROLE's `input`, REDOP's `sum`, ...). Its other terminals (numbers, strings, newlines,
-    punctuation) match no word of NAME's shape (tests/fuse/test_fuse_fastlines.py checks)."""
-    out = set()
-    for t in parser("fused.lark").terminals:
-        if t.name == "NAME":
-            continue
-        pattern = re.compile(t.pattern.to_regexp())
-        out.update(w for w in _WORD.findall(t.pattern.value) if pattern.fullmatch(w))
-    return frozenset(out)
+    """KEYWORDS."""
+    return KEYWORDS
 
 
 def _names_only(words) -> bool:
@@ -73,7 +66,14 @@ def split(text: str, source: Source) -> tuple[list[tuple[int, object]], str]:
         if inside:
             inside = code.strip() != "}"
             continue
-        item = _read(line, k + 1, source) if line[:1] in ("t", "r") else None
+        item = _read(line, k + 1, source) if line[:1] in ("t", "r", "s", "d", "w") else None
+        if item is None and line.startswith("region "):
+            region = fastregions.read(lines, k, source)
+            if region is not None:
+                items.append((k + 1, region[0]))
+                for j in range(k, region[1] + 1):
+                    lines[j] = " " * len(lines[j])
+                continue
         if item is None:
             inside = code.count("{") > code.count("}")
             continue
@@ -96,7 +96,27 @@ def merge(items: list, lines: list[int], fast: list[tuple[int, object]]) -> list
     return out
 
 
+def nothing_left(text: str) -> bool:
+    """Whether `text` (with the lines read here blanked) has only blanks and comments left,
+    which Lark would read as no item."""
+    return all(not x.strip() or x.lstrip(" \t").startswith("#") for x in text.split("\n"))
+
+
 def _read(line: str, n: int, source: Source):
+    m = _SOURCE.fullmatch(line)
+    if m is not None:
+        return ("source", m.group(1)[1:-1])
+    m = _DIM_DECL.fullmatch(line)
+    if m is not None:
+        size = None if m.group(2) is None else int(m.group(2))
+        if not _names_only([m.group(1)]) or (size is not None and not 1 <= size <= MAX_INT):
+            return None
+        return ("dim", m.group(1), size)
+    m = _WAVE.fullmatch(line)
+    if m is not None:
+        if not _names_only([m.group(1)]) or int(m.group(2)) > MAX_INT:
+            return None
+        return ("wave", m.group(1), int(m.group(2)))
     m = _TENSOR.fullmatch(line)
     if m is not None:
         return _tensor(m, n, source)
@@ -125,16 +145,20 @@ def _item_loc(source: Source, n: int) -> Loc:
 
 
 def _tensor(m: re.Match, n: int, source: Source):
-    name, dims_text, fmt, levels, role = m.groups()
+    name, dims_text, fmt, levels, order, role, copy_of = m.groups()
     words = dims_text.split(", ") if dims_text else []
     if len(words) > MAX_TENSOR_ORDER or not _names_only([name]):
         return None
+    if copy_of is not None:
+        if not _names_only([copy_of]):
+            return None
+        role = "permuted"
     if levels is None:
         if not _names_only([fmt]):
             return None
         fmt = (fmt, Loc(source, n, m.start(3) + 1, len(fmt)), None)
-    else:   # `(dense, compressed)`: levels without lengths, no mode order, not blocked
-        fmt = _general(levels.split(", "))
+    else:   # `(dense, compressed) order (1, 0)`: levels without lengths, not blocked
+        fmt = _general(levels.split(", "), order)
         if fmt is None:
             return None
     dims: list = []
@@ -150,15 +174,19 @@ def _tensor(m: re.Match, n: int, source: Source):
             return None
         else:
             dims.append(w)
-    return ir.TensorInfo(name, tuple(dims), fmt, role, None, None, Loc(source, n, 8, len(name)),
-                         None)
+    return ir.TensorInfo(name, tuple(dims), fmt, role, None, copy_of,
+                         Loc(source, n, 8, len(name)), None)
 
 
-def _general(levels: list[str]) -> Format | None:
-    """The format of these levels in storage order, or None when the parser would refuse it."""
+def _general(levels: list[str], order: str | None) -> Format | None:
+    """The format of these levels in this mode order (None: storage order), or None when the
+    parser would refuse it."""
     if not _names_only(levels) or any(level_problem(x, None) for x in levels):
         return None
     levels = [level_text(x, None) for x in levels]
     if format_problem(tuple(levels), False):
         return None
-    return Format(tuple(levels), tuple(range(len(levels))), False)
+    modes = tuple(range(len(levels))) if order is None else tuple(map(int, order.split(", ")))
+    if sorted(modes) != list(range(len(levels))):
+        return None
+    return Format(tuple(levels), modes, False)

@@ -14,38 +14,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fuseflowc import pipeline
-from fuseflowc.diagnostics import Loc, Source, UserError
+from fuseflowc.diagnostics import Source
 from fuseflowc.fuse import fastlines
-from fuseflowc.fuse.parser import read_items
 from fuseflowc.fuse.printer import fused_str
 from fuseflowc.syntax import parser
 from tests.fuse.test_fuse_rebind import loop_program
+from tests.support.fused_read import outcome
 from tests.support.lower_harness import load_text
 
 EXAMPLES = ["ir_examples/models/gcn_deep/gcn_deep_reuse.ff",
             "ir_examples/kernels/spmm_decomposed.ff",
             "ir_examples/models/gpt3_bigbird/gpt3_bigbird.ff",
             "ir_examples/kernels/nested_matmul_sweep.ff"]
-
-
-def shape(x):
-    """Everything an item holds, locations included, as comparable values."""
-    if isinstance(x, Loc):
-        return ("Loc", x.line, x.col, x.length, x.source.name if x.source else None)
-    if isinstance(x, (list, tuple)):
-        return (type(x).__name__, tuple(shape(y) for y in x))
-    if isinstance(x, dict):
-        return ("dict", tuple((shape(k), shape(v)) for k, v in x.items()))
-    if hasattr(x, "__dict__"):
-        return (type(x).__name__, tuple((k, shape(v)) for k, v in vars(x).items()))
-    return x
-
-
-def outcome(text: str, fast: bool):
-    try:
-        return shape(read_items(Source("<f>", text), fast))
-    except UserError as e:
-        return ("error", e.format())
 
 
 @cache
@@ -73,7 +53,12 @@ EDITS = [("tensor ", "tensor  "), ("tensor ", "tensor input"), ("] : ", "]: "),
          ("\n  view", "\ntensor x[N] : dense input\n  view"),
          ("\n  index", "\nreuse l 0: a, b\n  index"),
          ("\n  edge", "\nreuse l 1 = 0 {a = b}\n  edge"),
-         ("intermediate", "intermediate block"), ("dense input", "dense")]
+         ("intermediate", "intermediate block"), ("dense input", "dense"),
+         ("dense input", "(dense) order (0) input"), ("dense input", "(dense) order (1) input"),
+         ("dense input", "(dense) order (00) input"), ("dense input", "dense permuted of x"),
+         ("dense input", "dense permuted of order"), ("source", "source \"a\"\nsource"),
+         ("source", "dim n = 0\nsource"), ("source", "dim n = 007\nwave w 3\nsource"),
+         ("source", "wave max 2\nsource"), ("source", "dim X = 99999999999999999999\nsource")]
 
 
 @cache
@@ -109,3 +94,15 @@ def test_a_word_no_other_terminal_matches_is_no_keyword(word):
 def test_every_keyword_is_matched_by_another_terminal():
     assert {"tensor", "reuse", "input", "sum", "blocked"} <= fastlines.keywords()
     assert all(another_terminal_matches(w) for w in fastlines.keywords())
+
+
+def test_keywords_are_the_grammars():
+    """fastlines.KEYWORDS, written out so reading needs no Lark, is what the grammar's
+    terminals other than NAME spell out in full."""
+    derived = set()
+    for t in parser("fused.lark").terminals:
+        if t.name != "NAME":
+            pattern = re.compile(t.pattern.to_regexp())
+            derived.update(w for w in re.findall(r"[A-Za-z_][A-Za-z_0-9.]*", t.pattern.value)
+                           if pattern.fullmatch(w))
+    assert fastlines.KEYWORDS == derived
