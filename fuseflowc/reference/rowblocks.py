@@ -154,7 +154,9 @@ def join_rows(blocks: list[tuple[int, FiberTensor]], shape: tuple[int, ...]) -> 
         crds = [b.levels[k].crd + (r0 if k == 0 else 0) for r0, b in blocks]
         crd = np.concatenate(crds).astype(np.int64, copy=False)
         seg = None
-        if lv.kind in ("compressed", "nonunique"):
+        if k == 0:      # the root's one fiber holds every block's rows
+            seg = np.array([0, crd.shape[0]], np.int64)
+        elif lv.kind in ("compressed", "nonunique"):
             parts, base = [np.zeros(1, np.int64)], 0
             for _, b in blocks:
                 parts.append(b.levels[k].seg[1:] + base)
