@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from ..data.fibertree import FiberTensor, Level
+from ..data.fibertree import FiberTensor, Level, check_storage
 from ..lang import ast
 from .statements import ExprEvaluator, materialize
 from .values import SVal
@@ -101,7 +101,10 @@ def evaluate_rows(program: ast.Program, s: ast.Assignment, tensors: dict[str, Fi
     expr = s.expr if s.expr is not None else s.rhs
     cache = {(x.tensor, x.indices): SVal.from_fiber(tensors[x.tensor], x.indices)
              for x in expr.walk() if isinstance(x, ast.Access) and x.tensor not in sliced}
-    blocks = []
+    # the whole result's storage is refused as the whole evaluation refuses it: its dense levels
+    # before any block, its stored entries as the blocks add them
+    check_storage(decl.name, shape, decl.format, 0)
+    blocks, stored = [], 0
     for r0 in range(0, shape[0], rows):
         r1 = min(r0 + rows, shape[0])
         part = {**tensors, **{n: row_slice(tensors[n], r0, r1) for n in sliced}}
@@ -110,6 +113,8 @@ def evaluate_rows(program: ast.Program, s: ast.Assignment, tensors: dict[str, Fi
         if dict(zip(value.indices, value.sizes)) != dict(zip(s.lhs.indices, bshape)):
             return None
         blocks.append((r0, materialize(value, s.lhs, decl, bshape, None)))
+        stored += blocks[-1][1].vals.shape[0]
+        check_storage(decl.name, shape, decl.format, stored)
         del value, part
     return join_rows(blocks, shape)
 
