@@ -35,7 +35,7 @@ import numpy as np
 from ..diagnostics import UserError
 from ..files import output_dir
 from ..formats import Format
-from .fibertree import FiberTensor, check_storage
+from .fibertree import FiberTensor, Level, check_storage
 from .levelfiles import (
     LEVEL_FILE_RE,
     LEVEL_MARK,
@@ -61,9 +61,12 @@ class RawTensor:
     (then only its non-zeros count as stored when converting to a compressed format)."""
 
     shape: tuple[int, ...]
-    coords: np.ndarray
-    values: np.ndarray
+    coords: np.ndarray | None
+    values: np.ndarray | None
     dense: bool
+    #: a dense source kept whole, its coords and values not listed yet (RawTensor.of_array):
+    #: `convert` stores it in an all-dense format without listing them (24 bytes an entry)
+    array: np.ndarray | None = None
 
     @classmethod
     def from_array(cls, a: np.ndarray) -> "RawTensor":
@@ -71,6 +74,15 @@ class RawTensor:
         coords = np.argwhere(a != 0).astype(np.int64)  # (nnz, ndim), also for a scalar
         values = a[tuple(coords.T)] if a.ndim else a.reshape(-1)[: coords.shape[0]]
         return cls(tuple(int(s) for s in a.shape), coords, np.asarray(values, np.float64), True)
+
+    @classmethod
+    def of_array(cls, a: np.ndarray) -> "RawTensor":
+        """A dense array whose entries are listed only if a conversion needs them."""
+        return cls(tuple(int(s) for s in a.shape), None, None, True, a)
+
+    def listed(self) -> "RawTensor":
+        """This tensor with its coords and values listed."""
+        return self if self.coords is not None else RawTensor.from_array(self.array)
 
     @classmethod
     def from_fiber(cls, t: FiberTensor) -> "RawTensor":
@@ -139,7 +151,7 @@ def _read_npy(path: Path) -> RawTensor:
             a.close()
         raise _err(path, "not a .npy array (is it an .npz archive?)")
     _check_values(path, a)
-    return RawTensor.from_array(a)
+    return RawTensor.of_array(a)
 
 
 _SCIPY_KEYS = {"format", "shape"}
@@ -295,6 +307,9 @@ def convert(raw: RawTensor, spec: TensorSpec, where: Path | str) -> FiberTensor:
     if len(raw.shape) != fmt.order:
         raise _err(where, f"holds a tensor of order {len(raw.shape)} {_shape_text(raw.shape)}, "
                           f"but '{spec.name}' is declared with {fmt.order} dim(s)")
+    if raw.coords is None and not fmt.blocked and all(k == "dense" for k in fmt.kinds):
+        return _dense_as_dense(raw, spec, where)
+    raw = raw.listed()
     try:  # before any conversion allocates (blocks: at most one per entry)
         check_storage(spec.name, raw.shape, fmt, raw.coords.shape[0],
                       spec.block if fmt.blocked and spec.block else None)
@@ -326,6 +341,21 @@ def convert(raw: RawTensor, spec: TensorSpec, where: Path | str) -> FiberTensor:
         blocks = np.zeros((0, b, b))
         bcoords = np.zeros((0, 2), np.int64)
     return FiberTensor.from_coo(raw.shape, bcoords, blocks, fmt, b, spec.name)
+
+
+def _dense_as_dense(raw: RawTensor, spec: TensorSpec, where: Path | str) -> FiberTensor:
+    """A dense array stored in an all-dense format: its values in the format's storage order,
+    as from_coo stores its listed entries (tests/data/test_dense_load.py), without listing
+    them: a 736,389 x 128 feature matrix would take 2.3 GB as a list of entries."""
+    fmt = spec.format
+    try:
+        check_storage(spec.name, raw.shape, fmt, math.prod(raw.shape))
+    except UserError as e:
+        raise _err(where, e.diagnostics[0].message) from None
+    a = np.asarray(raw.array, dtype=np.float64)
+    vals = np.ascontiguousarray(np.transpose(a, fmt.mode_order) if a.ndim else a).reshape(-1)
+    levels = [Level("dense", raw.shape[m]) for m in fmt.mode_order]
+    return FiberTensor(raw.shape, fmt, levels, vals)
 
 
 def _check_against(raw: RawTensor, spec: TensorSpec, shape, where) -> None:

@@ -11,7 +11,8 @@ dense levels after the last compressed one stores every coordinate beneath them 
 hold 0), so an intermediate declared dense is dense from then on. The compiled graphs do the same.
 
 Products (with masks) under sums are evaluated by pairwise contraction (see ops.contract), so a
-statement's full iteration space is never materialized.
+statement's full iteration space is never materialized; a statement with a large result that is
+pointwise in its first index is evaluated in row blocks (reference.rowblocks).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ..lang import ast
 from . import ops
 from .decompose import reads, split_parts
 from .loops import evaluate_looped
+from .rowblocks import evaluate_rows, row_plan
 from .statements import ExprEvaluator, StatementResult, bind_dims, store
 from .values import SVal
 
@@ -59,10 +61,15 @@ def evaluate_statements(program: ast.Program, inputs: dict[str, FiberTensor],
     last = _last_reads(program) if keep is not None else {}
     for k, s in enumerate(program.statements):
         t0 = time.perf_counter()
-        expr = s.expr if s.expr is not None else s.rhs
-        value = _evaluate(expr, tensors, parts)
-        tensors[s.name] = store(program, s.lhs, value, s.name, sizes)
-        del value
+        plan = row_plan(program, s, tensors, sizes, parts)
+        stored = evaluate_rows(program, s, tensors, plan) if plan else None
+        if stored is None:
+            expr = s.expr if s.expr is not None else s.rhs
+            value = _evaluate(expr, tensors, parts)
+            stored = store(program, s.lhs, value, s.name, sizes)
+            del value
+        tensors[s.name] = stored
+        del stored
         yield StatementResult(s.name, tensors[s.name], time.perf_counter() - t0)
         for name in last.get(k, ()):
             if name not in keep:
