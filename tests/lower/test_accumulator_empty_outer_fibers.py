@@ -123,3 +123,23 @@ def test_accumulator_outer_level_in_a_union(case):
         return
     event("emit_empty" if emit_empty_kinds(module) else "no emit_empty")
     check_inputs(p, module, inputs_for(p, order3, empty, seed), SIZES)
+
+
+def test_gnn_artifact_models_on_an_edgeless_graph():
+    """Where the models reach the rule: GCN's Z2 and GraphSAGE's N2, each in its graph of its own
+    with `--share --inline-widened` (an order-2 accumulator over the nodes, its outer level met
+    by a bias or a sum), on a graph with no edge. Both failed on both engines (`repeat(i_3):
+    repeat signal ended (D) inside an element`); with edges their cycles are unchanged."""
+    from fuseflowc.data.gen import random_inputs
+    from fuseflowc.lang.load import load_program
+    from tests.support.paths import ROOT
+
+    sizes = {"N": 5, "F": 3, "C": 2}
+    for name in ("gcn_art_full", "graphsage_art_full"):
+        p = load_program(str(ROOT / f"ir_examples/bench/artifact/programs/{name}.ff"))
+        options = pipeline.CompileOptions(share=True, inline_widened=True, verify=True)
+        module = pipeline.compile(p, options).module
+        assert emit_empty_kinds(module) == ["spacc2"]
+        dims = {**{d.name: d.size for d in p.dims if d.size is not None}, **sizes}
+        specs = [s for s in p.specs() if s.name in set(p.inputs)]
+        check_inputs(p, module, random_inputs(specs, dims, 1, {"A": 0.0}), dims)
