@@ -392,13 +392,14 @@ class Analysis:
           lacks i, so the accumulator's side is required).
         - Failing both, the rule of the first case without the levels inside x (the body full
           at x and at the reduced index): a union where the accumulator is not required
-          (gpt3_bigbird_full's `Sc - max(Sc)` at h). The accumulator then receives every
-          coordinate of x but would emit only those with a point below; it is made to emit
-          every one it receives (`emit_empty`), an empty fiber below where a whole slab is
-          empty, so its coordinates at x are the rest's. That needs its body full at its outer
-          levels inside x too (`_emits_full`), else an empty fiber there would add coordinates
-          the accumulator lacks; failing that the drop stays without it, wrong if a whole slab
-          below a coordinate of x is empty (docs/lowering.md "Limits").
+          (the artifact GCN's Z2 with --share --inline-widened). The accumulator then
+          receives every coordinate of x but would emit only those with a point below; it is
+          made to emit every one it receives (`emit_empty`), an empty fiber below where a
+          whole slab is empty, so its coordinates at x are the rest's. That needs its body
+          full at its outer levels inside x too (`_emits_full`), else an empty fiber there
+          would add coordinates the accumulator lacks; failing that it is not set, and the
+          join at such a level, where the accumulator is not full and meets the other side,
+          is refused.
         Anything else stays as it is and codegen refuses it (OuterLevelJoin)."""
         if not isinstance(tree, Join):
             return tree
