@@ -548,6 +548,12 @@ def _make_reducer(sim: Simulator, cls, n, at: _At):
     return cls(at.name, n.op, at.vb, ii=at.ii, lat=at.lat, labels=_labels(n))
 
 
+def _make_spacc(sim: Simulator, cls, n, at: _At):
+    """A sparse accumulator of order 2 or more (with its `emit_empty` attribute)."""
+    return cls(at.name, n.op, at.vb, ii=at.ii, lat=at.lat, labels=_labels(n),
+               emit_empty=n.emit_empty == "yes")
+
+
 def _make_lanes(sim: Simulator, cls, n, at: _At):
     """A fork or join."""
     return cls(at.name, n.lanes, n.level, at.ii, at.lat)
@@ -568,8 +574,8 @@ NODES: dict = {
     "alu": (Alu, _make_alu),
     "reduce": (Reduce, _make_reducer),
     "spacc1": (Spacc1, _make_reducer),
-    "spacc2": (Spacc2, _make_reducer),
-    "spacc3": (Spacc3, _make_reducer),
+    "spacc2": (Spacc2, _make_spacc),
+    "spacc3": (Spacc3, _make_spacc),
     "crddrop": (CrdDrop, _plain),
     "crdhold": (CrdHold, _plain),
     "write_level": (Writer, Simulator._make_writer),

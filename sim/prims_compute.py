@@ -307,14 +307,16 @@ class Spacc2(_Queued):
     inner levels; a stop Sk with k >= 2 in the crd0 stream flushes them sorted: crd1 gets the
     i's then S(k-2); crd0 and val get each i's j's closed by S0, the last closed by S(k-1).
     The current i is held in a register loaded without a firing of its own (sim/README.md,
-    "Timing"): one point per cycle."""
+    "Timing"): one point per cycle. With `emit_empty` every i received is flushed, an empty
+    fiber (its S0 alone) where nothing was accumulated."""
 
-    __slots__ = ("fn", "acc", "cur", "fl", "pre", "ready")
+    __slots__ = ("fn", "acc", "cur", "fl", "pre", "ready", "emit_empty")
     kind_name = "spacc2"
 
     def __init__(self, name: str, op: str = "sum", block: int | None = None,
-                 ii: int = 1, lat: int = 1, labels=None):
+                 ii: int = 1, lat: int = 1, labels=None, emit_empty: bool = False):
         super().__init__(name, ii, lat)
+        self.emit_empty = emit_empty   # every outer coordinate received is emitted
         self.fn = (REDUCE_BLOCK if block else REDUCE_SCALAR)[op]
         self.acc: dict = {}
         self.cur = None
@@ -357,6 +359,8 @@ class Spacc2(_Queued):
             i = i_in.toks[0]
             if is_element(i):                   # the next outer coordinate: into the register
                 self.cur = i
+                if self.emit_empty and i != N:  # emitted even if nothing is accumulated
+                    self.acc.setdefault(i, {})
                 self.ready = self.take(i_in, (j_in, v_in), self.ready)
                 return None
             return self._outer_end(i, j, v)

@@ -23,15 +23,20 @@ def serialize(tree: dict, n: int, k: int, e: int, q: list) -> None:
     """Append the SAM streams of the accumulated `tree` (n nested dicts, leaves are values) to
     the queues `q` (crd(n-1), ..., crd0, val), closed by the flush stop: crd(n-1) ends with
     S(k-n), crd(n-1-m) with S(k-n+m), val as crd0. `e` is the emptiness of the stop that
-    flushed (an empty tree gives bare stops: emptiness max(e-n, 0) + m at depth m)."""
-    def close(m: int) -> None:
-        # a fiber at depth m ended: S0 there (and in val at crd0's depth), and the deeper
-        # streams' last stops go one up
+    flushed (an empty tree gives bare stops: emptiness max(e-n, 0) + m at depth m). An outer
+    coordinate with an empty subtree (`emit_empty`) has an empty fiber at the next depth m: its
+    S0 there, and in the deeper streams bare stops S(d-m) of emptiness d-m at depth d."""
+    def close(m: int, empty: bool) -> None:
+        # a fiber at depth m ended: S0 there (and in val at crd0's depth); the deeper streams'
+        # last stops go one up (keeping their emptiness), or, the fiber empty, get bare stops
         for j in range(m, n + 1):
-            if min(j, n - 1) == m:
+            d = min(j, n - 1)
+            if d == m:
                 q[j].append(S0)
+            elif empty:
+                q[j].append(stop(d - m, d - m))
             else:
-                q[j][-1] = stop(level(q[j][-1]) + 1)
+                q[j][-1] = stop(level(q[j][-1]) + 1, empt(q[j][-1]))
 
     def emit(node: dict, m: int) -> None:
         for c in sorted(node):
@@ -40,14 +45,14 @@ def serialize(tree: dict, n: int, k: int, e: int, q: list) -> None:
                 q[n].append(node[c])
             else:
                 emit(node[c], m + 1)
-                close(m + 1)
+                close(m + 1, not node[c])
 
     e_top = max(e - n, 0)
     if tree:
         emit(tree, 0)
         q[0].append(stop(k - n, e_top))
         for j in range(1, n + 1):
-            q[j][-1] = stop(k - n + min(j, n - 1))
+            q[j][-1] = stop(k - n + min(j, n - 1), empt(q[j][-1]))
     else:
         for j in range(n + 1):
             m = min(j, n - 1)
@@ -57,13 +62,15 @@ def serialize(tree: dict, n: int, k: int, e: int, q: list) -> None:
 class SpaccN(_Queued):
     """Order-n sparse accumulator (n >= 2): (crd(n-1), ..., crd0, val) in and out."""
 
-    __slots__ = ("n", "fn", "acc", "cur", "fl", "pre", "ready")
+    __slots__ = ("n", "fn", "acc", "cur", "fl", "pre", "ready", "emit_empty")
     kind_name = "spaccn"
     ORDER = 0
 
     def __init__(self, name: str, op: str = "sum", block: int | None = None,
-                 ii: int = 1, lat: int = 1, labels=None, order: int | None = None):
+                 ii: int = 1, lat: int = 1, labels=None, order: int | None = None,
+                 emit_empty: bool = False):
         super().__init__(name, ii, lat)
+        self.emit_empty = emit_empty   # every outer coordinate received is emitted
         self.n = order or self.ORDER
         if self.n < 2:
             raise ValueError("SpaccN needs order >= 2 (spacc1 is order 1)")
@@ -91,6 +98,10 @@ class SpaccN(_Queued):
             c = src.toks[0]
             if is_element(c):               # the next outer coordinate: into its register
                 self.cur.append(c)
+                if self.emit_empty and N not in self.cur:
+                    node = self.acc              # emitted even if nothing is accumulated
+                    for x in self.cur:
+                        node = node.setdefault(x, {})
                 self.ready = self.take(src, (c_in, v_in), self.ready)
                 return None
             return self._stop(d, c)

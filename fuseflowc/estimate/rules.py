@@ -336,7 +336,9 @@ def spacc3(ctx: Context, n, ci: StreamShape, cj: StreamShape, ck: StreamShape,
 def _spacc_n(ctx: Context, n, crds: list, v: StreamShape) -> list:
     """A sparse accumulator of order len(crds) >= 2: the distinct coordinates of each level
     per distinct point of the level outside it, level by level from the outermost (whose
-    groups are those above the reduced index)."""
+    groups are those above the reduced index). Every outer coordinate received counts, as
+    `emit_empty` emits them; without it one with no point below is not emitted, which the
+    estimate does not tell apart (it does not model whole empty slabs)."""
     ctx.cost.flops += v.data * _reduce_flops(v.block, n)
     ci = crds[0]
     groups = float(ci.counts[-3]) if len(ci.counts) >= 3 else 1.0

@@ -101,7 +101,7 @@ class Analysis:
         self.loops: list[Loop] = []
         self.nodes: list[X.Node] = list(st.expr.walk())
         for n in self.nodes:  # a statement may be analyzed again after a rewrite
-            n.vleaf, n.held, n.loops, n.space = None, False, {}, ()
+            n.vleaf, n.held, n.loops, n.space, n.emit_empty = None, False, {}, (), False
         self._helpers: dict = {}
         self.parent: dict[X.Node, X.Node] = {c: n for n in self.nodes for c in n.children()}
         self._indices(st.expr)
@@ -392,8 +392,14 @@ class Analysis:
           lacks i, so the accumulator's side is required).
         - Failing both, the rule of the first case without the levels inside x (the body full
           at x and at the reduced index): a union where the accumulator is not required
-          (gpt3_bigbird_full's `Sc - max(Sc)` at h). It is wrong only if a whole slab below a
-          coordinate of x is empty (an all-empty mask there), docs/lowering.md "Limits".
+          (the artifact GCN's Z2 with --share --inline-widened). The accumulator then
+          receives every coordinate of x but would emit only those with a point below; it is
+          made to emit every one it receives (`emit_empty`), an empty fiber below where a
+          whole slab is empty, so its coordinates at x are the rest's. That needs its body
+          full at its outer levels inside x too (`_emits_full`), else an empty fiber there
+          would add coordinates the accumulator lacks; failing that it is not set, and the
+          join at such a level, where the accumulator is not full and meets the other side,
+          is refused.
         Anything else stays as it is and codegen refuses it (OuterLevelJoin)."""
         if not isinstance(tree, Join):
             return tree
@@ -424,7 +430,22 @@ class Analysis:
                 leaf.kind = "spacc-outer"
             return tree
         rest = dropped(strict=False)
-        return tree if rest is None else rest
+        if rest is None:
+            return tree
+        for leaf in outer:
+            if _full(leaf.node, x, self.pos) and not self._full_inside(leaf.node, x) \
+                    and self._emits_full(leaf.node, x):
+                leaf.node.emit_empty = True
+        return rest
+
+    def _emits_full(self, e: X.Reduce, x: str) -> bool:
+        """Whether accumulator e, emitting every outer coordinate it receives, is full at x and
+        adds nothing at its other outer levels: its body is full at x and at the reduced index
+        (so it receives every coordinate of x), and at each outer level y inside x (an empty
+        fiber at y would be a coordinate of y with nothing below). Outside x nothing is added:
+        a coordinate received there has every coordinate of x below it."""
+        outer = self.spacc_levels(e)[:-1]
+        return all(_full(e.body, y, self.pos) for y in outer if self.pos[y] > self.pos[x])
 
     def _full_inside(self, e: X.Reduce, x: str) -> bool:
         """Whether accumulator e's body is full at every output level of e inside x."""

@@ -318,7 +318,8 @@ class Codegen:
                 crds[0], _ = self.add(ir.CrdHold(outer=levels[0], inner=e.index), crds[0],
                                       self.crd(_seen_loop(body, e.index)))
             kind = SPACC_KINDS[len(levels)]
-            *cs, v = self.add(kind(op=e.op, index=e.index, **self._labr(e)), *crds,
+            more = {"emit_empty": "yes"} if e.emit_empty else {}
+            *cs, v = self.add(kind(op=e.op, index=e.index, **more, **self._labr(e)), *crds,
                               self.val(body))
             return dict(zip(levels, cs)), v
         return self._memo(("spacc", e), make)

@@ -41,6 +41,10 @@ class Node:
         #: declared all-dense: an empty fiber's explicit 0 is what that tensor stores, so it
         #: need not be held where every fiber exists (see build).
         self.dense_result = False
+        #: An order-2 or order-3 sparse accumulator that must emit every outer coordinate it
+        #: receives, an empty fiber below where nothing was accumulated: a join takes one of
+        #: its outer levels from another operand (build.Analysis._drop_full_outer_spacc).
+        self.emit_empty = False
 
     def children(self) -> tuple["Node", ...]:
         return ()

@@ -504,22 +504,33 @@ class Spacc1(_Reduction):
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd", "crd"), _p("val", "val"))
 
 
+def _emit_empty() -> Any:
+    """spacc2's and spacc3's `emit_empty` attribute (one declaration for both)."""
+    return attr("enum", choices=("no", "yes"), required=False, default="no",
+                doc="yes: every outer coordinate received is emitted, an empty fiber below "
+                    "where nothing was accumulated")
+
+
 @dataclass(eq=False)
 class Spacc2(_Reduction):
     """Order-2 sparse accumulator over two inner levels; flushes on Sk with k >= 2 in the crd0
-    stream. (crd1, crd0, val) -> (crd1, crd0, val)."""
+    stream. It emits an outer coordinate only with a point accumulated below it, unless
+    `emit_empty = yes`: then every outer coordinate it receives, an empty fiber below where
+    nothing was (lowering sets it where a join takes the outer level from another operand,
+    docs/lowering.md "Full accumulator levels"). (crd1, crd0, val) -> (crd1, crd0, val)."""
 
     KIND: ClassVar[str] = "spacc2"
     REGION: ClassVar[str] = "compute"
     TRAITS: ClassVar[Traits] = Traits(tile="mem", laned=True, timing="reduce", accumulates=2)
     INPUTS: ClassVar[tuple[Port, ...]] = (_p("crd1", "crd"), _p("crd0", "crd"), _p("val", "val"))
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd1", "crd"), _p("crd0", "crd"), _p("val", "val"))
+    emit_empty: str = _emit_empty()
 
 
 @dataclass(eq=False)
 class Spacc3(_Reduction):
     """Order-3 sparse accumulator over three inner levels; flushes on Sk with k >= 3 in the crd0
-    stream (crd2 gets S(k-3), crd1 S(k-2), crd0 and val S(k-1)).
+    stream (crd2 gets S(k-3), crd1 S(k-2), crd0 and val S(k-1)). `emit_empty` as spacc2's.
     (crd2, crd1, crd0, val) -> (crd2, crd1, crd0, val)."""
 
     KIND: ClassVar[str] = "spacc3"
@@ -529,6 +540,7 @@ class Spacc3(_Reduction):
                                           _p("val", "val"))
     OUTPUTS: ClassVar[tuple[Port, ...]] = (_p("crd2", "crd"), _p("crd1", "crd"),
                                            _p("crd0", "crd"), _p("val", "val"))
+    emit_empty: str = _emit_empty()
 
 
 # -- tensor construction -------------------------------------------------------------------------

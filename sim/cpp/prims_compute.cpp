@@ -730,8 +730,14 @@ class Spacc1 : public Node {
 /// i's then S(k-2); crd0 and val get each i's j's closed by S0, the last closed by S(k-1).
 class Spacc2 : public Queued {
  public:
-  using Attrs = FoldAttrs;
-  Spacc2(const Common& c, const Attrs& a) : Queued(c), fn_(a.fn), pre_(a.pre), fl_(a.fl) {
+  /// What it folds with, and whether every outer coordinate received is emitted (emit_empty).
+  struct Attrs {
+    FoldAttrs fold;
+    bool emit_empty;
+    static Attrs read(Build& b) { return {FoldAttrs::read(b), b.attr<bool>("emit_empty")}; }
+  };
+  Spacc2(const Common& c, const Attrs& a)
+      : Queued(c), fn_(a.fold.fn), pre_(a.fold.pre), fl_(a.fold.fl), emit_empty_(a.emit_empty) {
     queues(3);
   }
 
@@ -773,6 +779,7 @@ class Spacc2 : public Queued {
       cur_ = i;
       has_cur_ = true;
       ready_ = f;
+      if (emit_empty_ && i != N) acc_[i];   // emitted even if nothing is accumulated
       return Step::FIRED;
     }
     if (!same_stop(jt, v) || !(i == D ? j == D : (is_stop(j) && level(j) == level(i) + 1)))
@@ -859,6 +866,7 @@ class Spacc2 : public Queued {
   i64 cur_ = 0;                               // the current crd1 coordinate (has_cur_)
   bool has_cur_ = false;
   i64 ready_ = 0;                             // the cycle cur_ was taken
+  bool emit_empty_;                           // every outer coordinate received is emitted
 };
 
 }  // namespace compute

@@ -32,10 +32,14 @@ class SpaccN : public compute::Queued {
   struct Attrs {
     i64 n;
     compute::FoldAttrs fold;
-    static Attrs read(Build& b) { return {b.attr<i64>("n"), compute::FoldAttrs::read(b)}; }
+    bool emit_empty;   // every outer coordinate received is emitted
+    static Attrs read(Build& b) {
+      return {b.attr<i64>("n"), compute::FoldAttrs::read(b), b.attr<bool>("emit_empty")};
+    }
   };
   SpaccN(const Common& c, const Attrs& a)
-      : compute::Queued(c), n_(a.n), fn_(a.fold.fn), pre_(a.fold.pre), fl_(a.fold.fl) {
+      : compute::Queued(c), n_(a.n), fn_(a.fold.fn), pre_(a.fold.pre), fl_(a.fold.fl),
+        emit_empty_(a.emit_empty) {
     queues(size_t(n_ + 1));
   }
 
@@ -59,6 +63,10 @@ class SpaccN : public compute::Queued {
           src.pop(f);
           cur_.push_back(c);
           ready_ = f;
+          if (emit_empty_ && !held_n()) {   // emitted even if nothing is accumulated
+            Tree* node = &acc_;
+            for (i64 x : cur_) node = &node->kids[x];
+          }
           continue;
         }
         if (!stop_at(d, src.head())) return false;
@@ -153,15 +161,21 @@ class SpaccN : public compute::Queued {
   }
 
   // sim/prims_spacc.py serialize: the streams of the tree, closed by the flush stop (built in
-  // vectors, whose last stops a closing fiber bumps, then queued).
+  // vectors, whose last stops a closing fiber bumps keeping their emptiness, then queued); an
+  // empty fiber at depth m gives the deeper streams bare stops S(d-m) of emptiness d-m.
   using Streams = std::vector<std::vector<Token>>;
-  void close(Streams& o, size_t m) const {
+  void close(Streams& o, size_t m, bool empty) const {
     const size_t n = size_t(n_);
     for (size_t j = m; j <= n; ++j) {
-      if (std::min(j, n - 1) == m)
+      size_t d = std::min(j, n - 1);
+      if (d == m) {
         o[j].push_back(Token::of_int(S0));
-      else
-        o[j].back() = Token::of_int(stop(level(o[j].back().as_int()) + 1));
+      } else if (empty) {
+        o[j].push_back(Token::of_int(stop(i64(d - m), i64(d - m))));
+      } else {
+        i64 last = o[j].back().as_int();
+        o[j].back() = Token::of_int(stop(level(last) + 1, empt(last)));
+      }
     }
   }
   void emit(Streams& o, const Tree& node, size_t m) const {
@@ -176,7 +190,7 @@ class SpaccN : public compute::Queued {
     for (auto& kv : node.kids) {
       o[m].push_back(Token::of_int(kv.first));
       emit(o, kv.second, m + 1);
-      close(o, m + 1);
+      close(o, m + 1, kv.second.empty());
     }
   }
   void flush(i64 k, i64 e) {
@@ -187,7 +201,8 @@ class SpaccN : public compute::Queued {
       emit(o, acc_, 0);
       o[0].push_back(Token::of_int(stop(k - n_, e_top)));
       for (size_t j = 1; j <= n; ++j)
-        o[j].back() = Token::of_int(stop(k - n_ + i64(std::min(j, n - 1))));
+        o[j].back() =
+            Token::of_int(stop(k - n_ + i64(std::min(j, n - 1)), empt(o[j].back().as_int())));
     } else {
       for (size_t j = 0; j <= n; ++j) {
         i64 m = i64(std::min(j, n - 1));
@@ -204,6 +219,7 @@ class SpaccN : public compute::Queued {
   Tree acc_;
   std::vector<i64> cur_;   // the held outer coordinates, outermost first
   i64 ready_ = 0;          // the cycle the last register was taken
+  bool emit_empty_;        // every outer coordinate received is emitted
 };
 
 }  // namespace spacc

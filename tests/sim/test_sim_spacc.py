@@ -206,3 +206,70 @@ def test_nested_matmul_spacc3_orders_engines_agree(order, depth):
         fst = run(module, inputs, sizes, arch, "fast", 500_000)
         assert py.error is None or depth == "1"
         assert first_difference(py, fst) is None
+
+
+def test_emit_empty_hand_written():
+    """`emit_empty`: every outer coordinate received is flushed, an empty fiber below where
+    nothing was accumulated (order 3: an empty crd1 fiber gives crd0 and val a bare stop)."""
+    # r = 0: crd2 [0, 2]; under 0: crd1 [1, 3]; (0, 1): crd0 [2] = 1; (0, 3) and 2: empty
+    c2, c1, c0, v = "0 2 S1 D", "1 3 S0 S2 D", "2 S0 S1 S3/1 D", "1 S0 S1 S3/1 D"
+    streams = [parse(c2), parse(c1), parse(c0), parse(v, "val")]
+    out = _run(Spacc3("s"), streams)
+    assert [show_empt(s) for s in out] == ["0 S0", "1 S1", "2 S2", "1 S2"]
+    out = _run(Spacc3("s", emit_empty=True), streams)
+    assert [show_empt(s) for s in out] == ["0 2 S0", "1 3 S0 S1", "2 S0 S1 S2/1",
+                                           "1 S0 S1 S2/1"]
+    # order 2, one reduction over two r: crd1 [0, 1, 2] then [1]; (0): [4] = 1, (2): [0] = 2
+    streams = [parse("0 1 2 S0 1 S1 D"), parse("4 S0 S0 0 S1 S2 D"),
+               parse("1 S0 S0 2 S1 S2 D", "val")]
+    for make in (lambda e: Spacc2("s", emit_empty=e), lambda e: SpaccN("s", order=2,
+                                                                      emit_empty=e)):
+        assert [show_empt(s) for s in _run(make(False), streams)] == [
+            "0 2 S0", "4 S0 0 S1", "1 S0 2 S1"]
+        assert [show_empt(s) for s in _run(make(True), streams)] == [
+            "0 1 2 S0", "4 S0 S0 0 S1", "1 S0 S0 2 S1"]
+
+
+def _received(stream: list) -> list:
+    """The non-N coordinates of an accumulator's outermost input stream, per reduction."""
+    groups, cur = [], set()
+    for toks, lv in _fibers(stream):
+        cur |= {x for x in toks if x >= 0}
+        if lv >= 1:
+            groups.append(sorted(cur))
+            cur = set()
+    return groups
+
+
+@SETTINGS
+@given(data=st.data())
+def test_emit_empty_same_points_every_outer_coordinate(data):
+    """With `emit_empty` the flushed points are those without it, and the outermost level of
+    each flush is every (non-N) coordinate the reduction received."""
+    draw = data.draw
+    order = draw(st.sampled_from([2, 3]), label="order")
+    depth = draw(st.integers(order + 1, order + 2), label="depth")
+    streams = _streams(draw, order, depth)
+    make = (lambda e: Spacc2("s", emit_empty=e)) if order == 2 else \
+        (lambda e: Spacc3("s", emit_empty=e))
+    plain, every = _run(make(False), streams), _run(make(True), streams)
+    def points(out):   # repr: the same sums in the same order, NaN included
+        return {k: repr(v) for k, v in _decode(out[:order], out[order], order, True).items()}
+    assert points(every) == points(plain)
+    assert [sorted(t) for t, _ in _fibers(every[0])] == _received(streams[0])
+
+
+@fast
+@SETTINGS
+@given(data=st.data())
+def test_emit_empty_engines_agree(data):
+    draw = data.draw
+    order = draw(st.sampled_from([2, 3]), label="order")
+    op = draw(st.sampled_from(["sum", "max"]), label="op")
+    depth = draw(st.integers(order + 1, order + 2), label="depth")
+    streams = [mutate(draw, s) for s in _streams(draw, order, depth)]
+    a = draw(arches())
+    feeds = [(s, times_for(draw, len(s))) for s in streams]
+    cls = Spacc2 if order == 2 else Spacc3
+    assert_same(single(lambda: cls("s", op, ii=a["ii"], lat=a["lat"], emit_empty=True), feeds,
+                       ["crd"] * order + ["val"], order + 1, a), nan_exact=op == "max")
