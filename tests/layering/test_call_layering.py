@@ -9,7 +9,6 @@ import ast
 import subprocess
 import sys
 
-from tests.layering.calls import counting
 from tests.support.golden import ROOT
 
 SPEC = f"""
@@ -53,14 +52,25 @@ def _in_module(name: str, source: str, **env):
 
 
 def test_the_counts_catch_a_callback_from_below_and_a_stage_called_directly():
-    from fuseflowc import pipeline
-    from fuseflowc.fuse.algorithm import fuse_program
-    program = pipeline.load_program(str(ROOT / "ir_examples" / "kernels" / "spmv.ff"))
-    callback = _in_module("fuseflowc.sweep.fake", "def f(name, module):\n    pass\n")
-    direct = _in_module("fuseflowc.sweep.fake", "def f(p):\n    return fuse_program(p)\n",
-                        fuse_program=fuse_program)
-    with counting() as (climbs, bypasses):
-        pipeline.compile(program, pipeline.CompileOptions(passes="cleanup"), after=callback)
-        direct(program)
+    """Traced in a fresh interpreter too, as the sweep above: in a test worker this traced
+    compile spun for many minutes twice (2026-11-28, CI and a full run), inside the worker that
+    earlier tests had left threads in."""
+    code = ("import sys\n"
+            "from fuseflowc import pipeline\n"
+            "from fuseflowc.fuse.algorithm import fuse_program\n"
+            "from tests.layering.calls import counting\n"
+            "from tests.layering.test_call_layering import _in_module\n"
+            f"program = pipeline.load_program({str(ROOT / 'ir_examples' / 'kernels' / 'spmv.ff')!r})\n"
+            "callback = _in_module('fuseflowc.sweep.fake', 'def f(name, module):\\n    pass\\n')\n"
+            "direct = _in_module('fuseflowc.sweep.fake', 'def f(p):\\n    return fuse_program(p)\\n',\n"
+            "                    fuse_program=fuse_program)\n"
+            "with counting() as (climbs, bypasses):\n"
+            "    pipeline.compile(program, pipeline.CompileOptions(passes='cleanup'), after=callback)\n"
+            "    direct(program)\n"
+            "print(repr((list(climbs), list(bypasses))))\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr
+    climbs, bypasses = ast.literal_eval(r.stdout.strip().splitlines()[-1])
     assert any(dst == "fuseflowc.sweep.fake:f" for _, dst in climbs)
     assert ("fuseflowc.sweep.fake:f", "fuseflowc.fuse.algorithm:fuse_program") in bypasses
