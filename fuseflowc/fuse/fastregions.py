@@ -211,19 +211,18 @@ class _Expr:
 
     # each returns (node, start, end, container start, container end)
     def _sum(self):
-        a = self._product()
-        while self._peek() in ("+", "-"):
-            op = self._take(self._peek())[0]
-            b = self._product()
-            a = self._binary(op, a, b)
-        return a
+        return self._left_assoc(("+", "-"), self._product)
 
     def _product(self):
-        a = self._unary()
-        while self._peek() in ("*", "/"):
+        return self._left_assoc(("*", "/"), self._unary)
+
+    def _left_assoc(self, ops: tuple[str, str], operand):
+        """operand (op operand)*, for `ops`, grouped from the left (the grammar's sum and
+        product levels)."""
+        a = operand()
+        while self._peek() in ops:
             op = self._take(self._peek())[0]
-            b = self._unary()
-            a = self._binary(op, a, b)
+            a = self._binary(op, a, operand())
         return a
 
     def _binary(self, op, a, b):

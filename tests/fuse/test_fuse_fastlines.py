@@ -19,7 +19,7 @@ from fuseflowc.fuse import fastlines
 from fuseflowc.fuse.printer import fused_str
 from fuseflowc.syntax import parser
 from tests.fuse.test_fuse_rebind import loop_program
-from tests.support.fused_read import outcome
+from tests.support.fused_read import apply_edits, outcome
 from tests.support.lower_harness import load_text
 
 EXAMPLES = ["ir_examples/models/gcn_deep/gcn_deep_reuse.ff",
@@ -73,11 +73,7 @@ def loop_text() -> str:
                                                          st.integers(0, 10**6)), max_size=3))
 def test_random_edits_read_alike(path, edits):
     text = loop_text() if path == "loop" else fused_text(path)
-    for (old, new), at in edits:
-        hits = [m.start() for m in re.finditer(re.escape(old), text)]
-        if hits:
-            k = hits[at % len(hits)]
-            text = text[:k] + new + text[k + len(old):]
+    text = apply_edits(text, edits)
     assert outcome(text, True) == outcome(text, False)
 
 

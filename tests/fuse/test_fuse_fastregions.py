@@ -7,7 +7,6 @@ same error, word for word."""
 
 from __future__ import annotations
 
-import re
 from functools import cache
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from fuseflowc import pipeline
 from fuseflowc.diagnostics import Source
 from fuseflowc.fuse import fastlines, ir
 from fuseflowc.fuse.printer import fused_str
-from tests.support.fused_read import outcome
+from tests.support.fused_read import apply_edits, outcome
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -156,11 +155,7 @@ EDITS = [("  expr", "\texpr"), ("  view", "  view  "), (" : ", ":"), ("statement
 def test_random_region_edits_read_alike(edits, expr, twice):
     text = REGION.format(expr=expr)
     text = "tensor a[N, 4] : dense input\n" + (text + "\n" + text if twice else text)
-    for (old, new), at in edits:
-        hits = [m.start() for m in re.finditer(re.escape(old), text)]
-        if hits:
-            k = hits[at % len(hits)]
-            text = text[:k] + new + text[k + len(old):]
+    text = apply_edits(text, edits)
     assert outcome(text, True) == outcome(text, False)
 
 

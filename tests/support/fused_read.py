@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 from fuseflowc.diagnostics import Loc, Source, UserError
 from fuseflowc.fuse.parser import read_items
 
@@ -26,3 +28,14 @@ def outcome(text: str, fast: bool):
         return shape(read_items(Source("<f>", text), fast))
     except UserError as e:
         return ("error", e.format())
+
+
+def apply_edits(text: str, edits) -> str:
+    """`text` with each (old, new), at) edit applied: `old`'s occurrence number `at` (modulo how
+    many there are) replaced by `new`; an edit whose `old` is absent does nothing."""
+    for (old, new), at in edits:
+        hits = [m.start() for m in re.finditer(re.escape(old), text)]
+        if hits:
+            k = hits[at % len(hits)]
+            text = text[:k] + new + text[k + len(old):]
+    return text
