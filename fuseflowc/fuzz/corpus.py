@@ -52,6 +52,7 @@ GRAPH_MODELS = ("gcn", "graphsage")
 SMALL_SPEC = """\
 # A small sweep for the fuzzer: SpMV and SpMM at tiny sizes, two orders, two pipelines.
 timeout = 5
+max_jobs = 2
 orders = [0, 1]
 pipelines = ["", "locate"]
 
