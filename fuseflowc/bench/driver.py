@@ -201,7 +201,9 @@ def main(argv: list[str] | None = None) -> int:
     if a.scale == "artifact":
         text = write_artifact(out, _commit_line(root))
     elif paper:
-        text = write_paper(out, [s.stem for s in specs], a.jobs, _commit_line(root), specs)
+        # the long set's rows (SPECS/long/, `make bench-paper-long`) join the table once run
+        text = write_paper(out, [s.stem for s in specs], a.jobs, _commit_line(root), specs,
+                           sorted(Path(a.specs).joinpath("long").glob("*.toml")))
     else:
         text = write_summary(out, [s.stem for s in specs], a.scale, a.jobs)
     print(text)

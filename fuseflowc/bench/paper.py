@@ -319,12 +319,14 @@ def unrun_configurations(spec: Path, rows: list[dict]) -> list[str]:
 
 
 def write_paper(out: Path, names: list[str], jobs: int, header: str = "",
-                specs: list[Path] | None = None) -> str:
+                specs: list[Path] | None = None, long_specs: list[Path] | None = None) -> str:
     """Write OUT/PAPER.md from the results files OUT/<name>.csv and OUT/timings.json; return
     its text. With `specs` (the spec files of `names`), every configuration without a row is
-    listed under "Not run"; without, only the specs with no results at all."""
+    listed under "Not run"; without, only the specs with no results at all. `long_specs` (the
+    long set: `make bench-paper-long`) add their rows where they have run, and the
+    configurations they have not run are listed as the long set's, not as missing."""
     rows, lines = [], []
-    missing = []
+    missing, long_missing = [], []
     by_name = {p.stem: p for p in specs or []}
     for name in names:
         got = read_rows_if_any(str(out / f"{name}.csv"))
@@ -332,6 +334,10 @@ def write_paper(out: Path, names: list[str], jobs: int, header: str = "",
             missing += unrun_configurations(by_name[name], got)
         elif not got:
             missing.append(f"{name}: no results")
+        rows += got
+    for spec in long_specs or []:
+        got = read_rows_if_any(str(out / f"{spec.stem}.csv"))
+        long_missing += unrun_configurations(spec, got)
         rows += got
     timings = {}
     tfile = out / "timings.json"
@@ -361,6 +367,10 @@ def write_paper(out: Path, names: list[str], jobs: int, header: str = "",
     if missing:
         lines += ["## Not run", "", "No results yet (rerun `make bench-paper`: sweeps resume):",
                   "", *(f"- {m}" for m in missing), ""]
+    if long_missing:
+        lines += ["## The long set", "", "Not simulated by `make bench-paper` (the 60-minute "
+                  "set); `make bench-paper-long` runs them (docs/bench.md, \"The 60-minute set "
+                  "and the long set\"):", "", *(f"- {m}" for m in long_missing), ""]
     if timings:
         lines += ["## Wall time", "", table(
             ["part", "seconds", "status"],

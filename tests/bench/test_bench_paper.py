@@ -180,3 +180,36 @@ def test_driver_paper_scale_runs_specs_and_writes_the_page(tmp_path):
     assert re.search(rf"- fig12_spmv: [0-9a-f]{{12}} spmv/unfused order 0 {default} tiny",
                      missing)
     assert f"spmv/full order 0 {default} tiny" in missing and "small" not in missing
+
+
+def test_driver_paper_scale_shows_the_long_sets_rows_once_run(tmp_path):
+    """SPECS/long/ (`make bench-paper-long`) is not run by the 60-minute set: its
+    configurations are listed as the long set's (not as "Not run"), and once the long target
+    has written its rows they are in the model's table."""
+    from fuseflowc.bench.driver import main
+
+    specs = tmp_path / "specs"
+    (specs / "long").mkdir(parents=True)
+    unfused, full = SPEC.split('[[programs]]\npath = "', 2)[1:]
+    (specs / "fig12_spmv.toml").write_text('[[programs]]\npath = "' + unfused +
+                                           SPEC[SPEC.index("[[data]]"):])
+    (specs / "long" / "fig12_spmv_long.toml").write_text(
+        '[[programs]]\npath = "' + full.replace('estimate_only = "too big for this test"\n', ""))
+    out = tmp_path / "results"
+    assert main(["--specs", str(specs), "--out", str(out), "--jobs", "1", "--scale",
+                 "paper"]) == 0
+    text = (out / "PAPER.md").read_text()
+    assert "## Not run" not in text
+    long_part = text.split("## The long set")[1]
+    assert "`make bench-paper-long` runs them" in long_part
+    assert re.search(r"- fig12_spmv_long: [0-9a-f]{12} spmv/full order 0 .* small", long_part)
+    assert "| small | full " not in text
+    # the long target runs SPECS/long into the same results directory, then the table again
+    assert main(["--specs", str(specs / "long"), "--out", str(out), "--jobs", "1", "--scale",
+                 "paper"]) == 0
+    assert main(["--specs", str(specs), "--out", str(out), "--summary-only", "--scale",
+                 "paper"]) == 0
+    text = (out / "PAPER.md").read_text()
+    assert "## The long set" not in text and "## Not run" not in text
+    assert re.search(r"\| small +\| full +\| simulated, checked", text)
+    assert re.search(r"\| small +\| unfused +\| simulated, checked", text)
