@@ -249,15 +249,15 @@ bench-quick: $(STAMP) $(BQDATA)/gpt3_mini_s16 $(BQDATA)/bigbird_s16 $(BQDATA)/bi
 	  --jobs $(BENCH_JOBS) --compile-runs 1 --scale quick
 
 # ---- bench-paper: Figure 12 at the paper's sizes (docs/bench.md, "Paper scale") ---------------
-# GCN and GraphSAGE on the collab-size and MAG-size synthetic graphs, SAE on ImageNet-size input
-# (hidden 1024 / 256), a GPT-3 Small layer at S = 1024 with BigBird block 64 at the two ends of
-# the paper's mask sparsity range (55.5% and 87.5% sparse); every configuration simulated and
+# GCN and GraphSAGE on the collab-size synthetic graph, SAE on ImageNet-size input (hidden
+# 1024 / 256), a GPT-3 Small layer at S = 1024 with BigBird block 64 at the two ends of the
+# paper's mask sparsity range (55.5% and 87.5% sparse); every configuration simulated and
 # checked, or estimated where the spec says why (estimate_only). Results, per-sweep reports and
 # PAPER.md (our speed-ups against the paper's, also printed) go to results/paper/. Resumable:
 # rerun to finish. Two jobs by default (PAPER_JOBS), the 60-minute set (docs/bench.md, "The
-# 60-minute set and the long set"): a MAG-size configuration (simulation and check) peaks at
-# ~10.5 GB (sim/README.md, "Memory"), so the MAG specs run one at a time (their `max_jobs = 1`);
-# the rows that cannot fit (artifact/long/, paper/long/) are bench-paper-long's (end of this file). It runs
+# 60-minute set and the long set"); the rows that cannot fit (artifact/long/, paper/long/: the
+# MAG-size graphs, whose runs peak at ~10.5 GB and go one at a time, `max_jobs = 1`, and the
+# full fusions that recompute) are bench-paper-long's (end of this file). It runs
 # bench-artifact first (the artifact's configuration, at the end of this file), so PAPER.md also
 # has the table against the artifact's plotted figures. Both driver runs end with their wall
 # time and peak RSS (`bench: wall H:MM:SS, peak RSS N GB`).
