@@ -46,6 +46,7 @@ def regions_from_fused(fp: F.FusedProgram, forced: dict[str, str] | None = None
     written: set[str] = {copy for copy, _ in copies}
     written |= {t.name for t in fp.tensors if t.role == "part"}  # made by a decompose step
     read: set[str] = set()
+    writer: dict[str, str] = {}   # statement lowering stores by a graph of its own -> graph
     # fused region -> its lowering regions (each with the statement named in its graph's name,
     # or None) and the statements they write: what a rebound iteration's region renames
     made: dict[str, tuple[list[tuple[X.Region, str | None]], set[str]]] = {}
@@ -69,7 +70,8 @@ def regions_from_fused(fp: F.FusedProgram, forced: dict[str, str] | None = None
         mat, widen, why = _forced(r, forced, *_to_materialize(r, insts, decls, views, tensors))
         mat |= _stored_shared(insts, views, mat, why)
         try:
-            stored = _stored_statements(r, insts, views, mat, order, tensors, read, widen)
+            stored = _stored_statements(r, insts, views, mat, order, tensors, read, widen,
+                                        written)
         except NoOwnOrder:
             # Stored, some intermediate has no order; where its zeros reach a use only through
             # readers declared all-dense (seen as declared on their own account), it need be
@@ -80,7 +82,8 @@ def regions_from_fused(fp: F.FusedProgram, forced: dict[str, str] | None = None
             if lmat == mat:
                 raise
             mat, widen, why = lmat, lwiden, lwhy
-            stored = _stored_statements(r, insts, views, mat, order, tensors, read, widen)
+            stored = _stored_statements(r, insts, views, mat, order, tensors, read, widen,
+                                        written)
         # One graph per materialized statement, producers first.
         done: set[str] = set()
         for st in stored:
@@ -93,9 +96,11 @@ def regions_from_fused(fp: F.FusedProgram, forced: dict[str, str] | None = None
                              + why.get(st.name, "it must be seen as declared"))
             regions.append(reg)
             parts.append((reg, st.name))
+            writer[st.name] = reg.name
             written.add(st.name)
             wrote.add(st.name)
         reg = X.Region(_unique(r.name, regions), source_names=r.source_names())
+        reg.notes += _read_back_notes(r, mat, done, writer, why)
         # shared intermediates first (program order): each publishes its streams for the
         # readers generated after it (fuseflowc.lower.shared)
         sources = {v.producer for v in r.views if v.kind == "shared"} - mat
@@ -147,20 +152,34 @@ def reduction_owner(fp: F.FusedProgram, loc) -> F.Instance | None:
 
 
 def _stored_statements(r: F.Region, insts, views, mat: set[str], order, tensors, read,
-                       widen) -> list[X.Statement]:
+                       widen, written: set[str]) -> list[X.Statement]:
     """The statements lowering stores by graphs of their own, each in its own order: one per
     materialized statement (its first instance; other bindings of the same statement compute
-    the same tensor and read it back too), in program order. NoOwnOrder if one has none."""
+    the same tensor and read it back too), in program order. NoOwnOrder if one has none.
+    A statement an earlier graph already wrote (`written`: lowering stored it for an earlier
+    region) is not computed again: every tensor is written once, and this region reads it
+    back like the other bindings."""
     out: list[X.Statement] = []
     done: set[str] = set()
     for inst in r.exprs:
-        if inst.id not in mat or inst.statement in done:
+        if inst.id not in mat or inst.statement in done or inst.statement in written:
             continue
         done.add(inst.statement)
         st = _statement(inst, views, insts, mat, order, tensors, read, widen)
         st.order = _own_order(st, tensors, order)
         out.append(st)
     return out
+
+
+def _read_back_notes(r: F.Region, mat: set[str], done: set[str], writer: dict[str, str],
+                     why: dict[str, str]) -> list[str]:
+    """Notes for the intermediates region `r` stores but an earlier region's graph of their
+    own already wrote: read back from that graph, not computed again (program order)."""
+    again = dict.fromkeys(e.statement for e in r.exprs
+                          if e.id in mat and e.statement in writer and e.statement not in done)
+    return [f"{t} is read back from graph {writer[t]} (written for an earlier region), not "
+            f"computed again, in region {r.name}: "
+            + why.get(t, "it must be seen as declared") for t in again]
 
 
 def _unique(name: str, regions: list[X.Region]) -> str:

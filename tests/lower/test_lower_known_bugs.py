@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.lower_harness import assert_matches, load_text
+from fuseflowc.samml import ir
+from tests.support.lower_harness import assert_matches, check_both_engines, fused_module, load_text
 
 MASK_OVER_UNUSED_REDUCTION = """
 dim I, J, K
@@ -203,3 +204,36 @@ def test_outer_reduction_in_a_union_partly_empty(op, inline_widened):
     for seed in range(3):
         assert_matches(program, {"I": 3, "J": 4, "K": 3}, seed=seed, patterns=True,
                        density={"A0": 0.3, "A2": 0.5}, inline_widened=inline_widened)
+
+
+# Found by test_lower_paper_order (on main since before session 12): T1, declared dense, splits
+# the group into all.1 (T1, T2) and all.2 (T3); T0's reduction over i is inlined in both, and
+# in the paper's order (u1 -> i -> j, and all.2's order 1) each region iterates i between its
+# own indices, so each stored T0 by a graph of its own: the module wrote T0 twice, which the
+# verifier refused. The first stores it, the later one reads it back.
+INTERMEDIATE_STORED_FOR_TWO_REGIONS = """
+dim I, J, K
+tensor A0[I, J] : (dense, dense) order (0, 1)
+tensor A2[I, J, K] : (dense, dense, dense) order (0, 1, 2)
+tensor T0[J] : dense
+tensor T1[I, J] : (dense, dense) order (0, 1)
+tensor T2[I, J] : (dense, dense) order (0, 1)
+tensor T3[I] : dense
+T0[j] = A0[i,j] * A0[i,j]
+T1[i,j] = sum[k](A2[i,j,k]) * A0[i,j]
+T2[i,j] = T0[j] * A0[i,j]
+T3[i] = T0[j] + T1[i,j]
+fuse all: T0, T1, T2, T3
+"""
+
+
+@pytest.mark.parametrize("order,region", [("paper", None), (1, "all.2")])
+def test_an_intermediate_stored_for_two_regions_is_written_once(order, region):
+    program = load_text(INTERMEDIATE_STORED_FOR_TWO_REGIONS)
+    module = fused_module(program, order_index=order, region=region)
+    writers = [g.name for g in module.graphs if "T0" in g.tensor_names((ir.WriteVals,))]
+    assert writers == ["all_1_T0"], writers
+    assert any(n.startswith("T0 is read back from graph all_1_T0") and "region all.2" in n
+               for n in module.notes), module.notes
+    for seed, density in ((0, None), (1, {"A0": 0.4, "A2": 0.4}), (2, {"A0": 0.0, "A2": 0.0})):
+        check_both_engines(program, module, {"I": 3, "J": 4, "K": 3}, seed, density)
