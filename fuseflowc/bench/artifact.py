@@ -122,6 +122,16 @@ REASONS: dict[tuple[str, str, str], str] = {
         "inner-product order (`free_input_order`, order 0) makes unfused 115,919,821, 3.06x "
         "(ratio 0.99), N1 = AX1 Wn1 22.6 M -> 48.5 M; not adopted, for the reason GCN's entry "
         "gives (2026-11-28).",
+    ("gcn", "mag", "partial"):
+        "the unfused baseline, as on collab: with the softmax's row max and sum computed once "
+        "per row (`share`, as the artifact's one-kernel softmax; without it they were "
+        "recomputed per class, 184 G cycles unfused) the cycle model at full MAG gives unfused "
+        "4.06 G (the artifact's 16.0 G) and partial 2.71 G (7.51 G): 1.50x; simulated and "
+        "checked at 1/64 of MAG, 62,687,995 and 41,782,282 cycles (1.50x); the artifact's "
+        "dense kernels cost more per entry as the graph grows (its GraphSAGE minus GCN "
+        "unfused, an N x F add: 7.8, 7.9, 11.5, 17.0 cycles an entry on Cora, Cora-ML, DBLP, "
+        "collab; ours ~1), which no setting of ours reproduces (docs/bench.md, \"MAG: the "
+        "softmax, not the data\", 2026-11-28).",
     ("graphsage", "mag", "partial"):
         "the baseline: each fused layer runs at the pace of its largest product (a tenth of "
         "collab: layer 1 33.4 M cycles = A X alone, layer 2 4.41 M; a hundredth of MAG: layer "
