@@ -204,7 +204,7 @@ _LONG = "not simulated by `make bench-paper` (the 60-minute set): {cost}; `make 
 _GNN_FULL = "the paper-order full fusion recomputes layer 1 per stored entry of A, {est} cycles estimated, {time} at -j 1"
 #: GCN's MAG rows since the softmax computes its row statistics once (`share`; 184 G cycles
 #: before): the cycles fit, the simulation's memory does not.
-_MAG = ("the cycle model gives {est} at full size; simulated and checked at 1/64 of MAG (GCN: "
+_MAG = ("the cycle model gives {est}; simulated and checked at 1/64 of MAG (GCN: "
         "unfused 62,687,995, partial 41,782,282 cycles, 0.77 GB peak for the spec) and 1/16 "
         "(250,080,975 and 166,790,486, 1.50x; 2.49 GB peak, 1.8 min of CPU), so a full-size "
         "run needs ~37 GB (the peak grows by 2.3 GB per sixteenth of MAG; the reference check "
@@ -223,12 +223,12 @@ LONG: dict[tuple[str, str, str], str] = {
     ("sae", "nih", "unfused"): _LONG.format(cost="3.54 G cycles estimated, 37 min, 9.6 GB"),
     ("sae", "nih", "partial"): _LONG.format(cost="the NIH-CXR spec: 92 min at -j 1, 9.6 GB a run"),
     ("sae", "nih", "full"): _LONG.format(cost="the NIH-CXR spec: 92 min at -j 1, 9.6 GB a run"),
-    ("gcn", "mag", "unfused"): _LONG.format(cost=_MAG.format(est="4.06 G cycles")),
-    ("gcn", "mag", "partial"): _LONG.format(cost=_MAG.format(est="2.71 G cycles")),
+    ("gcn", "mag", "unfused"): _LONG.format(cost=_MAG.format(est="4.06 G cycles at full size")),
+    ("gcn", "mag", "partial"): _LONG.format(cost=_MAG.format(est="2.71 G cycles at full size")),
     ("graphsage", "mag", "unfused"): _LONG.format(cost=_MAG.format(
-        est="7.23 G cycles (GraphSAGE not simulated at any scale this session)")),
+        est="7.23 G cycles at full size (GraphSAGE itself not simulated on MAG since)")),
     ("graphsage", "mag", "partial"): _LONG.format(cost=_MAG.format(
-        est="2.71 G cycles (GraphSAGE not simulated at any scale this session)")),
+        est="2.71 G cycles at full size (GraphSAGE itself not simulated on MAG since)")),
 }
 
 
