@@ -7,12 +7,14 @@ nesting limit). Errors are located at the offending line of the IR text and repo
 
 from __future__ import annotations
 
+from itertools import zip_longest
+
 from ..diagnostics import DiagnosticSink
 from ..formats import copy_levels
 from ..lang import ast
 from ..lang.checker import call_problem, reduce_problems
 from ..limits import MAX_NESTING
-from . import ir
+from . import ir, rebind
 
 
 def verify_fused(f: ir.FusedProgram) -> None:
@@ -27,16 +29,80 @@ def verify_fused(f: ir.FusedProgram) -> None:
             _part(t, tensors, sink)
     writers: dict[str, str] = {}
     names = set()
+    clean: dict[str, ir.Region] = {}   # regions that are no copy and passed every check
     for r in f.regions:
         if r.name in names:
             sink.error(f"region '{r.name}' is defined twice", r.loc)
         names.add(r.name)
+        t = clean.get(r.template) if r.template is not None else None
+        if t is not None and _copy_clean(r, t, tensors, writers):
+            continue
+        before = len(sink.errors)
         _RegionCheck(r, tensors, dims, sink, writers, bad).run()
+        if r.template is None and len(sink.errors) == before:
+            clean[r.name] = r
     for t in f.tensors:
         if t.role == "output" and t.name not in writers:
             sink.error(f"output '{t.name}' is written by no region (no expression assigning it "
                        f"is marked `writes`)", t.loc)
     sink.raise_if_any()
+
+
+def _copy_clean(c: ir.Region, t: ir.Region, tensors: dict, writers: dict[str, str]) -> bool:
+    """Whether region `c`, a reused iteration's copy of region `t` (made by
+    rebind.rename_region: t with names replaced), passes every check of _RegionCheck, given
+    that `t` did; then `writers` gains what c writes. The checks that look at the region's
+    structure hold for c as for t when the renaming is one-to-one on the region's names and
+    each renamed tensor is declared with t's tensor's dims and format (so either both or neither
+    declaration is broken: `bad`); the checks that read roles and what earlier regions wrote are made again here. False
+    leaves `writers` as it was (the region is then checked in full, for its messages)."""
+    names: dict[str, str] = {}
+    back: dict[str, str] = {}
+    for a, b in zip_longest(rebind.region_names(t), rebind.region_names(c)):
+        if a is None or b is None or names.setdefault(a, b) != b or back.setdefault(b, a) != a:
+            return False
+    for a, b in names.items():
+        ta, tb = tensors.get(a), tensors.get(b)
+        if (ta is None) != (tb is None):
+            return False
+        if ta is not None and (ta.dims != tb.dims or ta.format != tb.format):
+            return False
+    written = set()
+    for e in c.exprs:
+        role = tensors[e.statement].role
+        if role in ("input", "permuted") or e.writes and (e.statement in writers
+                                                          or e.statement in written):
+            return False
+        if e.writes:
+            written.add(e.statement)
+    for v in c.views:
+        tv = tensors[v.tensor]
+        if v.kind == "shared" and tv.role != "intermediate" or v.kind not in (
+                "inline", "shared") and _source_problem(v, tv, tensors, writers) is not None:
+            return False
+    for e in c.exprs:
+        if e.writes:
+            writers.setdefault(e.statement, c.name)
+    return True
+
+
+def _source_problem(v, t: ir.TensorInfo, tensors: dict, writers: dict) -> str | None:
+    """What is wrong with view `v` (of a kind read from memory) reading tensor `t`, given the
+    tensors earlier regions wrote (`writers`), or None."""
+    if t.role not in _VIEW_ROLES[v.kind]:
+        return f"view '{v.id}' is {v.kind} but '{v.tensor}' is declared {t.role}"
+    if v.kind == "materialized" and v.tensor not in writers:
+        return (f"view '{v.id}' reads '{v.tensor}' back from memory, but no earlier region "
+                f"writes it")
+    if v.kind == "permuted":
+        base = tensors.get(t.copy_of)
+        while base is not None and base.role == "permuted" and base.copy_of != base.name:
+            base = tensors.get(base.copy_of)   # a copy of a re-blocked copy
+        if base is not None and base.role not in ("input", "part") \
+                and base.name not in writers:   # (a part: made by its decompose step)
+            return (f"view '{v.id}' reads '{v.tensor}', a copy of '{base.name}', which no "
+                    f"earlier region writes")
+    return None
 
 
 def _dims(f: ir.FusedProgram, sink: DiagnosticSink) -> dict:
@@ -345,21 +411,9 @@ class _RegionCheck:
     def view_source(self, v, t: ir.TensorInfo) -> None:
         """A view from memory reads a tensor of a role its kind allows, written by an earlier
         region unless it is an input (or a copy of one)."""
-        sink = self.sink
-        if t.role not in _VIEW_ROLES[v.kind]:
-            sink.error(f"view '{v.id}' is {v.kind} but '{v.tensor}' is declared {t.role}",
-                       v.loc)
-        elif v.kind == "materialized" and v.tensor not in self.writers:
-            sink.error(f"view '{v.id}' reads '{v.tensor}' back from memory, but no earlier "
-                       f"region writes it", v.loc)
-        elif v.kind == "permuted":
-            base = self.tensors.get(t.copy_of)
-            while base is not None and base.role == "permuted" and base.copy_of != base.name:
-                base = self.tensors.get(base.copy_of)   # a copy of a re-blocked copy
-            if base is not None and base.role not in ("input", "part") \
-                    and base.name not in self.writers:   # (a part: made by its decompose step)
-                sink.error(f"view '{v.id}' reads '{v.tensor}', a copy of '{base.name}', which "
-                           f"no earlier region writes", v.loc)
+        msg = _source_problem(v, t, self.tensors, self.writers)
+        if msg is not None:
+            self.sink.error(msg, v.loc)
 
     # ---- edges and order ---------------------------------------------------------------------
     def edges_and_order(self) -> None:
