@@ -56,11 +56,9 @@ def _copy_clean(c: ir.Region, t: ir.Region, tensors: dict, writers: dict[str, st
     each renamed tensor is declared with t's tensor's dims and format (so either both or neither
     declaration is broken: `bad`); the checks that read roles and what earlier regions wrote are made again here. False
     leaves `writers` as it was (the region is then checked in full, for its messages)."""
-    names: dict[str, str] = {}
-    back: dict[str, str] = {}
-    for a, b in zip_longest(rebind.region_names(t), rebind.region_names(c)):
-        if a is None or b is None or names.setdefault(a, b) != b or back.setdefault(b, a) != a:
-            return False
+    names = _one_to_one(t, c)
+    if names is None:
+        return False
     for a, b in names.items():
         ta, tb = tensors.get(a), tensors.get(b)
         if (ta is None) != (tb is None):
@@ -442,10 +440,28 @@ def check_inlining(f: ir.FusedProgram, statement_locs: dict) -> None:
     than MAX_NESTING (what `fuse` checks of its output: statements each within the limit may
     exceed it together); errors are located at the statements (`statement_locs`)."""
     sink = DiagnosticSink()
+    clean: dict[str, ir.Region] = {}
     for r in f.regions:
+        t = clean.get(r.template) if r.template is not None else None
+        if t is not None and _one_to_one(t, r):
+            continue   # a renamed copy of a clean template: the same structure
+        before = len(sink.errors)
         _inlining(r, {e.id: e for e in r.exprs}, {(v.tensor, v.indices): v for v in r.views},
                   sink, statement_locs)
+        if r.template is None and len(sink.errors) == before:
+            clean[r.name] = r
     sink.raise_if_any()
+
+
+def _one_to_one(t: ir.Region, c: ir.Region) -> dict[str, str] | None:
+    """{t's name: c's} when region `c` (rebind.rename_region's copy of `t`) renames t's names
+    one-to-one, else None."""
+    names: dict[str, str] = {}
+    back: dict[str, str] = {}
+    for a, b in zip_longest(rebind.region_names(t), rebind.region_names(c)):
+        if a is None or b is None or names.setdefault(a, b) != b or back.setdefault(b, a) != a:
+            return None
+    return names
 
 
 def _inlining(r: ir.Region, insts: dict[str, ir.Instance], by_access, sink: DiagnosticSink,
