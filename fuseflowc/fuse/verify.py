@@ -7,8 +7,6 @@ nesting limit). Errors are located at the offending line of the IR text and repo
 
 from __future__ import annotations
 
-from itertools import zip_longest
-
 from ..diagnostics import DiagnosticSink
 from ..formats import copy_levels
 from ..lang import ast
@@ -30,12 +28,14 @@ def verify_fused(f: ir.FusedProgram) -> None:
     writers: dict[str, str] = {}
     names = set()
     clean: dict[str, ir.Region] = {}   # regions that are no copy and passed every check
+    names_of: dict = {}
     for r in f.regions:
         if r.name in names:
             sink.error(f"region '{r.name}' is defined twice", r.loc)
         names.add(r.name)
         t = clean.get(r.template) if r.template is not None else None
-        if t is not None and _copy_clean(r, t, tensors, writers):
+        if t is not None and _copy_clean(r, _renaming(t, r, f.bindings, names_of), tensors,
+                                         writers):
             continue
         before = len(sink.errors)
         _RegionCheck(r, tensors, dims, sink, writers, bad).run()
@@ -48,15 +48,16 @@ def verify_fused(f: ir.FusedProgram) -> None:
     sink.raise_if_any()
 
 
-def _copy_clean(c: ir.Region, t: ir.Region, tensors: dict, writers: dict[str, str]) -> bool:
-    """Whether region `c`, a reused iteration's copy of region `t` (made by
-    rebind.rename_region: t with names replaced), passes every check of _RegionCheck, given
-    that `t` did; then `writers` gains what c writes. The checks that look at the region's
-    structure hold for c as for t when the renaming is one-to-one on the region's names and
-    each renamed tensor is declared with t's tensor's dims and format (so either both or neither
-    declaration is broken: `bad`); the checks that read roles and what earlier regions wrote are made again here. False
-    leaves `writers` as it was (the region is then checked in full, for its messages)."""
-    names = _one_to_one(t, c)
+def _copy_clean(c: ir.Region, names: dict | None, tensors: dict,
+                writers: dict[str, str]) -> bool:
+    """Whether region `c`, a reused iteration's copy of a region that passed every check of
+    _RegionCheck (rebind.rename_region's, `names`: its renaming, one-to-one: `_renaming`; None
+    when it is not), passes them too; then `writers` gains what c writes. The checks that look
+    at the region's structure hold for c as for its template when each renamed tensor is
+    declared with the template's tensor's dims and format (so either both or neither
+    declaration is broken: `bad`); the checks that read roles and what earlier regions wrote
+    are made again here. False leaves `writers` as it was (the region is then checked in
+    full, for its messages)."""
     if names is None:
         return False
     for a, b in names.items():
@@ -441,9 +442,10 @@ def check_inlining(f: ir.FusedProgram, statement_locs: dict) -> None:
     exceed it together); errors are located at the statements (`statement_locs`)."""
     sink = DiagnosticSink()
     clean: dict[str, ir.Region] = {}
+    names_of: dict = {}
     for r in f.regions:
         t = clean.get(r.template) if r.template is not None else None
-        if t is not None and _one_to_one(t, r):
+        if t is not None and _renaming(t, r, f.bindings, names_of) is not None:
             continue   # a renamed copy of a clean template: the same structure
         before = len(sink.errors)
         _inlining(r, {e.id: e for e in r.exprs}, {(v.tensor, v.indices): v for v in r.views},
@@ -453,15 +455,18 @@ def check_inlining(f: ir.FusedProgram, statement_locs: dict) -> None:
     sink.raise_if_any()
 
 
-def _one_to_one(t: ir.Region, c: ir.Region) -> dict[str, str] | None:
-    """{t's name: c's} when region `c` (rebind.rename_region's copy of `t`) renames t's names
-    one-to-one, else None."""
-    names: dict[str, str] = {}
-    back: dict[str, str] = {}
-    for a, b in zip_longest(rebind.region_names(t), rebind.region_names(c)):
-        if a is None or b is None or names.setdefault(a, b) != b or back.setdefault(b, a) != a:
-            return None
-    return names
+def _renaming(t: ir.Region, c: ir.Region, bindings: dict, names_of: dict) -> dict | None:
+    """{t's name: c's} for every name of region `t` when `c` is a copy of `t` that
+    rebind.rename_region made with its iteration's binding (`bindings[c.bound]`) and that
+    renaming is one-to-one on t's names; else None. `names_of` caches each template's names."""
+    rho = bindings.get(c.bound)
+    if rho is None:
+        return None
+    own = names_of.get(t.name)
+    if own is None:
+        own = names_of[t.name] = set(rebind.region_names(t))
+    out = {x: rho.get(x, x) for x in own}
+    return out if len(set(out.values())) == len(own) else None
 
 
 def _inlining(r: ir.Region, insts: dict[str, ir.Instance], by_access, sink: DiagnosticSink,

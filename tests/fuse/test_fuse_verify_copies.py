@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from unittest import mock
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -81,3 +82,17 @@ def test_the_models_fused_ir_verifies_alike_and_uses_the_shortcut():
 @given(_edit())
 def test_edited_bindings_and_declarations_verify_as_in_full(text):
     assert _outcome(text, True) == _outcome(text, False)
+
+
+@pytest.mark.parametrize("old, new", [
+    ("tensor AX__3[N, H] : dense intermediate", "tensor AX__3[N, H] : csc intermediate"),
+    ("tensor Z__2[N, H] : dense intermediate", "tensor Z__2[N, H] : dense input"),
+    ("tensor Bs__2[N, H] : dense intermediate", "tensor Bs__2[N, N] : dense intermediate"),
+    ("W__0 = W__3,", "W__0 = Nowhere,"),
+    ("AX__0 = AX__2,", "AX__0 = AX__1,"),
+])
+def test_an_edit_a_copy_inherits_no_check_for_is_reported_as_in_full(old, new):
+    assert old in _TEXT
+    text = _TEXT.replace(old, new, 1)
+    got = _outcome(text, True)
+    assert got == _outcome(text, False) and "error" in got
