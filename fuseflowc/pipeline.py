@@ -57,6 +57,7 @@ class CompileOptions:
     verify: bool = True                 # verify the lowered (or loaded SAMML) module
     passes: str | None = None           # opt pipeline text; None: no opt stage at all
     verify_each: bool = True            # verify after every opt pass
+    verify_after: bool = False          # else, once after the whole pipeline (`lower`)
     reparse_fused: bool = False         # print and parse back the fused IR, as between
     reparse_module: bool = False        # processes; the module too (verified both times)
 
@@ -249,7 +250,22 @@ def compile(x, options: CompileOptions = CompileOptions(), source: str | None = 
                                        verify_each=options.verify_each, after=after)
         except PipelineError as e:
             raise UserError(str(e)) from None
+        if options.verify_after and not options.verify_each:
+            _verify_optimized(out.module, options.passes)
     return out
+
+
+def _verify_optimized(module, passes: str) -> None:
+    """Verify `module` after pipeline `passes` ran without a check between passes; an error
+    says how to find the pass that broke it."""
+    from .samml.rebound import trusted
+    from .samml.verify import verify
+    try:
+        verify(module, trusted(module))
+    except UserError as e:
+        raise UserError(f"the module does not verify after the pipeline `{passes}` (`lower "
+                        f"-O0 | opt -p '{passes}'` verifies after each pass and names the "
+                        "one that broke it)", diagnostics=e.diagnostics) from None
 
 
 def load_data(module, data_dir, sizes: dict | None = None) -> tuple[dict, dict]:

@@ -54,8 +54,11 @@ def cmd(fused: str, output: str | None, no_opt: bool, dump_table: bool) -> None:
     if dump_table:
         inp.ir.bindings = {}   # a table per graph: rebound iterations are lowered too
     passes = None if (no_opt or dump_table) else DEFAULT_PIPELINE
+    # the lowered module is verified, then the optimized one: the default pipeline's passes
+    # are not checked one by one (`lower -O0 | opt -p ...` is, after every pass)
     compiled = pipeline.compile(inp, pipeline.CompileOptions(verify=not dump_table,
-                                                             passes=passes),
+                                                             passes=passes, verify_each=False,
+                                                             verify_after=not dump_table),
                                 source=rebase_recorded(inp.ir.source, fused, output))
     if dump_table:
         text = dump_tables(compiled.analyses)

@@ -14,6 +14,7 @@ located UserError naming the cycle. See docs/fused-ir.md for the decisions.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field, replace
 
 from ..diagnostics import Loc, UserError
@@ -883,23 +884,35 @@ def _execution_order(program: ast.Program, regions: list[ir.Region]) -> list[ir.
         deps[r.name] = reads
     key = {r.name: min(index[s] for s in r.statements) for r in regions}
     by_name = {r.name: r for r in regions}
+    # Kahn's algorithm, the ready region of the smallest key first (ties: the earlier in
+    # `deps`); a scan of every region left per step made this quadratic in the regions of an
+    # unrolled loop
+    rank = {n: (key[n], k) for k, n in enumerate(deps)}
+    waiting = {n: len(d) for n, d in deps.items()}
+    readers: dict[str, list[str]] = {}
+    for n, d in deps.items():
+        for m in d:
+            readers.setdefault(m, []).append(n)
+    ready = [rank[n] + (n,) for n, w in waiting.items() if w == 0]
+    heapq.heapify(ready)
     done: list[ir.Region] = []
-    done_names: set[str] = set()
-    left = dict(deps)
-    while left:
-        ready = [n for n, d in left.items() if not d - done_names]
-        if not ready:
-            names = sorted(left, key=key.__getitem__)
-            r = by_name[names[0]]
-            raise UserError("fusion regions depend on each other in a cycle: "
-                            + "; ".join(f"'{n}' reads what "
-                                        + ", ".join(f"'{m}'" for m in sorted(left[n]))
-                                        + " writes"
-                                        for n in names), r.loc)
-        n = min(ready, key=key.__getitem__)
+    while ready:
+        n = heapq.heappop(ready)[2]
         done.append(by_name[n])
-        done_names.add(n)
-        del left[n]
+        for m in readers.get(n, ()):
+            waiting[m] -= 1
+            if waiting[m] == 0:
+                heapq.heappush(ready, rank[m] + (m,))
+    if len(done) < len(deps):
+        placed = {r.name for r in done}
+        left = {n: d for n, d in deps.items() if n not in placed}
+        names = sorted(left, key=key.__getitem__)
+        r = by_name[names[0]]
+        raise UserError("fusion regions depend on each other in a cycle: "
+                        + "; ".join(f"'{n}' reads what "
+                                    + ", ".join(f"'{m}'" for m in sorted(left[n]))
+                                    + " writes"
+                                    for n in names), r.loc)
     return done
 
 

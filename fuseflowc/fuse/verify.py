@@ -12,7 +12,7 @@ from ..formats import copy_levels
 from ..lang import ast
 from ..lang.checker import call_problem, reduce_problems
 from ..limits import MAX_NESTING
-from . import ir
+from . import ir, rebind
 
 
 def verify_fused(f: ir.FusedProgram) -> None:
@@ -27,16 +27,81 @@ def verify_fused(f: ir.FusedProgram) -> None:
             _part(t, tensors, sink)
     writers: dict[str, str] = {}
     names = set()
+    clean: dict[str, ir.Region] = {}   # regions that are no copy and passed every check
+    names_of: dict = {}
     for r in f.regions:
         if r.name in names:
             sink.error(f"region '{r.name}' is defined twice", r.loc)
         names.add(r.name)
+        t = clean.get(r.template) if r.template is not None else None
+        if t is not None and _copy_clean(r, _renaming(t, r, f.bindings, names_of), tensors,
+                                         writers):
+            continue
+        before = len(sink.errors)
         _RegionCheck(r, tensors, dims, sink, writers, bad).run()
+        if r.template is None and len(sink.errors) == before:
+            clean[r.name] = r
     for t in f.tensors:
         if t.role == "output" and t.name not in writers:
             sink.error(f"output '{t.name}' is written by no region (no expression assigning it "
                        f"is marked `writes`)", t.loc)
     sink.raise_if_any()
+
+
+def _copy_clean(c: ir.Region, names: dict | None, tensors: dict,
+                writers: dict[str, str]) -> bool:
+    """Whether region `c`, a reused iteration's copy of a region that passed every check of
+    _RegionCheck (rebind.rename_region's, `names`: its renaming, one-to-one: `_renaming`; None
+    when it is not), passes them too; then `writers` gains what c writes. The checks that look
+    at the region's structure hold for c as for its template when each renamed tensor is
+    declared with the template's tensor's dims and format (so either both or neither
+    declaration is broken: `bad`); the checks that read roles and what earlier regions wrote
+    are made again here. False leaves `writers` as it was (the region is then checked in
+    full, for its messages)."""
+    if names is None:
+        return False
+    for a, b in names.items():
+        ta, tb = tensors.get(a), tensors.get(b)
+        if (ta is None) != (tb is None):
+            return False
+        if ta is not None and (ta.dims != tb.dims or ta.format != tb.format):
+            return False
+    written = set()
+    for e in c.exprs:
+        role = tensors[e.statement].role
+        if role in ("input", "permuted") or e.writes and (e.statement in writers
+                                                          or e.statement in written):
+            return False
+        if e.writes:
+            written.add(e.statement)
+    for v in c.views:
+        tv = tensors[v.tensor]
+        if v.kind == "shared" and tv.role != "intermediate" or v.kind not in (
+                "inline", "shared") and _source_problem(v, tv, tensors, writers) is not None:
+            return False
+    for e in c.exprs:
+        if e.writes:
+            writers.setdefault(e.statement, c.name)
+    return True
+
+
+def _source_problem(v, t: ir.TensorInfo, tensors: dict, writers: dict) -> str | None:
+    """What is wrong with view `v` (of a kind read from memory) reading tensor `t`, given the
+    tensors earlier regions wrote (`writers`), or None."""
+    if t.role not in _VIEW_ROLES[v.kind]:
+        return f"view '{v.id}' is {v.kind} but '{v.tensor}' is declared {t.role}"
+    if v.kind == "materialized" and v.tensor not in writers:
+        return (f"view '{v.id}' reads '{v.tensor}' back from memory, but no earlier region "
+                f"writes it")
+    if v.kind == "permuted":
+        base = tensors.get(t.copy_of)
+        while base is not None and base.role == "permuted" and base.copy_of != base.name:
+            base = tensors.get(base.copy_of)   # a copy of a re-blocked copy
+        if base is not None and base.role not in ("input", "part") \
+                and base.name not in writers:   # (a part: made by its decompose step)
+            return (f"view '{v.id}' reads '{v.tensor}', a copy of '{base.name}', which no "
+                    f"earlier region writes")
+    return None
 
 
 def _dims(f: ir.FusedProgram, sink: DiagnosticSink) -> dict:
@@ -345,21 +410,9 @@ class _RegionCheck:
     def view_source(self, v, t: ir.TensorInfo) -> None:
         """A view from memory reads a tensor of a role its kind allows, written by an earlier
         region unless it is an input (or a copy of one)."""
-        sink = self.sink
-        if t.role not in _VIEW_ROLES[v.kind]:
-            sink.error(f"view '{v.id}' is {v.kind} but '{v.tensor}' is declared {t.role}",
-                       v.loc)
-        elif v.kind == "materialized" and v.tensor not in self.writers:
-            sink.error(f"view '{v.id}' reads '{v.tensor}' back from memory, but no earlier "
-                       f"region writes it", v.loc)
-        elif v.kind == "permuted":
-            base = self.tensors.get(t.copy_of)
-            while base is not None and base.role == "permuted" and base.copy_of != base.name:
-                base = self.tensors.get(base.copy_of)   # a copy of a re-blocked copy
-            if base is not None and base.role not in ("input", "part") \
-                    and base.name not in self.writers:   # (a part: made by its decompose step)
-                sink.error(f"view '{v.id}' reads '{v.tensor}', a copy of '{base.name}', which "
-                           f"no earlier region writes", v.loc)
+        msg = _source_problem(v, t, self.tensors, self.writers)
+        if msg is not None:
+            self.sink.error(msg, v.loc)
 
     # ---- edges and order ---------------------------------------------------------------------
     def edges_and_order(self) -> None:
@@ -388,10 +441,32 @@ def check_inlining(f: ir.FusedProgram, statement_locs: dict) -> None:
     than MAX_NESTING (what `fuse` checks of its output: statements each within the limit may
     exceed it together); errors are located at the statements (`statement_locs`)."""
     sink = DiagnosticSink()
+    clean: dict[str, ir.Region] = {}
+    names_of: dict = {}
     for r in f.regions:
+        t = clean.get(r.template) if r.template is not None else None
+        if t is not None and _renaming(t, r, f.bindings, names_of) is not None:
+            continue   # a renamed copy of a clean template: the same structure
+        before = len(sink.errors)
         _inlining(r, {e.id: e for e in r.exprs}, {(v.tensor, v.indices): v for v in r.views},
                   sink, statement_locs)
+        if r.template is None and len(sink.errors) == before:
+            clean[r.name] = r
     sink.raise_if_any()
+
+
+def _renaming(t: ir.Region, c: ir.Region, bindings: dict, names_of: dict) -> dict | None:
+    """{t's name: c's} for every name of region `t` when `c` is a copy of `t` that
+    rebind.rename_region made with its iteration's binding (`bindings[c.bound]`) and that
+    renaming is one-to-one on t's names; else None. `names_of` caches each template's names."""
+    rho = bindings.get(c.bound)
+    if rho is None:
+        return None
+    own = names_of.get(t.name)
+    if own is None:
+        own = names_of[t.name] = set(rebind.region_names(t))
+    out = {x: rho.get(x, x) for x in own}
+    return out if len(set(out.values())) == len(own) else None
 
 
 def _inlining(r: ir.Region, insts: dict[str, ir.Instance], by_access, sink: DiagnosticSink,

@@ -316,16 +316,24 @@ class Program:
     def loops(self) -> list[Loop]:
         return [x for x in self.body if isinstance(x, Loop)]
 
+    def __setattr__(self, name: str, value) -> None:
+        # the lists the lookups below index are kept as _Tracked lists, whose version tells
+        # a lookup, without copying or comparing them, whether they changed since it was made
+        if name in _TRACKED and type(value) is not _Tracked:
+            value = _Tracked(value)
+        object.__setattr__(self, name, value)
+
     # ---- lookups (valid after checking: names are then unique) ---------------------------
     def _derived(self, key: str, compute):
         """compute(self), kept until the statements, tensors or directives change (a search or
         walk of the whole program per lookup made fusing an unrolled loop quadratic in its
-        statements). The lists are compared by value, which for unchanged lists is their
-        elements' identity: linear at C speed."""
-        snap = (tuple(self.statements), tuple(self.tensors), tuple(self.directives))
+        statements): the lists are _Tracked, so a lookup compares three list identities and
+        three version numbers, whatever the program's size."""
+        sts, tns, drs = self.statements, self.tensors, self.directives
+        snap = (sts, sts.version, tns, tns.version, drs, drs.version)
         cache = self.__dict__.setdefault("_derived_cache", {})
         hit = cache.get(key)
-        if hit is None or hit[0] != snap:
+        if hit is None or not _same_snapshot(hit[0], snap):
             hit = cache[key] = (snap, compute(self))
         return hit[1]
 
@@ -345,16 +353,7 @@ class Program:
         return self._derived("readers", _reader_index)
 
     def statement(self, name: str) -> Assignment:
-        # an index by name, rebuilt when the statement list is another or has grown (a
-        # linear search per lookup made fusing an unrolled loop quadratic in its statements)
-        sts = self.statements
-        cache = self.__dict__.get("_statement_index")
-        if cache is None or cache[0] is not sts or cache[1] != len(sts):
-            index: dict[str, Assignment] = {}
-            for s in sts:
-                index.setdefault(s.name, s)
-            cache = self.__dict__["_statement_index"] = (sts, len(sts), index)
-        s = cache[2].get(name)
+        s = self._derived("statement", _statement_index).get(name)
         if s is None:
             raise StopIteration(name)   # as the search this replaces: no such statement
         return s
@@ -411,6 +410,60 @@ class Program:
         from ..data.spec import TensorSpec
         return [TensorSpec(t.name, t.dims, t.format, self.block_size(t.name))
                 for t in self.tensors]
+
+
+_TRACKED = ("statements", "tensors", "directives")
+
+
+def _counting(method):
+    """`method` of list, bumping the list's version first (see _Tracked)."""
+    def bump(self, *args, **kwargs):
+        self.version += 1
+        return method(self, *args, **kwargs)
+    bump.__name__, bump.__doc__ = method.__name__, method.__doc__
+    return bump
+
+
+class _Tracked(list):
+    """A list that counts its changes (`version`): Program keeps its statements, tensors and
+    directives in these, so that its lookups know when to rebuild their indexes without
+    comparing the lists. Every method that changes a list in place bumps the version."""
+
+    __slots__ = ("version",)
+
+    def __init__(self, items=()):
+        super().__init__(items)
+        self.version = 0
+
+    append = _counting(list.append)
+    extend = _counting(list.extend)
+    insert = _counting(list.insert)
+    pop = _counting(list.pop)
+    remove = _counting(list.remove)
+    clear = _counting(list.clear)
+    reverse = _counting(list.reverse)
+    sort = _counting(list.sort)
+    __setitem__ = _counting(list.__setitem__)
+    __delitem__ = _counting(list.__delitem__)
+    __iadd__ = _counting(list.__iadd__)
+    __imul__ = _counting(list.__imul__)
+
+    def __reduce_ex__(self, protocol):   # copies and pickles: a _Tracked list, counting anew
+        return (_Tracked, (list(self),))
+
+
+def _same_snapshot(a: tuple, b: tuple) -> bool:
+    """Whether two (statements, version, tensors, version, directives, version) snapshots are
+    of the same three lists at the same versions."""
+    return (a[0] is b[0] and a[2] is b[2] and a[4] is b[4]
+            and a[1] == b[1] and a[3] == b[3] and a[5] == b[5])
+
+
+def _statement_index(p: Program) -> dict[str, Assignment]:
+    index: dict[str, Assignment] = {}
+    for s in p.statements:
+        index.setdefault(s.name, s)   # the first of a name, as a search finds it
+    return index
 
 
 def _first_by(items, keys) -> dict:

@@ -193,3 +193,26 @@ def test_option_choices_are_checked_wherever_a_pass_is_made():
         Pick(mode="c")
     with pytest.raises(PipelineError, match="must be one of a, b, got 'z'"):
         parse_pipeline("pick{mode=z}", {"pick": Pick})
+
+
+def test_lower_verifies_the_default_pipelines_result(monkeypatch):
+    """`lower` checks the optimized module once, not after each pass: a default pass that
+    breaks a graph is still an error, and `lower -O0 | opt -p` names the pass."""
+    from fuseflowc.opt.cleanup import Cleanup
+    fused = run_cli(["fuse", str(ROOT / "ir_examples" / "kernels" / "spmv.ff")])
+    assert fused.exit_code == 0
+    good = run_cli(["lower", "-"], input=fused.stdout)
+    assert good.exit_code == 0 and "write_vals" in good.stdout
+
+    def drop_writers(self, g) -> None:
+        g.nodes = [n for n in g.nodes if n.outputs]
+    monkeypatch.setattr(Cleanup, "apply_graph", drop_writers)
+    r = run_cli(["lower", "-"], input=fused.stdout)
+    assert r.exit_code == 1 and r.stdout == ""
+    assert r.stderr.startswith("fuseflowc: error: the module does not verify after the "
+                               "pipeline `locate,schedule,cleanup`")
+    assert "is never written" in r.stderr
+    raw = run_cli(["lower", "-", "-O0"], input=fused.stdout)
+    r = run_cli(["opt", "-", "-p", "locate,schedule,cleanup"], input=raw.stdout)
+    assert r.exit_code == 1
+    assert r.stderr.startswith("fuseflowc: error: the module does not verify after pass cleanup")
