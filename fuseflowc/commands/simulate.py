@@ -117,6 +117,10 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, program, as_json, json_out,
     arch = Arch.load(arch_file, sets, depth)
     inputs, sizes = pipeline.load_data(module, data_dir)
     check_fits(module, arch, sizes)
+    # the program --check evaluates is found and parsed now, not after a run of hours
+    reference = _reference_program(module, graph, program) if check and not expect_dir else None
+    if reference is not None:
+        out.add_inputs(reference[0])
     if quiet and show_progress:
         raise click.UsageError("--quiet and --progress contradict each other")
     result = _run(module, inputs, sizes, arch, graphs, dict(
@@ -126,8 +130,8 @@ def cmd(graph, data_dir, out_dir, check, expect_dir, program, as_json, json_out,
     stats = _stats(result, module, arch, sizes, report=not as_json and not quiet)
     outputs = pipeline.written_outputs(module, result)
     if check or expect_dir:
-        expected = _expected(module, graph, data_dir, expect_dir, sizes, out,
-                             _comparable(module, result), program)
+        expected = _expected(module, data_dir, expect_dir, sizes, _comparable(module, result),
+                             reference)
         _check(module, result, expected, graphs, graph_name, expect_dir)
     dests.write(out, json.dumps(stats, indent=1, sort_keys=False) + "\n", recorder, outputs)
 
@@ -269,21 +273,26 @@ def _check(module, result, expected: dict, graphs, graph_name, expect_dir) -> No
     click.echo("check: " + ", ".join(sorted(expected)) + " match", err=True)
 
 
-def _expected(module, graph, data_dir, expect_dir, sizes, out, keep: set[str],
-              program: str | None) -> dict:
+def _reference_program(module, graph: str, program: str | None):
+    """(path, parsed program) of what --check evaluates: `program`, else the module's recorded
+    source program; a missing or malformed one is a UserError before the simulation runs."""
+    from .. import pipeline
+    src = program if program is not None else pipeline.source_program(module, graph)
+    return src, pipeline.load_program(str(src))
+
+
+def _expected(module, data_dir, expect_dir, sizes, keep: set[str], reference) -> dict:
     """The expected tensors: the --expect files of the module's outputs, or else the reference
-    evaluator's tensors named in `keep` of the source program (`program`, else the module's
-    recorded one) on the same data (`outputs_to_check` picks among them)."""
+    evaluator's tensors named in `keep` of the `reference` program (_reference_program) on the
+    same data (`outputs_to_check` picks among them)."""
     from .. import pipeline
     if expect_dir:
         from fuseflowc.data.io import load_inputs
         specs = [t.spec() for t in module.tensors if t.role == "output"]
         tensors, _ = load_inputs(expect_dir, specs, sizes)
         return tensors
-    src = program if program is not None else pipeline.source_program(module, graph)
-    out.add_inputs(src)
     # only what can be compared is kept (the other intermediates go after their last reader)
-    return pipeline.reference(pipeline.load_program(str(src)), data_dir, sizes, keep=keep)
+    return pipeline.reference(reference[1], data_dir, sizes, keep=keep)
 
 
 #: Progress shows only in runs longer than this (seconds), at most once per PROGRESS_INTERVAL.

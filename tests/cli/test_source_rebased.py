@@ -95,6 +95,24 @@ def test_a_module_on_stdin_is_relative_to_the_cwd_or_named_with_program(tree, mo
     assert "check: C match" in r.stderr
 
 
+def test_a_missing_or_broken_program_fails_before_the_simulation(tree):
+    """--check finds and parses its program before the run: at the paper's sizes a run takes
+    minutes to hours, which a wrong path must not cost (the run's cycle table, printed after
+    the simulation, is absent)."""
+    _ok(["lower", "-o", "out/spmm.samml"], input=_ok(["fuse", "prog/spmm.ff"]).stdout)
+    (tree / "prog" / "spmm.ff").rename(tree / "prog" / "moved.ff")
+    r = run_cli(["simulate", "out/spmm.samml", "--data", "D", "--check"])
+    assert r.exit_code == 1 and "no such file" in r.stderr and "Traceback" not in r.stderr
+    assert "cycles" not in r.stderr, r.stderr
+    (tree / "prog" / "bad.ff").write_text("tensor A[I, K] : csr\nC[i] = = A[i,k]\n")
+    r = run_cli(["simulate", "out/spmm.samml", "--data", "D", "--check", "--program",
+                 "prog/bad.ff"])
+    assert r.exit_code == 1 and "bad.ff:" in r.stderr and "cycles" not in r.stderr, r.stderr
+    r = _ok(["simulate", "out/spmm.samml", "--data", "D", "--check", "--program",
+             "prog/moved.ff"])
+    assert "cycles" in r.stderr and "check: C match" in r.stderr
+
+
 def test_program_is_a_check_option(tree):
     for extra in ([], ["--check", "--expect", "D"]):
         r = run_cli(["simulate", "out/none.samml", "--data", "D", "--program", "p.ff", *extra])
