@@ -375,7 +375,7 @@ def write_paper(out: Path, names: list[str], jobs: int, header: str = "",
         lines += ["## Wall time", "", table(
             ["part", "seconds", "status"],
             [[k, _num(t.get("seconds")), t.get("status", "")] for k, t in sorted(
-                timings.items(), key=lambda kv: (kv[0] == "total", kv[0]))]), "",
+                timings.items(), key=lambda kv: (kv[0].startswith("total"), kv[0]))]), "",
             f"Jobs: {jobs}.", ""]
     text = "\n".join(lines).rstrip() + "\n"
     (out / "PAPER.md").write_text(text)

@@ -237,7 +237,7 @@ def timing_section(out: Path) -> list[str]:
         return ["No timings recorded."]
     t = json.loads(p.read_text())
     body = [[k, f"{v['seconds']:,.1f}", v["status"]] for k, v in sorted(
-        t.items(), key=lambda kv: (kv[0] == "total", kv[0]))]
+        t.items(), key=lambda kv: (kv[0].startswith("total"), kv[0]))]
     return [table(["part", "wall s", "status"], body, {1})]
 
 

@@ -7,6 +7,7 @@ dry-run in tests/bench/test_bench.py with the other bench specs.)
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -204,9 +205,13 @@ def test_driver_paper_scale_shows_the_long_sets_rows_once_run(tmp_path):
     assert "`make bench-paper-long` runs them" in long_part
     assert re.search(r"- fig12_spmv_long: [0-9a-f]{12} spmv/full order 0 .* small", long_part)
     assert "| small | full " not in text
-    # the long target runs SPECS/long into the same results directory, then the table again
+    # the long target runs SPECS/long into the same results directory, then the table again;
+    # each set keeps its own total wall time
+    total = json.loads((out / "timings.json").read_text())["total"]
     assert main(["--specs", str(specs / "long"), "--out", str(out), "--jobs", "1", "--scale",
                  "paper"]) == 0
+    timings = json.loads((out / "timings.json").read_text())
+    assert timings["total"] == total and timings["total-long"]["part"] == "total-long"
     assert main(["--specs", str(specs), "--out", str(out), "--summary-only", "--scale",
                  "paper"]) == 0
     text = (out / "PAPER.md").read_text()
