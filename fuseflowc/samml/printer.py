@@ -22,7 +22,11 @@ def print_module(m: Module) -> str:
         out.append(f'source "{m.source}"')
     out += [print_tensor(t) for t in m.tensors]
     same: dict[tuple[int, int], bool] = {}
-    reuses = {g.name for g in m.graphs if _reuses(m, g, same)}
+    by_name: dict[str, Graph] = {}
+    for g in m.graphs:
+        by_name.setdefault(g.name, g)   # the first of a name, as m.graph finds it
+    names: dict[int, list[str]] = {}
+    reuses = {g.name for g in m.graphs if _reuses(by_name, g, same, names)}
     out += [print_names(g) for g in m.graphs if g.source_names and g.name not in reuses]
     out += [print_schedule(d) for d in m.schedules]
     out += [f"wave {g.name} {g.wave}" for g in m.graphs if g.wave is not None]
@@ -41,11 +45,14 @@ def print_module(m: Module) -> str:
     return "\n".join(out) + "\n"
 
 
-def _reuses(m: Module, g: Graph, same: dict[tuple[int, int], bool]) -> bool:
-    """Whether g is still its template with its tensors bound (a pass may have changed
-    either): then it prints as `graph NAME = TEMPLATE {bindings}`. `same` caches, per
-    (snapshot, template), whether a snapshot of pending copies is still the template."""
-    t = m.graph(g.template) if g.template else None
+def _reuses(by_name: dict[str, Graph], g: Graph, same: dict[tuple[int, int], bool],
+            names: dict[int, list[str]]) -> bool:
+    """Whether g is still its template (looked up in `by_name`) with its tensors bound (a pass
+    may have changed either): then it prints as `graph NAME = TEMPLATE {bindings}`. `same`
+    caches, per (snapshot, template), whether a snapshot of pending copies is still the
+    template; `names`, per template, its tensor names: every iteration of a reused loop asks
+    for them, and printing changes no graph."""
+    t = by_name.get(g.template) if g.template else None
     if t is None or t.template is not None:
         return False
     if t.source_names != g.source_names:
@@ -56,7 +63,9 @@ def _reuses(m: Module, g: Graph, same: dict[tuple[int, int], bool]) -> bool:
         key = (id(snapshot), id(t))
         if key not in same:
             same[key] = snapshot.is_rebound_of(t, {})
-        if same[key] and all(binds.get(x, x) == g.binds.get(x, x) for x in t.tensor_names()):
+        if id(t) not in names:
+            names[id(t)] = t.tensor_names()
+        if same[key] and all(binds.get(x, x) == g.binds.get(x, x) for x in names[id(t)]):
             return True
     # t.rebound(g.name, g.binds) printed, without copying t
     return g.is_rebound_of(t, g.binds) or print_graph(t, g.name, g.binds) == print_graph(g)

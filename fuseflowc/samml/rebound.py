@@ -39,6 +39,7 @@ def trusted(module: Module) -> Rebinds:
     scheduled = {d.graph for d in module.schedules}
     out: Rebinds = {}
     checked: dict[int, bool] = {}
+    names: dict[int, set[str]] = {}   # a template's tensors, asked by each of its copies
     for name, (t, binds) in rebinds.items():
         g = by_name.get(name)
         if (g is None or id(t) not in position or position[id(t)] >= position[id(g)]
@@ -46,13 +47,15 @@ def trusted(module: Module) -> Rebinds:
             continue
         if id(t) not in checked:
             checked[id(t)] = not any(n.TRAITS.refs in ("spill", "replay") for n in t.nodes)
-        if checked[id(t)] and _one_to_one(t, binds):
+            names[id(t)] = {n.tensor for n in t.nodes
+                            if isinstance(getattr(n, "tensor", None), str)}
+        if checked[id(t)] and _one_to_one(names[id(t)], binds):
             out[name] = (t, binds)
     return out
 
 
-def _one_to_one(t: Graph, binds: dict[str, str]) -> bool:
-    names = {n.tensor for n in t.nodes if isinstance(getattr(n, "tensor", None), str)}
+def _one_to_one(names: set[str], binds: dict[str, str]) -> bool:
+    """Whether `binds` maps the template's tensors `names` to distinct plain names."""
     bound = {binds.get(x, x) for x in names}
     return len(bound) == len(names) and all(_IDENT.match(b) for b in bound)
 
