@@ -177,64 +177,6 @@ REASONS: dict[tuple[str, str, str], str] = {
         "0.67x is not reproduced (docs/bench.md, \"The SAE's full fusion\").",
 }
 
-#: Bars that no spec runs, and the measured reason: (model, data, variant) -> one sentence.
-_FULL_NOT_RUN = (
-    "the widened full fusion recomputes layer 1 for every stored entry of A: the cycle model "
-    "estimates {est} cycles ({x} unfused's estimate; the artifact's bar is {art} its unfused), "
-    "{time} at the simulator's measured pace on this model (62.5 M cycles in 44-142 s on a "
-    "tenth of collab, unfused, under load), beyond the 60-minute budget; the artifact's own "
-    "default (medium) mode skips it too")
-NOT_RUN: dict[tuple[str, str, str], str] = {
-    ("gcn", "collab", "full"): _FULL_NOT_RUN.format(
-        est="6.69 G", x="10.7x", art="53x", time="1-4 hours"),
-    ("gcn", "mag", "full"): _FULL_NOT_RUN.format(
-        est="2.04 T (its softmax's row statistics recomputed per class as well; with `share` "
-            "the paper's order changes, stores Z2 and recomputes nothing: 2.97 G, not the "
-            "artifact's fusion)", x="502x", art="11.6x", time="17-54 days"),
-    ("graphsage", "collab", "full"): _FULL_NOT_RUN.format(
-        est="111 G", x="128x", art="35x", time="1-3 days"),
-    ("graphsage", "mag", "full"): _FULL_NOT_RUN.format(
-        est="1.08 T", x="150x", art="29x", time="9-28 days"),
-}
-
-
-#: The bars whose rows are in the long set (ir_examples/bench/artifact/long/: `make
-#: bench-paper-long`, a quiet machine, hours), not in `make bench-paper`'s 60 minutes: (model,
-#: data, variant) -> the measured cost (`python -m fuseflowc.bench.spec_cost`, 2026-11-28, -j 1,
-#: at load 1-10). Shown while the long set has not run; its simulated rows replace them.
-#: tests/bench/test_artifact_long.py checks these keys are exactly the long specs' bars.
-_LONG = "not simulated by `make bench-paper` (the 60-minute set): {cost}; `make bench-paper-long` runs it"
-_GNN_FULL = "the paper-order full fusion recomputes layer 1 per stored entry of A, {est} cycles estimated, {time} at -j 1"
-#: GCN's MAG rows since the softmax computes its row statistics once (`share`; 184 G cycles
-#: before): the cycles fit, the simulation's memory does not.
-_MAG = ("the cycle model gives {est}; simulated and checked at 1/64 of MAG (GCN: "
-        "unfused 62,687,995, partial 41,782,282 cycles, 0.77 GB peak for the spec) and 1/16 "
-        "(250,080,975 and 166,790,486, 1.50x; 2.49 GB peak, 1.8 min of CPU), so a full-size "
-        "run needs ~37 GB (the peak grows by 2.3 GB per sixteenth of MAG; the reference check "
-        "alone is 8.96 GB at full size), past this machine's 16 GB: 1/4 of MAG (~9.5 GB) is "
-        "the largest that fits (docs/bench.md, \"MAG: the softmax, not the data\")")
-LONG: dict[tuple[str, str, str], str] = {
-    ("gcn", "cora", "full"): _LONG.format(cost=_GNN_FULL.format(est="1.26 G", time="7 min")),
-    ("gcn", "cora_ml", "full"): _LONG.format(cost=_GNN_FULL.format(est="6.23 G", time="44 min")),
-    ("gcn", "dblp", "full"): _LONG.format(cost=_GNN_FULL.format(est="19.5 G", time="2.7 h")),
-    ("graphsage", "cora", "full"): _LONG.format(
-        cost=_GNN_FULL.format(est="180 M", time="11 min (measured at load 6-10)")),
-    ("graphsage", "cora_ml", "full"): _LONG.format(
-        cost=_GNN_FULL.format(est="889 M", time="47 min (load 6-10)")),
-    ("graphsage", "dblp", "full"): _LONG.format(
-        cost=_GNN_FULL.format(est="4.87 G", time="10 h (load 6-10)")),
-    ("sae", "nih", "unfused"): _LONG.format(cost="3.54 G cycles estimated, 37 min, 9.6 GB"),
-    ("sae", "nih", "partial"): _LONG.format(cost="the NIH-CXR spec: 92 min at -j 1, 9.6 GB a run"),
-    ("sae", "nih", "full"): _LONG.format(cost="the NIH-CXR spec: 92 min at -j 1, 9.6 GB a run"),
-    ("gcn", "mag", "unfused"): _LONG.format(cost=_MAG.format(est="4.06 G cycles at full size")),
-    ("gcn", "mag", "partial"): _LONG.format(cost=_MAG.format(est="2.71 G cycles at full size")),
-    ("graphsage", "mag", "unfused"): _LONG.format(cost=_MAG.format(
-        est="7.23 G cycles at full size (GraphSAGE itself not simulated on MAG since)")),
-    ("graphsage", "mag", "partial"): _LONG.format(cost=_MAG.format(
-        est="2.71 G cycles at full size (GraphSAGE itself not simulated on MAG since)")),
-}
-
-
 #: The cycle model's estimate of each bar no row of `make bench-paper` simulates (the NOT_RUN
 #: and LONG bars): `fuseflowc estimate` of the spec's program, fused and compiled as the spec
 #: compiles it, at its data set's sizes and densities (2026-11-28). The table prints it beside
@@ -258,6 +200,73 @@ ESTIMATES: dict[tuple[str, str, str], float] = {
     ("sae", "nih", "unfused"): 3_536_704_174,
     ("sae", "nih", "partial"): 3_503_116_467,
     ("sae", "nih", "full"): 1_806_294_157,
+}
+
+
+def _est(model: str, data: str, variant: str) -> str:
+    """ESTIMATES' figure for a bar, as the reasons' sentences write it ("1.26 G")."""
+    x = ESTIMATES[model, data, variant]
+    for unit, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6)):
+        if x >= scale:
+            return f"{x / scale:.3g} {unit}"
+    return f"{x:,.0f}"
+
+
+#: Bars that no spec runs, and the measured reason: (model, data, variant) -> one sentence.
+_FULL_NOT_RUN = (
+    "the widened full fusion recomputes layer 1 for every stored entry of A: the cycle model "
+    "estimates {est} cycles ({x} unfused's estimate; the artifact's bar is {art} its unfused), "
+    "{time} at the simulator's measured pace on this model (62.5 M cycles in 44-142 s on a "
+    "tenth of collab, unfused, under load), beyond the 60-minute budget; the artifact's own "
+    "default (medium) mode skips it too")
+NOT_RUN: dict[tuple[str, str, str], str] = {
+    ("gcn", "collab", "full"): _FULL_NOT_RUN.format(
+        est=_est("gcn", "collab", "full"), x="10.7x", art="53x", time="1-4 hours"),
+    ("gcn", "mag", "full"): _FULL_NOT_RUN.format(
+        est=_est("gcn", "mag", "full") + " (its softmax's row statistics recomputed per class as well; with `share` "
+            "the paper's order changes, stores Z2 and recomputes nothing: 2.97 G, not the "
+            "artifact's fusion)", x="502x", art="11.6x", time="17-54 days"),
+    ("graphsage", "collab", "full"): _FULL_NOT_RUN.format(
+        est=_est("graphsage", "collab", "full"), x="128x", art="35x", time="1-3 days"),
+    ("graphsage", "mag", "full"): _FULL_NOT_RUN.format(
+        est=_est("graphsage", "mag", "full"), x="150x", art="29x", time="9-28 days"),
+}
+
+
+#: The bars whose rows are in the long set (ir_examples/bench/artifact/long/: `make
+#: bench-paper-long`, a quiet machine, hours), not in `make bench-paper`'s 60 minutes: (model,
+#: data, variant) -> the measured cost (`python -m fuseflowc.bench.spec_cost`, 2026-11-28, -j 1,
+#: at load 1-10). Shown while the long set has not run; its simulated rows replace them.
+#: tests/bench/test_artifact_long.py checks these keys are exactly the long specs' bars.
+_LONG = "not simulated by `make bench-paper` (the 60-minute set): {cost}; `make bench-paper-long` runs it"
+_GNN_FULL = "the paper-order full fusion recomputes layer 1 per stored entry of A, {est} cycles estimated, {time} at -j 1"
+#: GCN's MAG rows since the softmax computes its row statistics once (`share`; 184 G cycles
+#: before): the cycles fit, the simulation's memory does not.
+_MAG = ("the cycle model gives {est}; simulated and checked at 1/64 of MAG (GCN: "
+        "unfused 62,687,995, partial 41,782,282 cycles, 0.77 GB peak for the spec) and 1/16 "
+        "(250,080,975 and 166,790,486, 1.50x; 2.49 GB peak, 1.8 min of CPU), so a full-size "
+        "run needs ~37 GB (the peak grows by 2.3 GB per sixteenth of MAG; the reference check "
+        "alone is 8.96 GB at full size), past this machine's 16 GB: 1/4 of MAG (~9.5 GB) is "
+        "the largest that fits (docs/bench.md, \"MAG: the softmax, not the data\")")
+LONG: dict[tuple[str, str, str], str] = {
+    ("gcn", "cora", "full"): _LONG.format(cost=_GNN_FULL.format(est=_est("gcn", "cora", "full"), time="7 min")),
+    ("gcn", "cora_ml", "full"): _LONG.format(cost=_GNN_FULL.format(est=_est("gcn", "cora_ml", "full"), time="44 min")),
+    ("gcn", "dblp", "full"): _LONG.format(cost=_GNN_FULL.format(est=_est("gcn", "dblp", "full"), time="2.7 h")),
+    ("graphsage", "cora", "full"): _LONG.format(
+        cost=_GNN_FULL.format(est=_est("graphsage", "cora", "full"), time="11 min (measured at load 6-10)")),
+    ("graphsage", "cora_ml", "full"): _LONG.format(
+        cost=_GNN_FULL.format(est=_est("graphsage", "cora_ml", "full"), time="47 min (load 6-10)")),
+    ("graphsage", "dblp", "full"): _LONG.format(
+        cost=_GNN_FULL.format(est=_est("graphsage", "dblp", "full"), time="10 h (load 6-10)")),
+    ("sae", "nih", "unfused"): _LONG.format(cost=_est("sae", "nih", "unfused") + " cycles estimated, 37 min, 9.6 GB"),
+    ("sae", "nih", "partial"): _LONG.format(cost="the NIH-CXR spec: 92 min at -j 1, 9.6 GB a run"),
+    ("sae", "nih", "full"): _LONG.format(cost="the NIH-CXR spec: 92 min at -j 1, 9.6 GB a run"),
+    ("gcn", "mag", "unfused"): _LONG.format(cost=_MAG.format(est=_est("gcn", "mag", "unfused") + " cycles at full size")),
+    ("gcn", "mag", "partial"): _LONG.format(cost=_MAG.format(est=_est("gcn", "mag", "partial") + " cycles at full size")),
+    ("graphsage", "mag", "unfused"): _LONG.format(cost=_MAG.format(
+        est=_est("graphsage", "mag", "unfused") + " cycles at full size (GraphSAGE itself not simulated on MAG since)")),
+    ("graphsage", "mag", "partial"): _LONG.format(cost=_MAG.format(
+        est=_est("graphsage", "mag", "partial") + " cycles at full size (GraphSAGE itself not simulated on MAG since)")),
 }
 
 

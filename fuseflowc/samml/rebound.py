@@ -47,8 +47,7 @@ def trusted(module: Module) -> Rebinds:
             continue
         if id(t) not in checked:
             checked[id(t)] = not any(n.TRAITS.refs in ("spill", "replay") for n in t.nodes)
-            names[id(t)] = {n.tensor for n in t.nodes
-                            if isinstance(getattr(n, "tensor", None), str)}
+            names[id(t)] = set(t.tensor_names())
         if checked[id(t)] and _one_to_one(names[id(t)], binds):
             out[name] = (t, binds)
     return out
